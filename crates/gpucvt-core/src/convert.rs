@@ -1,0 +1,725 @@
+//! Conversions: a source format, a destination format, a rounding and a [`Policy`].
+//!
+//! The ISA dialects differ in the knobs of [`Policy`], never in the arithmetic: every
+//! conversion decodes exactly, applies the policy's input rules, calls the one rounding
+//! routine ([`crate::round::round_magnitude`]) and applies the policy's output rules.
+//!
+//! The order of the steps, for a float destination:
+//!
+//! 1. decode the source exactly; with [`Policy::flush_inputs`], a subnormal becomes a zero of
+//!    the same sign;
+//! 2. NaN: `.sat` gives +0; a destination without NaN gives +largest finite (and sets
+//!    `invalid`); otherwise the NaN rule of [`Policy::nan`] (`.relu` always canonical);
+//! 3. multiply by 2^[`Policy::scale`] (exact);
+//! 4. infinity: `.sat` clamps, `.relu` gives +0 for −∞, `.satfinite` gives ±largest finite;
+//!    otherwise infinity, or NaN for a destination without infinity, or the largest finite
+//!    value for a destination with neither;
+//! 5. an unsigned float destination (`ue8m0`, `ue4m3`, `ue5m3`) takes the magnitude
+//!    (NVIDIA: "the destination sign is not supported");
+//! 6. `.sat` clamps to [0, 1] (every value ≤ 0 and −0 give +0); `.relu` turns negatives into +0;
+//! 7. round; a result beyond the largest finite value overflows: to the largest finite value
+//!    with `.satfinite` or [`Overflow::Saturate`], otherwise as IEEE 754 says for the
+//!    direction (infinity or largest finite), with NaN standing in for infinity where the
+//!    format has no infinity;
+//! 8. with [`Policy::flush_outputs`], a subnormal result becomes a zero of the same sign;
+//!    with [`Policy::positive_zero`] (and `.relu`), −0 becomes +0.
+//!
+//! For an integer or fixed-point destination: NaN gives [`Policy::int_nan`], infinities and
+//! out-of-range results clamp to the range ([`IntOverflow::Clamp`] or `.sat`) or keep the low
+//! bits ([`IntOverflow::Wrap`], the integer `chop`).
+//!
+//! ```
+//! use gpucvt_core::{convert::{Conversion, Policy}, format::{F32, E4M3}, round::Rounding};
+//! let cvt = Conversion::new(F32, E4M3, Rounding::RN, Policy { satfinite: true, ..Policy::default() });
+//! assert_eq!(cvt.apply(0x4396_0000).bits, 0x79); // 300.0 → 288
+//! assert_eq!(cvt.apply(0x7f80_0000).bits, 0x7e); // +inf → 448
+//! ```
+
+use crate::format::{Format, Layout};
+use crate::round::{round_magnitude, Magnitude, Rounded, Rounding};
+use crate::value::{Class, Dyadic, Value};
+use core::fmt;
+
+/// What a float result that overflows becomes (without `.satfinite`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Overflow {
+    /// IEEE 754: infinity or the largest finite value, by rounding direction.
+    #[default]
+    Ieee,
+    /// Always the largest finite value of the same sign.
+    Saturate,
+}
+
+/// What a NaN becomes in a destination that has NaNs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum NanResult {
+    /// The destination's canonical NaN ([`Format::canonical_nan`]).
+    #[default]
+    Canonical,
+    /// The source's sign and payload, truncated or extended as the mantissa widths require
+    /// (what a plain bit shift such as `bf16` → `f32` does).
+    Payload,
+}
+
+/// What a NaN becomes in an integer or fixed-point destination.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum IntNan {
+    /// Zero.
+    #[default]
+    Zero,
+    /// `1 << (width − 1)`: the most negative value of a signed type, `MAXINT/2 + 1` of an
+    /// unsigned one.
+    HighBit,
+}
+
+/// What an integer or fixed-point result outside the destination range becomes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum IntOverflow {
+    /// Clamp to the range (float-to-integer conversions).
+    #[default]
+    Clamp,
+    /// Keep the low bits (integer `chop`); NaN and infinities still follow `int_nan` and
+    /// clamping.
+    Wrap,
+}
+
+/// The knobs that differ between ISAs. `Policy::default()` is plain IEEE 754 behaviour:
+/// no flushing, no clamping, canonical NaNs, clamping float-to-integer conversions with
+/// NaN → 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Policy {
+    /// Subnormal inputs become zeros of the same sign (PTX `.ftz` on an f32 source).
+    pub flush_inputs: bool,
+    /// Subnormal results become zeros of the same sign (PTX `.ftz` on an f32 result).
+    pub flush_outputs: bool,
+    /// `.sat`: float destinations clamp to [0.0, 1.0] with NaN → +0; integer destinations
+    /// clamp to their range (overriding [`IntOverflow::Wrap`]).
+    pub sat: bool,
+    /// `.satfinite`: ±∞ and overflows give ±largest finite; NaN stays NaN, or becomes
+    /// +largest finite where the destination has no NaN.
+    pub satfinite: bool,
+    /// `.relu`: negative results (and −0) become +0; NaN becomes the canonical NaN.
+    pub relu: bool,
+    /// `.pzo`: a −0 result becomes +0.
+    pub positive_zero: bool,
+    /// Float overflow without `.satfinite`.
+    pub overflow: Overflow,
+    /// NaN results in a float destination with NaNs.
+    pub nan: NanResult,
+    /// NaN in an integer destination.
+    pub int_nan: IntNan,
+    /// Out-of-range integer results.
+    pub int_overflow: IntOverflow,
+    /// Multiply the input by 2^scale before rounding (exact; PTX `.scaled` and `s2f6`
+    /// scale factors).
+    pub scale: i32,
+}
+
+/// Status flags of one conversion.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Flags(u8);
+
+impl Flags {
+    /// The result differs from the exact value.
+    pub const INEXACT: Flags = Flags(1);
+    /// The rounded magnitude exceeded the destination's range.
+    pub const OVERFLOW: Flags = Flags(2);
+    /// The result is tiny (below the smallest normal) and inexact.
+    pub const UNDERFLOW: Flags = Flags(4);
+    /// A clamp (`.sat`, `.satfinite`, integer range) changed the value.
+    pub const SATURATED: Flags = Flags(8);
+    /// A subnormal input or result was flushed to zero.
+    pub const FLUSHED: Flags = Flags(16);
+    /// A NaN became a number, or a value had no encoding (NaN or ∞ into a format without).
+    pub const INVALID: Flags = Flags(32);
+
+    const NAMES: [(Flags, &'static str); 6] = [
+        (Self::INEXACT, "inexact"),
+        (Self::OVERFLOW, "overflow"),
+        (Self::UNDERFLOW, "underflow"),
+        (Self::SATURATED, "saturated"),
+        (Self::FLUSHED, "flushed"),
+        (Self::INVALID, "invalid"),
+    ];
+
+    /// No flags.
+    pub const fn empty() -> Flags {
+        Flags(0)
+    }
+    /// Whether every flag of `other` is set.
+    pub const fn contains(self, other: Flags) -> bool {
+        self.0 & other.0 == other.0
+    }
+    /// Whether no flag is set.
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+    /// The names of the flags that are set.
+    pub fn names(self) -> Vec<&'static str> {
+        Self::NAMES
+            .iter()
+            .filter(|(f, _)| self.contains(*f))
+            .map(|(_, n)| *n)
+            .collect()
+    }
+}
+
+impl core::ops::BitOr for Flags {
+    type Output = Flags;
+    fn bitor(self, rhs: Flags) -> Flags {
+        Flags(self.0 | rhs.0)
+    }
+}
+
+impl core::ops::BitOrAssign for Flags {
+    fn bitor_assign(&mut self, rhs: Flags) {
+        self.0 |= rhs.0;
+    }
+}
+
+impl fmt::Display for Flags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return f.write_str("none");
+        }
+        f.write_str(&self.names().join(","))
+    }
+}
+
+/// What happened on the way, for `--explain`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A subnormal input was flushed to zero.
+    FlushedInput,
+    /// The input was scaled by 2^k.
+    Scaled(i32),
+    /// A NaN input became this destination pattern.
+    NanResult,
+    /// A NaN input became a number (`.sat`, or a destination without NaN).
+    NanToNumber,
+    /// An unsigned destination took the magnitude of a negative input.
+    SignDropped,
+    /// `.sat` clamped the value to 0 or 1.
+    ClampedUnit,
+    /// `.relu` clamped a negative value (or −0) to +0.
+    Relu,
+    /// The value was rounded (see [`Trace::rounded`]).
+    Rounded,
+    /// The rounded magnitude was beyond the range and saturated to the largest finite value.
+    OverflowToMax,
+    /// The rounded magnitude was beyond the range and became infinity.
+    OverflowToInfinity,
+    /// The rounded magnitude was beyond the range and became NaN (no infinity in the format).
+    OverflowToNan,
+    /// An integer result was clamped to the destination range.
+    ClampedRange,
+    /// An integer result kept its low bits only.
+    Wrapped,
+    /// A subnormal result was flushed to zero.
+    FlushedOutput,
+    /// A −0 result became +0.
+    PositiveZero,
+    /// The destination has no zero; zero became its smallest value.
+    NoZero,
+}
+
+/// The steps of one conversion.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Trace {
+    /// The decoded source value.
+    pub source: Option<Value>,
+    /// The rounding step, if there was one.
+    pub rounded: Option<Rounded>,
+    /// What the policies did, in order.
+    pub events: Vec<Event>,
+}
+
+/// The result of a conversion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Outcome {
+    /// The destination encoding.
+    pub bits: u64,
+    /// What happened.
+    pub flags: Flags,
+}
+
+/// One conversion: everything needed to map a source encoding to a destination encoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Conversion {
+    /// Source format.
+    pub src: Format,
+    /// Destination format.
+    pub dst: Format,
+    /// Rounding.
+    pub rounding: Rounding,
+    /// Policies.
+    pub policy: Policy,
+}
+
+impl Conversion {
+    /// A conversion from its parts.
+    pub const fn new(src: Format, dst: Format, rounding: Rounding, policy: Policy) -> Self {
+        Conversion {
+            src,
+            dst,
+            rounding,
+            policy,
+        }
+    }
+
+    /// Converts one source encoding.
+    pub fn apply(&self, bits: u64) -> Outcome {
+        self.run(bits, None)
+    }
+
+    /// Converts one source encoding and records the steps.
+    pub fn apply_traced(&self, bits: u64) -> (Outcome, Trace) {
+        let mut trace = Trace::default();
+        let out = self.run(bits, Some(&mut trace));
+        (out, trace)
+    }
+
+    fn run(&self, bits: u64, mut trace: Option<&mut Trace>) -> Outcome {
+        let mut flags = Flags::empty();
+        let mut v = self.src.decode(bits);
+        if let Some(t) = trace.as_deref_mut() {
+            t.source = Some(v);
+        }
+        if self.policy.flush_inputs && self.src.is_subnormal(bits) {
+            v = Value::zero(v.negative);
+            flags |= Flags::FLUSHED;
+            note(&mut trace, Event::FlushedInput);
+        }
+        convert_value(&v, &self.dst, self.rounding, &self.policy, flags, trace)
+    }
+}
+
+fn note(trace: &mut Option<&mut Trace>, e: Event) {
+    if let Some(t) = trace.as_deref_mut() {
+        t.events.push(e);
+    }
+}
+
+/// Converts an exact value (for example one parsed from text) into `dst`.
+///
+/// ```
+/// use gpucvt_core::{convert::{convert, Policy}, format::E2M1, round::Rounding, value::Value};
+/// let out = convert(&Value::finite(false, 5, 0), &E2M1, Rounding::RN, &Policy::default());
+/// assert_eq!(out.bits, 0x6); // 4.0
+/// ```
+pub fn convert(v: &Value, dst: &Format, rounding: Rounding, policy: &Policy) -> Outcome {
+    convert_value(v, dst, rounding, policy, Flags::empty(), None)
+}
+
+/// [`convert`] with a trace of the steps.
+pub fn convert_traced(
+    v: &Value,
+    dst: &Format,
+    rounding: Rounding,
+    policy: &Policy,
+) -> (Outcome, Trace) {
+    let mut t = Trace {
+        source: Some(*v),
+        ..Trace::default()
+    };
+    let out = convert_value(v, dst, rounding, policy, Flags::empty(), Some(&mut t));
+    (out, t)
+}
+
+fn convert_value(
+    v: &Value,
+    dst: &Format,
+    rounding: Rounding,
+    p: &Policy,
+    flags: Flags,
+    mut trace: Option<&mut Trace>,
+) -> Outcome {
+    let mut flags = flags;
+    let out = match dst.layout {
+        Layout::Fixed(_) => to_fixed(v, dst, rounding, p, &mut flags, &mut trace),
+        Layout::Float(_) => to_float(v, dst, rounding, p, &mut flags, &mut trace),
+    };
+    Outcome { bits: out, flags }
+}
+
+fn enc(dst: &Format, negative: bool, mag: Option<Dyadic>) -> u64 {
+    let v = match mag {
+        None => Value::zero(negative),
+        Some(d) => Value {
+            negative,
+            class: Class::Finite(d),
+        },
+    };
+    dst.encode(&v)
+        .expect("internal error: a rounded value must be representable")
+}
+
+fn neg_bits(dst: &Format, bits: u64, negative: bool) -> u64 {
+    match (negative, dst.sign_bit()) {
+        (true, Some(s)) => bits | s,
+        _ => bits,
+    }
+}
+
+fn to_float(
+    v: &Value,
+    dst: &Format,
+    rounding: Rounding,
+    p: &Policy,
+    flags: &mut Flags,
+    trace: &mut Option<&mut Trace>,
+) -> u64 {
+    let max = dst.max_finite_bits();
+    let plus_zero = || dst.zero_bits().unwrap_or(dst.min_positive_bits());
+    let mut negative = v.negative && dst.is_signed();
+    if v.negative && !dst.is_signed() && !v.is_nan() {
+        note(trace, Event::SignDropped);
+    }
+    let x = match v.class {
+        Class::Nan { payload } => {
+            if p.sat {
+                *flags |= Flags::INVALID;
+                note(trace, Event::NanToNumber);
+                return plus_zero();
+            }
+            let Some(canon) = dst.canonical_nan() else {
+                *flags |= Flags::INVALID;
+                note(trace, Event::NanToNumber);
+                return max;
+            };
+            note(trace, Event::NanResult);
+            return match p.nan {
+                NanResult::Payload if !p.relu => dst
+                    .encode(&Value::nan(v.negative, payload))
+                    .unwrap_or(canon),
+                _ => canon,
+            };
+        }
+        Class::Infinite => {
+            if p.sat {
+                *flags |= Flags::SATURATED;
+                note(trace, Event::ClampedUnit);
+                return if negative {
+                    plus_zero()
+                } else {
+                    enc(dst, false, Some(Dyadic::new(1, 0)))
+                };
+            }
+            if p.relu && negative {
+                note(trace, Event::Relu);
+                return plus_zero();
+            }
+            if p.satfinite {
+                *flags |= Flags::SATURATED;
+                note(trace, Event::OverflowToMax);
+                return neg_bits(dst, max, negative);
+            }
+            if let Some(inf) = dst.infinity() {
+                return neg_bits(dst, inf, negative);
+            }
+            *flags |= Flags::INVALID;
+            return match dst.canonical_nan() {
+                Some(nan) => {
+                    note(trace, Event::OverflowToNan);
+                    nan
+                }
+                None => {
+                    note(trace, Event::OverflowToMax);
+                    neg_bits(dst, max, negative)
+                }
+            };
+        }
+        Class::Zero => None,
+        Class::Finite(d) => {
+            if p.scale != 0 {
+                note(trace, Event::Scaled(p.scale));
+            }
+            Some(d.scale(p.scale))
+        }
+    };
+    // `.sat` and `.relu` act on the exact value.
+    let mut x = x;
+    if p.sat {
+        if v.negative || x.is_none() {
+            if v.negative && x.is_some() {
+                *flags |= Flags::SATURATED;
+            }
+            if v.negative {
+                note(trace, Event::ClampedUnit);
+            }
+            return plus_zero();
+        }
+        if let Some(d) = x {
+            if d.cmp_value(&Dyadic::new(1, 0)) == core::cmp::Ordering::Greater {
+                *flags |= Flags::SATURATED;
+                note(trace, Event::ClampedUnit);
+                x = Some(Dyadic::new(1, 0));
+            }
+        }
+    }
+    if p.relu && negative {
+        note(trace, Event::Relu);
+        return plus_zero();
+    }
+    let Some(x) = x else {
+        if !dst.has_zero() {
+            *flags |= Flags::INEXACT | Flags::UNDERFLOW;
+            note(trace, Event::NoZero);
+            return dst.min_positive_bits();
+        }
+        if negative && p.positive_zero {
+            note(trace, Event::PositiveZero);
+            negative = false;
+        }
+        return neg_bits(dst, 0, negative);
+    };
+    let r = round_magnitude(negative, x, dst, rounding);
+    note(trace, Event::Rounded);
+    if let Some(t) = trace.as_deref_mut() {
+        t.rounded = Some(r);
+    }
+    if r.inexact() {
+        *flags |= Flags::INEXACT;
+    }
+    let max_mag = match dst.decode(max).class {
+        Class::Finite(d) => d,
+        _ => unreachable!("the largest finite value is finite"),
+    };
+    let result = r.result;
+    let over = match result.to_dyadic() {
+        Some(d) => d.cmp_value(&max_mag) == core::cmp::Ordering::Greater,
+        None => false,
+    };
+    if over {
+        *flags |= Flags::OVERFLOW | Flags::INEXACT;
+        if p.satfinite || p.overflow == Overflow::Saturate {
+            *flags |= Flags::SATURATED;
+            note(trace, Event::OverflowToMax);
+            return neg_bits(dst, max, negative);
+        }
+        if rounding.overflows_to_infinity(negative, r.took_upper) {
+            if let Some(inf) = dst.infinity() {
+                note(trace, Event::OverflowToInfinity);
+                return neg_bits(dst, inf, negative);
+            }
+            if let Some(nan) = dst.canonical_nan() {
+                note(trace, Event::OverflowToNan);
+                return nan;
+            }
+        }
+        note(trace, Event::OverflowToMax);
+        return neg_bits(dst, max, negative);
+    }
+    let mut bits = enc(dst, negative, result.to_dyadic());
+    let tiny = match dst.min_normal_bits().map(|b| dst.decode(b).class) {
+        Some(Class::Finite(min_normal)) => x.cmp_value(&min_normal) == core::cmp::Ordering::Less,
+        _ => false,
+    };
+    if tiny && r.inexact() {
+        *flags |= Flags::UNDERFLOW;
+    }
+    if p.flush_outputs && dst.is_subnormal(bits) {
+        *flags |= Flags::FLUSHED;
+        note(trace, Event::FlushedOutput);
+        bits = neg_bits(dst, 0, negative);
+    }
+    if result.m == 0 || dst.is_subnormal(bits) || bits & !dst.sign_bit().unwrap_or(0) == 0 {
+        // A zero result: −0 → +0 with `.pzo` or `.relu`.
+        let is_zero = bits & !dst.sign_bit().unwrap_or(0) == 0 && dst.has_zero();
+        if is_zero && negative && (p.positive_zero || p.relu) {
+            note(
+                trace,
+                if p.relu {
+                    Event::Relu
+                } else {
+                    Event::PositiveZero
+                },
+            );
+            bits = 0;
+        }
+    }
+    bits
+}
+
+fn to_fixed(
+    v: &Value,
+    dst: &Format,
+    rounding: Rounding,
+    p: &Policy,
+    flags: &mut Flags,
+    trace: &mut Option<&mut Trace>,
+) -> u64 {
+    let Layout::Fixed(l) = dst.layout else {
+        unreachable!()
+    };
+    let max = dst.max_finite_bits();
+    let min = dst.min_finite_bits().unwrap_or(0);
+    let wrap = p.int_overflow == IntOverflow::Wrap && !p.sat;
+    let x = match v.class {
+        Class::Nan { .. } => {
+            *flags |= Flags::INVALID;
+            note(trace, Event::NanToNumber);
+            return match p.int_nan {
+                IntNan::Zero => 0,
+                IntNan::HighBit => 1u64 << (l.bits - 1),
+            };
+        }
+        Class::Infinite => {
+            *flags |= Flags::SATURATED | Flags::INVALID;
+            note(trace, Event::ClampedRange);
+            return if v.negative { min } else { max };
+        }
+        Class::Zero => return 0,
+        Class::Finite(d) => {
+            if p.scale != 0 {
+                note(trace, Event::Scaled(p.scale));
+            }
+            d.scale(p.scale)
+        }
+    };
+    let r = round_magnitude(v.negative, x, dst, rounding);
+    note(trace, Event::Rounded);
+    if let Some(t) = trace.as_deref_mut() {
+        t.rounded = Some(r);
+    }
+    if r.inexact() {
+        *flags |= Flags::INEXACT;
+    }
+    let m = r.result.m;
+    let width_mask = dst.mask() as u128;
+    // In range? Magnitudes of the negative side go one further for signed formats.
+    let limit: u128 = match (l.signed, v.negative) {
+        (true, false) => (1u128 << (l.bits - 1)) - 1,
+        (true, true) => 1u128 << (l.bits - 1),
+        (false, false) => width_mask,
+        (false, true) => 0,
+    };
+    let in_range = !r.huge && m <= limit;
+    if in_range {
+        let bits = if v.negative {
+            (m.wrapping_neg() & width_mask) as u64
+        } else {
+            m as u64
+        };
+        return bits;
+    }
+    *flags |= Flags::OVERFLOW;
+    if wrap {
+        note(trace, Event::Wrapped);
+        let low = if v.negative { m.wrapping_neg() } else { m };
+        return (low & width_mask) as u64;
+    }
+    *flags |= Flags::SATURATED;
+    note(trace, Event::ClampedRange);
+    if v.negative {
+        min
+    } else {
+        max
+    }
+}
+
+/// The magnitude of a [`Magnitude`] as a value, for display.
+pub fn magnitude_value(negative: bool, m: &Magnitude) -> Value {
+    Value::finite(negative, m.m, m.q)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::*;
+
+    fn cvt(src: Format, dst: Format, r: Rounding, p: Policy, bits: u64) -> u64 {
+        Conversion::new(src, dst, r, p).apply(bits).bits
+    }
+
+    const SATF: Policy = Policy {
+        flush_inputs: false,
+        flush_outputs: false,
+        sat: false,
+        satfinite: true,
+        relu: false,
+        positive_zero: false,
+        overflow: Overflow::Ieee,
+        nan: NanResult::Canonical,
+        int_nan: IntNan::Zero,
+        int_overflow: IntOverflow::Clamp,
+        scale: 0,
+    };
+
+    #[test]
+    fn f16_overflow_is_ieee() {
+        let d = Policy::default();
+        assert_eq!(cvt(F32, F16, Rounding::RN, d, 0x477f_f000), 0x7c00); // 65520 → inf
+        assert_eq!(cvt(F32, F16, Rounding::RN, d, 0x477f_efff), 0x7bff);
+        assert_eq!(cvt(F32, F16, Rounding::RZ, d, 0x4780_0000), 0x7bff);
+        assert_eq!(cvt(F32, F16, Rounding::RM, d, 0xc780_0000), 0xfc00);
+        assert_eq!(cvt(F32, F16, Rounding::RN, SATF, 0x7f80_0000), 0x7bff);
+    }
+
+    #[test]
+    fn e4m3_satfinite_and_nan() {
+        assert_eq!(cvt(F32, E4M3, Rounding::RN, SATF, 0x4396_0000), 0x79); // 300 → 288
+        assert_eq!(cvt(F32, E4M3, Rounding::RN, SATF, 0x43fa_0000), 0x7e); // 500 → 448
+        assert_eq!(cvt(F32, E4M3, Rounding::RN, SATF, 0xffc0_0000), 0x7f);
+        assert_eq!(cvt(F32, E2M1, Rounding::RN, SATF, 0x7fc0_0000), 0x7);
+        assert_eq!(cvt(F32, E2M1, Rounding::RN, SATF, 0xbdcc_cccd), 0x8); // -0.1 → -0
+    }
+
+    #[test]
+    fn ue8m0_examples_from_the_notes() {
+        let p = Policy::default();
+        let rp = |b| cvt(F32, UE8M0, Rounding::RP, p, b);
+        let rz = |b| cvt(F32, UE8M0, Rounding::RZ, p, b);
+        assert_eq!((rp(0x3f80_0008), rp(0x3f80_0001)), (0x80, 0x80));
+        assert_eq!((rz(0x3f80_0008), rz(0x3f80_0001)), (0x7f, 0x7f));
+        assert_eq!((rp(0x0040_0000), rp(0x0020_0000)), (0x00, 0x00));
+        assert_eq!((rp(0x0040_0001), rp(0x0080_0001)), (0x01, 0x02));
+        assert_eq!((rp(0x3fc0_0000), rp(0xbfc0_0000)), (0x80, 0x80));
+        assert_eq!(rp(0x7f7f_ffff), 0xff);
+        assert_eq!(cvt(F32, UE8M0, Rounding::RP, SATF, 0x7f7f_ffff), 0xfe);
+        assert_eq!(rz(0), 0x00);
+    }
+
+    #[test]
+    fn integers() {
+        let d = Policy::default();
+        let wrap = Policy {
+            int_overflow: IntOverflow::Wrap,
+            ..d
+        };
+        assert_eq!(cvt(S32, U8, Rounding::RZ, wrap, 0x1ff), 0xff);
+        assert_eq!(cvt(S32, S8, Rounding::RZ, wrap, 0x180), 0x80);
+        assert_eq!(cvt(S32, U8, Rounding::RZ, d, (-5i32) as u32 as u64), 0);
+        assert_eq!(cvt(U8, S8, Rounding::RZ, d, 200), 127);
+        assert_eq!(cvt(F32, S32, Rounding::RNI, d, 0x7fc0_0000), 0);
+        let hb = Policy {
+            int_nan: IntNan::HighBit,
+            ..d
+        };
+        assert_eq!(cvt(F64, U8, Rounding::RNI, hb, 0x7ff8_0000_0000_0000), 0x80);
+        assert_eq!(cvt(F32, S32, Rounding::RMI, d, 0xbf00_0000), 0xffff_ffff);
+        assert_eq!(cvt(F32, U32, Rounding::RMI, d, 0xbf00_0000), 0);
+        assert_eq!(
+            cvt(F64, S64, Rounding::RZI, d, 0x43e0_0000_0000_0000),
+            i64::MAX as u64
+        );
+        assert_eq!(cvt(F32, S2F6, Rounding::RN, SATF, 0x3f80_0000), 0x40);
+    }
+
+    #[test]
+    fn sat_and_relu() {
+        let sat = Policy {
+            sat: true,
+            ..Policy::default()
+        };
+        assert_eq!(cvt(F32, F16, Rounding::RN, sat, 0x4000_0000), 0x3c00);
+        assert_eq!(cvt(F32, F16, Rounding::RN, sat, 0x8000_0000), 0);
+        assert_eq!(cvt(F32, F16, Rounding::RN, sat, 0x7fc0_0000), 0);
+        let relu = Policy {
+            relu: true,
+            ..Policy::default()
+        };
+        assert_eq!(cvt(F32, BF16, Rounding::RN, relu, 0xbf80_0000), 0);
+        assert_eq!(cvt(F32, BF16, Rounding::RN, relu, 0xffc0_0001), 0x7fff);
+    }
+}

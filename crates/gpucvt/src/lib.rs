@@ -1,0 +1,2 @@
+#![forbid(unsafe_code)]
+pub use gpucvt_core as core;
