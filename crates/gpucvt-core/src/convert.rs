@@ -24,7 +24,8 @@
 //! 8. with [`Policy::flush_outputs`], a subnormal result becomes a zero of the same sign;
 //!    with [`Policy::positive_zero`] (and `.relu`), −0 becomes +0.
 //!
-//! For an integer or fixed-point destination: NaN gives [`Policy::int_nan`], infinities and
+//! For an integer or fixed-point destination: NaN gives [`Policy::int_nan`] (or, with
+//! `.satfinite`, the largest value, as for every destination without NaN), infinities and
 //! out-of-range results clamp to the range ([`IntOverflow::Clamp`] or `.sat`) or keep the low
 //! bits ([`IntOverflow::Wrap`], the integer `chop`).
 //!
@@ -399,7 +400,7 @@ fn to_float(
             if p.sat {
                 *flags |= Flags::SATURATED;
                 note(trace, Event::ClampedUnit);
-                return if negative {
+                return if v.negative {
                     plus_zero()
                 } else {
                     enc(dst, false, Some(Dyadic::new(1, 0)))
@@ -559,6 +560,10 @@ fn to_fixed(
         Class::Nan { .. } => {
             *flags |= Flags::INVALID;
             note(trace, Event::NanToNumber);
+            if p.satfinite {
+                // `.satfinite` into a format without NaN: +largest finite (PTX s2f6x2).
+                return max;
+            }
             return match p.int_nan {
                 IntNan::Zero => 0,
                 IntNan::HighBit => 1u64 << (l.bits - 1),

@@ -8,7 +8,10 @@
 //! - [`format`]: one descriptor type, [`Format`], for every format, and the catalogue;
 //! - [`value`]: exact values ([`Value`], [`Dyadic`]): decode any encoding, encode back;
 //! - [`round`]: the one rounding routine, [`round::round_magnitude`];
-//! - [`convert`]: a [`Conversion`] = source, destination, [`Rounding`] and [`Policy`].
+//! - [`convert`]: a [`Conversion`] = source, destination, [`Rounding`] and [`Policy`];
+//! - [`bulk`]: fast kernels over slices, proven equal to the exact core.
+//!
+//! `unsafe` is denied everywhere except the run-time CPU-feature dispatch of [`bulk`].
 //!
 //! ```
 //! use gpucvt_core::{Conversion, Policy, Rounding, format::{F32, F16}};
@@ -17,9 +20,10 @@
 //! assert_eq!(out.bits, 0x3c00);
 //! assert!(out.flags.contains(gpucvt_core::Flags::INEXACT));
 //! ```
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod bulk;
 pub mod convert;
 pub mod format;
 pub mod round;

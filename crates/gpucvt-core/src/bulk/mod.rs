@@ -1,0 +1,351 @@
+//! Bulk conversion: one [`Conversion`] over whole slices, with the fastest correct kernel.
+//!
+//! - Sources of at most 16 bits: a lookup table built from the exact core on construction.
+//! - `f32` sources into small floats (`f16 bf16 tf32 e4m3 e5m2 e2m3 e3m2 e2m1 ue4m3 ue5m3`)
+//!   in `rn rna rz rm rp rs`, and into `ue8m0` in `rz rp`: branch-free integer code that the
+//!   compiler vectorizes, dispatched at run time to AVX-512 or AVX2 where the CPU has them
+//!   (the only `unsafe` of the crate is that dispatch, in `simd.rs`).
+//! - Everything else: the exact core, element by element.
+//!
+//! The exact core is the single source of truth: every kernel is compared with it by the
+//! tests (exhaustively for table-driven kernels, on boundary-dense and random samples for the
+//! `f32` kernels, and over all 2^32 inputs by `gpucvt verify` and the ignored tests).
+//!
+//! ```
+//! use gpucvt_core::{bulk::Kernel, Conversion, Policy, Rounding, format::{F32, E4M3}};
+//! let k = Kernel::new(Conversion::new(F32, E4M3, Rounding::RN,
+//!     Policy { satfinite: true, ..Policy::default() }));
+//! let src = [1.0f32.to_bits(), 300.0f32.to_bits(), f32::INFINITY.to_bits()];
+//! let mut dst = [0u8; 3];
+//! k.convert(&src, &mut dst).unwrap();
+//! assert_eq!(dst, [0x38, 0x79, 0x7e]);
+//! ```
+
+mod simd;
+mod small;
+mod ue8m0;
+
+use crate::convert::Conversion;
+use crate::format::F32;
+use crate::round::Direction;
+use core::fmt;
+
+/// An unsigned integer type that holds encodings: `u8`, `u16`, `u32` or `u64`.
+pub trait Word: Copy + Default + Send + Sync + 'static {
+    /// Its width.
+    const BITS: u32;
+    /// Widens to `u64`.
+    fn to_u64(self) -> u64;
+    /// Truncates from `u64`.
+    fn from_u64(v: u64) -> Self;
+    /// Truncates from `u32`.
+    fn from_u32(v: u32) -> Self;
+    /// The slice as `&[u32]`, if `Self` is `u32`.
+    fn as_u32_slice(s: &[Self]) -> Option<&[u32]> {
+        let _ = s;
+        None
+    }
+}
+
+macro_rules! word {
+    ($t:ty, $bits:expr) => {
+        impl Word for $t {
+            const BITS: u32 = $bits;
+            #[inline(always)]
+            fn to_u64(self) -> u64 {
+                self as u64
+            }
+            #[inline(always)]
+            fn from_u64(v: u64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn from_u32(v: u32) -> Self {
+                v as $t
+            }
+        }
+    };
+}
+word!(u8, 8);
+word!(u16, 16);
+word!(u64, 64);
+impl Word for u32 {
+    const BITS: u32 = 32;
+    #[inline(always)]
+    fn to_u64(self) -> u64 {
+        self as u64
+    }
+    #[inline(always)]
+    fn from_u64(v: u64) -> Self {
+        v as u32
+    }
+    #[inline(always)]
+    fn from_u32(v: u32) -> Self {
+        v
+    }
+    fn as_u32_slice(s: &[u32]) -> Option<&[u32]> {
+        Some(s)
+    }
+}
+
+/// Why a bulk conversion was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BulkError {
+    /// Source and destination slices differ in length.
+    Length {
+        /// Source length.
+        src: usize,
+        /// Destination length.
+        dst: usize,
+    },
+    /// A word type is narrower than the format it must hold.
+    Narrow {
+        /// The format.
+        format: &'static str,
+        /// Its width.
+        bits: u32,
+        /// The word's width.
+        word: u32,
+    },
+    /// Stochastic rounding needs one random value per element.
+    Random {
+        /// Elements.
+        elements: usize,
+        /// Random values given.
+        random: usize,
+    },
+}
+
+impl fmt::Display for BulkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BulkError::Length { src, dst } => write!(
+                f,
+                "source has {src} elements but the destination has room for {dst}"
+            ),
+            BulkError::Narrow { format, bits, word } => write!(
+                f,
+                "{format} values are {bits} bits wide and do not fit {word}-bit words"
+            ),
+            BulkError::Random { elements, random } => write!(
+                f,
+                "stochastic rounding needs one random value per element: {elements} elements, {random} random values"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BulkError {}
+
+/// Which kernel a [`Kernel`] uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// A lookup table over every source encoding.
+    Table,
+    /// The branch-free `f32` → small-float kernel.
+    F32Small,
+    /// The `f32` → `ue8m0` kernel.
+    F32Ue8m0,
+    /// The exact core, element by element.
+    Exact,
+}
+
+enum Table {
+    U8(Box<[u8]>),
+    U16(Box<[u16]>),
+    U32(Box<[u32]>),
+    U64(Box<[u64]>),
+}
+
+enum Imp {
+    Table(Table),
+    Small(small::Params),
+    Ue8m0(ue8m0::Params),
+    Exact,
+}
+
+/// One conversion, ready to run over slices.
+pub struct Kernel {
+    conversion: Conversion,
+    imp: Imp,
+}
+
+impl fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Kernel")
+            .field("conversion", &self.conversion)
+            .field("strategy", &self.strategy())
+            .finish()
+    }
+}
+
+impl Kernel {
+    /// Chooses the fastest correct kernel for `conversion` (building its table if it uses
+    /// one: at most 65,536 exact conversions).
+    pub fn new(conversion: Conversion) -> Kernel {
+        let stochastic = matches!(conversion.rounding.direction, Direction::Stochastic { .. });
+        let imp = if conversion.src == F32 {
+            if let Some(p) =
+                small::Params::new(&conversion.dst, conversion.rounding, &conversion.policy)
+            {
+                Imp::Small(p)
+            } else if let Some(p) =
+                ue8m0::Params::new(&conversion.dst, conversion.rounding, &conversion.policy)
+            {
+                Imp::Ue8m0(p)
+            } else {
+                Imp::Exact
+            }
+        } else if conversion.src.width() <= 16 && !stochastic {
+            Imp::Table(build_table(&conversion))
+        } else {
+            Imp::Exact
+        };
+        Kernel { conversion, imp }
+    }
+
+    /// The conversion.
+    pub fn conversion(&self) -> &Conversion {
+        &self.conversion
+    }
+
+    /// The kernel in use.
+    pub fn strategy(&self) -> Strategy {
+        match self.imp {
+            Imp::Table(_) => Strategy::Table,
+            Imp::Small(_) => Strategy::F32Small,
+            Imp::Ue8m0(_) => Strategy::F32Ue8m0,
+            Imp::Exact => Strategy::Exact,
+        }
+    }
+
+    fn check<S: Word, D: Word>(&self, src: &[S], dst: &[D]) -> Result<(), BulkError> {
+        if src.len() != dst.len() {
+            return Err(BulkError::Length {
+                src: src.len(),
+                dst: dst.len(),
+            });
+        }
+        for (f, word) in [
+            (&self.conversion.src, S::BITS),
+            (&self.conversion.dst, D::BITS),
+        ] {
+            if f.width() > word {
+                return Err(BulkError::Narrow {
+                    format: f.name,
+                    bits: f.width(),
+                    word,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Converts `src` into `dst` (same length). For stochastic rounding use
+    /// [`Kernel::convert_stochastic`]; here the random bits of the conversion's rounding are
+    /// used for every element.
+    pub fn convert<S: Word, D: Word>(&self, src: &[S], dst: &mut [D]) -> Result<(), BulkError> {
+        self.check(src, dst)?;
+        let fixed = match self.conversion.rounding.direction {
+            Direction::Stochastic { random, .. } => random as u32,
+            _ => 0,
+        };
+        self.run(src, dst, Random::Fixed(fixed));
+        Ok(())
+    }
+
+    /// Converts with stochastic rounding, one random value per element (its low `width`
+    /// bits are used, `width` being the conversion's). Other roundings ignore `random`.
+    pub fn convert_stochastic<S: Word, D: Word>(
+        &self,
+        src: &[S],
+        dst: &mut [D],
+        random: &[u32],
+    ) -> Result<(), BulkError> {
+        self.check(src, dst)?;
+        if random.len() != src.len() {
+            return Err(BulkError::Random {
+                elements: src.len(),
+                random: random.len(),
+            });
+        }
+        self.run(src, dst, Random::PerElement(random));
+        Ok(())
+    }
+
+    fn run<S: Word, D: Word>(&self, src: &[S], dst: &mut [D], random: Random<'_>) {
+        match &self.imp {
+            Imp::Table(t) => {
+                let mask = self.conversion.src.mask() as usize;
+                macro_rules! look {
+                    ($t:expr) => {
+                        for (d, s) in dst.iter_mut().zip(src) {
+                            *d = D::from_u64($t[s.to_u64() as usize & mask] as u64);
+                        }
+                    };
+                }
+                match t {
+                    Table::U8(t) => look!(t),
+                    Table::U16(t) => look!(t),
+                    Table::U32(t) => look!(t),
+                    Table::U64(t) => look!(t),
+                }
+            }
+            Imp::Small(p) => {
+                let src = S::as_u32_slice(src).expect("f32 kernels take u32 words");
+                match random {
+                    Random::PerElement(r) => simd::small(p, src, dst, r),
+                    Random::Fixed(r) => {
+                        // Chunks keep the random buffer small and in cache.
+                        let buf = [r; 1024];
+                        for (s, d) in src.chunks(1024).zip(dst.chunks_mut(1024)) {
+                            simd::small(p, s, d, &buf[..s.len()]);
+                        }
+                    }
+                }
+            }
+            Imp::Ue8m0(p) => {
+                let src = S::as_u32_slice(src).expect("f32 kernels take u32 words");
+                simd::ue8m0(p, src, dst);
+            }
+            Imp::Exact => {
+                let mut c = self.conversion;
+                for (i, (d, s)) in dst.iter_mut().zip(src).enumerate() {
+                    if let (Direction::Stochastic { width, .. }, Random::PerElement(r)) =
+                        (c.rounding.direction, random)
+                    {
+                        c.rounding.direction = Direction::Stochastic {
+                            random: r[i] as u64,
+                            width,
+                        };
+                    }
+                    *d = D::from_u64(c.apply(s.to_u64()).bits);
+                }
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Random<'a> {
+    Fixed(u32),
+    PerElement(&'a [u32]),
+}
+
+fn build_table(c: &Conversion) -> Table {
+    let n = 1usize << c.src.width();
+    let w = c.dst.width();
+    let it = (0..n as u64).map(|b| c.apply(b).bits);
+    if w <= 8 {
+        Table::U8(it.map(|b| b as u8).collect())
+    } else if w <= 16 {
+        Table::U16(it.map(|b| b as u16).collect())
+    } else if w <= 32 {
+        Table::U32(it.map(|b| b as u32).collect())
+    } else {
+        Table::U64(it.collect())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,208 @@
+//! Branch-free `f32` → small-float conversion, one element at a time, written so that the
+//! compiler vectorizes the loops around it (every branch is a select; the only per-lane
+//! variable shift is the rounding shift, which AVX2 and AVX-512 have).
+//!
+//! It covers destinations with IEEE-style subnormals and at most 8 exponent bits (`f16`,
+//! `bf16`, `tf32`, `e4m3`, `e5m2`, `e2m3`, `e3m2`, `e2m1`, `ue4m3`, `ue5m3`) in the
+//! directions `rn rna rz rm rp rs`, with `.sat`, `.satfinite`, `.relu`, `.pzo`, input
+//! flushing and saturating overflow. Everything else goes through the exact core. The exact
+//! core is the reference: `tests` below and `gpucvt verify` compare the two.
+
+use crate::convert::{NanResult, Overflow, Policy};
+use crate::format::{Format, Layout, ZeroExponent};
+use crate::round::{Direction, Rounding};
+
+pub(crate) const RN: u8 = 0;
+pub(crate) const RNA: u8 = 1;
+pub(crate) const RZ: u8 = 2;
+pub(crate) const RM: u8 = 3;
+pub(crate) const RP: u8 = 4;
+pub(crate) const RS: u8 = 5;
+
+/// Everything the element function needs, precomputed from a format and a policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Params {
+    pub mode: u8,
+    man: u32,
+    bias: i32,
+    /// Unpadded magnitude encoding of the largest finite value.
+    max_enc: u32,
+    /// Unpadded magnitude encoding of infinity (if `has_inf`).
+    inf_enc: u32,
+    has_inf: bool,
+    has_nan: bool,
+    signed: bool,
+    /// Position of the sign bit in the full encoding.
+    sign_pos: u32,
+    pad: u32,
+    /// The full encoding of the NaN result.
+    nan_full: u32,
+    sat: bool,
+    /// `.satfinite` or `Overflow::Saturate`: overflows give the largest finite value.
+    saturate_overflow: bool,
+    /// `.satfinite`: infinities give the largest finite value.
+    satfinite: bool,
+    relu: bool,
+    pzo: bool,
+    ftz_in: bool,
+    rs_width: u32,
+}
+
+impl Params {
+    /// The fast path's parameters, or `None` when the conversion is outside what it covers.
+    pub(crate) fn new(dst: &Format, rounding: Rounding, p: &Policy) -> Option<Params> {
+        let Layout::Float(l) = dst.layout else {
+            return None;
+        };
+        if l.zero_exponent != ZeroExponent::Subnormal
+            || l.exp_bits > 8
+            || l.man_bits > 22
+            || l.man_bits == 0
+            || rounding.integral
+            || p.flush_outputs
+            || p.scale != 0
+            || p.nan != NanResult::Canonical
+        {
+            return None;
+        }
+        let (mode, rs_width) = match rounding.direction {
+            Direction::NearestEven => (RN, 0),
+            Direction::NearestAway => (RNA, 0),
+            Direction::TowardZero => (RZ, 0),
+            Direction::Down => (RM, 0),
+            Direction::Up => (RP, 0),
+            Direction::Stochastic { width, .. } => (RS, width.clamp(1, 32)),
+        };
+        let mag_bits = l.exp_bits + l.man_bits;
+        let max_enc = (dst.max_finite_bits() >> l.pad_bits) as u32;
+        Some(Params {
+            mode,
+            man: l.man_bits,
+            bias: l.bias,
+            max_enc,
+            inf_enc: dst.infinity().map_or(0, |b| (b >> l.pad_bits) as u32),
+            has_inf: dst.has_infinity(),
+            has_nan: dst.has_nan(),
+            signed: l.signed,
+            sign_pos: mag_bits + l.pad_bits,
+            pad: l.pad_bits,
+            nan_full: dst.canonical_nan().unwrap_or(dst.max_finite_bits()) as u32,
+            sat: p.sat,
+            saturate_overflow: p.satfinite || p.overflow == Overflow::Saturate,
+            satfinite: p.satfinite,
+            relu: p.relu,
+            pzo: p.positive_zero,
+            ftz_in: p.flush_inputs,
+            rs_width,
+        })
+    }
+}
+
+/// Converts one `f32` bit pattern. `MODE` is one of the constants above; `rnd` is the random
+/// value for `RS`.
+#[inline(always)]
+pub(crate) fn convert<const MODE: u8>(p: &Params, x: u32, rnd: u32) -> u32 {
+    let x = if p.sat {
+        // Clamp to [0, 1] first: NaN and every value <= 0 (also -0) give +0.
+        let abs = x & 0x7fff_ffff;
+        if abs > 0x7f80_0000 || x >> 31 != 0 {
+            0
+        } else if x > 0x3f80_0000 {
+            0x3f80_0000
+        } else {
+            x
+        }
+    } else {
+        x
+    };
+    let sign = if p.signed { x >> 31 } else { 0 };
+    let abs = x & 0x7fff_ffff;
+    let e = abs >> 23;
+    let is_nan = abs > 0x7f80_0000;
+    let is_inf = abs == 0x7f80_0000;
+    let sub_in = e == 0;
+    let frac = if p.ftz_in && sub_in {
+        0
+    } else {
+        abs & 0x007f_ffff
+    };
+    let mant = frac | if sub_in { 0 } else { 0x0080_0000 };
+    let e_eff = e.max(1) as i32;
+    let m = p.man as i32;
+    // Bits of the significand below the destination's grid step.
+    let s_full = (23 - m).max(151 - p.bias - m - e_eff);
+    let s = s_full.min(31) as u32;
+    let kept = mant >> s;
+    let rem = mant & ((1u32 << s) - 1);
+    let half = 1u32 << (s - 1);
+    let neg = sign == 1;
+    let inc: u32 = match MODE {
+        RN => ((rem > half) | ((rem == half) & (kept & 1 == 1))) as u32,
+        RNA => (rem >= half) as u32,
+        RZ => 0,
+        RP => ((rem != 0) & !neg) as u32,
+        RM => ((rem != 0) & neg) as u32,
+        _ => {
+            // The discarded bits as a `w`-bit fraction of the grid step (`rem` < 2^24, so
+            // shifting right by 31 already gives zero).
+            let w = p.rs_width;
+            let f = if s_full >= w as i32 {
+                (rem >> (s_full - w as i32).min(31)) as u64
+            } else {
+                (rem as u64) << (w - s)
+            };
+            ((f + (rnd as u64 & ((1u64 << w) - 1))) >> w) as u32
+        }
+    };
+    let eb = (e_eff - 127 + p.bias).max(1) as u32;
+    let rounded = ((eb - 1) << p.man) + kept + inc;
+    let to_inf = match MODE {
+        RN | RNA => true,
+        RZ => false,
+        RP => !neg,
+        RM => neg,
+        _ => inc == 1,
+    };
+    // What "infinity" is in this format: infinity, else NaN, else the largest finite value.
+    let inf_mag = if p.has_inf { p.inf_enc } else { p.max_enc };
+    let inf_is_nan = !p.has_inf && p.has_nan;
+    let over = rounded > p.max_enc;
+    let over_inf = over & to_inf & !p.saturate_overflow;
+    let in_inf = is_inf & !p.satfinite;
+    let mut mag = if over | is_inf { p.max_enc } else { rounded };
+    mag = if over_inf | in_inf { inf_mag } else { mag };
+    let relu_zero = p.relu & neg & !is_nan;
+    let nan_out = is_nan | ((over_inf | in_inf) & inf_is_nan & !relu_zero);
+    let mag = if relu_zero { 0 } else { mag };
+    let sign = if relu_zero | (p.pzo & (mag == 0)) {
+        0
+    } else {
+        sign
+    };
+    let full = (mag << p.pad) | (sign << p.sign_pos);
+    if nan_out {
+        p.nan_full
+    } else {
+        full
+    }
+}
+
+/// Converts a slice; `rnd` (for `RS`) has one value per element or is empty.
+#[inline(always)]
+pub(crate) fn run<const MODE: u8, D: Copy>(
+    p: &Params,
+    src: &[u32],
+    dst: &mut [D],
+    rnd: &[u32],
+    cast: impl Fn(u32) -> D,
+) {
+    if MODE == RS {
+        for ((d, &x), &r) in dst.iter_mut().zip(src).zip(rnd) {
+            *d = cast(convert::<MODE>(p, x, r));
+        }
+    } else {
+        for (d, &x) in dst.iter_mut().zip(src) {
+            *d = cast(convert::<MODE>(p, x, 0));
+        }
+    }
+}

@@ -1,0 +1,592 @@
+//! Evaluation of `cvt` and `cvt.pack` forms, bit-exactly (`ptx-cvt.md` §4).
+//!
+//! A form becomes a *plan*: one core [`Conversion`] per destination lane, with the lane's
+//! source bits, its place in the destination register, its share of the random bits (`.rs`)
+//! and its scale factor. The core does the arithmetic; this module only knows PTX's packing
+//! order and which policy each modifier turns on.
+//!
+//! ```
+//! use gpucvt::ptx::{eval::evaluate, CvtForm, PtxType, RoundMod};
+//! let mut form = CvtForm::new(PtxType::E4m3x2, PtxType::F32);
+//! form.rounding = Some(RoundMod::Rn);
+//! form.satfinite = true;
+//! // a = 1.0 goes to the high byte, b = 300.0 (→ 288) to the low byte.
+//! let out = evaluate(&form, &[0x3f80_0000, 0x4396_0000]).unwrap();
+//! assert_eq!(out.bits, 0x3879);
+//! ```
+//!
+//! # Choices where the documentation is silent
+//!
+//! Each open question of `ptx-cvt.md` §10 is one named choice here (see [`CHOICES`]).
+
+use super::form::{CvtForm, RoundMod, Scaled};
+use super::types::{Kind, PtxType};
+use gpucvt_core::convert::{Conversion, IntNan, IntOverflow, NanResult, Outcome, Overflow, Policy};
+use gpucvt_core::format::{self, Format};
+use gpucvt_core::round::Rounding;
+
+/// One documented choice where the PTX documentation leaves the behaviour open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Choice {
+    /// A short stable name.
+    pub name: &'static str,
+    /// What gpucvt does, and why.
+    pub what: &'static str,
+}
+
+/// The choices gpucvt makes where `ptx-cvt.md` lists a question as open (§10, §12).
+pub const CHOICES: &[Choice] = &[
+    Choice {
+        name: "f16-overflow-ieee",
+        what: "f16 results overflow as IEEE 754 says (rn: ±Inf from |x| >= 65520; rz: ±65504), \
+               not to the '~131,000' of §6.5.1, as measured on GPUs (§11).",
+    },
+    Choice {
+        name: "canonical-nan",
+        what: "NaN results are the canonical NaN of the destination: f16/bf16 0x7fff, f32 and \
+               tf32 0x7fffffff, f64 0x7fffffffffffffff, e4m3/e5m2 0x7f, ue8m0/ue5m3 0xff.",
+    },
+    Choice {
+        name: "bf16-widening-keeps-nan-payload",
+        what: "cvt.f32.bf16 and cvt.f64.bf16 keep the NaN's sign and payload (the conversion is \
+               a shift, as CUDA's own emulation does); every other conversion produces the \
+               canonical NaN.",
+    },
+    Choice {
+        name: "relu-negative-zero",
+        what: ".relu turns -0.0 (and negative values that round to -0.0) into +0.0: relu is \
+               max(x, +0).",
+    },
+    Choice {
+        name: "f16-bf16-default-rounding",
+        what: "cvt.f16.bf16 and cvt.bf16.f16 without a rounding modifier round to nearest even.",
+    },
+    Choice {
+        name: "rbits-msb-aligned",
+        what: ".rs adds the random field to the discarded bits aligned at their most significant \
+               bit: the discarded part of the value, as a fraction of one unit in the last place, \
+               is truncated to the random field's width (13 bits for f16x2, 16 for bf16x2, 8 for \
+               each lane of the x4 forms), so subnormal results use the same width.",
+    },
+    Choice {
+        name: "rbits-x4-bytes",
+        what: "x4 forms: a uses rbits[31:24], b rbits[23:16], e rbits[15:8], f rbits[7:0]; for \
+               e2m1x4, as its text says (the upper bytes of both halves for a, b), a uses \
+               rbits[31:24], b rbits[15:8], e rbits[23:16], f rbits[7:0].",
+    },
+    Choice {
+        name: "rs-satfinite-after-carry",
+        what: ".rs rounds first and applies .satfinite to the rounded result.",
+    },
+    Choice {
+        name: "tf32-layout",
+        what: "tf32 results are f32 bit patterns with the low 13 bits zero; .satfinite clamps to \
+               0x7f7fe000; the NaN result is 0x7fffffff.",
+    },
+    Choice {
+        name: "s2f6-negative-saturation",
+        what: "s2f6 saturates negative values to 0x80 (-2.0, the 'negative max representation' \
+               of §5.2.4): x <= -2.0 gives 0x80 and (-2.0, -1.984375) rounds normally.",
+    },
+    Choice {
+        name: "scale-nan",
+        what: "A scale factor of 0xff (the ue8m0 NaN) makes the lane's input NaN: down-conversions \
+               give the destination's NaN result (+MAX_NORM for s2f6 and formats without NaN), \
+               up-conversions the canonical NaN.",
+    },
+    Choice {
+        name: "ue8m0-sign-ignored",
+        what: "Conversions to ue8m0 and ue5m3 use |x| (the destination has no sign).",
+    },
+    Choice {
+        name: "cvt-f32-f32-nan",
+        what: "cvt.f32.f32 (and the other same-type moves) return the canonical NaN for a NaN.",
+    },
+];
+
+/// What an operand of a `cvt` is for, in instruction order after `d`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// The first source `a`.
+    A,
+    /// The second source `b`.
+    B,
+    /// The third source of an x4 form.
+    E,
+    /// The fourth source of an x4 form.
+    F,
+    /// The random bits of `.rs`.
+    Rbits,
+    /// The ue8m0 scale factor(s).
+    Scale,
+    /// `cvt.pack`'s `c`.
+    C,
+}
+
+impl Role {
+    /// The operand's name as the documentation writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::A => "a",
+            Role::B => "b",
+            Role::E => "e",
+            Role::F => "f",
+            Role::Rbits => "rbits",
+            Role::Scale => "scale-factor",
+            Role::C => "c",
+        }
+    }
+}
+
+/// Why a form could not be evaluated.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EvalError {
+    /// Wrong number of source operands.
+    #[error("{form} takes {expected} source operand(s) ({names}), got {got}")]
+    OperandCount {
+        /// The form's spelling.
+        form: String,
+        /// How many it takes.
+        expected: usize,
+        /// Their names.
+        names: String,
+        /// How many were given.
+        got: usize,
+    },
+    /// An operand does not fit its width.
+    #[error("operand {role} = {value:#x} does not fit in {bits} bits")]
+    OperandTooWide {
+        /// Which operand.
+        role: &'static str,
+        /// Its value.
+        value: u64,
+        /// Its width.
+        bits: u32,
+    },
+    /// The form has no conversion semantics (a type with no value format, mismatched lanes).
+    #[error("{0} is not a conversion gpucvt can evaluate")]
+    NotEvaluable(String),
+}
+
+/// One lane of an evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaneResult {
+    /// The conversion the lane ran (source and destination formats, rounding, policy).
+    pub conversion: Conversion,
+    /// The lane's source bits (after taking the lane out of a packed operand).
+    pub input: u64,
+    /// Where the result sits in the destination (bit offset of its least significant bit).
+    pub shift: u32,
+    /// The result and its flags.
+    pub outcome: Outcome,
+}
+
+/// The result of evaluating one instruction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Evaluation {
+    /// The destination value, `width` bits wide.
+    pub bits: u64,
+    /// The width of the destination type (the packed register's width for packed types).
+    pub width: u32,
+    /// The lanes, most significant first.
+    pub lanes: Vec<LaneResult>,
+}
+
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// The width of the scale operand of a form (16 bits for `n2`, 8 for `n1`).
+fn scale_bits(form: &CvtForm) -> u32 {
+    if form.scaled == Some(Scaled::N1Ue8m0) {
+        8
+    } else {
+        16
+    }
+}
+
+/// Whether the lanes are scaled by ue8m0 factors: the `.scaled` qualifiers, and the s2f6
+/// forms (whose scale operand defaults to ×1 when the qualifier is absent).
+fn takes_scale(form: &CvtForm) -> bool {
+    form.scaled.is_some() || form.dtype == PtxType::S2f6x2 || form.atype == PtxType::S2f6x2
+}
+
+/// The source operands a form takes, in instruction order after `d`: `a`, then `b` (two
+/// scalar sources), `e` and `f` (x4 forms), `rbits` (`.rs`), the scale factor (with a
+/// `.scaled` qualifier), `c` (`cvt.pack` with a cType).
+///
+/// ```
+/// use gpucvt::ptx::{eval::{operand_roles, Role}, CvtForm, PtxType, RoundMod};
+/// let mut f = CvtForm::new(PtxType::E4m3x4, PtxType::F32);
+/// f.rounding = Some(RoundMod::Rs);
+/// assert_eq!(operand_roles(&f), [Role::A, Role::B, Role::E, Role::F, Role::Rbits]);
+/// ```
+pub fn operand_roles(form: &CvtForm) -> Vec<Role> {
+    if form.pack {
+        let mut roles = vec![Role::A, Role::B];
+        if form.ctype.is_some() {
+            roles.push(Role::C);
+        }
+        return roles;
+    }
+    let mut roles = if form.dtype.lanes() == 4 {
+        vec![Role::A, Role::B, Role::E, Role::F]
+    } else if form.dtype.lanes() == 2 && form.atype.lanes() == 1 {
+        vec![Role::A, Role::B]
+    } else {
+        vec![Role::A]
+    };
+    if form.rounding == Some(RoundMod::Rs) {
+        roles.push(Role::Rbits);
+    }
+    if form.scaled.is_some() {
+        roles.push(Role::Scale);
+    }
+    roles
+}
+
+/// The width in bits of a source operand.
+pub fn role_bits(form: &CvtForm, role: Role) -> u32 {
+    match role {
+        Role::A | Role::B | Role::E | Role::F => form.atype.bits(),
+        Role::Rbits | Role::C => 32,
+        Role::Scale => scale_bits(form),
+    }
+}
+
+fn rounding_of(form: &CvtForm) -> Rounding {
+    match form.rounding {
+        None | Some(RoundMod::Rn) => Rounding::RN,
+        Some(RoundMod::Rna) => Rounding::RNA,
+        Some(RoundMod::Rz) => Rounding::RZ,
+        Some(RoundMod::Rm) => Rounding::RM,
+        Some(RoundMod::Rp) => Rounding::RP,
+        Some(RoundMod::Rs) => Rounding::stochastic(0, 32),
+        Some(RoundMod::Rni) => Rounding::RNI,
+        Some(RoundMod::Rzi) => Rounding::RZI,
+        Some(RoundMod::Rmi) => Rounding::RMI,
+        Some(RoundMod::Rpi) => Rounding::RPI,
+    }
+}
+
+/// The core policy a form's modifiers select, for a lane from `src` to `dst`.
+pub fn policy_of(form: &CvtForm, src: &Format, dst: &Format) -> Policy {
+    let is_f32 = |t: PtxType| t == PtxType::F32;
+    let int = |f: &Format| !f.is_float();
+    Policy {
+        // `.ftz` flushes f32 inputs, except into f16 where it is measured to be a no-op
+        // (ptx-cvt.md §11, §12 item 1); `.scaled::n1` flushes every subnormal input (§12.3).
+        flush_inputs: (form.ftz && is_f32(form.atype) && form.dtype != PtxType::F16)
+            || form.scaled == Some(Scaled::N1Ue8m0),
+        flush_outputs: form.ftz && is_f32(form.dtype),
+        sat: form.sat,
+        satfinite: form.satfinite,
+        relu: form.relu,
+        positive_zero: form.pzo,
+        overflow: Overflow::Ieee,
+        nan: if *src == format::BF16 && (*dst == format::F32 || *dst == format::F64) {
+            NanResult::Payload
+        } else {
+            NanResult::Canonical
+        },
+        int_nan: if form.atype == PtxType::F64 || (int(dst) && dst.width() == 64) {
+            IntNan::HighBit
+        } else {
+            IntNan::Zero
+        },
+        int_overflow: if int(src) && int(dst) {
+            IntOverflow::Wrap
+        } else {
+            IntOverflow::Clamp
+        },
+        scale: 0,
+    }
+}
+
+/// The random bits and width lane `k` (0 = most significant) of an `.rs` form uses.
+fn lane_rbits(form: &CvtForm, rbits: u64, k: usize) -> (u64, u32) {
+    match (form.dtype, k) {
+        (PtxType::F16x2, 0) => ((rbits >> 16) & 0x1fff, 13),
+        (PtxType::F16x2, _) => (rbits & 0x1fff, 13),
+        (PtxType::Bf16x2, 0) => ((rbits >> 16) & 0xffff, 16),
+        (PtxType::Bf16x2, _) => (rbits & 0xffff, 16),
+        (PtxType::E2m1x4, k) => {
+            let shift = [24, 8, 16, 0][k.min(3)];
+            ((rbits >> shift) & 0xff, 8)
+        }
+        (_, k) => ((rbits >> (24 - 8 * k.min(3) as u32)) & 0xff, 8),
+    }
+}
+
+/// Evaluates a form on its source operands (in instruction order, without `d`; vector braces
+/// flattened). Operands are bit patterns; wider register values are first chopped to the
+/// instruction type's width by the caller or here (bits above the width are an error).
+pub fn evaluate(form: &CvtForm, operands: &[u64]) -> Result<Evaluation, EvalError> {
+    let roles = operand_roles(form);
+    if operands.len() != roles.len() {
+        let names: Vec<&str> = roles.iter().map(|r| r.name()).collect();
+        return Err(EvalError::OperandCount {
+            form: form.spelling(),
+            expected: roles.len(),
+            names: names.join(", "),
+            got: operands.len(),
+        });
+    }
+    for (&role, &v) in roles.iter().zip(operands) {
+        let bits = role_bits(form, role);
+        if v & !mask(bits) != 0 {
+            return Err(EvalError::OperandTooWide {
+                role: role.name(),
+                value: v,
+                bits,
+            });
+        }
+    }
+    let get = |r: Role| roles.iter().position(|&x| x == r).map(|i| operands[i]);
+    if form.pack {
+        return evaluate_pack(form, get(Role::A), get(Role::B), get(Role::C));
+    }
+    let not_evaluable = || EvalError::NotEvaluable(form.spelling());
+    let dst = form.dtype.lane_format().ok_or_else(not_evaluable)?;
+    let src = form.atype.lane_format().ok_or_else(not_evaluable)?;
+    if matches!(form.dtype.kind(), Kind::Bits | Kind::Pred)
+        || matches!(form.atype.kind(), Kind::Bits | Kind::Pred)
+    {
+        return Err(not_evaluable());
+    }
+    // Lane inputs, most significant first.
+    let inputs: Vec<u64> = if form.atype.lanes() > 1 {
+        let a = get(Role::A).unwrap_or(0);
+        let (n, lb) = (form.atype.lanes(), form.atype.lane_bits());
+        (0..n).map(|k| (a >> (lb * (n - 1 - k))) & mask(lb)).collect()
+    } else {
+        [Role::A, Role::B, Role::E, Role::F]
+            .into_iter()
+            .filter_map(get)
+            .collect()
+    };
+    let lanes = form.dtype.lanes() as usize;
+    if inputs.len() != lanes {
+        return Err(not_evaluable());
+    }
+    let slot = form.dtype.lane_bits();
+    let rounding = rounding_of(form);
+    let base = policy_of(form, &src, &dst);
+    let divide = form.dtype.lane_bits() < form.atype.lane_bits();
+    let scale_operand = get(Role::Scale).unwrap_or(if scale_bits(form) == 8 {
+        0x7f
+    } else {
+        0x7f7f
+    });
+    let mut out = Evaluation {
+        bits: 0,
+        width: form.dtype.bits(),
+        lanes: Vec::with_capacity(lanes),
+    };
+    for (k, &input) in inputs.iter().enumerate() {
+        let mut policy = base;
+        let mut conv_src = src;
+        let mut input = input;
+        if takes_scale(form) {
+            let e = if scale_bits(form) == 8 {
+                scale_operand & 0xff
+            } else {
+                // n2: the high byte scales the high lane.
+                (scale_operand >> (8 * (lanes - 1 - k.min(lanes - 1)) as u32)) & 0xff
+            };
+            if e == 0xff {
+                // The scale is the ue8m0 NaN: the lane's input becomes a NaN of a format
+                // that has one (choice `scale-nan`).
+                conv_src = format::F32;
+                input = format::F32.canonical_nan().unwrap_or(0);
+            } else {
+                let k2 = e as i32 - 127;
+                policy.scale = if divide { -k2 } else { k2 };
+            }
+        }
+        let rounding = match form.rounding {
+            Some(RoundMod::Rs) => {
+                let (r, w) = lane_rbits(form, get(Role::Rbits).unwrap_or(0), k);
+                Rounding::stochastic(r, w)
+            }
+            _ => rounding,
+        };
+        let conversion = Conversion::new(conv_src, dst, rounding, policy);
+        let outcome = conversion.apply(input);
+        let shift = slot * (lanes - 1 - k) as u32;
+        out.bits |= (outcome.bits & mask(dst.width())) << shift;
+        out.lanes.push(LaneResult {
+            conversion,
+            input,
+            shift,
+            outcome,
+        });
+    }
+    Ok(out)
+}
+
+fn evaluate_pack(
+    form: &CvtForm,
+    a: Option<u64>,
+    b: Option<u64>,
+    c: Option<u64>,
+) -> Result<Evaluation, EvalError> {
+    let not_evaluable = || EvalError::NotEvaluable(form.spelling());
+    let dst = form.dtype.lane_format().ok_or_else(not_evaluable)?;
+    let src = form.atype.lane_format().ok_or_else(not_evaluable)?;
+    let size = dst.width();
+    let policy = Policy {
+        sat: true,
+        ..Policy::default()
+    };
+    let conversion = Conversion::new(src, dst, Rounding::RZ, policy);
+    let mut out = Evaluation {
+        bits: 0,
+        width: 32,
+        lanes: Vec::with_capacity(2),
+    };
+    for (k, v) in [a, b].into_iter().enumerate() {
+        let input = v.unwrap_or(0) & mask(src.width());
+        let outcome = conversion.apply(input);
+        let shift = size * (1 - k as u32);
+        out.bits |= (outcome.bits & mask(size)) << shift;
+        out.lanes.push(LaneResult {
+            conversion,
+            input,
+            shift,
+            outcome,
+        });
+    }
+    if let Some(c) = c {
+        out.bits |= (c << (2 * size)) & mask(32);
+    }
+    out.bits &= mask(32);
+    Ok(out)
+}
+
+/// Extends a result to a destination register of `reg_bits` bits (`ptx-cvt.md` §4.15):
+/// sign extension for signed-integer destination types, zero extension otherwise.
+///
+/// ```
+/// use gpucvt::ptx::{eval::extend_to_register, PtxType};
+/// assert_eq!(extend_to_register(PtxType::S16, 0x8000, 32), 0xffff_8000);
+/// assert_eq!(extend_to_register(PtxType::F16, 0x8000, 32), 0x0000_8000);
+/// ```
+pub fn extend_to_register(dtype: PtxType, value: u64, reg_bits: u32) -> u64 {
+    let w = if dtype.kind() == Kind::Packed || dtype.lanes() > 1 {
+        dtype.bits()
+    } else {
+        dtype.lane_format().map_or(dtype.bits(), |f| f.width().max(dtype.bits()))
+    };
+    let value = value & mask(w);
+    let out = if dtype.kind() == Kind::Signed && w < 64 && (value >> (w - 1)) & 1 == 1 {
+        value | !mask(w)
+    } else {
+        value
+    };
+    out & mask(reg_bits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use PtxType::*;
+
+    fn form(d: PtxType, a: PtxType, r: Option<RoundMod>) -> CvtForm {
+        let mut f = CvtForm::new(d, a);
+        f.rounding = r;
+        f
+    }
+
+    fn eval(f: &CvtForm, ops: &[u64]) -> u64 {
+        evaluate(f, ops).unwrap().bits
+    }
+
+    #[test]
+    fn packing_order() {
+        let f = form(F16x2, F32, Some(RoundMod::Rn));
+        assert_eq!(eval(&f, &[0x3f80_0000, 0x4000_0000]), 0x3c00_4000);
+        let mut f = form(E2m1x2, F32, Some(RoundMod::Rn));
+        f.satfinite = true;
+        assert_eq!(eval(&f, &[0x3f80_0000, 0xc0c0_0000]), 0x2f); // 1.0, -6.0
+        let mut f = form(E2m1x2, F16x2, Some(RoundMod::Rn));
+        f.satfinite = true;
+        assert_eq!(eval(&f, &[0x3c00_c600]), 0x2f);
+        let f = form(F16x2, E4m3x2, Some(RoundMod::Rn));
+        assert_eq!(eval(&f, &[0x3879]), 0x3c00_5c80); // 1.0, 288.0
+        let mut f = form(E3m2x2, F32, Some(RoundMod::Rn));
+        f.satfinite = true;
+        assert_eq!(eval(&f, &[0x3f80_0000, 0xbf80_0000]), 0x0c2c);
+    }
+
+    #[test]
+    fn ue8m0_vectors_from_the_notes() {
+        let rp = form(Ue8m0x2, F32, Some(RoundMod::Rp));
+        let rz = form(Ue8m0x2, F32, Some(RoundMod::Rz));
+        assert_eq!(eval(&rp, &[0x3f80_0008, 0x3f80_0001]), 0x8080);
+        assert_eq!(eval(&rz, &[0x3f80_0008, 0x3f80_0001]), 0x7f7f);
+        assert_eq!(eval(&rp, &[0x0040_0000, 0x0020_0000]), 0x0000);
+        assert_eq!(eval(&rp, &[0x0040_0001, 0x0080_0001]), 0x0102);
+        assert_eq!(eval(&rp, &[0x3fc0_0000, 0xbfc0_0000]), 0x8080);
+        let up = form(Bf16x2, Ue8m0x2, Some(RoundMod::Rn));
+        assert_eq!(eval(&up, &[0x00ff]), 0x0040_7fff);
+    }
+
+    #[test]
+    fn integers_and_registers() {
+        let f = form(S16, U32, None);
+        assert_eq!(eval(&f, &[0x0001_8000]), 0x8000);
+        assert_eq!(extend_to_register(S16, 0x8000, 32), 0xffff_8000);
+        let mut f = form(U8, S32, None);
+        f.sat = true;
+        assert_eq!(eval(&f, &[(-5i32) as u32 as u64]), 0);
+        let f = form(S32, F64, Some(RoundMod::Rni));
+        assert_eq!(eval(&f, &[0x7ff8_0000_0000_0000]), 0x8000_0000);
+        let f = form(U64, F32, Some(RoundMod::Rni));
+        assert_eq!(eval(&f, &[0x7fc0_0000]), 0x8000_0000_0000_0000);
+        let f = form(S32, F32, Some(RoundMod::Rni));
+        assert_eq!(eval(&f, &[0x7fc0_0000]), 0);
+    }
+
+    #[test]
+    fn stochastic_lanes() {
+        let f = form(Bf16x2, F32, Some(RoundMod::Rs));
+        // 1 + 2^-8 (half an ulp of bf16): rbits 0x8000 carries, 0x7fff does not.
+        let x = 0x3f80_8000;
+        assert_eq!(eval(&f, &[x, x, 0x8000_7fff]), 0x3f81_3f80);
+        let f = form(F16x2, F32, Some(RoundMod::Rs));
+        let x = 0x3f80_1000; // 1 + 2^-11: half an f16 ulp
+        assert_eq!(eval(&f, &[x, x, 0x1000_0fff]), 0x3c01_3c00);
+    }
+
+    #[test]
+    fn s2f6_scales() {
+        let mut f = form(S2f6x2, F32, Some(RoundMod::Rn));
+        f.satfinite = true;
+        assert_eq!(eval(&f, &[0x3f80_0000, 0xc080_0000]), 0x4080); // 1.0, -4.0 → -2.0
+        // Scale 2^1 on a: 1.0 / 2 = 0.5 (0x20); scale NaN on b: +MAX_NORM.
+        f.scaled = Some(Scaled::N2Ue8m0);
+        assert_eq!(eval(&f, &[0x3f80_0000, 0x3f80_0000, 0x80ff]), 0x207f);
+        let mut f = form(Bf16x2, S2f6x2, Some(RoundMod::Rn));
+        f.scaled = Some(Scaled::N2Ue8m0);
+        assert_eq!(eval(&f, &[0x40c0, 0x807f]), 0x4000_bf80); // 1.0×2, -1.0×1
+    }
+
+    #[test]
+    fn operand_count_errors() {
+        let f = form(F16x2, F32, Some(RoundMod::Rn));
+        assert!(matches!(
+            evaluate(&f, &[1]),
+            Err(EvalError::OperandCount { got: 1, .. })
+        ));
+        let f = form(F16, F32, Some(RoundMod::Rn));
+        assert!(matches!(
+            evaluate(&f, &[1 << 40]),
+            Err(EvalError::OperandTooWide { .. })
+        ));
+    }
+}
