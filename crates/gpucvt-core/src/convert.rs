@@ -569,6 +569,11 @@ fn to_fixed(
                 IntNan::HighBit => 1u64 << (l.bits - 1),
             };
         }
+        Class::Infinite | Class::Finite(_) if p.relu && v.negative => {
+            // `.relu` (PTX s2f6x2): negative results become +0.
+            note(trace, Event::Relu);
+            return 0;
+        }
         Class::Infinite => {
             *flags |= Flags::SATURATED | Flags::INVALID;
             note(trace, Event::ClampedRange);
@@ -590,7 +595,19 @@ fn to_fixed(
     if r.inexact() {
         *flags |= Flags::INEXACT;
     }
-    let m = r.result.m;
+    // The result in units of the destination's last place: an integral rounding rounds on
+    // the coarser grid of 1, so rescale from its step 2^q to 2^-frac_bits.
+    let shift = (r.result.q + l.frac_bits as i32) as u32;
+    let (m, huge) = if shift == 0 || r.result.m == 0 {
+        (r.result.m, r.huge)
+    } else if shift >= 128 {
+        (0, true)
+    } else {
+        (
+            r.result.m << shift,
+            r.huge || r.result.m >> (128 - shift) != 0,
+        )
+    };
     let width_mask = dst.mask() as u128;
     // In range? Magnitudes of the negative side go one further for signed formats.
     let limit: u128 = match (l.signed, v.negative) {
@@ -599,7 +616,7 @@ fn to_fixed(
         (false, false) => width_mask,
         (false, true) => 0,
     };
-    let in_range = !r.huge && m <= limit;
+    let in_range = !huge && m <= limit;
     if in_range {
         let bits = if v.negative {
             (m.wrapping_neg() & width_mask) as u64

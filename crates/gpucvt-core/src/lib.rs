@@ -5,7 +5,7 @@
 //!
 //! The layers, bottom up:
 //!
-//! - [`format`]: one descriptor type, [`Format`], for every format, and the catalogue;
+//! - [`format`](mod@format): one descriptor type, [`Format`], for every format, and the catalogue;
 //! - [`value`]: exact values ([`Value`], [`Dyadic`]): decode any encoding, encode back;
 //! - [`round`]: the one rounding routine, [`round::round_magnitude`];
 //! - [`convert`]: a [`Conversion`] = source, destination, [`Rounding`] and [`Policy`];

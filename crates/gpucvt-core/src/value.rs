@@ -268,7 +268,7 @@ impl Format {
                 let negative = l.signed && (bits >> (l.bits - 1)) & 1 == 1;
                 let mag = if negative {
                     // Two's complement magnitude; 2^(bits-1) for the most negative value.
-                    ((1u128 << l.bits) - bits as u128) as u128
+                    (1u128 << l.bits) - bits as u128
                 } else {
                     bits as u128
                 };
