@@ -1,1 +1,90 @@
-fn main() {}
+//! The `gpucvt` command-line tool: a thin layer over the `gpucvt` library.
+//!
+//! - `gpucvt formats [--json]`: the catalogue;
+//! - `gpucvt values <FORMAT> [--json]`: every encoding of a format of at most 16 bits;
+//! - `gpucvt round <NUMBER> --to <FMT> [options]`: one conversion, optionally explained.
+//!
+//! Output goes to stdout. A problem with the input (an unknown name, a malformed number, a
+//! pattern too wide, options that exclude each other) is one line on stderr starting with
+//! `error: ` and exit code 2; clap's own usage errors also exit with 2. The JSON printed by
+//! `--json` is described in `docs/json.md` at the root of the repository.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod common;
+mod formats;
+mod round;
+mod values;
+
+use clap::{Parser, Subcommand};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Bit-exact GPU number formats and conversions (NVIDIA PTX, Intel vISA, CUDA Tile IR).
+#[derive(Parser, Debug)]
+#[command(name = "gpucvt", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// The catalogue of formats: layout, bias, extreme values, special values.
+    Formats(formats::Args),
+    /// Every encoding of a format of at most 16 bits: bits, class, exact value.
+    Values(values::Args),
+    /// Convert a number (or a bit pattern) to a format, bit-exactly.
+    #[command(after_help = ROUND_HELP)]
+    Round(Box<round::Args>),
+}
+
+const ROUND_HELP: &str = "\
+Without --from, the number is converted exactly from its text (a decimal that is not a binary
+fraction is carried as its round-to-odd at 126 bits, which rounds exactly like the decimal in
+every format of at most 64 bits). With --from FMT, the number is first rounded to FMT with rn
+and then converted from those bits; --bits PATTERN --from FMT starts from a raw pattern.
+
+Examples:
+  gpucvt round 3.14159 --to e4m3 --satfinite
+  gpucvt round 5 --to e2m1 --mode rna --explain
+  gpucvt round --bits 0x3f800001 --from f32 --to f16 --json
+  gpucvt round 1.1 --to bf16 --mode rs --rbits 0x1234 --rbits-width 16";
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Usage errors exit with 2, --help and --version with 0.
+        Err(e) => e.exit(),
+    };
+    let result = match &cli.command {
+        Command::Formats(a) => formats::run(a),
+        Command::Values(a) => values::run(a),
+        Command::Round(a) => round::run(a),
+    };
+    match result {
+        Ok(out) => match emit(&out) {
+            Ok(()) => ExitCode::SUCCESS,
+            // A closed pipe (`gpucvt values f16 | head`) is not an error of ours.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+            Err(e) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "error: {:#}",
+                    anyhow::Error::from(e).context("cannot write the output")
+                );
+                ExitCode::FAILURE
+            }
+        },
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn emit(out: &str) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(out.as_bytes())?;
+    stdout.flush()
+}

@@ -1,0 +1,129 @@
+//! Helpers shared by the subcommands: the error type, name look-ups, value descriptions and
+//! a plain-text table.
+
+use gpucvt::core::format::{Format, CATALOGUE};
+use gpucvt::core::value::{Class, Value};
+use gpucvt::text::{to_decimal, to_short};
+use serde::Serialize;
+use std::fmt;
+
+/// A problem with the user's input: printed as one line on stderr, exit code 2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CliError(pub String);
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CliError {}
+
+/// A [`CliError`] from a message.
+pub fn fail<T>(message: impl Into<String>) -> Result<T, CliError> {
+    Err(CliError(message.into()))
+}
+
+/// The catalogue's names, comma separated.
+pub fn format_names() -> String {
+    Format::names().collect::<Vec<_>>().join(", ")
+}
+
+/// Looks up a format given to `option` (`--to`, `--from`, `<format>`).
+pub fn lookup_format(name: &str, option: &str) -> Result<&'static Format, CliError> {
+    Format::by_name(name).ok_or_else(|| {
+        CliError(format!(
+            "unknown format {name:?} for {option}; accepted: {}",
+            format_names()
+        ))
+    })
+}
+
+/// Looks up one of a fixed set of names (case-insensitive) given to `option`.
+pub fn choice<T: Copy>(value: &str, option: &str, choices: &[(&str, T)]) -> Result<T, CliError> {
+    choices
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(value))
+        .map(|(_, t)| *t)
+        .ok_or_else(|| {
+            let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
+            CliError(format!(
+                "unknown value {value:?} for {option}; accepted: {}",
+                names.join(", ")
+            ))
+        })
+}
+
+/// The class of an encoding: `zero`, `subnormal`, `normal`, `infinity` or `nan` for floats,
+/// `zero` or `finite` for integers and fixed point.
+pub fn class_name(f: &Format, bits: u64) -> &'static str {
+    match f.decode(bits).class {
+        Class::Zero => "zero",
+        Class::Infinite => "infinity",
+        Class::Nan { .. } => "nan",
+        Class::Finite(_) if !f.is_float() => "finite",
+        Class::Finite(_) if f.is_subnormal(bits) => "subnormal",
+        Class::Finite(_) => "normal",
+    }
+}
+
+/// The exact decimal if it has at most 24 characters, otherwise the short form with 8
+/// significant digits (marked `~` when approximate).
+pub fn compact(v: &Value) -> String {
+    let exact = to_decimal(v);
+    if exact.len() <= 24 {
+        exact
+    } else {
+        to_short(v, 8).to_string()
+    }
+}
+
+/// Pretty JSON with a final newline.
+pub fn to_json<T: Serialize>(value: &T) -> Result<String, CliError> {
+    serde_json::to_string_pretty(value)
+        .map(|s| s + "\n")
+        .map_err(|e| CliError(format!("internal error: cannot write JSON: {e}")))
+}
+
+/// A plain-text table: columns padded to their widest cell, separated by two spaces, a rule
+/// under the header.
+pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &mut dyn Iterator<Item = &str>| {
+        let mut s = String::new();
+        for (i, (cell, w)) in cells.zip(&widths).enumerate() {
+            if i > 0 {
+                s.push_str("  ");
+            }
+            s.push_str(cell);
+            if i + 1 < widths.len() {
+                s.push_str(&" ".repeat(w - cell.chars().count()));
+            }
+        }
+        s.truncate(s.trim_end().len());
+        s.push('\n');
+        s
+    };
+    let mut out = line(&mut headers.iter().copied());
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    out.push_str(&line(&mut rule.iter().map(String::as_str)));
+    for row in rows {
+        out.push_str(&line(&mut row.iter().map(String::as_str)));
+    }
+    out
+}
+
+/// Every format of at most `bits` bits, comma separated.
+pub fn formats_up_to(bits: u32) -> String {
+    CATALOGUE
+        .iter()
+        .filter(|f| f.width() <= bits)
+        .map(|f| f.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

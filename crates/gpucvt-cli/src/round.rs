@@ -1,0 +1,1013 @@
+//! `gpucvt round`: convert one number (or one bit pattern) to a format, optionally with the
+//! steps explained.
+
+use crate::common::{choice, class_name, fail, format_names, lookup_format, to_json, CliError};
+use gpucvt::core::convert::{
+    convert, convert_traced, Conversion, Event, Flags, IntNan, IntOverflow, NanResult, Overflow,
+    Policy, Trace,
+};
+use gpucvt::core::format::Format;
+use gpucvt::core::round::{Direction, Magnitude, Rounded, Rounding, Why};
+use gpucvt::core::value::{Class, Value};
+use gpucvt::text::{
+    difference, format_bits, parse_bits, parse_bits_named, parse_number, to_decimal, to_short,
+    Parsed, ODD_BITS,
+};
+use serde::Serialize;
+
+/// The largest `|K|` of `--scale K`.
+pub const MAX_SCALE: i32 = 100_000;
+
+/// What number literals look like, for error messages.
+const NUMBER_SYNTAX: &str = "accepted: a decimal (3.14159, -1e-3, .5), a hexadecimal float \
+                             (0x1.8p3), a binary number (0b1.1), inf, infinity or nan";
+
+/// Options of `gpucvt round`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The number: a decimal (3.14159, -1e-3, .5, 1E+10), a hexadecimal float (0x1.8p3,
+    /// -0x.8p-2), a binary number (0b1.1p-3), inf, infinity or nan. Omit it with --bits.
+    #[arg(value_name = "NUMBER", allow_hyphen_values = true)]
+    pub number: Option<String>,
+    /// Destination format (required; see `gpucvt formats`).
+    #[arg(long, value_name = "FMT")]
+    pub to: Option<String>,
+    /// Rounding mode: rn, rna, rz, rm, rp, rs (stochastic, needs --rbits), rni, rzi, rmi,
+    /// rpi (to an integral value).
+    #[arg(long, value_name = "MODE", default_value = "rn")]
+    pub mode: String,
+    /// Source format: the number is first rounded to it with rn, then converted from its bits.
+    #[arg(long, value_name = "FMT")]
+    pub from: Option<String>,
+    /// A raw bit pattern of the --from format (0x…, 0b…, 0o… or decimal) instead of a number.
+    #[arg(long, value_name = "PATTERN")]
+    pub bits: Option<String>,
+    /// .satfinite: infinities and overflows give the largest finite value of their sign.
+    #[arg(long)]
+    pub satfinite: bool,
+    /// .sat: clamp float results to [0, 1] (NaN gives +0); integer results to their range.
+    #[arg(long)]
+    pub sat: bool,
+    /// .relu: negative float results (and -0) become +0 (float destinations only).
+    #[arg(long)]
+    pub relu: bool,
+    /// .ftz: flush subnormal inputs (of --from) and subnormal results to zero.
+    #[arg(long)]
+    pub ftz: bool,
+    /// .pzo: a -0 float result becomes +0 (float destinations only).
+    #[arg(long)]
+    pub pzo: bool,
+    /// The random bits of --mode rs (0x…, 0b…, 0o… or decimal; only with --mode rs).
+    #[arg(long, value_name = "PATTERN")]
+    pub rbits: Option<String>,
+    /// How many random bits --rbits has, 1 to 64 (default 32).
+    #[arg(long, value_name = "N")]
+    pub rbits_width: Option<String>,
+    /// Float overflow without --satfinite: ieee (infinity or largest finite, by direction;
+    /// the default) or saturate (always the largest finite value). Float destinations only.
+    #[arg(long, value_name = "ieee|saturate")]
+    pub overflow: Option<String>,
+    /// A NaN into a float destination with NaNs: canonical (the default) or payload (keep the
+    /// sign and the payload). Float destinations only.
+    #[arg(long, value_name = "canonical|payload")]
+    pub nan: Option<String>,
+    /// A NaN into an integer or fixed-point destination: zero (the default) or highbit
+    /// (1 << (width - 1)).
+    #[arg(long, value_name = "zero|highbit")]
+    pub int_nan: Option<String>,
+    /// Integer and fixed-point results out of range keep their low bits instead of clamping.
+    #[arg(long)]
+    pub wrap: bool,
+    /// Multiply the value by 2^K before rounding (exact), |K| <= 100000.
+    #[arg(long, value_name = "K", allow_hyphen_values = true)]
+    pub scale: Option<String>,
+    /// Explain the steps: the exact source, its two neighbours in the destination, why one
+    /// was chosen, and every policy event.
+    #[arg(long)]
+    pub explain: bool,
+    /// Print JSON (see docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The validated request.
+struct Request {
+    to: &'static Format,
+    from: Option<&'static Format>,
+    rounding: Rounding,
+    policy: Policy,
+}
+
+fn modes() -> Vec<(&'static str, Rounding)> {
+    Rounding::NAMES
+        .iter()
+        .filter_map(|n| Rounding::from_name(n).map(|r| (*n, r)))
+        .collect()
+}
+
+/// The rounding mode in words.
+fn mode_words(r: &Rounding) -> &'static str {
+    match (r.direction, r.integral) {
+        (Direction::NearestEven, false) => "to nearest, ties to even",
+        (Direction::NearestAway, false) => "to nearest, ties away from zero",
+        (Direction::TowardZero, false) => "toward zero",
+        (Direction::Down, false) => "toward -inf",
+        (Direction::Up, false) => "toward +inf",
+        (Direction::Stochastic { .. }, false) => "stochastic",
+        (Direction::NearestEven, true) => "to an integral value, nearest even",
+        (Direction::NearestAway, true) => "to an integral value, nearest, ties away",
+        (Direction::TowardZero, true) => "to an integral value toward zero",
+        (Direction::Down, true) => "to an integral value toward -inf",
+        (Direction::Up, true) => "to an integral value toward +inf",
+        (Direction::Stochastic { .. }, true) => "to an integral value, stochastic",
+    }
+}
+
+fn validate(a: &Args) -> Result<Request, CliError> {
+    let Some(to) = &a.to else {
+        return fail(format!("missing --to <FMT>; accepted: {}", format_names()));
+    };
+    let to = lookup_format(to, "--to")?;
+    let from = a
+        .from
+        .as_deref()
+        .map(|n| lookup_format(n, "--from"))
+        .transpose()?;
+    let mut rounding = choice(&a.mode, "--mode", &modes())?;
+    let overflow = a
+        .overflow
+        .as_deref()
+        .map(|v| {
+            choice(
+                v,
+                "--overflow",
+                &[("ieee", Overflow::Ieee), ("saturate", Overflow::Saturate)],
+            )
+        })
+        .transpose()?;
+    let nan = a
+        .nan
+        .as_deref()
+        .map(|v| {
+            choice(
+                v,
+                "--nan",
+                &[
+                    ("canonical", NanResult::Canonical),
+                    ("payload", NanResult::Payload),
+                ],
+            )
+        })
+        .transpose()?;
+    let int_nan = a
+        .int_nan
+        .as_deref()
+        .map(|v| {
+            choice(
+                v,
+                "--int-nan",
+                &[("zero", IntNan::Zero), ("highbit", IntNan::HighBit)],
+            )
+        })
+        .transpose()?;
+
+    // The source.
+    match (&a.number, &a.bits) {
+        (Some(n), Some(b)) => {
+            return fail(format!(
+                "give either a number or --bits, not both (got {n:?} and --bits {b:?})"
+            ))
+        }
+        (None, None) => {
+            return fail(
+                "missing number; accepted: a number (3.14159, 0x1.8p3, inf, nan) or \
+                 --bits <PATTERN> with --from <FMT>",
+            )
+        }
+        (None, Some(_)) if from.is_none() => {
+            return fail(format!(
+                "--bits needs --from <FMT> to say whose bit pattern it is; accepted: {}",
+                format_names()
+            ))
+        }
+        _ => {}
+    }
+
+    // Options that exclude each other.
+    if a.sat && a.satfinite {
+        return fail(
+            "--sat and --satfinite cannot be combined; accepted: --sat (clamp to [0, 1]) or \
+             --satfinite (clamp to the finite range)",
+        );
+    }
+    if a.wrap && (a.sat || a.satfinite) {
+        return fail(
+            "--wrap cannot be combined with --sat or --satfinite; accepted: --wrap (keep the \
+             low bits) or a clamp",
+        );
+    }
+    let kind = if to.is_integer() {
+        "an integer"
+    } else {
+        "a fixed-point format"
+    };
+    if to.is_float() {
+        for (given, name) in [(a.wrap, "--wrap"), (a.int_nan.is_some(), "--int-nan")] {
+            if given {
+                return fail(format!(
+                    "{name} applies to integer and fixed-point destinations only, and {} is a \
+                     float format; accepted for {}: --sat, --satfinite, --relu, --ftz, --pzo, \
+                     --overflow, --nan, --scale",
+                    to.name, to.name
+                ));
+            }
+        }
+    } else {
+        for (given, name) in [
+            (a.relu, "--relu"),
+            (a.pzo, "--pzo"),
+            (a.overflow.is_some(), "--overflow"),
+            (a.nan.is_some(), "--nan"),
+        ] {
+            if given {
+                return fail(format!(
+                    "{name} applies to float destinations only, and {} is {kind}; accepted \
+                     for {}: --sat, --satfinite, --wrap, --int-nan, --scale",
+                    to.name, to.name
+                ));
+            }
+        }
+    }
+
+    // Stochastic rounding and its random bits.
+    let stochastic = matches!(rounding.direction, Direction::Stochastic { .. });
+    match (&a.rbits, stochastic) {
+        (Some(_), false) => {
+            return fail(format!(
+                "--rbits is only valid with --mode rs (got --mode {}); accepted: --mode rs \
+                 --rbits <PATTERN> [--rbits-width N]",
+                a.mode
+            ))
+        }
+        (None, true) => {
+            return fail(
+                "--mode rs needs --rbits <PATTERN>, the random bits (0x…, 0b…, 0o… or \
+                 decimal; --rbits-width N sets their number, default 32)",
+            )
+        }
+        _ => {}
+    }
+    if a.rbits_width.is_some() && a.rbits.is_none() {
+        return fail("--rbits-width needs --rbits (and --mode rs)");
+    }
+    if let Some(random) = &a.rbits {
+        let width = match &a.rbits_width {
+            None => 32,
+            Some(w) => match w.parse::<u32>() {
+                Ok(w) if (1..=64).contains(&w) => w,
+                _ => {
+                    return fail(format!(
+                        "invalid --rbits-width {w:?}; accepted: an integer from 1 to 64"
+                    ))
+                }
+            },
+        };
+        let bits = parse_bits_named(random, width, "--rbits (see --rbits-width)").map_err(|e| {
+            CliError(format!(
+                "{e}; accepted: a pattern of at most {width} bits (0x…, 0b…, 0o… or decimal)"
+            ))
+        })?;
+        rounding = Rounding::stochastic(bits, width);
+    }
+
+    let scale = match &a.scale {
+        None => 0,
+        Some(k) => match k.parse::<i32>() {
+            Ok(k) if (-MAX_SCALE..=MAX_SCALE).contains(&k) => k,
+            _ => {
+                return fail(format!(
+                    "invalid --scale {k:?}; accepted: an integer from -{MAX_SCALE} to {MAX_SCALE}"
+                ))
+            }
+        },
+    };
+
+    let policy = Policy {
+        flush_inputs: a.ftz,
+        flush_outputs: a.ftz,
+        sat: a.sat,
+        satfinite: a.satfinite,
+        relu: a.relu,
+        positive_zero: a.pzo,
+        overflow: overflow.unwrap_or_default(),
+        nan: nan.unwrap_or_default(),
+        int_nan: int_nan.unwrap_or_default(),
+        int_overflow: if a.wrap {
+            IntOverflow::Wrap
+        } else {
+            IntOverflow::Clamp
+        },
+        scale,
+    };
+    Ok(Request {
+        to,
+        from,
+        rounding,
+        policy,
+    })
+}
+
+/// An exact value in decimal and as a hexadecimal float.
+#[derive(Serialize)]
+pub struct Exact {
+    /// The exact decimal.
+    pub value: String,
+    /// The hexadecimal float (`0x1.8p+1`, `inf`, `nan(0x…)`).
+    pub hex: String,
+}
+
+fn exact(v: &Value) -> Exact {
+    Exact {
+        value: to_decimal(v),
+        hex: v.to_string(),
+    }
+}
+
+/// An encoding of a format with its value, class and flags.
+#[derive(Serialize)]
+pub struct Encoded {
+    /// The format's name.
+    pub format: &'static str,
+    /// The encoding, hexadecimal, padded to the format's width.
+    pub bits: String,
+    /// The exact decimal value.
+    pub value: String,
+    /// The hexadecimal float.
+    pub hex: String,
+    /// `zero`, `subnormal`, `normal`, `infinity`, `nan` or `finite`.
+    pub class: &'static str,
+    /// The status flags of the conversion that produced it (`inexact`, `overflow`,
+    /// `underflow`, `saturated`, `flushed`, `invalid`), in that order.
+    pub flags: Vec<&'static str>,
+}
+
+fn encoded(f: &'static Format, bits: u64, flags: Flags) -> Encoded {
+    let v = f.decode(bits);
+    Encoded {
+        format: f.name,
+        bits: format_bits(bits, f.width()),
+        value: to_decimal(&v),
+        hex: v.to_string(),
+        class: class_name(f, bits),
+        flags: flags.names(),
+    }
+}
+
+/// What was given.
+#[derive(Serialize)]
+pub struct Input {
+    /// The number as given, or null with `--bits`.
+    pub text: Option<String>,
+    /// `--bits`, normalised to hexadecimal padded to the `--from` width, or null.
+    pub bits: Option<String>,
+    /// `--from`, or null.
+    pub from: Option<&'static str>,
+    /// The value of the number (or of `--bits`) as gpucvt holds it.
+    pub value: Exact,
+    /// Whether `value` is exactly the number given (`false`: it is the round-to-odd at 126
+    /// bits of a number that is not a dyadic rational or has more than 128 bits).
+    pub exact: bool,
+    /// With a number and `--from`: the number rounded (rn) to `--from`; the conversion
+    /// starts from these bits. Null otherwise.
+    pub from_step: Option<Encoded>,
+}
+
+/// The policy in effect.
+#[derive(Serialize)]
+pub struct PolicyJson {
+    /// `--ftz` (subnormal inputs).
+    pub flush_inputs: bool,
+    /// `--ftz` (subnormal results).
+    pub flush_outputs: bool,
+    /// `--sat`.
+    pub sat: bool,
+    /// `--satfinite`.
+    pub satfinite: bool,
+    /// `--relu`.
+    pub relu: bool,
+    /// `--pzo`.
+    pub positive_zero: bool,
+    /// `ieee` or `saturate`.
+    pub overflow: &'static str,
+    /// `canonical` or `payload`.
+    pub nan: &'static str,
+    /// `zero` or `highbit`.
+    pub int_nan: &'static str,
+    /// `clamp` or `wrap`.
+    pub int_overflow: &'static str,
+    /// `--scale`.
+    pub scale: i32,
+    /// With `--mode rs`: the random bits and their width; null otherwise.
+    pub random: Option<RandomJson>,
+}
+
+/// The random bits of stochastic rounding.
+#[derive(Serialize)]
+pub struct RandomJson {
+    /// The bits, hexadecimal, padded to the width.
+    pub bits: String,
+    /// Their number.
+    pub width: u32,
+}
+
+/// One neighbour of the rounded value in the destination.
+#[derive(Serialize)]
+pub struct Neighbour {
+    /// Its exact decimal value (with the sign of the rounded value).
+    pub value: String,
+    /// Its encoding, or null when the destination cannot encode it.
+    pub bits: Option<String>,
+    /// Why there is no encoding (beyond the largest finite value, …), or null.
+    pub note: Option<String>,
+}
+
+/// The stochastic rounding decision.
+#[derive(Serialize)]
+pub struct StochasticJson {
+    /// The discarded part as a `width`-bit fraction of the gap between the neighbours.
+    pub fraction: String,
+    /// The random bits used.
+    pub random: String,
+    /// The number of bits of both.
+    pub width: u32,
+    /// Whether `fraction + random` carried out of `width` bits (away from zero).
+    pub carry: bool,
+}
+
+/// The rounding step.
+#[derive(Serialize)]
+pub struct RoundingJson {
+    /// The value that was rounded (after `--scale` and clamps), with its sign.
+    pub rounded: Exact,
+    /// The neighbour toward zero; null when there is nothing there (a format without zero).
+    pub toward_zero: Option<Neighbour>,
+    /// The neighbour away from zero (equal to `toward_zero` when the value is exact).
+    pub away_from_zero: Neighbour,
+    /// `toward_zero` or `away_from_zero`.
+    pub chosen: &'static str,
+    /// `exact`, `nearer`, `tie-even`, `tie-away`, `directed`, `stochastic` or `forced`.
+    pub why: &'static str,
+    /// The reason in words.
+    pub reason: String,
+    /// With `--mode rs`: the decision; null otherwise.
+    pub stochastic: Option<StochasticJson>,
+}
+
+/// One policy event.
+#[derive(Serialize)]
+pub struct EventJson {
+    /// A stable identifier (`rounded`, `overflow-to-max`, …; see docs/json.md).
+    pub event: &'static str,
+    /// The event in words.
+    pub text: String,
+}
+
+/// The explanation (`--explain`).
+#[derive(Serialize)]
+pub struct Explain {
+    /// The value the conversion starts from (decoded from the source bits with `--from`).
+    pub source: Exact,
+    /// The rounding step, or null when nothing was rounded (NaN, infinity, zero, clamps).
+    pub rounding: Option<RoundingJson>,
+    /// What happened, in order.
+    pub events: Vec<EventJson>,
+}
+
+/// `round --json`.
+#[derive(Serialize)]
+pub struct Report {
+    /// What was given.
+    pub input: Input,
+    /// The destination format.
+    pub to: &'static str,
+    /// The rounding mode's name.
+    pub mode: &'static str,
+    /// The policy.
+    pub policy: PolicyJson,
+    /// The destination encoding.
+    pub result: Encoded,
+    /// Only with `--explain`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Explain>,
+}
+
+fn policy_json(p: &Policy, r: &Rounding) -> PolicyJson {
+    PolicyJson {
+        flush_inputs: p.flush_inputs,
+        flush_outputs: p.flush_outputs,
+        sat: p.sat,
+        satfinite: p.satfinite,
+        relu: p.relu,
+        positive_zero: p.positive_zero,
+        overflow: match p.overflow {
+            Overflow::Ieee => "ieee",
+            Overflow::Saturate => "saturate",
+        },
+        nan: match p.nan {
+            NanResult::Canonical => "canonical",
+            NanResult::Payload => "payload",
+        },
+        int_nan: match p.int_nan {
+            IntNan::Zero => "zero",
+            IntNan::HighBit => "highbit",
+        },
+        int_overflow: match p.int_overflow {
+            IntOverflow::Clamp => "clamp",
+            IntOverflow::Wrap => "wrap",
+        },
+        scale: p.scale,
+        random: match r.direction {
+            Direction::Stochastic { random, width } => Some(RandomJson {
+                bits: format_bits(random, width),
+                width,
+            }),
+            _ => None,
+        },
+    }
+}
+
+/// The signed value of a neighbour magnitude.
+fn signed(negative: bool, m: &Magnitude) -> Value {
+    Value::finite(negative, m.m, m.q)
+}
+
+fn neighbour(to: &Format, negative: bool, m: &Magnitude, huge: bool) -> Neighbour {
+    let v = signed(negative, m);
+    let max = to.decode(to.max_finite_bits());
+    let bits = if huge { None } else { to.encode(&v) };
+    let note = match bits {
+        Some(_) => None,
+        None => {
+            let beyond = huge
+                || match (v.class, max.class) {
+                    (Class::Finite(d), Class::Finite(mx)) => {
+                        d.cmp_value(&mx) == core::cmp::Ordering::Greater
+                    }
+                    _ => false,
+                };
+            Some(if beyond {
+                format!(
+                    "beyond the largest finite value {} of {}: no encoding",
+                    to_decimal(&max),
+                    to.name
+                )
+            } else {
+                format!("not representable in {}", to.name)
+            })
+        }
+    };
+    Neighbour {
+        value: if huge {
+            format!("{}(beyond 2^127)", if negative { "-" } else { "" })
+        } else {
+            to_decimal(&v)
+        },
+        bits: bits.map(|b| format_bits(b, to.width())),
+        note,
+    }
+}
+
+/// `|a − b|` in short form, for the explanation of a nearest rounding.
+fn distance(a: &Value, b: &Value) -> String {
+    match difference(a, b) {
+        Some(Parsed { value, .. }) => to_short(
+            &Value {
+                negative: false,
+                ..value
+            },
+            8,
+        )
+        .to_string(),
+        None => "?".to_string(),
+    }
+}
+
+fn rounding_json(r: &Rounded, to: &Format, negative: bool, rounding: &Rounding) -> RoundingJson {
+    let x = Value {
+        negative,
+        class: Class::Finite(r.exact),
+    };
+    let toward_zero = r.lower.map(|l| neighbour(to, negative, &l, r.huge));
+    let away = neighbour(to, negative, &r.upper, r.huge);
+    let (why, reason) = match r.why {
+        Why::Exact => ("exact", "the value is exactly representable".to_string()),
+        Why::Nearer => {
+            let dz = r
+                .lower
+                .map_or_else(|| "?".to_string(), |l| distance(&x, &signed(negative, &l)));
+            let da = distance(&x, &signed(negative, &r.upper));
+            (
+                "nearer",
+                format!(
+                    "it is nearer ({dz} from the neighbour toward zero, {da} from the one away \
+                     from zero)"
+                ),
+            )
+        }
+        Why::TieEven => (
+            "tie-even",
+            "the value is exactly half way and ties go to the even encoding".to_string(),
+        ),
+        Why::TieAway => (
+            "tie-away",
+            "the value is exactly half way and ties go away from zero".to_string(),
+        ),
+        Why::Directed => (
+            "directed",
+            format!("the mode rounds {}", mode_words(rounding)),
+        ),
+        Why::Stochastic {
+            fraction,
+            random,
+            width,
+        } => (
+            "stochastic",
+            format!(
+                "the discarded fraction {} (of 2^{width}) plus the random bits {} {} out of \
+                 {width} bits",
+                format_bits(fraction as u64, width),
+                format_bits(random, width),
+                if r.took_upper {
+                    "carry"
+                } else {
+                    "do not carry"
+                }
+            ),
+        ),
+        Why::Forced => (
+            "forced",
+            format!(
+                "{} has nothing toward zero (it has no zero), so the value is forced away from \
+                 zero",
+                to.name
+            ),
+        ),
+    };
+    RoundingJson {
+        rounded: exact(&x),
+        toward_zero,
+        away_from_zero: away,
+        chosen: if r.took_upper {
+            "away_from_zero"
+        } else {
+            "toward_zero"
+        },
+        why,
+        reason,
+        stochastic: match r.why {
+            Why::Stochastic {
+                fraction,
+                random,
+                width,
+            } => Some(StochasticJson {
+                fraction: format_bits(fraction as u64, width),
+                random: format_bits(random, width),
+                width,
+                carry: r.took_upper,
+            }),
+            _ => None,
+        },
+    }
+}
+
+fn event_json(e: &Event, to: &Format, p: &Policy, rounding: &Rounding) -> EventJson {
+    let name = to.name;
+    let (event, text) = match e {
+        Event::FlushedInput => (
+            "flushed-input",
+            "--ftz: the subnormal input was flushed to a zero of the same sign".to_string(),
+        ),
+        Event::Scaled(k) => (
+            "scaled",
+            format!("--scale: the value was multiplied by 2^{k}"),
+        ),
+        Event::NanResult => (
+            "nan-result",
+            if p.nan == NanResult::Payload && !p.relu {
+                format!(
+                    "the NaN keeps its sign and payload in {name} (--nan payload; the \
+                     canonical NaN where the payload does not fit)"
+                )
+            } else {
+                format!("the NaN became the canonical NaN of {name}")
+            },
+        ),
+        Event::NanToNumber => (
+            "nan-to-number",
+            if !to.is_float() {
+                format!(
+                    "a NaN has no value in {name}: it became {} (--int-nan)",
+                    match p.int_nan {
+                        IntNan::Zero => "zero",
+                        IntNan::HighBit => "the high bit 1 << (width - 1)",
+                    }
+                )
+            } else if p.sat {
+                "--sat: the NaN became +0".to_string()
+            } else {
+                format!("{name} has no NaN: the NaN became its largest finite value")
+            },
+        ),
+        Event::SignDropped => (
+            "sign-dropped",
+            format!("{name} is unsigned: the magnitude was kept and the sign dropped"),
+        ),
+        Event::ClampedUnit => (
+            "clamped-unit",
+            "--sat: the value was clamped to [0, 1]".to_string(),
+        ),
+        Event::Relu => (
+            "relu",
+            "--relu: the negative value (or -0) became +0".to_string(),
+        ),
+        Event::Rounded => (
+            "rounded",
+            format!(
+                "the value was rounded in {name}, {} (see above)",
+                mode_words(rounding)
+            ),
+        ),
+        Event::OverflowToMax => (
+            "overflow-to-max",
+            format!(
+                "beyond the largest finite value of {name}: it became the largest finite value \
+                 of its sign ({})",
+                if p.satfinite {
+                    "--satfinite".to_string()
+                } else if p.overflow == Overflow::Saturate {
+                    "--overflow saturate".to_string()
+                } else if !to.has_infinity() && !to.has_nan() {
+                    format!("{name} has neither infinity nor NaN")
+                } else {
+                    format!("{} does not overflow to infinity", mode_words(rounding))
+                }
+            ),
+        ),
+        Event::OverflowToInfinity => (
+            "overflow-to-infinity",
+            format!(
+                "beyond the largest finite value of {name}: it became infinity (IEEE 754 \
+                 overflow, {})",
+                mode_words(rounding)
+            ),
+        ),
+        Event::OverflowToNan => (
+            "overflow-to-nan",
+            format!("{name} has no infinity: the overflow (or infinity) became NaN"),
+        ),
+        Event::ClampedRange => (
+            "clamped-range",
+            format!(
+                "outside the range of {name} [{}, {}]: clamped",
+                to_decimal(&to.decode(to.min_finite_bits().unwrap_or(0))),
+                to_decimal(&to.decode(to.max_finite_bits()))
+            ),
+        ),
+        Event::Wrapped => (
+            "wrapped",
+            format!(
+                "--wrap: outside the range of {name}: the result kept its low {} bits",
+                to.width()
+            ),
+        ),
+        Event::FlushedOutput => (
+            "flushed-output",
+            "--ftz: the subnormal result was flushed to a zero of the same sign".to_string(),
+        ),
+        Event::PositiveZero => ("positive-zero", "--pzo: -0 became +0".to_string()),
+        Event::NoZero => (
+            "no-zero",
+            format!("{name} has no zero: zero became its smallest value"),
+        ),
+    };
+    EventJson { event, text }
+}
+
+fn explain(trace: &Trace, req: &Request) -> Explain {
+    let source = trace.source.unwrap_or(Value::zero(false));
+    // The sign the rounding worked with: unsigned float destinations take the magnitude.
+    let negative = source.negative && (req.to.is_signed() || !req.to.is_float());
+    Explain {
+        source: exact(&source),
+        rounding: trace
+            .rounded
+            .as_ref()
+            .map(|r| rounding_json(r, req.to, negative, &req.rounding)),
+        events: trace
+            .events
+            .iter()
+            .map(|e| event_json(e, req.to, &req.policy, &req.rounding))
+            .collect(),
+    }
+}
+
+/// Runs `gpucvt round`.
+pub fn run(a: &Args) -> Result<String, CliError> {
+    let req = validate(a)?;
+    let (input, (outcome, trace)) = match (&a.bits, &a.number, req.from) {
+        (Some(b), None, Some(from)) => {
+            let bits = parse_bits(b, from).map_err(|e| {
+                CliError(format!(
+                    "{e}; accepted: a pattern of at most {} bits (0x…, 0b…, 0o… or decimal)",
+                    from.width()
+                ))
+            })?;
+            let input = Input {
+                text: None,
+                bits: Some(format_bits(bits, from.width())),
+                from: Some(from.name),
+                value: exact(&from.decode(bits)),
+                exact: true,
+                from_step: None,
+            };
+            let cvt = Conversion::new(*from, *req.to, req.rounding, req.policy);
+            (input, cvt.apply_traced(bits))
+        }
+        (None, Some(n), from) => {
+            let parsed = parse_number(n).map_err(|e| CliError(format!("{e}; {NUMBER_SYNTAX}")))?;
+            let (from_step, run) = match from {
+                Some(f) => {
+                    let o = convert(&parsed.value, f, Rounding::RN, &Policy::default());
+                    let cvt = Conversion::new(*f, *req.to, req.rounding, req.policy);
+                    (Some(encoded(f, o.bits, o.flags)), cvt.apply_traced(o.bits))
+                }
+                None => (
+                    None,
+                    convert_traced(&parsed.value, req.to, req.rounding, &req.policy),
+                ),
+            };
+            let input = Input {
+                text: Some(n.clone()),
+                bits: None,
+                from: from.map(|f| f.name),
+                value: exact(&parsed.value),
+                exact: parsed.exact,
+                from_step,
+            };
+            (input, run)
+        }
+        // validate() rejects every other combination.
+        _ => return fail("give a number, or --bits <PATTERN> with --from <FMT>"),
+    };
+    let report = Report {
+        input,
+        to: req.to.name,
+        mode: req.rounding.name(),
+        policy: policy_json(&req.policy, &req.rounding),
+        result: encoded(req.to, outcome.bits, outcome.flags),
+        explain: a.explain.then(|| explain(&trace, &req)),
+    };
+    if a.json {
+        return to_json(&report);
+    }
+    Ok(text(&report, &req))
+}
+
+fn flags_text(flags: &[&str]) -> String {
+    if flags.is_empty() {
+        "none".to_string()
+    } else {
+        flags.join(", ")
+    }
+}
+
+/// The plain-text report.
+fn text(r: &Report, req: &Request) -> String {
+    let mut out = String::new();
+    let mut line = |s: String| {
+        out.push_str(&s);
+        out.push('\n');
+    };
+    if let Some(e) = &r.explain {
+        let i = &r.input;
+        match (&i.text, &i.bits) {
+            (Some(t), _) => {
+                line(format!("input    {t}"));
+                if i.exact {
+                    line("         exact: the number is held exactly".to_string());
+                } else {
+                    line(format!(
+                        "         inexact: {t} is not a dyadic rational of at most 128 bits; \
+                         gpucvt holds its round-to-odd at {ODD_BITS} bits, which rounds like \
+                         the exact number in every format of at most 64 bits"
+                    ));
+                }
+                line(format!("  value  {}", i.value.value));
+                line(format!("  hex    {}", i.value.hex));
+            }
+            (None, Some(b)) => {
+                line(format!("input    {b} ({})", i.from.unwrap_or("?")));
+            }
+            (None, None) => {}
+        }
+        if let Some(s) = &i.from_step {
+            line(format!(
+                "step 1   the number rounded to {} (rn): {} = {} (flags: {})",
+                s.format,
+                s.bits,
+                s.value,
+                flags_text(&s.flags)
+            ));
+        }
+        let mut policy = Vec::new();
+        let p = &req.policy;
+        for (on, name) in [
+            (p.sat, "sat"),
+            (p.satfinite, "satfinite"),
+            (p.relu, "relu"),
+            (p.flush_inputs, "ftz"),
+            (p.positive_zero, "pzo"),
+            (p.overflow == Overflow::Saturate, "overflow=saturate"),
+            (p.nan == NanResult::Payload, "nan=payload"),
+            (p.int_nan == IntNan::HighBit, "int-nan=highbit"),
+            (p.int_overflow == IntOverflow::Wrap, "wrap"),
+        ] {
+            if on {
+                policy.push(name.to_string());
+            }
+        }
+        if p.scale != 0 {
+            policy.push(format!("scale={}", p.scale));
+        }
+        if let Some(rj) = &r.policy.random {
+            policy.push(format!("rbits={} width={}", rj.bits, rj.width));
+        }
+        line(format!(
+            "convert  to {}, {} ({}){}",
+            r.to,
+            r.mode,
+            mode_words(&req.rounding),
+            if policy.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", policy.join(", "))
+            }
+        ));
+        if i.text.is_none() || i.from_step.is_some() {
+            line(format!("  source {}", e.source.value));
+            line(format!("  hex    {}", e.source.hex));
+        }
+        match &e.rounding {
+            None => line("  no rounding step (see the events)".to_string()),
+            Some(rj) => {
+                if rj.rounded.value != e.source.value {
+                    line(format!("  rounded value {}", rj.rounded.value));
+                }
+                let show = |n: &Neighbour| {
+                    let mut s = match &n.bits {
+                        Some(b) => format!("{b} = {}", n.value),
+                        None => n.value.clone(),
+                    };
+                    if let Some(note) = &n.note {
+                        s.push_str(&format!(" ({note})"));
+                    }
+                    s
+                };
+                if rj.why == "exact" {
+                    line(format!(
+                        "  on the grid  {} (nothing to round)",
+                        show(&rj.away_from_zero)
+                    ));
+                } else {
+                    line(format!(
+                        "  neighbour toward zero     {}",
+                        rj.toward_zero
+                            .as_ref()
+                            .map_or_else(|| "none".to_string(), show)
+                    ));
+                    line(format!(
+                        "  neighbour away from zero  {}",
+                        show(&rj.away_from_zero)
+                    ));
+                    line(format!(
+                        "  chose the neighbour {} because {}",
+                        rj.chosen.replace('_', " "),
+                        rj.reason
+                    ));
+                }
+            }
+        }
+        line("events".to_string());
+        if e.events.is_empty() {
+            line("  none".to_string());
+        }
+        for (k, ev) in e.events.iter().enumerate() {
+            line(format!("  {}. {}", k + 1, ev.text));
+        }
+    }
+    line(format!("bits   {}", r.result.bits));
+    line(format!("value  {}", r.result.value));
+    line(format!("class  {}", r.result.class));
+    line(format!("flags  {}", flags_text(&r.result.flags)));
+    out
+}

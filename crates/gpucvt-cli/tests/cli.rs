@@ -1,0 +1,710 @@
+//! Integration tests: run the built `gpucvt` binary and check its real outputs.
+//!
+//! The expected encodings are worked out by hand from the format definitions (the comments
+//! show the arithmetic), or taken from Rust's own correctly rounded `f32`/`f64` parsing, never
+//! copied from the program's output.
+
+use std::process::Command;
+
+/// Runs `gpucvt` with `args`: (exit code, stdout, stderr).
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gpucvt"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).expect("UTF-8 stdout"),
+        String::from_utf8(out.stderr).expect("UTF-8 stderr"),
+    )
+}
+
+/// Runs a command that must succeed; returns stdout.
+fn ok(args: &[&str]) -> String {
+    let (code, out, err) = run(args);
+    assert_eq!(code, 0, "gpucvt {args:?} failed: {err}");
+    assert!(err.is_empty(), "gpucvt {args:?} wrote to stderr: {err}");
+    out
+}
+
+/// The value of a `key  value` line of the plain output.
+fn field<'a>(out: &'a str, key: &str) -> &'a str {
+    out.lines()
+        .find_map(|l| l.strip_prefix(key).filter(|r| r.starts_with(' ')))
+        .unwrap_or_else(|| panic!("no {key} line in:\n{out}"))
+        .trim()
+}
+
+/// `gpucvt round …`: (bits, value, class, flags).
+fn round(args: &[&str]) -> (String, String, String, String) {
+    let mut a = vec!["round"];
+    a.extend_from_slice(args);
+    let out = ok(&a);
+    (
+        field(&out, "bits").to_string(),
+        field(&out, "value").to_string(),
+        field(&out, "class").to_string(),
+        field(&out, "flags").to_string(),
+    )
+}
+
+/// Checks bits, value and flags of one `round`.
+#[track_caller]
+fn check(args: &[&str], bits: &str, value: &str, flags: &str) {
+    let (b, v, _, f) = round(args);
+    assert_eq!(
+        (b.as_str(), v.as_str(), f.as_str()),
+        (bits, value, flags),
+        "{args:?}"
+    );
+}
+
+/// Runs a command that must fail with a one-line error and exit code 2; returns the line.
+#[track_caller]
+fn fails(args: &[&str]) -> String {
+    let (code, out, err) = run(args);
+    assert_eq!(
+        code, 2,
+        "gpucvt {args:?}: expected exit code 2, stderr: {err}"
+    );
+    assert!(out.is_empty(), "gpucvt {args:?} wrote to stdout: {out}");
+    assert_eq!(
+        err.lines().count(),
+        1,
+        "gpucvt {args:?}: not one line: {err}"
+    );
+    assert!(err.starts_with("error: "), "{err}");
+    err
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&ok(args)).expect("valid JSON")
+}
+
+#[test]
+fn e4m3_examples() {
+    // e4m3: [2, 4) has step 2^(1 − 3) = 0.25; 3.14159 lies between 3 and 3.25 and is nearer
+    // 3.25 (0.10841 < 0.14159). 3.25 = 1.625 × 2^1: exponent field 1 + 7 = 8, mantissa
+    // 0.625 × 8 = 5: 0 1000 101 = 0x45.
+    check(
+        &["3.14159", "--to", "e4m3", "--mode", "rn", "--satfinite"],
+        "0x45",
+        "3.25",
+        "inexact",
+    );
+    // [256, 512) has step 32: 300 → 288 (12 < 20) = 1.125 × 2^8: 0 1111 001 = 0x79.
+    check(
+        &["300", "--to", "e4m3", "--satfinite"],
+        "0x79",
+        "288",
+        "inexact",
+    );
+    // 500 rounds to the virtual 480 (> 448): overflow; .satfinite gives 448 = 0x7e, without it
+    // e4m3 has no infinity and rn overflows to NaN, 0x7f.
+    check(
+        &["500", "--to", "e4m3", "--satfinite"],
+        "0x7e",
+        "448",
+        "inexact, overflow, saturated",
+    );
+    check(&["500", "--to", "e4m3"], "0x7f", "nan", "inexact, overflow");
+    // 464 is the tie between 448 (mantissa 110, even) and the virtual 480: 448.
+    check(&["464", "--to", "e4m3"], "0x7e", "448", "inexact");
+    // 12 = 1.5 × 2^3: 0 1010 100 = 0x54, via --scale 2 from 3.
+    check(&["3", "--to", "e4m3", "--scale", "2"], "0x54", "12", "none");
+}
+
+#[test]
+fn e2m1_rounding_modes() {
+    // e2m1 values 4 (0x6, mantissa 0: even) and 6 (0x7); 5 is the tie.
+    check(&["5", "--to", "e2m1"], "0x6", "4", "inexact");
+    check(
+        &["5", "--to", "e2m1", "--mode", "rna"],
+        "0x7",
+        "6",
+        "inexact",
+    );
+    check(
+        &["5", "--to", "e2m1", "--mode", "rz"],
+        "0x6",
+        "4",
+        "inexact",
+    );
+    check(
+        &["5", "--to", "e2m1", "--mode", "rp"],
+        "0x7",
+        "6",
+        "inexact",
+    );
+    check(
+        &["5", "--to", "e2m1", "--mode", "rm"],
+        "0x6",
+        "4",
+        "inexact",
+    );
+    check(
+        &["-5", "--to", "e2m1", "--mode", "rm"],
+        "0xf",
+        "-6",
+        "inexact",
+    );
+    check(
+        &["--to", "e2m1", "-5", "--mode", "rp"],
+        "0xe",
+        "-4",
+        "inexact",
+    );
+    // Beyond 6 there is nothing: satfinite is implied by the format (no inf, no NaN).
+    check(
+        &["7", "--to", "e2m1", "--mode", "rp"],
+        "0x7",
+        "6",
+        "inexact, overflow",
+    );
+}
+
+#[test]
+fn stochastic_rounding() {
+    // e2m1 around 1.1: neighbours 1 (0x2) and 1.5 (0x3), gap 0.5; the discarded part
+    // 0.1 / 0.5 = 0.2 of the gap, as a 4-bit fraction floor(0.2 × 16) = 3. Random 12: 3 + 12
+    // = 15 does not carry out of 4 bits; random 13: 16 carries.
+    let rs = |r: &str| {
+        round(&[
+            "1.1",
+            "--to",
+            "e2m1",
+            "--mode",
+            "rs",
+            "--rbits",
+            r,
+            "--rbits-width",
+            "4",
+        ])
+        .0
+    };
+    assert_eq!(rs("0"), "0x2");
+    assert_eq!(rs("12"), "0x2");
+    assert_eq!(rs("13"), "0x3");
+    assert_eq!(rs("0b1111"), "0x3");
+    // The default width is 32 bits: 0xffffffff always carries for an inexact value.
+    check(
+        &[
+            "1.1",
+            "--to",
+            "e2m1",
+            "--mode",
+            "rs",
+            "--rbits",
+            "0xffffffff",
+        ],
+        "0x3",
+        "1.5",
+        "inexact",
+    );
+}
+
+#[test]
+fn f32_and_f16() {
+    // Rust's float parsing is correctly rounded (nearest even).
+    let b = format!("{:#010x}", 0.1f32.to_bits());
+    assert_eq!(b, "0x3dcccccd");
+    check(
+        &["0.1", "--to", "f32"],
+        &b,
+        "0.100000001490116119384765625",
+        "inexact",
+    );
+    // 0x3dcccccc = 13421772 × 2^-27.
+    check(
+        &["0.1", "--to", "f32", "--mode", "rz"],
+        "0x3dcccccc",
+        "0.0999999940395355224609375",
+        "inexact",
+    );
+    // 65520 is the tie between 65504 (mantissa 0x3ff, odd) and the virtual 65536: up, and
+    // rn overflows to infinity.
+    check(
+        &["65520", "--to", "f16"],
+        "0x7c00",
+        "inf",
+        "inexact, overflow",
+    );
+    check(&["65519", "--to", "f16"], "0x7bff", "65504", "inexact");
+    check(
+        &["1e6", "--to", "f16", "--overflow", "saturate"],
+        "0x7bff",
+        "65504",
+        "inexact, overflow, saturated",
+    );
+    // The smallest f16 subnormal is 2^-24 ≈ 5.96e-8; 1e-8 is below half of it.
+    check(
+        &["1e-8", "--to", "f16"],
+        "0x0000",
+        "0",
+        "inexact, underflow",
+    );
+    check(
+        &["-1e-10", "--to", "f16"],
+        "0x8000",
+        "-0",
+        "inexact, underflow",
+    );
+    check(
+        &["-1e-10", "--to", "f16", "--pzo"],
+        "0x0000",
+        "0",
+        "inexact, underflow",
+    );
+    // Hexadecimal floats are exact.
+    check(
+        &["0x1p-149", "--to", "f32"],
+        "0x00000001",
+        "0.00000000000000000000000000000000000000000000140129846432481707092372958328991613128026194187651577175706828388979108268586060148663818836212158203125",
+        "none",
+    );
+    check(&["-0x.8p-2", "--to", "f32"], "0xbe000000", "-0.125", "none");
+    check(&["-inf", "--to", "f16"], "0xfc00", "-inf", "none");
+    check(&["nan", "--to", "f16"], "0x7fff", "nan", "none");
+}
+
+#[test]
+fn inexact_literals_round_correctly() {
+    // 1 + 2^-128 has 129 significant bits: held as its round-to-odd, still above 1.
+    let x = "0x1.00000000000000000000000000000001p0";
+    check(&[x, "--to", "f64"], "0x3ff0000000000000", "1", "inexact");
+    check(
+        &[x, "--to", "f64", "--mode", "rp"],
+        "0x3ff0000000000001",
+        "1.0000000000000002220446049250313080847263336181640625",
+        "inexact",
+    );
+    // 1 + 2^-53 exactly is the tie between 1 (even) and 1 + 2^-52; a decimal just above or
+    // below it is not dyadic and must still round to the correct side.
+    let tie = "1.00000000000000011102230246251565404236316680908203125";
+    check(&[tie, "--to", "f64"], "0x3ff0000000000000", "1", "inexact");
+    let above = "1.00000000000000011102230246251565404236316680908203126";
+    assert_eq!(round(&[above, "--to", "f64"]).0, "0x3ff0000000000001");
+    let below = "1.00000000000000011102230246251565404236316680908203124";
+    assert_eq!(round(&[below, "--to", "f64"]).0, "0x3ff0000000000000");
+    // The same against Rust's parser.
+    for s in [above, below, "3.14159", "2.2250738585072011e-308", "1e23"] {
+        let expect = format!("{:#018x}", s.parse::<f64>().unwrap().to_bits());
+        assert_eq!(round(&[s, "--to", "f64"]).0, expect, "{s}");
+    }
+}
+
+#[test]
+fn from_and_bits() {
+    // --from f64: first rounded to f64, then to f32 (double rounding, as `as f32` does).
+    let x: f64 = "3.14159".parse().unwrap();
+    let expect = format!("{:#010x}", (x as f32).to_bits());
+    assert_eq!(
+        round(&["3.14159", "--from", "f64", "--to", "f32"]).0,
+        expect
+    );
+    // 1 + 2^-23 into f16: below the half-way point 1 + 2^-11: 1.0.
+    check(
+        &["--bits", "0x3f800001", "--from", "f32", "--to", "f16"],
+        "0x3c00",
+        "1",
+        "inexact",
+    );
+    // The smallest f32 subnormal: rn gives +0 (underflow), --ftz flushes the input.
+    check(
+        &["--bits", "0x00000001", "--from", "f32", "--to", "f16"],
+        "0x0000",
+        "0",
+        "inexact, underflow",
+    );
+    check(
+        &["--bits", "1", "--from", "f32", "--to", "f16", "--ftz"],
+        "0x0000",
+        "0",
+        "flushed",
+    );
+    // NaN payloads: f32 mantissa 0x500000 keeps its top 10 bits 0x280 in f16.
+    check(
+        &[
+            "--bits",
+            "0x7fd00000",
+            "--from",
+            "f32",
+            "--to",
+            "f16",
+            "--nan",
+            "payload",
+        ],
+        "0x7e80",
+        "nan",
+        "none",
+    );
+    check(
+        &["--bits", "0x7fd00000", "--from", "f32", "--to", "f16"],
+        "0x7fff",
+        "nan",
+        "none",
+    );
+}
+
+#[test]
+fn integral_and_integer_destinations() {
+    check(
+        &["2.5", "--to", "f32", "--mode", "rni"],
+        "0x40000000",
+        "2",
+        "inexact",
+    );
+    check(
+        &["2.5", "--to", "f32", "--mode", "rpi"],
+        "0x40400000",
+        "3",
+        "inexact",
+    );
+    check(
+        &["-2.5", "--to", "f32", "--mode", "rmi"],
+        "0xc0400000",
+        "-3",
+        "inexact",
+    );
+    // −5.5 is the tie between −5 and −6 (even): −6 = 0xfa in two's complement.
+    check(
+        &["-5.5", "--to", "s8", "--mode", "rni"],
+        "0xfa",
+        "-6",
+        "inexact",
+    );
+    check(
+        &["300", "--to", "u8", "--mode", "rzi"],
+        "0xff",
+        "255",
+        "overflow, saturated",
+    );
+    // 300 mod 256 = 44.
+    check(
+        &["300", "--to", "u8", "--mode", "rzi", "--wrap"],
+        "0x2c",
+        "44",
+        "overflow",
+    );
+    check(
+        &[
+            "nan",
+            "--to",
+            "s32",
+            "--mode",
+            "rzi",
+            "--int-nan",
+            "highbit",
+        ],
+        "0x80000000",
+        "-2147483648",
+        "invalid",
+    );
+    check(
+        &["nan", "--to", "s32", "--mode", "rzi"],
+        "0x00000000",
+        "0",
+        "invalid",
+    );
+    // s2f6: n × 2^-6 in 8 bits; 1 = 64 = 0x40, −2 = −128 = 0x80, 3 clamps to 127/64.
+    check(&["1", "--to", "s2f6"], "0x40", "1", "none");
+    check(&["-2", "--to", "s2f6"], "0x80", "-2", "none");
+    check(
+        &["3", "--to", "s2f6", "--satfinite"],
+        "0x7f",
+        "1.984375",
+        "overflow, saturated",
+    );
+}
+
+#[test]
+fn other_formats_and_policies() {
+    // ue8m0: 3 is the tie between 2 (field 128, even) and 4 (field 129).
+    check(&["3", "--to", "ue8m0"], "0x80", "2", "inexact");
+    // vf: the smallest magnitude is 17/128 = 0.1328125; 0.1 is above half of it.
+    check(
+        &["0.1", "--to", "vf"],
+        "0x01",
+        "0.1328125",
+        "inexact, underflow",
+    );
+    check(&["1.5", "--to", "f16", "--sat"], "0x3c00", "1", "saturated");
+    check(&["-1.5", "--to", "bf16", "--relu"], "0x0000", "0", "none");
+    let (_, _, class, _) = round(&["1e-6", "--to", "f16"]);
+    assert_eq!(class, "subnormal");
+}
+
+#[test]
+fn explain_shows_neighbours_reason_and_events() {
+    let out = ok(&[
+        "round",
+        "3.14159",
+        "--to",
+        "e4m3",
+        "--satfinite",
+        "--explain",
+    ]);
+    assert!(
+        out.contains("neighbour toward zero     0x44 = 3\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("neighbour away from zero  0x45 = 3.25\n"),
+        "{out}"
+    );
+    assert!(out.contains("because it is nearer"), "{out}");
+    assert!(
+        out.contains("inexact: 3.14159 is not a dyadic rational"),
+        "{out}"
+    );
+    assert!(out.contains("hex    0x1.921f9f01b866e"), "{out}");
+
+    let out = ok(&["round", "500", "--to", "e4m3", "--satfinite", "--explain"]);
+    assert!(
+        out.contains("480 (beyond the largest finite value 448 of e4m3: no encoding)"),
+        "{out}"
+    );
+    assert!(out.contains("(--satfinite)"), "{out}");
+
+    let out = ok(&["round", "5", "--to", "e2m1", "--explain"]);
+    assert!(
+        out.contains("because the value is exactly half way and ties go to the even encoding"),
+        "{out}"
+    );
+
+    let out = ok(&["round", "1e-50", "--to", "ue8m0", "--explain"]);
+    assert!(out.contains("neighbour toward zero     none"), "{out}");
+    assert!(out.contains("forced away from zero"), "{out}");
+
+    let out = ok(&[
+        "round",
+        "1.1",
+        "--to",
+        "e2m1",
+        "--mode",
+        "rs",
+        "--rbits",
+        "13",
+        "--rbits-width",
+        "4",
+        "--explain",
+    ]);
+    assert!(
+        out.contains("the discarded fraction 0x3 (of 2^4) plus the random bits 0xd carry"),
+        "{out}"
+    );
+
+    let out = ok(&[
+        "round",
+        "--bits",
+        "1",
+        "--from",
+        "f32",
+        "--to",
+        "f16",
+        "--ftz",
+        "--explain",
+    ]);
+    assert!(out.contains("no rounding step"), "{out}");
+    assert!(
+        out.contains("--ftz: the subnormal input was flushed"),
+        "{out}"
+    );
+
+    let out = ok(&[
+        "round",
+        "3.14159",
+        "--from",
+        "f64",
+        "--to",
+        "f32",
+        "--explain",
+    ]);
+    assert!(
+        out.contains("the number rounded to f64 (rn): 0x400921f9f01b866e"),
+        "{out}"
+    );
+}
+
+#[test]
+fn json_output() {
+    let j = json(&[
+        "round",
+        "3.14159",
+        "--to",
+        "e4m3",
+        "--satfinite",
+        "--explain",
+        "--json",
+    ]);
+    assert_eq!(j["result"]["bits"], "0x45");
+    assert_eq!(j["result"]["value"], "3.25");
+    assert_eq!(j["result"]["class"], "normal");
+    assert_eq!(j["result"]["flags"], serde_json::json!(["inexact"]));
+    assert_eq!(j["input"]["exact"], false);
+    assert_eq!(j["to"], "e4m3");
+    assert_eq!(j["mode"], "rn");
+    assert_eq!(j["policy"]["satfinite"], true);
+    let r = &j["explain"]["rounding"];
+    assert_eq!(r["toward_zero"]["bits"], "0x44");
+    assert_eq!(r["away_from_zero"]["value"], "3.25");
+    assert_eq!(r["chosen"], "away_from_zero");
+    assert_eq!(r["why"], "nearer");
+    assert_eq!(j["explain"]["events"][0]["event"], "rounded");
+
+    let j = json(&["round", "5", "--to", "e2m1", "--json"]);
+    assert!(j.get("explain").is_none());
+    assert_eq!(j["input"]["exact"], true);
+    assert_eq!(j["result"]["bits"], "0x6");
+
+    let j = json(&["round", "500", "--to", "e4m3", "--explain", "--json"]);
+    assert_eq!(
+        j["explain"]["rounding"]["away_from_zero"]["bits"],
+        serde_json::Value::Null
+    );
+    assert_eq!(j["explain"]["events"][1]["event"], "overflow-to-nan");
+
+    let j = json(&["values", "e2m1", "--json"]);
+    assert_eq!(j["bits"], 4);
+    assert_eq!(j["values"].as_array().unwrap().len(), 16);
+    assert_eq!(j["values"][7]["value"], "6");
+    assert_eq!(j["values"][9]["class"], "subnormal");
+
+    let j = json(&["formats", "--json"]);
+    let all = j.as_array().unwrap();
+    assert_eq!(all.len(), 29);
+    let e4m3 = all.iter().find(|f| f["name"] == "e4m3").unwrap();
+    assert_eq!(e4m3["max_finite"]["bits"], "0x7e");
+    assert_eq!(e4m3["max_finite"]["value"], "448");
+    assert_eq!(e4m3["min_subnormal"]["value"], "0.001953125");
+    assert_eq!(
+        e4m3["nan"]["ranges"],
+        serde_json::json!([["0x7f", "0x7f"], ["0xff", "0xff"]])
+    );
+    let f16 = all.iter().find(|f| f["name"] == "f16").unwrap();
+    assert_eq!(f16["nan"]["count"], 2046);
+    assert_eq!(f16["infinities"], serde_json::json!(["0x7c00", "0xfc00"]));
+    let ue8m0 = all.iter().find(|f| f["name"] == "ue8m0").unwrap();
+    assert_eq!(ue8m0["zeros"], serde_json::json!([]));
+    assert_eq!(ue8m0["min_subnormal"], serde_json::Value::Null);
+}
+
+#[test]
+fn errors() {
+    let e = fails(&["round", "1", "--to", "e9m9"]);
+    assert!(
+        e.contains("unknown format \"e9m9\" for --to; accepted: f64, f32"),
+        "{e}"
+    );
+    let e = fails(&["round", "1", "--to", "f16", "--from", "f99"]);
+    assert!(e.contains("unknown format \"f99\" for --from"), "{e}");
+    let e = fails(&["round", "1", "--to", "f16", "--mode", "rx"]);
+    assert!(
+        e.contains("accepted: rn, rna, rz, rm, rp, rs, rni, rzi, rmi, rpi"),
+        "{e}"
+    );
+    let e = fails(&["round", "3.1x", "--to", "f16"]);
+    assert!(e.contains("invalid number \"3.1x\" at position 4"), "{e}");
+    let e = fails(&["round", "--bits", "0x100", "--from", "e4m3", "--to", "f16"]);
+    assert!(e.contains("does not fit in the 8 bits of e4m3"), "{e}");
+    let e = fails(&["round", "--bits", "0x1", "--to", "f16"]);
+    assert!(e.contains("--bits needs --from"), "{e}");
+    let e = fails(&["round", "1", "--to", "f16", "--rbits", "0x1"]);
+    assert!(e.contains("--rbits is only valid with --mode rs"), "{e}");
+    let e = fails(&["round", "1", "--to", "f16", "--mode", "rs"]);
+    assert!(e.contains("--mode rs needs --rbits"), "{e}");
+    let e = fails(&[
+        "round",
+        "1",
+        "--to",
+        "f16",
+        "--mode",
+        "rs",
+        "--rbits",
+        "0x10",
+        "--rbits-width",
+        "4",
+    ]);
+    assert!(e.contains("does not fit in the 4 bits"), "{e}");
+    let e = fails(&["round", "1", "--to", "f16", "--sat", "--satfinite"]);
+    assert!(
+        e.contains("--sat and --satfinite cannot be combined"),
+        "{e}"
+    );
+    let e = fails(&["round", "1", "--to", "f16", "--wrap"]);
+    assert!(e.contains("--wrap applies to integer"), "{e}");
+    let e = fails(&["round", "1", "--to", "s8", "--relu"]);
+    assert!(
+        e.contains("--relu applies to float destinations only"),
+        "{e}"
+    );
+    let e = fails(&["round", "1", "--to", "f16", "--bits", "1", "--from", "f32"]);
+    assert!(e.contains("either a number or --bits"), "{e}");
+    let e = fails(&["round", "1"]);
+    assert!(e.contains("missing --to"), "{e}");
+    let e = fails(&["round", "--to", "f16"]);
+    assert!(e.contains("missing number"), "{e}");
+    let e = fails(&["round", "1", "--to", "f16", "--scale", "x"]);
+    assert!(e.contains("invalid --scale"), "{e}");
+    let e = fails(&["round", "1e999999", "--to", "f16"]);
+    assert!(e.contains("out of the supported range"), "{e}");
+    let e = fails(&["values", "f32"]);
+    assert!(e.contains("f32 has 32 bits"), "{e}");
+    assert!(e.contains("at most 16 bits (f16, bf16"), "{e}");
+    let e = fails(&["values", "nope"]);
+    assert!(e.contains("unknown format \"nope\""), "{e}");
+    // clap's own usage errors also exit with 2.
+    assert_eq!(run(&["round", "1", "--to", "f16", "--frob"]).0, 2);
+    assert_eq!(run(&["values"]).0, 2);
+    assert_eq!(run(&["frobnicate"]).0, 2);
+    assert_eq!(run(&["--help"]).0, 0);
+}
+
+#[test]
+fn odd_inputs_never_panic() {
+    for n in [
+        "",
+        "-",
+        "+",
+        ".",
+        "0x",
+        "0b",
+        "0x.",
+        "0x1p",
+        "1e",
+        "1e+",
+        "nan(",
+        "nan(0x",
+        "nan(0x1",
+        "infinit",
+        "∞",
+        "١",
+        "0x1p99999999999999999999",
+        "1e-99999999999999999999",
+        "0e99999",
+        "-0",
+        "1_",
+        "_1",
+        "1__0",
+        "0x_1",
+        "--",
+        "-nan(0xffffffffffffffff)",
+        "1.e5",
+        ".e5",
+    ] {
+        let (code, _, err) = run(&["round", n, "--to", "f16"]);
+        assert!(code == 0 || code == 2, "{n:?}: exit {code}, {err}");
+        let (code, _, err) = run(&["round", "--bits", n, "--from", "e4m3", "--to", "f16"]);
+        assert!(code == 0 || code == 2, "{n:?}: exit {code}, {err}");
+    }
+}
+
+#[test]
+fn snapshot_formats() {
+    insta::assert_snapshot!("formats", ok(&["formats"]));
+}
+
+#[test]
+fn snapshot_values_e2m1() {
+    insta::assert_snapshot!("values_e2m1", ok(&["values", "e2m1"]));
+}
