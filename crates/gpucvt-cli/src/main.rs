@@ -2,7 +2,8 @@
 //!
 //! - `gpucvt formats [--json]`: the catalogue;
 //! - `gpucvt values <FORMAT> [--json]`: every encoding of a format of at most 16 bits;
-//! - `gpucvt round <NUMBER> --to <FMT> [options]`: one conversion, optionally explained.
+//! - `gpucvt round <NUMBER> --to <FMT> [options]`: one conversion, optionally explained;
+//! - `gpucvt eval <INSTRUCTION> <OPERAND>...` / `gpucvt eval --batch`: evaluate instructions.
 //!
 //! Output goes to stdout. A problem with the input (an unknown name, a malformed number, a
 //! pattern too wide, options that exclude each other) is one line on stderr starting with
@@ -12,6 +13,7 @@
 #![warn(missing_docs)]
 
 mod common;
+mod eval;
 mod formats;
 mod round;
 mod values;
@@ -37,7 +39,23 @@ enum Command {
     /// Convert a number (or a bit pattern) to a format, bit-exactly.
     #[command(after_help = ROUND_HELP)]
     Round(Box<round::Args>),
+    /// Evaluate a conversion instruction (PTX cvt/cvt.pack, vISA mov) on operand values, or a
+    /// stream of them with --batch.
+    #[command(after_help = EVAL_HELP)]
+    Eval(Box<eval::Args>),
 }
+
+const EVAL_HELP: &str = "\
+Examples:
+  gpucvt eval cvt.rn.satfinite.e4m3x2.f32 1.0 300
+  gpucvt eval cvt.rn.f16x2.e4m3x2 0x3879 --explain
+  gpucvt eval 'mov.sat ub <- f' 300.5 --cr0 rtz
+  printf 'cvt.rn.f16.f32 0x3f800000\\n' | gpucvt eval --batch --target sm_90
+
+Batch lines are <instruction> <operand>..., operands as 0x hex bit patterns of their natural
+widths in instruction order (d, a, b: a then b; x4 forms: a b e f rbits; cvt.pack with c:
+a b c). Each input line gives exactly one output line: the destination as 0x hex padded to
+the destination type's width, or error: <message>.";
 
 const ROUND_HELP: &str = "\
 Without --from, the number is converted exactly from its text (a decimal that is not a binary
@@ -61,6 +79,7 @@ fn main() -> ExitCode {
         Command::Formats(a) => formats::run(a),
         Command::Values(a) => values::run(a),
         Command::Round(a) => round::run(a),
+        Command::Eval(a) => eval::run(a),
     };
     match result {
         Ok(out) => match emit(&out) {

@@ -3,8 +3,11 @@
 //! Bit-exact software models of GPU conversion instructions, over the exact engine in
 //! [`gpucvt_core`] (re-exported as [`core`]).
 //!
+//! - [`instr`], [`batch`]: one instruction of any dialect, and the batch evaluator;
 //! - [`diag`]: the one diagnostic type every reader and checker returns;
 //! - [`ptx`]: the PTX dialect;
+//! - [`visa`]: the Intel vISA dialect: types, cr0, `mov` conversions, `.visaasm` reading,
+//!   checking and execution;
 //! - [`text`]: numbers as text: decimal, hexadecimal-float and raw-bit literals in, exact
 //!   decimals out.
 #![forbid(unsafe_code)]
@@ -12,6 +15,9 @@
 
 pub use gpucvt_core as core;
 
+pub mod batch;
 pub mod diag;
+pub mod instr;
 pub mod ptx;
 pub mod text;
+pub mod visa;

@@ -1,0 +1,431 @@
+//! `gpucvt eval`: evaluate one conversion instruction (PTX `cvt`/`cvt.pack`, vISA `mov`) on
+//! operand values, or a stream of them with `--batch`.
+
+use crate::common::{class_name, compact, fail, to_json, CliError};
+use gpucvt::batch::Batch;
+use gpucvt::core::convert::{convert, Conversion, Event, Flags, Policy};
+use gpucvt::core::format::Format;
+use gpucvt::core::round::{Rounding, Why};
+use gpucvt::core::value::Value;
+use gpucvt::instr::{Instr, OperandSpec, Options, Output};
+use gpucvt::ptx::target::{PtxVersion, Target};
+use gpucvt::text::{format_bits, parse_bits_named, parse_number, to_decimal};
+use gpucvt::visa::cr0::Cr0;
+use serde::Serialize;
+
+/// Options of `gpucvt eval`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The instruction without operands — a PTX form (`cvt.rn.satfinite.e4m3x2.f32`) or a
+    /// vISA move (`'mov.sat hf <- f'`) — then the source operands in instruction order:
+    /// decimals (1.5, -2), hexadecimal floats (0x1.8p3), raw bit patterns (0x3f800000), or
+    /// for packed operands a comma list of lane values, most significant lane first
+    /// (1.0,-2). Omit them with --batch. (Write `--` before an operand like -inf.)
+    #[arg(value_name = "INSTRUCTION OPERAND", allow_negative_numbers = true)]
+    pub args: Vec<String>,
+    /// Read `<instruction> <0x operand>...` lines from stdin and write one result line per
+    /// input line (`0x…` or `error: …`).
+    #[arg(long)]
+    pub batch: bool,
+    /// PTX target whose legality rules apply (sm_80, sm_90a, sm_100f, …). Without it, every
+    /// form that is legal on some target is evaluated.
+    #[arg(long, value_name = "SM")]
+    pub target: Option<String>,
+    /// PTX ISA version for the legality check (default: the newest, 9.5).
+    #[arg(long = "ptx-version", value_name = "X.Y")]
+    pub ptx_version: Option<String>,
+    /// vISA control register: a raw value (0x4C0), a preset (0: kernel entry, opencl: 0x4C0)
+    /// or a rounding mode name (rne, ru, rd, rtz).
+    #[arg(long, value_name = "CR0")]
+    pub cr0: Option<String>,
+    /// Show each lane's conversion: the exact input, its neighbours and why one was chosen.
+    #[arg(long)]
+    pub explain: bool,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn options(a: &Args) -> Result<Options, CliError> {
+    let mut o = Options::default();
+    if let Some(t) = &a.target {
+        o.target = Some(
+            t.parse::<Target>()
+                .map_err(|e| CliError(format!("--target: {e}")))?,
+        );
+    }
+    if let Some(v) = &a.ptx_version {
+        o.version = Some(
+            v.parse::<PtxVersion>()
+                .map_err(|e| CliError(format!("--ptx-version: {e}")))?,
+        );
+    }
+    if let Some(c) = &a.cr0 {
+        o.cr0 = Cr0::parse(c).map_err(|e| CliError(format!("--cr0: {e}")))?;
+    }
+    Ok(o)
+}
+
+/// Runs `gpucvt eval`.
+pub fn run(a: &Args) -> Result<String, CliError> {
+    let opts = options(a)?;
+    if a.batch {
+        if !a.args.is_empty() {
+            return fail("--batch reads instructions from stdin: give no instruction or operands on the command line");
+        }
+        if a.explain || a.json {
+            return fail("--batch writes one 0x… or error: line per input line; --explain and --json do not apply");
+        }
+        let stdin = std::io::stdin();
+        let stdout = std::io::stdout();
+        Batch::new(opts)
+            .run(stdin.lock(), std::io::BufWriter::new(stdout.lock()))
+            .map_err(|e| CliError(format!("cannot read stdin or write stdout: {e}")))?;
+        return Ok(String::new());
+    }
+    let Some((text, operands)) = a.args.split_first() else {
+        return fail(
+            "give an instruction (cvt.rn.f16.f32 1.5, or 'mov.sat hf <- f' 1.5), or --batch",
+        );
+    };
+    let instr = Instr::parse(text, &opts).map_err(CliError)?;
+    let specs = instr.operands();
+    if specs.len() != operands.len() {
+        let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+        return fail(format!(
+            "{} takes {} source operand(s) ({}), got {}",
+            instr.spelling(),
+            specs.len(),
+            names.join(", "),
+            operands.len()
+        ));
+    }
+    let mut ops = Vec::new();
+    let mut inputs = Vec::new();
+    for (spec, tok) in specs.iter().zip(operands) {
+        let (bits, note) = operand(spec, tok)?;
+        ops.push(bits);
+        inputs.push(OperandJson {
+            name: spec.name,
+            text: tok.clone(),
+            bits: format_bits(bits, spec.bits),
+            note,
+        });
+    }
+    let out = instr.eval(&ops).map_err(CliError)?;
+    let report = report(&instr, inputs, &out, a.explain);
+    if a.json {
+        to_json(&report)
+    } else {
+        Ok(text_report(&report))
+    }
+}
+
+fn is_raw_bits(tok: &str) -> bool {
+    let t = tok.strip_prefix('+').unwrap_or(tok);
+    let lower = t.to_ascii_lowercase();
+    (lower.starts_with("0x") && !lower.contains('.') && !lower.contains('p'))
+        || (lower.starts_with("0b") && !lower.contains('.') && !lower.contains('p'))
+}
+
+/// One operand's bits, and a note when a number was not exact in the operand's format.
+fn operand(spec: &OperandSpec, tok: &str) -> Result<(u64, Option<String>), CliError> {
+    let Some(f) = spec.format else {
+        let b = parse_bits_named(tok, spec.bits, spec.name)
+            .map_err(|e| CliError(format!("operand {}: {e}", spec.name)))?;
+        return Ok((b, None));
+    };
+    if is_raw_bits(tok) {
+        let b = parse_bits_named(tok, spec.bits, spec.name)
+            .map_err(|e| CliError(format!("operand {}: {e}", spec.name)))?;
+        return Ok((b, None));
+    }
+    let parts: Vec<&str> = tok.split(',').collect();
+    if parts.len() as u32 != spec.lanes {
+        return fail(format!(
+            "operand {} packs {} {} lanes: give a raw bit pattern (0x…) or {} comma-separated values, most significant lane first",
+            spec.name, spec.lanes, f.name, spec.lanes
+        ));
+    }
+    let lane_bits = spec.bits / spec.lanes;
+    let mut bits = 0u64;
+    let mut notes = Vec::new();
+    for (i, p) in parts.iter().enumerate() {
+        let (b, note) = number_in(p, &f, spec.name)?;
+        bits |= b << (lane_bits * (spec.lanes - 1 - i as u32));
+        notes.extend(note);
+    }
+    Ok((bits, (!notes.is_empty()).then(|| notes.join("; "))))
+}
+
+/// A number as an operand of format `f`: rounded to nearest for floats, exact for integers.
+fn number_in(tok: &str, f: &Format, name: &str) -> Result<(u64, Option<String>), CliError> {
+    let parsed = parse_number(tok.trim())
+        .map_err(|e| CliError(format!("operand {name}: {e}; or give raw bits as 0x…")))?;
+    let out = convert(&parsed.value, f, Rounding::RN, &Policy::default());
+    let changed = !parsed.exact
+        || out.flags.contains(Flags::INEXACT)
+        || out.flags.contains(Flags::OVERFLOW)
+        || out.flags.contains(Flags::INVALID);
+    if !f.is_float() && changed {
+        return fail(format!(
+            "operand {name} = {tok} is not a {} value (range and integrality); give it exactly, or as raw bits",
+            f.name
+        ));
+    }
+    let note = changed.then(|| {
+        format!(
+            "{tok} is not exact in {}: rounded to nearest, {}",
+            f.name,
+            to_decimal(&f.decode(out.bits))
+        )
+    });
+    Ok((out.bits, note))
+}
+
+#[derive(Serialize)]
+struct OperandJson {
+    name: &'static str,
+    text: String,
+    bits: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+}
+
+#[derive(Serialize)]
+struct LaneJson {
+    /// `[hi:lo]` of the lane in the destination.
+    field: String,
+    format: &'static str,
+    bits: String,
+    value: String,
+    class: &'static str,
+    input_format: &'static str,
+    input: String,
+    input_value: String,
+    flags: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    explain: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Report {
+    instruction: String,
+    dialect: &'static str,
+    operands: Vec<OperandJson>,
+    bits: String,
+    width: u32,
+    lanes: Vec<LaneJson>,
+}
+
+fn report(instr: &Instr, operands: Vec<OperandJson>, out: &Output, explain: bool) -> Report {
+    let lanes = out
+        .lanes
+        .iter()
+        .map(|l| {
+            let first = l.conversions[0];
+            let last = l.conversions[l.conversions.len() - 1];
+            let dst = last.dst;
+            let hi = l.shift + dst.width() - 1;
+            LaneJson {
+                field: format!("[{hi}:{}]", l.shift),
+                format: dst.name,
+                bits: format_bits(l.bits, dst.width()),
+                value: compact(&dst.decode(l.bits)),
+                class: class_name(&dst, l.bits),
+                input_format: first.src.name,
+                input: format_bits(l.input, first.src.width()),
+                input_value: compact(&first.src.decode(l.input)),
+                flags: l.flags.names(),
+                explain: if explain {
+                    explain_lane(&l.conversions, l.input)
+                } else {
+                    Vec::new()
+                },
+            }
+        })
+        .collect();
+    Report {
+        instruction: instr.spelling(),
+        dialect: match instr {
+            Instr::Ptx(_) => "ptx",
+            Instr::Visa(_) => "visa",
+        },
+        operands,
+        bits: format_bits(out.bits, out.width.min(64)),
+        width: out.width,
+        lanes,
+    }
+}
+
+fn rounding_words(r: &Rounding) -> String {
+    let words = match r.name() {
+        "rn" => "to nearest, ties to even",
+        "rna" => "to nearest, ties away from zero",
+        "rz" => "toward zero",
+        "rm" => "toward -inf",
+        "rp" => "toward +inf",
+        "rs" => "stochastic",
+        "rni" => "to an integral value, nearest even",
+        "rzi" => "to an integral value, toward zero",
+        "rmi" => "to an integral value, toward -inf",
+        "rpi" => "to an integral value, toward +inf",
+        _ => "",
+    };
+    format!("{} ({words})", r.name())
+}
+
+fn policy_words(p: &Policy) -> String {
+    let mut v = Vec::new();
+    for (on, name) in [
+        (p.flush_inputs, "flush subnormal inputs"),
+        (p.flush_outputs, "flush subnormal results"),
+        (p.sat, "sat"),
+        (p.satfinite, "satfinite"),
+        (p.relu, "relu"),
+        (p.positive_zero, "pzo"),
+    ] {
+        if on {
+            v.push(name.to_string());
+        }
+    }
+    if p.scale != 0 {
+        v.push(format!("scale 2^{}", p.scale));
+    }
+    if v.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", v.join(", "))
+    }
+}
+
+fn explain_lane(convs: &[Conversion], input: u64) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut bits = input;
+    for c in convs {
+        let (out, trace) = c.apply_traced(bits);
+        lines.push(format!(
+            "{} -> {}, {}{}",
+            c.src.name,
+            c.dst.name,
+            rounding_words(&c.rounding),
+            policy_words(&c.policy)
+        ));
+        let v = c.src.decode(bits);
+        lines.push(format!(
+            "  exact input {} = {}",
+            format_bits(bits, c.src.width()),
+            to_decimal(&v)
+        ));
+        if let Some(r) = trace.rounded {
+            let neg = v.negative && c.dst.is_signed();
+            let show = |m: &gpucvt::core::round::Magnitude| {
+                let val = Value::finite(neg, m.m, m.q);
+                match c.dst.encode(&val) {
+                    Some(b) => format!("{} = {}", format_bits(b, c.dst.width()), to_decimal(&val)),
+                    None => format!("{} (no encoding: beyond the range)", to_decimal(&val)),
+                }
+            };
+            match r.why {
+                Why::Exact => lines.push("  exact in the destination".to_string()),
+                _ => {
+                    if let Some(l) = r.lower {
+                        lines.push(format!("  neighbour toward zero     {}", show(&l)));
+                    } else {
+                        lines.push("  nothing representable toward zero".to_string());
+                    }
+                    lines.push(format!("  neighbour away from zero  {}", show(&r.upper)));
+                    let side = if r.took_upper {
+                        "away from zero"
+                    } else {
+                        "toward zero"
+                    };
+                    let why = match r.why {
+                        Why::Nearer => "it is nearer".to_string(),
+                        Why::TieEven => "a tie, and its encoding is even".to_string(),
+                        Why::TieAway => "a tie, and ties go away from zero".to_string(),
+                        Why::Directed => "the rounding direction".to_string(),
+                        Why::Stochastic {
+                            fraction,
+                            random,
+                            width,
+                        } => format!(
+                            "the discarded fraction {fraction:#x} plus the random bits {random:#x} {} out of {width} bits",
+                            if r.took_upper { "carry" } else { "do not carry" }
+                        ),
+                        Why::Forced => "nothing is representable below it".to_string(),
+                        Why::Exact => unreachable!(),
+                    };
+                    lines.push(format!("  chose the neighbour {side}: {why}"));
+                }
+            }
+        }
+        for e in &trace.events {
+            if let Some(t) = event_words(e) {
+                lines.push(format!("  {t}"));
+            }
+        }
+        lines.push(format!(
+            "  = {} ({})",
+            format_bits(out.bits, c.dst.width()),
+            to_decimal(&c.dst.decode(out.bits))
+        ));
+        bits = out.bits;
+    }
+    lines
+}
+
+fn event_words(e: &Event) -> Option<String> {
+    Some(
+        match e {
+            Event::FlushedInput => "the subnormal input was flushed to zero",
+            Event::Scaled(k) => return Some(format!("the input was scaled by 2^{k}")),
+            Event::NanResult => "NaN input: the NaN result",
+            Event::NanToNumber => "NaN input: the destination's rule gives a number",
+            Event::SignDropped => "the destination has no sign: the magnitude was used",
+            Event::ClampedUnit => ".sat clamped the value to [0, 1]",
+            Event::Relu => ".relu: negative (or -0) became +0",
+            Event::Rounded => return None,
+            Event::OverflowToMax => "overflow: the largest finite value",
+            Event::OverflowToInfinity => "overflow: infinity",
+            Event::OverflowToNan => "overflow: NaN (the format has no infinity)",
+            Event::ClampedRange => "out of range: clamped to the destination's range",
+            Event::Wrapped => "out of range: the low bits were kept",
+            Event::FlushedOutput => "the subnormal result was flushed to zero",
+            Event::PositiveZero => "-0 became +0",
+            Event::NoZero => "the format has no zero: its smallest value",
+        }
+        .to_string(),
+    )
+}
+
+fn text_report(r: &Report) -> String {
+    let mut s = format!("{}\n", r.instruction);
+    for o in &r.operands {
+        s.push_str(&format!("  {} = {} ({})\n", o.name, o.text, o.bits));
+        if let Some(n) = &o.note {
+            s.push_str(&format!("      note: {n}\n"));
+        }
+    }
+    s.push_str(&format!("d = {}\n", r.bits));
+    for l in &r.lanes {
+        s.push_str(&format!(
+            "  d{:<8} {:<6} {:<12} {:<24} from {} {}{}\n",
+            l.field,
+            l.format,
+            l.bits,
+            l.value,
+            l.input_format,
+            l.input_value,
+            if l.flags.is_empty() {
+                String::new()
+            } else {
+                format!("  [{}]", l.flags.join(", "))
+            }
+        ));
+        for e in &l.explain {
+            s.push_str(&format!("      {e}\n"));
+        }
+    }
+    s
+}
