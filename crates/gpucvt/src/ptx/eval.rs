@@ -90,7 +90,8 @@ pub const CHOICES: &[Choice] = &[
     },
     Choice {
         name: "scale-nan",
-        what: "A scale factor of 0xff (the ue8m0 NaN) makes the lane's input NaN: down-conversions \
+        what:
+            "A scale factor of 0xff (the ue8m0 NaN) makes the lane's input NaN: down-conversions \
                give the destination's NaN result (+MAX_NORM for s2f6 and formats without NaN), \
                up-conversions the canonical NaN.",
     },
@@ -362,7 +363,9 @@ pub fn evaluate(form: &CvtForm, operands: &[u64]) -> Result<Evaluation, EvalErro
     let inputs: Vec<u64> = if form.atype.lanes() > 1 {
         let a = get(Role::A).unwrap_or(0);
         let (n, lb) = (form.atype.lanes(), form.atype.lane_bits());
-        (0..n).map(|k| (a >> (lb * (n - 1 - k))) & mask(lb)).collect()
+        (0..n)
+            .map(|k| (a >> (lb * (n - 1 - k))) & mask(lb))
+            .collect()
     } else {
         [Role::A, Role::B, Role::E, Role::F]
             .into_iter()
@@ -377,11 +380,8 @@ pub fn evaluate(form: &CvtForm, operands: &[u64]) -> Result<Evaluation, EvalErro
     let rounding = rounding_of(form);
     let base = policy_of(form, &src, &dst);
     let divide = form.dtype.lane_bits() < form.atype.lane_bits();
-    let scale_operand = get(Role::Scale).unwrap_or(if scale_bits(form) == 8 {
-        0x7f
-    } else {
-        0x7f7f
-    });
+    let scale_operand =
+        get(Role::Scale).unwrap_or(if scale_bits(form) == 8 { 0x7f } else { 0x7f7f });
     let mut out = Evaluation {
         bits: 0,
         width: form.dtype.bits(),
@@ -480,7 +480,9 @@ pub fn extend_to_register(dtype: PtxType, value: u64, reg_bits: u32) -> u64 {
     let w = if dtype.kind() == Kind::Packed || dtype.lanes() > 1 {
         dtype.bits()
     } else {
-        dtype.lane_format().map_or(dtype.bits(), |f| f.width().max(dtype.bits()))
+        dtype
+            .lane_format()
+            .map_or(dtype.bits(), |f| f.width().max(dtype.bits()))
     };
     let value = value & mask(w);
     let out = if dtype.kind() == Kind::Signed && w < 64 && (value >> (w - 1)) & 1 == 1 {
@@ -568,7 +570,7 @@ mod tests {
         let mut f = form(S2f6x2, F32, Some(RoundMod::Rn));
         f.satfinite = true;
         assert_eq!(eval(&f, &[0x3f80_0000, 0xc080_0000]), 0x4080); // 1.0, -4.0 → -2.0
-        // Scale 2^1 on a: 1.0 / 2 = 0.5 (0x20); scale NaN on b: +MAX_NORM.
+                                                                   // Scale 2^1 on a: 1.0 / 2 = 0.5 (0x20); scale NaN on b: +MAX_NORM.
         f.scaled = Some(Scaled::N2Ue8m0);
         assert_eq!(eval(&f, &[0x3f80_0000, 0x3f80_0000, 0x80ff]), 0x207f);
         let mut f = form(Bf16x2, S2f6x2, Some(RoundMod::Rn));

@@ -84,6 +84,68 @@ pub enum Scaled {
     N1Ue8m0,
 }
 
+/// A boolean modifier of `cvt` (everything but rounding and `.scaled::…`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Modifier {
+    /// `.ftz`
+    Ftz,
+    /// `.sat`
+    Sat,
+    /// `.relu`
+    Relu,
+    /// `.satfinite`
+    Satfinite,
+    /// `.pzo`
+    Pzo,
+}
+
+impl Modifier {
+    /// Every boolean modifier.
+    pub const ALL: [Modifier; 5] = [
+        Modifier::Ftz,
+        Modifier::Sat,
+        Modifier::Relu,
+        Modifier::Satfinite,
+        Modifier::Pzo,
+    ];
+
+    /// The name without the dot.
+    pub fn name(self) -> &'static str {
+        match self {
+            Modifier::Ftz => "ftz",
+            Modifier::Sat => "sat",
+            Modifier::Relu => "relu",
+            Modifier::Satfinite => "satfinite",
+            Modifier::Pzo => "pzo",
+        }
+    }
+
+    /// Looks a modifier up by name, with or without the dot.
+    pub fn from_name(name: &str) -> Option<Modifier> {
+        let name = name.strip_prefix('.').unwrap_or(name);
+        Modifier::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+impl Scaled {
+    /// The qualifier without the dot (`scaled::n2::ue8m0`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Scaled::N2Ue8m0 => "scaled::n2::ue8m0",
+            Scaled::N1Ue8m0 => "scaled::n1::ue8m0",
+        }
+    }
+
+    /// Looks the qualifier up by name, with or without the dot.
+    pub fn from_name(name: &str) -> Option<Scaled> {
+        match name.strip_prefix('.').unwrap_or(name) {
+            "scaled::n2::ue8m0" => Some(Scaled::N2Ue8m0),
+            "scaled::n1::ue8m0" => Some(Scaled::N1Ue8m0),
+            _ => None,
+        }
+    }
+}
+
 /// A `cvt` or `cvt.pack` form, without operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CvtForm {
@@ -126,6 +188,28 @@ impl CvtForm {
             dtype,
             atype,
             ctype: None,
+        }
+    }
+
+    /// Whether the boolean modifier `m` is set.
+    pub fn has(&self, m: Modifier) -> bool {
+        match m {
+            Modifier::Ftz => self.ftz,
+            Modifier::Sat => self.sat,
+            Modifier::Relu => self.relu,
+            Modifier::Satfinite => self.satfinite,
+            Modifier::Pzo => self.pzo,
+        }
+    }
+
+    /// Sets or clears the boolean modifier `m`.
+    pub fn set(&mut self, m: Modifier, on: bool) {
+        match m {
+            Modifier::Ftz => self.ftz = on,
+            Modifier::Sat => self.sat = on,
+            Modifier::Relu => self.relu = on,
+            Modifier::Satfinite => self.satfinite = on,
+            Modifier::Pzo => self.pzo = on,
         }
     }
 

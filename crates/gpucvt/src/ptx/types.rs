@@ -52,6 +52,10 @@ pub enum PtxType {
     E2m3x4,
     E3m2x4,
     E2m1x4,
+    U4,
+    S4,
+    U2,
+    S2,
 }
 
 /// The basic kind of a PTX type.
@@ -74,7 +78,9 @@ pub enum Kind {
 use PtxType::*;
 
 /// `(type, name, bits, kind, lane format, lanes)`
-const TABLE: &[(PtxType, &str, u32, Kind, Option<Format>, u32)] = &[
+type Row = (PtxType, &'static str, u32, Kind, Option<Format>, u32);
+
+const TABLE: &[Row] = &[
     (S8, "s8", 8, Kind::Signed, Some(format::S8), 1),
     (S16, "s16", 16, Kind::Signed, Some(format::S16), 1),
     (S32, "s32", 32, Kind::Signed, Some(format::S32), 1),
@@ -121,14 +127,23 @@ const TABLE: &[(PtxType, &str, u32, Kind, Option<Format>, u32)] = &[
     (E2m3x4, "e2m3x4", 32, Kind::Packed, Some(format::E2M3), 4),
     (E3m2x4, "e3m2x4", 32, Kind::Packed, Some(format::E3M2), 4),
     (E2m1x4, "e2m1x4", 16, Kind::Packed, Some(format::E2M1), 4),
+    // Sub-byte integer types: only `cvt.pack`'s convert types.
+    (U4, "u4", 4, Kind::Unsigned, Some(format::U4), 1),
+    (S4, "s4", 4, Kind::Signed, Some(format::S4), 1),
+    (U2, "u2", 2, Kind::Unsigned, Some(format::U2), 1),
+    (S2, "s2", 2, Kind::Signed, Some(format::S2), 1),
 ];
 
 impl PtxType {
-    fn row(self) -> &'static (PtxType, &'static str, u32, Kind, Option<Format>, u32) {
-        TABLE
-            .iter()
-            .find(|r| r.0 == self)
-            .expect("every PtxType has a row")
+    fn row(self) -> &'static Row {
+        // The table is in declaration order; fall back to a search if it ever is not.
+        match TABLE.get(self as usize) {
+            Some(r) if r.0 == self => r,
+            _ => TABLE
+                .iter()
+                .find(|r| r.0 == self)
+                .expect("every PtxType has a row"),
+        }
     }
 
     /// Every type.
@@ -171,6 +186,136 @@ impl PtxType {
     /// bits wide; 4 for `e2m1x2`).
     pub fn lane_bits(self) -> u32 {
         self.bits() / self.lanes()
+    }
+}
+
+impl PtxType {
+    /// Whether this is an integer type (`.uN`/`.sN`, including `cvt.pack`'s `.u2 … .s4`).
+    pub fn is_int(self) -> bool {
+        matches!(self.kind(), Kind::Signed | Kind::Unsigned)
+    }
+
+    /// Whether this is a bit-size type (`.bN`).
+    pub fn is_bits(self) -> bool {
+        self.kind() == Kind::Bits
+    }
+
+    /// Whether this is a sub-word type whose use PTX restricts (ISA §5.2.1: "the `.u8`,
+    /// `.s8` and `.b8` instruction types are restricted to `ld`, `st` and `cvt`
+    /// instructions"). `cvt` takes them as instruction types, and 8-bit registers as operands
+    /// of any integer type of at most 8 bits.
+    pub fn is_restricted_sub_word(self) -> bool {
+        matches!(self, PtxType::U8 | PtxType::S8 | PtxType::B8)
+    }
+
+    /// Whether a register can be declared with this type (`.reg .f16x2 %h;`): the fundamental
+    /// types of PTX ISA §5.2.1. The alternate formats (`.bf16`, `.tf32`, `.e4m3`, …) and the
+    /// other packed types are instruction types only; their values live in `.bN` registers.
+    pub fn is_register_type(self) -> bool {
+        use PtxType::*;
+        matches!(
+            self,
+            S8 | S16
+                | S32
+                | S64
+                | U8
+                | U16
+                | U32
+                | U64
+                | B8
+                | B16
+                | B32
+                | B64
+                | B128
+                | F16
+                | F16x2
+                | F32
+                | F64
+                | Pred
+        )
+    }
+}
+
+/// PTX's type-checking rule for an operand whose register has the same size as the instruction
+/// type (PTX ISA §9.4.1, Table 27): the same type; signed and unsigned integers of the same
+/// size; a bit-size type with any register of its size, and a bit-size register with any
+/// instruction type of its size; `.f16x2` with `.b32`.
+///
+/// ```
+/// use gpucvt::ptx::types::{same_size_compatible, PtxType::*};
+/// assert!(same_size_compatible(S32, U32));
+/// assert!(same_size_compatible(B16, F16) && same_size_compatible(F16, B16));
+/// assert!(!same_size_compatible(F32, S32));
+/// assert!(!same_size_compatible(F32, F16x2));
+/// assert!(!same_size_compatible(U16, U32));
+/// ```
+pub fn same_size_compatible(instr: PtxType, reg: PtxType) -> bool {
+    if instr == reg {
+        return true;
+    }
+    if instr.bits() != reg.bits() || instr == PtxType::Pred || reg == PtxType::Pred {
+        return false;
+    }
+    instr.is_bits() || reg.is_bits() || (instr.is_int() && reg.is_int())
+}
+
+/// The relaxed rule for an operand held in a register wider than the instruction type (PTX ISA
+/// §9.4.1, Table 28, and the `cvt` notes of §4.15): integer and bit-size instruction types take
+/// any integer or bit-size register at least as wide; floating-point instruction types take
+/// their own type or any bit-size register at least as wide. Registers narrower than the
+/// instruction type never fit.
+///
+/// ```
+/// use gpucvt::ptx::types::{wide_compatible, PtxType::*};
+/// assert!(wide_compatible(U8, S32) && wide_compatible(F16, B64));
+/// assert!(!wide_compatible(F16, F32) && !wide_compatible(U32, U16));
+/// ```
+pub fn wide_compatible(instr: PtxType, reg: PtxType) -> bool {
+    if instr == reg {
+        return true;
+    }
+    if reg.bits() < instr.bits() || instr == PtxType::Pred || reg == PtxType::Pred {
+        return false;
+    }
+    if instr.is_int() || instr.is_bits() {
+        reg.is_int() || reg.is_bits()
+    } else {
+        reg.is_bits()
+    }
+}
+
+/// The type of a declared register: a scalar, or a `.v2`/`.v4` vector of scalars.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RegType {
+    /// The element type.
+    pub ty: PtxType,
+    /// 1 for a scalar, 2 or 4 for `.v2`/`.v4`.
+    pub lanes: u8,
+}
+
+impl RegType {
+    /// A scalar register of type `ty`.
+    pub const fn scalar(ty: PtxType) -> RegType {
+        RegType { ty, lanes: 1 }
+    }
+
+    /// Whether this is a vector register.
+    pub fn is_vector(self) -> bool {
+        self.lanes > 1
+    }
+
+    /// Total width in bits.
+    pub fn bits(self) -> u32 {
+        self.ty.bits() * u32::from(self.lanes)
+    }
+}
+
+impl core::fmt::Display for RegType {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        if self.lanes > 1 {
+            write!(f, ".v{} ", self.lanes)?;
+        }
+        write!(f, ".{}", self.ty.name())
     }
 }
 

@@ -1,0 +1,22 @@
+//! The PTX dialect: types, `cvt`/`cvt.pack` forms, legality and evaluation.
+//!
+//! - [`types`]: every PTX type as data, registers, operand type-compatibility;
+//! - [`form`]: the canonical form of a `cvt`/`cvt.pack` (types and modifiers);
+//! - [`target`]: targets (`sm_10` … `sm_121a`, `a`/`f` variants, families) and PTX versions;
+//! - [`lexer`], [`parse`]: PTX text to tokens, one instruction, or a whole module, with spans;
+//! - [`legality`]: what ptxas accepts, per target and PTX version, with diagnostics;
+//! - [`eval`]: evaluation of a legal form.
+
+pub mod eval;
+pub mod form;
+pub mod legality;
+pub mod lexer;
+pub mod parse;
+pub mod target;
+pub mod types;
+
+pub use form::{CvtForm, Modifier, RoundMod, Scaled};
+pub use legality::{check, check_file, check_form, legal_forms, legal_somewhere, OperandShape};
+pub use parse::{parse_file, parse_instruction, Instruction, PtxFile};
+pub use target::{PtxVersion, Target};
+pub use types::{PtxType, RegType};
