@@ -127,3 +127,75 @@ pub fn formats_up_to(bits: u32) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// What a subcommand prints on stdout and the exit code it ends with (0 unless the
+/// subcommand's contract says otherwise, e.g. `check` exits with 1 when it finds errors).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Done {
+    /// The text for stdout.
+    pub out: String,
+    /// The text for stderr (diagnostics of a failed run), written after `out`.
+    pub err: String,
+    /// The exit code.
+    pub code: u8,
+}
+
+impl Done {
+    /// Output with exit code 0.
+    pub fn ok(out: String) -> Done {
+        Done {
+            out,
+            err: String::new(),
+            code: 0,
+        }
+    }
+}
+
+/// The dialect of a source file, from its extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// `.ptx`
+    Ptx,
+    /// `.visaasm`
+    Visa,
+}
+
+/// Reads a source file and tells its dialect by extension (`.ptx` or `.visaasm`).
+pub fn read_source(path: &std::path::Path) -> Result<(Dialect, String), CliError> {
+    let dialect = match path.extension().and_then(|e| e.to_str()) {
+        Some(e) if e.eq_ignore_ascii_case("ptx") => Dialect::Ptx,
+        Some(e) if e.eq_ignore_ascii_case("visaasm") => Dialect::Visa,
+        _ => {
+            return fail(format!(
+                "cannot tell the dialect of {}: the file name must end in .ptx (NVIDIA PTX) or .visaasm (Intel vISA assembly)",
+                path.display()
+            ))
+        }
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?;
+    Ok((dialect, text))
+}
+
+/// Parses `--target` and `--ptx-version`.
+pub fn ptx_options(
+    target: Option<&str>,
+    version: Option<&str>,
+) -> Result<
+    (
+        Option<gpucvt::ptx::target::Target>,
+        Option<gpucvt::ptx::target::PtxVersion>,
+    ),
+    CliError,
+> {
+    let t = target
+        .map(|t| t.parse().map_err(|e| CliError(format!("--target: {e}"))))
+        .transpose()?;
+    let v = version
+        .map(|v| {
+            v.parse()
+                .map_err(|e| CliError(format!("--ptx-version: {e}")))
+        })
+        .transpose()?;
+    Ok((t, v))
+}

@@ -76,6 +76,65 @@ impl Diagnostic {
     }
 }
 
+impl Severity {
+    /// `error` or `warning`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+impl Diagnostic {
+    /// The diagnostic as a compiler prints it: `path:line:col: error[rule]: message`, then
+    /// the source line with its number and a caret line under the span (`^^^`, at least one
+    /// caret; a span that runs past the end of its line is underlined to the end of the line).
+    /// Tabs before the span are kept in the caret line so that the carets line up. Without a
+    /// usable position (line 0, or a line past the end of `source`) only the first line is
+    /// written, as `path: error[rule]: message`. No colour, ends with a newline.
+    ///
+    /// ```
+    /// use gpucvt::diag::{Diagnostic, Span};
+    /// let src = "a\n\tcvt.f16.f32 %h, %f;\n";
+    /// let d = Diagnostic::error("ptx.rounding-required", "needs a rounding", Span::locate(src, 3, 14));
+    /// assert_eq!(
+    ///     d.render("k.ptx", src),
+    ///     "k.ptx:2:2: error[ptx.rounding-required]: needs a rounding\n  |\n2 | \tcvt.f16.f32 %h, %f;\n  | \t^^^^^^^^^^^\n"
+    /// );
+    /// ```
+    pub fn render(&self, path: &str, source: &str) -> String {
+        let head = format!("{}[{}]: {}", self.severity.name(), self.rule, self.message);
+        let line_text = (self.span.line > 0)
+            .then(|| source.split('\n').nth(self.span.line as usize - 1))
+            .flatten()
+            .map(|l| l.strip_suffix('\r').unwrap_or(l));
+        let Some(line_text) = line_text else {
+            return format!("{path}: {head}\n");
+        };
+        let number = self.span.line.to_string();
+        let pad = " ".repeat(number.len());
+        let col = self.span.col.max(1) as usize - 1;
+        let chars: Vec<char> = line_text.chars().collect();
+        let lead: String = chars
+            .iter()
+            .take(col)
+            .map(|&c| if c == '\t' { '\t' } else { ' ' })
+            .collect();
+        let width = source
+            .get(self.span.start..self.span.end)
+            .map_or(1, |t| t.split('\n').next().unwrap_or("").chars().count())
+            .min(chars.len().saturating_sub(col))
+            .max(1);
+        format!(
+            "{path}:{}:{}: {head}\n{pad} |\n{number} | {line_text}\n{pad} | {lead}{}\n",
+            self.span.line,
+            self.span.col,
+            "^".repeat(width)
+        )
+    }
+}
+
 impl fmt::Display for Diagnostic {
     /// `line:col: error[rule]: message`
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

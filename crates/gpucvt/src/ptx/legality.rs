@@ -1861,6 +1861,30 @@ pub fn check_file(
     out
 }
 
+/// Reads and checks a PTX text: the reader's diagnostics ([`PtxFile::diagnostics`]) and
+/// [`check_file`]'s, in source order (by position; the reader's first at equal positions),
+/// without duplicates. This is what `gpucvt check` prints for a `.ptx` file.
+///
+/// ```
+/// use gpucvt::ptx::legality::check_source;
+/// let src = ".version 8.0\n.target sm_90\n.entry k()\n{\n .reg .f32 %f;\n .reg .b16 %h;\n cvt.f16.f32 %h, %f;\n}\n";
+/// let d = check_source(src, None, None);
+/// assert_eq!((d[0].rule, d[0].span.line, d[0].span.col), ("ptx.rounding-required", 7, 2));
+/// ```
+pub fn check_source(
+    src: &str,
+    target: Option<Target>,
+    version: Option<PtxVersion>,
+) -> Vec<Diagnostic> {
+    let file = super::parse::parse_file(src);
+    let mut all = file.diagnostics.clone();
+    all.extend(check_file(&file, target, version));
+    let mut seen = HashSet::new();
+    all.retain(|d| seen.insert(d.clone()));
+    all.sort_by_key(|d| (d.span.line, d.span.col));
+    all
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

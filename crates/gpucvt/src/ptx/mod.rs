@@ -5,13 +5,17 @@
 //! - [`target`]: targets (`sm_10` … `sm_121a`, `a`/`f` variants, families) and PTX versions;
 //! - [`lexer`], [`parse`]: PTX text to tokens, one instruction, or a whole module, with spans;
 //! - [`legality`]: what ptxas accepts, per target and PTX version, with diagnostics;
-//! - [`eval`]: evaluation of a legal form.
+//! - [`eval`]: evaluation of a legal form;
+//! - [`run`]: running the straight-line `mov`/`cvt` statements of one entry;
+//! - [`table`]: the ISA's conversion tables (15 and 16), computed from the legality rules.
 
 pub mod eval;
 pub mod form;
 pub mod legality;
 pub mod lexer;
 pub mod parse;
+pub mod run;
+pub mod table;
 pub mod target;
 pub mod types;
 

@@ -384,6 +384,23 @@ pub fn base_element(row: u64, col: u64, size: u32, grf_bytes: u32) -> u64 {
 
 const EXEC_SIZES: [u64; 6] = [1, 2, 4, 8, 16, 32];
 
+/// Reads and checks a `.visaasm` text: the reader's diagnostics and [`check`]'s, in source
+/// order (by position; the reader's first at equal positions). This is what `gpucvt check`
+/// prints for a `.visaasm` file.
+///
+/// ```
+/// use gpucvt::visa::check::{check_source, CheckOptions};
+/// let src = ".decl A v_type=G type=f num_elts=8\n.decl B v_type=G type=hf num_elts=8\nmov (M1, 8) B(0,0)<1> Z(0,0)<1;1,0>\n";
+/// let d = check_source(src, &CheckOptions::default());
+/// assert_eq!(d[0].span.line, 3);
+/// ```
+pub fn check_source(text: &str, opts: &CheckOptions) -> Vec<Diagnostic> {
+    let (k, mut all) = super::asm::parse(text);
+    all.extend(check(&k, opts));
+    all.sort_by_key(|d| (d.span.line, d.span.col));
+    all
+}
+
 /// Checks a parsed kernel. The diagnostics are in source order.
 pub fn check(k: &Kernel, opts: &CheckOptions) -> Vec<Diagnostic> {
     let (table, mut diags) = symbols_and_diags(k);

@@ -456,6 +456,104 @@ fn run_mov(
     })
 }
 
+/// Reads one element value given as text for a variable of type `ty` (what `gpucvt run
+/// --set` does): `0`/`1`/`true`/`false` for predicates; raw bits `0x…`/`0b…` (without a point
+/// or an exponent) of the element's width; otherwise a number — decimal or hexadecimal float
+/// — rounded to nearest even for float types, exact and in range for integer types.
+///
+/// ```
+/// use gpucvt::visa::{exec::parse_element, types::VisaType};
+/// assert_eq!(parse_element(VisaType::Hf, "1.5"), Ok(0x3e00));
+/// assert_eq!(parse_element(VisaType::B, "-2"), Ok(0xfe));
+/// assert_eq!(parse_element(VisaType::F, "0x3f800000"), Ok(0x3f80_0000));
+/// assert!(parse_element(VisaType::Ub, "256").is_err());
+/// ```
+///
+/// # Errors
+/// A message saying what was expected.
+pub fn parse_element(ty: VisaType, text: &str) -> Result<u64, String> {
+    use crate::text::{parse_bits_named, parse_number};
+    use gpucvt_core::convert::{convert, Policy};
+    use gpucvt_core::round::Rounding;
+    let t = text.trim();
+    if ty == VisaType::Bool {
+        return match t.to_ascii_lowercase().as_str() {
+            "0" | "false" => Ok(0),
+            "1" | "true" => Ok(1),
+            _ => Err(format!("a predicate element is 0 or 1, not {t:?}")),
+        };
+    }
+    let f = ty.element_format();
+    let lower = t.to_ascii_lowercase();
+    if (lower.starts_with("0x") || lower.starts_with("0b"))
+        && !lower.contains('.')
+        && !lower.contains('p')
+    {
+        return parse_bits_named(t, f.width(), ty.name()).map_err(|e| e.to_string());
+    }
+    let parsed = parse_number(t).map_err(|e| e.to_string())?;
+    let out = convert(&parsed.value, &f, Rounding::RN, &Policy::default());
+    let changed = !parsed.exact
+        || out.flags.contains(Flags::INEXACT)
+        || out.flags.contains(Flags::OVERFLOW)
+        || out.flags.contains(Flags::INVALID);
+    if !ty.is_float() && changed {
+        return Err(format!(
+            "{t} is not a {} value (an integer of its range); or give raw bits as 0x…",
+            ty.doc_name()
+        ));
+    }
+    Ok(out.bits)
+}
+
+/// Reads a variable's initial elements, `[1.0,2.5,…]` or `1.0,2.5,…` (element 0 first), each
+/// read by [`parse_element`] for the variable's declared type; the value for `name` in the
+/// form [`execute`] takes.
+///
+/// ```
+/// use gpucvt::visa::{asm::parse, exec::initial_value};
+/// let (k, _) = parse(".decl V v_type=G type=hf num_elts=4\n");
+/// assert_eq!(initial_value(&k, "V", "[1.0, -2]").unwrap().1, vec![0x3c00, 0xc000]);
+/// assert!(initial_value(&k, "W", "1").is_err());
+/// ```
+///
+/// # Errors
+/// An undeclared variable, too many elements, or an element that does not parse.
+pub fn initial_value(k: &Kernel, name: &str, text: &str) -> Result<(String, Vec<u64>), String> {
+    let syms = symbols(k);
+    let Some(v) = syms.get(name) else {
+        let mut names: Vec<&str> = k.decls.iter().map(|d| d.name.as_str()).collect();
+        names.sort_unstable();
+        return Err(format!(
+            "{name} is not declared; declared: {}",
+            names.join(", ")
+        ));
+    };
+    let ty = match v.kind {
+        super::asm::VarKind::Predicate => VisaType::Bool,
+        _ => {
+            v.ty.ok_or_else(|| format!("{name} has no type that can be set"))?
+        }
+    };
+    let body = text.trim();
+    let body = body
+        .strip_prefix('[')
+        .and_then(|b| b.strip_suffix(']'))
+        .unwrap_or(body);
+    let elems = body
+        .split(',')
+        .map(|e| parse_element(ty, e).map_err(|m| format!("{name}: {m}")))
+        .collect::<Result<Vec<u64>, String>>()?;
+    if elems.len() as u64 > v.num_elts {
+        return Err(format!(
+            "{} values for {name}, which has {} elements",
+            elems.len(),
+            v.num_elts
+        ));
+    }
+    Ok((name.to_string(), elems))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

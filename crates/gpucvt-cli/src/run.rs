@@ -1,0 +1,347 @@
+//! `gpucvt run FILE`: execute the straight-line conversions of a PTX entry
+//! ([`gpucvt::ptx::run`]) or of a vISA kernel ([`gpucvt::visa::exec`]) and print the final
+//! value of every register or variable written.
+//!
+//! A file with errors, or a statement that cannot run (a register read before it has a
+//! value), prints its diagnostics on stderr and exits with 1; bad options exit with 2.
+
+use crate::common::{ptx_options, read_source, table, to_json, CliError, Dialect, Done};
+use gpucvt::diag::Diagnostic;
+use gpucvt::ptx::parse::parse_file;
+use gpucvt::ptx::run::{run as run_ptx, RunError, RunInput, RunOptions};
+use gpucvt::text::{format_bits, to_decimal, to_short};
+use gpucvt::visa::cr0::Cr0;
+use gpucvt::visa::exec::{execute, initial_value, ExecOptions};
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// Options of `gpucvt run`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The file: `.ptx` (runs one entry) or `.visaasm` (runs the kernel).
+    pub file: PathBuf,
+    /// PTX: the entry (or function with a body) to run; default: the only `.entry`.
+    #[arg(long, value_name = "NAME")]
+    pub entry: Option<String>,
+    /// An initial value, repeatable. PTX: `%f1=1.5`, `%r2=0x3f800000`, `%h=1.0,-2` (packed
+    /// lanes, most significant first), `%p=1`, read for the register's declared type. vISA:
+    /// `V33=[1.0,2.5,…]`, element 0 first, read for the variable's type.
+    #[arg(long = "set", value_name = "NAME=VALUE", allow_hyphen_values = true)]
+    pub set: Vec<String>,
+    /// PTX target for the legality check; default: the file's `.target`.
+    #[arg(long, value_name = "SM")]
+    pub target: Option<String>,
+    /// PTX ISA version for the legality check; default: the file's `.version`.
+    #[arg(long = "ptx-version", value_name = "X.Y")]
+    pub ptx_version: Option<String>,
+    /// vISA: the control register at kernel entry: a raw value (0x4C0), a preset (0, opencl)
+    /// or a rounding mode (rne, ru, rd, rtz). Default: 0, the kernel-entry value.
+    #[arg(long, value_name = "CR0")]
+    pub cr0: Option<String>,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `gpucvt run`.
+pub fn run(a: &Args) -> Result<Done, CliError> {
+    let (dialect, text) = read_source(&a.file)?;
+    let path = a.file.display().to_string();
+    let sets = a
+        .set
+        .iter()
+        .map(|s| {
+            s.split_once('=')
+                .map(|(n, v)| (n.trim().to_string(), v.to_string()))
+                .ok_or_else(|| {
+                    CliError(format!(
+                        "--set {s:?}: write NAME=VALUE (e.g. --set %f1=1.5 or --set V=[1.0,2.5])"
+                    ))
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    match dialect {
+        Dialect::Ptx => {
+            if a.cr0.is_some() {
+                return Err(CliError("--cr0 applies to .visaasm files only".to_string()));
+            }
+            ptx(a, &path, &text, sets)
+        }
+        Dialect::Visa => {
+            if a.target.is_some() || a.ptx_version.is_some() || a.entry.is_some() {
+                return Err(CliError(
+                    "--entry, --target and --ptx-version apply to .ptx files only".to_string(),
+                ));
+            }
+            visa(a, &path, &text, sets)
+        }
+    }
+}
+
+fn failed(path: &str, text: &str, diags: &[Diagnostic], what: &str) -> Done {
+    let mut err = String::new();
+    for d in diags {
+        err.push_str(&d.render(path, text));
+    }
+    err.push_str(&format!("{path}: {what}\n"));
+    Done {
+        out: String::new(),
+        err,
+        code: 1,
+    }
+}
+
+#[derive(Serialize)]
+struct RegJson {
+    name: String,
+    #[serde(rename = "type")]
+    ty: &'static str,
+    written_as: &'static str,
+    bits: String,
+    value: String,
+}
+
+#[derive(Serialize)]
+struct NoteJson {
+    line: u32,
+    column: u32,
+    severity: &'static str,
+    message: String,
+    rule: &'static str,
+}
+
+#[derive(Serialize)]
+struct PtxJson {
+    entry: String,
+    executed: usize,
+    registers: Vec<RegJson>,
+    notes: Vec<NoteJson>,
+}
+
+fn ptx(a: &Args, path: &str, text: &str, sets: Vec<(String, String)>) -> Result<Done, CliError> {
+    let (target, version) = ptx_options(a.target.as_deref(), a.ptx_version.as_deref())?;
+    let file = parse_file(text);
+    let inputs: Vec<RunInput> = sets
+        .into_iter()
+        .map(|(name, value)| RunInput { name, value })
+        .collect();
+    let opts = RunOptions {
+        entry: a.entry.clone(),
+        target,
+        version,
+    };
+    let r = match run_ptx(&file, &inputs, &opts) {
+        Ok(r) => r,
+        Err(RunError::Input(m)) => return Err(CliError(m)),
+        Err(RunError::Invalid(d)) => {
+            return Ok(failed(
+                path,
+                text,
+                &d,
+                "the file has errors (see gpucvt check); nothing was run",
+            ))
+        }
+        Err(RunError::Stopped(d)) => {
+            return Ok(failed(path, text, &[d], "execution stopped"));
+        }
+    };
+    let regs: Vec<RegJson> = r
+        .written
+        .iter()
+        .map(|v| RegJson {
+            name: v.name.clone(),
+            ty: v.reg_type.name(),
+            written_as: v.written_as.name(),
+            bits: format_bits(v.bits, v.reg_type.bits().clamp(1, 64)),
+            value: v.describe(),
+        })
+        .collect();
+    let notes: Vec<NoteJson> = r
+        .notes
+        .iter()
+        .map(|d| NoteJson {
+            line: d.span.line,
+            column: d.span.col,
+            severity: d.severity.name(),
+            message: d.message.clone(),
+            rule: d.rule,
+        })
+        .collect();
+    if a.json {
+        return to_json(&PtxJson {
+            entry: r.entry,
+            executed: r.executed,
+            registers: regs,
+            notes,
+        })
+        .map(Done::ok);
+    }
+    let mut out = format!(
+        "entry {}: {} statement(s) executed, {} register(s) written\n\n",
+        r.entry,
+        r.executed,
+        regs.len()
+    );
+    let rows: Vec<Vec<String>> = regs
+        .iter()
+        .map(|g| {
+            vec![
+                g.name.clone(),
+                g.ty.to_string(),
+                g.written_as.to_string(),
+                g.bits.clone(),
+                g.value.clone(),
+            ]
+        })
+        .collect();
+    out.push_str(&table(&["register", "type", "as", "bits", "value"], &rows));
+    if !r.notes.is_empty() {
+        out.push_str("\nnotes:\n");
+        for d in &r.notes {
+            if d.span.line == 0 {
+                out.push_str(&format!("  {path}: {}\n", d.message));
+            } else {
+                out.push_str(&format!(
+                    "  {path}:{}:{}: {}\n",
+                    d.span.line, d.span.col, d.message
+                ));
+            }
+        }
+    }
+    Ok(Done::ok(out))
+}
+
+#[derive(Serialize)]
+struct ElemJson {
+    index: usize,
+    bits: String,
+    value: String,
+}
+
+#[derive(Serialize)]
+struct VarJson {
+    name: String,
+    #[serde(rename = "type")]
+    ty: &'static str,
+    elements: Vec<ElemJson>,
+}
+
+#[derive(Serialize)]
+struct VisaJson {
+    cr0: String,
+    variables: Vec<VarJson>,
+    notes: Vec<NoteJson>,
+}
+
+fn visa(a: &Args, path: &str, text: &str, sets: Vec<(String, String)>) -> Result<Done, CliError> {
+    let mut opts = ExecOptions::default();
+    if let Some(c) = &a.cr0 {
+        opts.cr0 = Cr0::parse(c).map_err(|e| CliError(format!("--cr0: {e}")))?;
+    }
+    let (kernel, reader) = gpucvt::visa::asm::parse(text);
+    let reader_errors: Vec<Diagnostic> = reader
+        .into_iter()
+        .filter(|d| d.severity == gpucvt::diag::Severity::Error)
+        .collect();
+    if !reader_errors.is_empty() {
+        return Ok(failed(
+            path,
+            text,
+            &reader_errors,
+            "the file has errors (see gpucvt check); nothing was run",
+        ));
+    }
+    let init = sets
+        .iter()
+        .map(|(n, v)| initial_value(&kernel, n, v).map_err(CliError))
+        .collect::<Result<Vec<_>, _>>()?;
+    let r = match execute(&kernel, &init, &opts) {
+        Ok(r) => r,
+        Err(d) => {
+            return Ok(failed(
+                path,
+                text,
+                &d,
+                "the file has errors (see gpucvt check); nothing was run",
+            ))
+        }
+    };
+    let vars: Vec<VarJson> = r
+        .values
+        .iter()
+        .map(|w| {
+            let f = w.ty.element_format();
+            VarJson {
+                name: w.name.clone(),
+                ty: w.ty.name(),
+                elements: w
+                    .elements
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &b)| {
+                        let v = f.decode(b);
+                        let exact = to_decimal(&v);
+                        ElemJson {
+                            index: i,
+                            bits: format_bits(b, f.width()),
+                            value: if exact.len() <= 24 {
+                                exact
+                            } else {
+                                to_short(&v, 9).to_string()
+                            },
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let notes: Vec<NoteJson> = r
+        .warnings
+        .iter()
+        .map(|d| NoteJson {
+            line: d.span.line,
+            column: d.span.col,
+            severity: d.severity.name(),
+            message: d.message.clone(),
+            rule: d.rule,
+        })
+        .collect();
+    if a.json {
+        return to_json(&VisaJson {
+            cr0: format!("{:#x}", r.cr0.raw()),
+            variables: vars,
+            notes,
+        })
+        .map(Done::ok);
+    }
+    let mut out = format!(
+        "{} mov(s) executed, {} variable(s) written; cr0 at the end: {:#x}\n",
+        r.movs.len(),
+        vars.len(),
+        r.cr0.raw()
+    );
+    for v in &vars {
+        out.push_str(&format!(
+            "\n{} ({}, {} elements)\n",
+            v.name,
+            v.ty,
+            v.elements.len()
+        ));
+        let rows: Vec<Vec<String>> = v
+            .elements
+            .iter()
+            .map(|e| vec![e.index.to_string(), e.bits.clone(), e.value.clone()])
+            .collect();
+        out.push_str(&table(&["elt", "bits", "value"], &rows));
+    }
+    if !notes.is_empty() {
+        out.push_str("\nnotes:\n");
+        for n in &notes {
+            out.push_str(&format!(
+                "  {path}:{}:{}: {}[{}]: {}\n",
+                n.line, n.column, n.severity, n.rule, n.message
+            ));
+        }
+    }
+    Ok(Done::ok(out))
+}

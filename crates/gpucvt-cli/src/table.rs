@@ -1,0 +1,105 @@
+//! `gpucvt table ptx|visa`: conversion tables computed from the implementation.
+//!
+//! - `ptx`: the ISA's Table 15 (integer and classic float types) and Table 16 (alternate
+//!   formats, with the implementation's extra formats as extra rows and columns), from the
+//!   legality rules ([`gpucvt::ptx::table`]): rows are sources, columns destinations;
+//! - `visa`: the `mov` rule of every type pair ([`gpucvt::visa::mov::rule_text`]), as a list.
+
+use crate::common::{ptx_options, CliError};
+use gpucvt::ptx::table::{method_table, TABLE_15_TYPES, TABLE_16_TYPES};
+use gpucvt::ptx::PtxType;
+use gpucvt::visa::mov::rule_text;
+use gpucvt::visa::types::VisaType;
+
+/// Which table.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Which {
+    /// PTX Tables 15 and 16 (cvt methods per source × destination).
+    Ptx,
+    /// vISA mov conversion rules for every type pair.
+    Visa,
+}
+
+/// Options of `gpucvt table`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The dialect.
+    #[arg(value_enum)]
+    pub which: Which,
+    /// PTX: only forms legal on this target (sm_80, sm_100a, …); default: legal on some
+    /// target.
+    #[arg(long, value_name = "SM")]
+    pub target: Option<String>,
+}
+
+/// Runs `gpucvt table`.
+pub fn run(a: &Args) -> Result<String, CliError> {
+    match a.which {
+        Which::Ptx => {
+            let (target, _) = ptx_options(a.target.as_deref(), None)?;
+            let on = match target {
+                Some(t) => format!("legal on {t} at PTX ISA {}", t.max_version()),
+                None => "legal on some target".to_string(),
+            };
+            let mut s = format!(
+                "Table 15: integer and float conversions (rows: source, columns: destination; a method where a cvt {on})\n\n"
+            );
+            s.push_str(&matrix(&TABLE_15_TYPES, target));
+            s.push_str(&format!(
+                "\nTable 16: alternate floating-point formats (ue5m3 and s2f6 are beyond the ISA's table; a method where a cvt {on})\n\n"
+            ));
+            s.push_str(&matrix(&TABLE_16_TYPES, target));
+            s.push_str(
+                "\nsext = sign-extend; zext = zero-extend; chop = keep only the low bits that fit;\n\
+                 s2f = signed-to-float; f2s = float-to-signed; u2f = unsigned-to-float;\n\
+                 f2u = float-to-unsigned; f2f = float-to-float; – = no cvt converts the pair.\n",
+            );
+            Ok(s)
+        }
+        Which::Visa => {
+            if a.target.is_some() {
+                return Err(CliError("--target applies to `table ptx` only".to_string()));
+            }
+            let mut s = String::new();
+            for dst in VisaType::ALL {
+                for src in VisaType::ALL {
+                    s.push_str(&rule_text(dst, src));
+                    s.push('\n');
+                }
+            }
+            Ok(s)
+        }
+    }
+}
+
+/// A square matrix over `types`, columns padded to the widest cell.
+fn matrix(types: &[PtxType], target: Option<gpucvt::ptx::Target>) -> String {
+    let cells = method_table(types, types, target);
+    let mut rows: Vec<Vec<String>> = vec![std::iter::once("src \\ dst".to_string())
+        .chain(types.iter().map(|t| t.name().to_string()))
+        .collect()];
+    for (t, row) in types.iter().zip(&cells) {
+        rows.push(
+            std::iter::once(t.name().to_string())
+                .chain(row.iter().map(|c| c.to_string()))
+                .collect(),
+        );
+    }
+    let width = rows
+        .iter()
+        .flat_map(|r| &r[1..])
+        .map(|c| c.chars().count())
+        .max()
+        .unwrap_or(0);
+    let first = rows.iter().map(|r| r[0].chars().count()).max().unwrap_or(0);
+    let mut s = String::new();
+    for r in &rows {
+        let mut line = format!("{:<first$}", r[0]);
+        for c in &r[1..] {
+            line.push_str(&format!("  {c:<width$}"));
+        }
+        s.push_str(line.trim_end());
+        s.push('\n');
+    }
+    s
+}

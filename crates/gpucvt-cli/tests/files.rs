@@ -1,0 +1,361 @@
+//! End-to-end tests of `gpucvt check` and `gpucvt run` on the example files under
+//! `examples/`: exact diagnostics (line, column, rule, message), the JSON contract, exit
+//! codes, and register values worked out by hand from the formats (the comments show the
+//! arithmetic).
+
+use serde_json::Value as Json;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs `gpucvt` from the workspace root: (exit code, stdout, stderr).
+fn gpucvt(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gpucvt"))
+        .current_dir(root())
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).expect("UTF-8 stdout"),
+        String::from_utf8(out.stderr).expect("UTF-8 stderr"),
+    )
+}
+
+/// The first lines (`file:line:col: severity[rule]: message`) of the plain output.
+fn heads(out: &str) -> Vec<&str> {
+    out.lines()
+        .filter(|l| l.contains(": error[") || l.contains(": warning["))
+        .collect()
+}
+
+#[test]
+fn check_ptx_mistakes_exact_diagnostics() {
+    let (code, out, err) = gpucvt(&["check", "examples/ptx/mistakes.ptx"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.is_empty());
+    let p = "examples/ptx/mistakes.ptx";
+    let expected = [
+        // 1. missing rounding modifier, at `cvt`
+        (
+            18,
+            5,
+            "ptx.rounding-required",
+            "cvt.f16.f32 needs a rounding modifier",
+        ),
+        // 2. illegal .sat, at `.sat`
+        (
+            20,
+            11,
+            "ptx.modifier-illegal",
+            "'.sat' does not apply to cvt.bf16x2.f32",
+        ),
+        // 3. missing .satfinite
+        (22, 5, "ptx.modifier-required", "requires '.satfinite'"),
+        // 4. wrong operand count, at the operand list
+        (
+            24,
+            22,
+            "ptx.operand-count",
+            "takes 3 operands (d, a, b), found 2",
+        ),
+        // 5. wrong register type, at `%fd1`
+        (26, 20, "ptx.register-type", "%fd1 is a .f64 register"),
+        // 6. a feature above the file's target (sm_80), at `.rs`
+        (28, 8, "ptx.target", "not supported on sm_80"),
+        // 7. unknown type, at `.f12`
+        (
+            30,
+            11,
+            "ptx.unknown-modifier",
+            "'.f12' is neither a modifier nor a type",
+        ),
+    ];
+    let h = heads(&out);
+    assert_eq!(h.len(), expected.len(), "{out}");
+    for (line, (l, c, rule, msg)) in h.iter().zip(expected) {
+        let prefix = format!("{p}:{l}:{c}: error[{rule}]: ");
+        assert!(line.starts_with(&prefix), "{line:?} vs {prefix:?}");
+        assert!(line.contains(msg), "{line:?} lacks {msg:?}");
+    }
+    // The source line and a caret under the span.
+    assert!(
+        out.contains("18 |     cvt.f16.f32 %h1, %f1;\n   |     ^^^\n"),
+        "{out}"
+    );
+    assert!(out.contains("   |           ^^^^\n"), "{out}");
+    assert!(out.ends_with("examples/ptx/mistakes.ptx: 7 errors, 0 warnings\n"));
+}
+
+#[test]
+fn check_json_contract() {
+    let (code, out, _) = gpucvt(&["check", "examples/ptx/mistakes.ptx", "--json"]);
+    assert_eq!(code, 1);
+    let v: Json = serde_json::from_str(&out).expect("JSON");
+    let arr = v.as_array().expect("an array");
+    assert_eq!(arr.len(), 7);
+    for d in arr {
+        let obj = d.as_object().expect("objects");
+        let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["column", "line", "message", "rule", "severity"]);
+        assert_eq!(obj["severity"], "error");
+    }
+    assert_eq!(arr[0]["line"], 18);
+    assert_eq!(arr[0]["column"], 5);
+    assert_eq!(arr[0]["rule"], "ptx.rounding-required");
+    assert_eq!(arr[5]["rule"], "ptx.target");
+    // A clean file: an empty array, exit 0.
+    let (code, out, _) = gpucvt(&["check", "examples/ptx/quantize_fp8.ptx", "--json"]);
+    assert_eq!((code, out.trim()), (0, "[]"));
+}
+
+#[test]
+fn check_target_override_and_exit_codes() {
+    let (code, out, _) = gpucvt(&["check", "examples/ptx/quantize_fp8.ptx"]);
+    assert_eq!(code, 0);
+    assert_eq!(out, "examples/ptx/quantize_fp8.ptx: 0 errors, 0 warnings\n");
+    // On sm_90 the FP4 conversion is not available (it points at the types).
+    let (code, out, _) = gpucvt(&[
+        "check",
+        "examples/ptx/quantize_fp8.ptx",
+        "--target",
+        "sm_90",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        heads(&out)
+            .iter()
+            .any(|l| l.starts_with("examples/ptx/quantize_fp8.ptx:34:21: error[ptx.target]: ")),
+        "{out}"
+    );
+    // Usage problems: exit 2 with one line on stderr.
+    for args in [
+        &["check", "README.md"][..],
+        &["check", "examples/ptx/no-such-file.ptx"],
+        &["check", "examples/ptx/mistakes.ptx", "--target", "sm_999x"],
+        &[
+            "check",
+            "examples/visa/f_to_hf.visaasm",
+            "--target",
+            "sm_90",
+        ],
+    ] {
+        let (code, out, err) = gpucvt(args);
+        assert_eq!(code, 2, "{args:?}");
+        assert!(out.is_empty());
+        assert!(
+            err.starts_with("error: ") && err.lines().count() == 1,
+            "{err}"
+        );
+    }
+    let (_, _, err) = gpucvt(&["check", "README.md"]);
+    assert!(err.contains(".ptx") && err.contains(".visaasm"));
+}
+
+#[test]
+fn check_visa_files() {
+    let (code, out, _) = gpucvt(&["check", "examples/visa/f_to_hf.visaasm"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "examples/visa/f_to_hf.visaasm: 0 errors, 0 warnings\n")
+    );
+    let (code, out, _) = gpucvt(&["check", "examples/visa/mistakes.visaasm", "--json"]);
+    assert_eq!(code, 1);
+    let v: Json = serde_json::from_str(&out).unwrap();
+    let arr = v.as_array().unwrap();
+    assert!(arr.iter().any(|d| d["severity"] == "warning"));
+    // Line 17: a predicate source needs an integer destination.
+    assert!(arr
+        .iter()
+        .any(|d| d["line"] == 17 && d["column"] == 1 && d["rule"] == "visa.predicate"));
+    // Diagnostics come in source order.
+    let lines: Vec<i64> = arr.iter().map(|d| d["line"].as_i64().unwrap()).collect();
+    assert!(lines.windows(2).all(|w| w[0] <= w[1]), "{lines:?}");
+}
+
+const QUANTIZE_SETS: [&str; 8] = [
+    "--set",
+    "%f1=1.0",
+    "--set",
+    "%f2=300",
+    "--set",
+    "%f3=-0.3",
+    "--set",
+    "%f4=0.0625",
+];
+
+#[test]
+fn run_quantize_kernel_exact_values() {
+    let mut args = vec!["run", "examples/ptx/quantize_fp8.ptx", "--json"];
+    args.extend(QUANTIZE_SETS);
+    let (code, out, err) = gpucvt(&args);
+    assert_eq!(code, 0, "{err}");
+    let v: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["entry"], "quantize_fp8");
+    let reg = |name: &str| -> (String, String) {
+        let r = v["registers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {out}"));
+        (
+            r["bits"].as_str().unwrap().to_string(),
+            r["value"].as_str().unwrap().to_string(),
+        )
+    };
+    let bits = |name: &str| reg(name).0;
+    // e4m3 (bias 7): 1.0 = 0 0111 000 = 0x38; 300 lies between 288 and 320 (step 32 in
+    // [256, 512)), nearer 288 = 1.125 * 2^8 = 0 1111 001 = 0x79. a is the high byte.
+    assert_eq!(reg("%h1"), ("0x3879".into(), "[1, 288]".into()));
+    // -0.3 (as f32) between 0.28125 and 0.3125 (step 1/32), nearer 0.3125 = 1.25 * 2^-2 =
+    // 1 0101 010 = 0xaa; 0.0625 = 2^-4 = 0 0011 000 = 0x18.
+    assert_eq!(bits("%h2"), "0xaa18");
+    // e5m2 (bias 15) with relu: -0.3 -> +0 = 0x00; 2^-4 = 0 01011 00 = 0x2c.
+    assert_eq!(bits("%h3"), "0x002c");
+    // e2m1: 1.0 = 0 01 0 = 0x2; 300 saturates to 6.0 = 0 11 1 = 0x7. Two lanes in a byte.
+    assert_eq!(reg("%q1"), ("0x27".into(), "[1, 6]".into()));
+    // bf16 with relu: -0.3 -> 0x0000; 2^-4: exponent 123 = 0x7b -> 0x3d80.
+    assert_eq!(bits("%r1"), "0x00003d80");
+    // e4m3x2 -> f16x2, exact: 1.0 = 0x3c00; 288 = 1.125 * 2^8: exponent 23, fraction 0x080.
+    assert_eq!(bits("%r2"), "0x3c005c80");
+    // mov.f32 0f3FC00000 = 1.5; mov.f32 0.1 (a double) rounds to f32 0x3dcccccd.
+    assert_eq!(bits("%f5"), "0x3fc00000");
+    assert_eq!(bits("%f6"), "0x3dcccccd");
+    // 1.5 = 0 0111 100 = 0x3c; 0.1 in [1/16, 1/8) with step 1/128: 12.8 steps -> 13,
+    // 0.1015625 = 1.625 * 2^-4 = 0 0011 101 = 0x1d.
+    assert_eq!(reg("%h4"), ("0x3c1d".into(), "[1.5, 0.1015625]".into()));
+    // mov.s32 -7 fills the register: 0xfffffff9.
+    assert_eq!(bits("%s2"), "0xfffffff9");
+    // cvt.pack.sat.u8.s32.b32: a = 300 -> 255 in bits 15:8, b = -7 -> 0 in bits 7:0, c = 0.
+    assert_eq!(bits("%r4"), "0x0000ff00");
+    // mov.b32 {%h2, %h1}: the first element in the low half.
+    assert_eq!(bits("%r5"), "0x3879aa18");
+    // The loads and the store are skipped with notes, at their positions.
+    let notes = v["notes"].as_array().unwrap();
+    assert!(notes.iter().any(|n| n["line"] == 26
+        && n["rule"] == "ptx.run-skipped"
+        && n["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("ld.global.v4.f32")));
+    assert!(notes.iter().any(|n| n["rule"] == "ptx.run-inexact"));
+}
+
+#[test]
+fn run_plain_output_and_errors() {
+    let mut args = vec!["run", "examples/ptx/quantize_fp8.ptx"];
+    args.extend(QUANTIZE_SETS);
+    let (code, out, _) = gpucvt(&args);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("entry quantize_fp8: 14 statement(s) executed"));
+    assert!(out.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
+        == ["%h1", "b16", "e4m3x2", "0x3879", "[1,", "288]"]));
+    // Without the loaded values: the first read of %f1 stops, with its position.
+    let (code, out, err) = gpucvt(&["run", "examples/ptx/quantize_fp8.ptx"]);
+    assert_eq!(code, 1);
+    assert!(out.is_empty());
+    assert!(err.starts_with(
+        "examples/ptx/quantize_fp8.ptx:29:46: error[ptx.run-unset]: %f1 is read but was never written nor set"
+    ), "{err}");
+    // A file with errors is not run.
+    let (code, _, err) = gpucvt(&["run", "examples/ptx/mistakes.ptx"]);
+    assert_eq!(code, 1);
+    assert!(err.ends_with("nothing was run\n"));
+    // Bad options: exit 2, one line.
+    for args in [
+        &["run", "examples/ptx/quantize_fp8.ptx", "--set", "%f1=abc"][..],
+        &["run", "examples/ptx/quantize_fp8.ptx", "--set", "%nope=1"],
+        &["run", "examples/ptx/quantize_fp8.ptx", "--set", "novalue"],
+        &["run", "examples/ptx/quantize_fp8.ptx", "--entry", "other"],
+        &["run", "examples/ptx/quantize_fp8.ptx", "--set", "%s1=1.5"],
+        &["run", "examples/ptx/quantize_fp8.ptx", "--cr0", "rtz"],
+    ] {
+        let (code, _, err) = gpucvt(args);
+        assert_eq!(code, 2, "{args:?}");
+        assert!(
+            err.starts_with("error: ") && err.lines().count() == 1,
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn run_visa_examples() {
+    // convert_uchar_sat: F -> UB with .sat; DF -> UB with .sat through W; DF -> UB raw.
+    let (code, out, err) = gpucvt(&[
+        "run",
+        "examples/visa/sat_f_to_ub.visaasm",
+        "--set",
+        "X=[-1.5,0.5,2.5,3.5,255.5,300,nan,-0.0]",
+        "--set",
+        "XD=[300,-2.5,1e10,255.5]",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Json = serde_json::from_str(&out).unwrap();
+    let var = |name: &str| -> Vec<String> {
+        v["variables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == name)
+            .unwrap()["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["bits"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Float -> int rounds toward zero (cr0 = 0): -1.5 -> 0 (clamped), 0.5 -> 0, 2.5 -> 2,
+    // 3.5 -> 3, 255.5 -> 255, 300 -> 255, NaN -> 0, -0 -> 0; then 300 -> 255, -2.5 -> 0,
+    // 1e10 -> 255, 255.5 -> 255; then the immediate 0x3210:uv gives 0, 1, 2, 3.
+    assert_eq!(
+        var("Y"),
+        [
+            "0x00", "0x00", "0x02", "0x03", "0xff", "0xff", "0x00", "0x00", "0xff", "0x00", "0xff",
+            "0xff", "0x00", "0x01", "0x02", "0x03"
+        ]
+    );
+    // Without .sat DF -> W -> UB: 300 = 0x012c -> 0x2c; -2.5 -> -2 = 0xfffe -> 0xfe;
+    // 1e10 saturates to 32767 = 0x7fff -> 0xff; 255.5 -> 255 = 0xff.
+    assert_eq!(var("YRAW"), ["0x2c", "0xfe", "0xff", "0xff"]);
+
+    // f_to_hf with cr0's rounding toward zero: 65520 -> 65504 (0x7bff) instead of +inf.
+    let (code, out, _) = gpucvt(&[
+        "run",
+        "examples/visa/f_to_hf.visaasm",
+        "--set",
+        "vector331=[1.0,65520,-2]",
+        "--cr0",
+        "rtz",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("\nvectorized_cast (hf, 32 elements)\n"),
+        "{out}"
+    );
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert!(rows.contains(&vec!["0", "0x3c00", "1"]));
+    assert!(rows.contains(&vec!["1", "0x7bff", "65504"]));
+    assert!(rows.contains(&vec!["2", "0xc000", "-2"]));
+    // The mistakes file does not run: exit 1, diagnostics on stderr.
+    let (code, _, err) = gpucvt(&["run", "examples/visa/mistakes.visaasm"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("error[visa."), "{err}");
+    // A bad element: exit 2.
+    let (code, _, err) = gpucvt(&[
+        "run",
+        "examples/visa/sat_f_to_ub.visaasm",
+        "--set",
+        "X=[1,x]",
+    ]);
+    assert_eq!(code, 2, "{err}");
+}

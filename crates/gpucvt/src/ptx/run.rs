@@ -1,0 +1,1081 @@
+//! Running one PTX entry: its straight-line `mov`, `cvt` and `cvt.pack` statements, in order,
+//! over the registers its `.reg` declarations name (what `gpucvt run FILE.ptx` does).
+//!
+//! The model:
+//! - **Registers** hold bit patterns of their declared width (`.v2`/`.v4` registers: one value
+//!   per element, `%v.x` …). A register gets a value from `--set` style initial values
+//!   ([`RunInput`]) or from a statement that writes it.
+//! - **Reading a register that was never written nor set is an error** (rule `ptx.run-unset`,
+//!   with the position of the operand): a PTX register has no defined initial value, and a
+//!   silent 0 would hide a mistake in the inputs.
+//! - **Sources** wider than the instruction type are chopped to its width (`ptx-cvt.md`
+//!   §4.15); **results** are extended to the destination register with
+//!   [`extend_to_register`] (sign extension for signed types, zero extension otherwise;
+//!   `cvt.pack` results are the 32-bit packed value, zero-extended).
+//! - **Immediates**: integers, `0fXXXXXXXX` (f32 bits), `0dXXXXXXXXXXXXXXXX` (f64 bits) and
+//!   decimal floats (read by PTX as f64). For a float instruction type the literal's value is
+//!   rounded to nearest even into that type (exact for f32 literals in f32, f64 in f64); for
+//!   `.bN`/`.uN`/`.sN` and packed types an integer is taken as bits (two's complement) and an
+//!   `0f`/`0d` literal as its raw bits when the widths match.
+//! - **`mov`** copies (register, immediate), packs (`mov.b32 %r, {%h0, %h1}`: the first
+//!   element in the low bits) or unpacks (`mov.b32 {%h0, %h1}, %r`). A `mov` from a name no
+//!   `.reg` declares (a special register such as `%tid.x`, or a symbol) is skipped with a note.
+//! - **Guards** are honoured: `@%p` runs the statement when `%p` holds 1 (`@!%p` when it holds
+//!   0); `%p` gets its value from an initial value (`--set %p=1`) or a `mov.pred`. A guard on a
+//!   predicate with no value is an error like any unset read.
+//! - **Everything else** — labels, branches (never taken: execution is straight-line), other
+//!   instructions and directives — is skipped with a note (rule `ptx.run-skipped`); `ret` and
+//!   `exit` silently.
+//!
+//! The file is checked first (reader and [`check_file`]); a file with errors is not run.
+//!
+//! ```
+//! use gpucvt::ptx::parse::parse_file;
+//! use gpucvt::ptx::run::{run, RunInput, RunOptions};
+//! let src = "\
+//! .version 8.6
+//! .target sm_90
+//! .entry k()
+//! {
+//!     .reg .f32 %f<3>;
+//!     .reg .b16 %h;
+//!     mov.f32 %f1, 0f3F800000;
+//!     cvt.rn.satfinite.e4m3x2.f32 %h, %f1, %f2;
+//! }
+//! ";
+//! let file = parse_file(src);
+//! let input = [RunInput { name: "%f2".into(), value: "300".into() }];
+//! let out = run(&file, &input, &RunOptions::default()).unwrap();
+//! // 1.0 -> e4m3 0x38 in the high byte; 300 -> 288 (0x79) in the low byte.
+//! assert_eq!(out.get("%h"), Some(0x3879));
+//! ```
+
+use super::eval::{evaluate, extend_to_register, operand_roles, role_bits, Role};
+use super::legality::check_file;
+use super::parse::{
+    Block, Function, FunctionKind, Immediate, Instruction, Mov, Operand, OperandKind, Predicate,
+    PtxFile, RegDecl, RegRef, Statement,
+};
+use super::target::{PtxVersion, Target};
+use super::types::{Kind, PtxType};
+use crate::diag::{Diagnostic, Severity, Span};
+use crate::text::{parse_bits_named, parse_number, to_decimal, to_short};
+use gpucvt_core::convert::{convert, Flags, Policy};
+use gpucvt_core::format::{self, Format};
+use gpucvt_core::round::Rounding;
+use gpucvt_core::value::Value;
+use std::collections::HashMap;
+
+/// How to run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// The entry to run; `None`: the file's only `.entry` (an error if it has several).
+    pub entry: Option<String>,
+    /// The target for the legality check; `None`: the file's `.target`.
+    pub target: Option<Target>,
+    /// The PTX version for the legality check; `None`: the file's `.version`.
+    pub version: Option<PtxVersion>,
+}
+
+/// An initial register value, as text (`--set %f1=1.5`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunInput {
+    /// The register (`%f1`, `%v.x`).
+    pub name: String,
+    /// The value, read by [`parse_value`] for the register's type.
+    pub value: String,
+}
+
+/// A register's final value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegValue {
+    /// The register (`%h1`, or `%v.x` for an element of a vector register).
+    pub name: String,
+    /// Its declared type.
+    pub reg_type: PtxType,
+    /// The type of the instruction (or initial value) that wrote it last: what its bits
+    /// mean (`e4m3x2` for the destination of `cvt.rn.satfinite.e4m3x2.f32`).
+    pub written_as: PtxType,
+    /// The bits, as wide as the register.
+    pub bits: u64,
+}
+
+impl RegValue {
+    /// The bits decoded as [`written_as`](Self::written_as) (see [`describe`]).
+    pub fn describe(&self) -> String {
+        describe(self.written_as, self.bits)
+    }
+}
+
+/// What a run did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunResult {
+    /// The entry that ran.
+    pub entry: String,
+    /// Every register a statement wrote (not the ones only set), in order of first write.
+    pub written: Vec<RegValue>,
+    /// Statements not executed and other remarks (warnings: `ptx.run-skipped`,
+    /// `ptx.run-guard`, `ptx.run-inexact`).
+    pub notes: Vec<Diagnostic>,
+    /// How many statements ran.
+    pub executed: usize,
+}
+
+impl RunResult {
+    /// The final bits of a written register.
+    pub fn get(&self, name: &str) -> Option<u64> {
+        self.written.iter().find(|r| r.name == name).map(|r| r.bits)
+    }
+}
+
+/// Why a run did not complete.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// The file has errors (the reader's or the checker's): nothing ran.
+    #[error("the file has {} error(s); nothing was run", .0.len())]
+    Invalid(Vec<Diagnostic>),
+    /// A problem with the options or initial values (no such entry, a bad value).
+    #[error("{0}")]
+    Input(String),
+    /// Execution stopped at a statement (an unset register, a value that does not fit).
+    #[error("{0}")]
+    Stopped(Diagnostic),
+}
+
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// Whether a type is a scalar floating-point type (f16, f32, e4m3, …).
+fn is_float_scalar(ty: PtxType) -> bool {
+    ty.kind() == Kind::Float && ty.lanes() == 1
+}
+
+/// The register's value type: `None` when it is too wide to model (`.b128`).
+fn modelled(ty: PtxType) -> bool {
+    ty.bits() <= 64
+}
+
+/// Rounds `v` to nearest even into `f`; `Err` if it is not representable at all.
+fn round_into(v: &Value, f: &Format) -> (u64, bool) {
+    let out = convert(v, f, Rounding::RN, &Policy::default());
+    let changed = out.flags.contains(Flags::INEXACT)
+        || out.flags.contains(Flags::OVERFLOW)
+        || out.flags.contains(Flags::INVALID);
+    (out.bits, changed)
+}
+
+fn is_raw_bits(tok: &str) -> bool {
+    let lower = tok.to_ascii_lowercase();
+    (lower.starts_with("0x") || lower.starts_with("0b"))
+        && !lower.contains('.')
+        && !lower.contains('p')
+}
+
+/// A PTX `0f`/`0d` literal's format and bits.
+fn ptx_float_literal(tok: &str) -> Option<(Format, u64)> {
+    let b = tok.as_bytes();
+    if b.len() < 3 || b[0] != b'0' {
+        return None;
+    }
+    let (f, digits) = match b[1] {
+        b'f' | b'F' => (format::F32, 8),
+        b'd' | b'D' => (format::F64, 16),
+        _ => return None,
+    };
+    let hex = &tok[2..];
+    if hex.len() != digits || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    u64::from_str_radix(hex, 16).ok().map(|bits| (f, bits))
+}
+
+/// An integer value as bits of a `width`-bit integer type: accepted when it fits as an
+/// unsigned or a two's complement signed number.
+fn int_bits(v: i128, width: u32) -> Option<u64> {
+    let w = width.min(64);
+    let max_u = (1i128 << w) - 1;
+    let min_s = -(1i128 << (w - 1));
+    (min_s..=max_u).contains(&v).then(|| (v as u64) & mask(w))
+}
+
+/// Reads a register value given as text for a register (or instruction) type, the way
+/// `gpucvt run --set` does. Returns the bits and, when a number was not exact in the type, a
+/// note saying so.
+///
+/// - `.pred`: `0`, `1`, `true`, `false`;
+/// - raw bits: `0x…`/`0b…` (without a point or an exponent), and PTX's `0fXXXXXXXX` /
+///   `0dXXXXXXXXXXXXXXXX` (for a float type a `0f`/`0d` literal is a value, converted);
+/// - float types (`f16`, `f32`, `e4m3`, …): a decimal or hexadecimal-float number (`1.5`,
+///   `-0x1.8p3`, `inf`, `nan`), rounded to nearest even;
+/// - packed types (`f16x2`, `e4m3x2`, …): a comma list of lane values, most significant
+///   lane first (`1.0,-2`);
+/// - `.uN`/`.sN`: an integer of the type's range; `.bN`: an integer that fits as unsigned or
+///   as two's complement.
+///
+/// ```
+/// use gpucvt::ptx::{run::parse_value, PtxType};
+/// assert_eq!(parse_value(PtxType::F32, "1.5").unwrap().0, 0x3fc0_0000);
+/// assert_eq!(parse_value(PtxType::F16, "0f3F800000").unwrap().0, 0x3c00);
+/// assert_eq!(parse_value(PtxType::F16x2, "1,-2").unwrap().0, 0x3c00_c000);
+/// assert_eq!(parse_value(PtxType::B16, "-1").unwrap().0, 0xffff);
+/// assert!(parse_value(PtxType::U8, "256").is_err());
+/// assert!(parse_value(PtxType::F16, "0.1").unwrap().1.is_some()); // rounded
+/// ```
+///
+/// # Errors
+/// A message saying what was expected.
+pub fn parse_value(ty: PtxType, text: &str) -> Result<(u64, Option<String>), String> {
+    let text = text.trim();
+    let width = ty.bits();
+    if !modelled(ty) {
+        return Err(format!(".{} registers are not modelled", ty.name()));
+    }
+    if ty == PtxType::Pred {
+        return match text.to_ascii_lowercase().as_str() {
+            "0" | "false" => Ok((0, None)),
+            "1" | "true" => Ok((1, None)),
+            _ => Err(format!(
+                "a .pred value is 0, 1, true or false, not {text:?}"
+            )),
+        };
+    }
+    let name = ty.name();
+    if let Some((f, bits)) = ptx_float_literal(text) {
+        if is_float_scalar(ty) {
+            let Some(dst) = ty.lane_format() else {
+                return Err(format!("cannot read {text} as .{name}"));
+            };
+            let (b, changed) = round_into(&f.decode(bits), &dst);
+            let note = changed.then(|| inexact_note(text, ty, b));
+            return Ok((b, note));
+        }
+        if f.width() != width {
+            return Err(format!(
+                "{text} is a {}-bit literal; a .{name} value has {width} bits",
+                f.width()
+            ));
+        }
+        return Ok((bits, None));
+    }
+    if is_raw_bits(text) {
+        let bits = parse_bits_named(text, width, name).map_err(|e| e.to_string())?;
+        return Ok((bits, None));
+    }
+    match ty.kind() {
+        Kind::Float | Kind::Packed => {
+            let Some(lane) = ty.lane_format() else {
+                return Err(format!("cannot read {text:?} as .{name}"));
+            };
+            let lanes = ty.lanes();
+            let parts: Vec<&str> = text.split(',').collect();
+            if parts.len() as u32 != lanes {
+                return Err(format!(
+                    ".{name} packs {lanes} {} lanes: give raw bits (0x…) or {lanes} comma-separated values, most significant lane first",
+                    lane.name
+                ));
+            }
+            let slot = ty.lane_bits();
+            let mut bits = 0u64;
+            let mut notes = Vec::new();
+            for (i, p) in parts.iter().enumerate() {
+                let parsed = parse_number(p.trim()).map_err(|e| e.to_string())?;
+                let (b, changed) = round_into(&parsed.value, &lane);
+                if !lane.is_float() && (changed || !parsed.exact) {
+                    return Err(format!("{p} is not a {} value", lane.name));
+                }
+                if changed || !parsed.exact {
+                    notes.push(format!(
+                        "{} is not exact in {}: rounded to nearest even, {}",
+                        p.trim(),
+                        lane.name,
+                        to_decimal(&lane.decode(b))
+                    ));
+                }
+                bits |= (b & mask(slot)) << (slot * (lanes - 1 - i as u32));
+            }
+            Ok((bits, (!notes.is_empty()).then(|| notes.join("; "))))
+        }
+        Kind::Signed | Kind::Unsigned | Kind::Bits => {
+            let parsed = parse_number(text).map_err(|e| e.to_string())?;
+            let f = ty.lane_format();
+            let candidates: Vec<Format> = match f {
+                Some(f) => vec![f],
+                None => match width {
+                    8 => vec![format::U8, format::S8],
+                    16 => vec![format::U16, format::S16],
+                    32 => vec![format::U32, format::S32],
+                    _ => vec![format::U64, format::S64],
+                },
+            };
+            for c in candidates {
+                let (b, changed) = round_into(&parsed.value, &c);
+                if parsed.exact && !changed {
+                    return Ok((b & mask(width), None));
+                }
+            }
+            Err(format!(
+                "{text} is not a .{name} value (an integer that fits in {width} bits); or give raw bits as 0x…"
+            ))
+        }
+        Kind::Pred => Err(format!("cannot read {text:?} as .{name}")),
+    }
+}
+
+fn inexact_note(text: &str, ty: PtxType, bits: u64) -> String {
+    format!(
+        "{text} is not exact in .{}: rounded to nearest even, {}",
+        ty.name(),
+        describe(ty, bits)
+    )
+}
+
+/// A value's short decimal: exact up to 24 characters, else 9 significant digits (`~`).
+fn short(v: &Value) -> String {
+    let exact = to_decimal(v);
+    if exact.len() <= 24 {
+        exact
+    } else {
+        to_short(v, 9).to_string()
+    }
+}
+
+/// The bits of a `ty` value as a person reads them: a decimal for scalar types (`1.5`,
+/// `-3`, `nan`), the lanes most significant first for packed types (`[448, 1]`), `true` or
+/// `false` for `.pred`, and the unsigned integer for `.bN` types. Bits above the type's
+/// width are ignored.
+///
+/// ```
+/// use gpucvt::ptx::{run::describe, PtxType};
+/// assert_eq!(describe(PtxType::E4m3x2, 0x3879), "[1, 288]");
+/// assert_eq!(describe(PtxType::S16, 0xffff_8000), "-32768");
+/// assert_eq!(describe(PtxType::F32, 0x3fc0_0000), "1.5");
+/// ```
+pub fn describe(ty: PtxType, bits: u64) -> String {
+    let bits = bits & mask(ty.bits());
+    match (ty.kind(), ty.lane_format()) {
+        (Kind::Pred, _) => (if bits & 1 == 1 { "true" } else { "false" }).to_string(),
+        (Kind::Packed, Some(f)) => {
+            let n = ty.lanes();
+            let slot = ty.lane_bits();
+            let lanes: Vec<String> = (0..n)
+                .map(|k| {
+                    let b = (bits >> (slot * (n - 1 - k))) & mask(f.width());
+                    short(&f.decode(b))
+                })
+                .collect();
+            format!("[{}]", lanes.join(", "))
+        }
+        (_, Some(f)) => short(&f.decode(bits & mask(f.width()))),
+        _ => bits.to_string(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The machine.
+
+/// One register slot: a scalar register or one element of a vector register.
+#[derive(Clone, Debug)]
+struct Slot {
+    key: String,
+    ty: PtxType,
+}
+
+struct Machine<'a> {
+    /// Declarations in scope, innermost last.
+    scopes: Vec<&'a [RegDecl]>,
+    values: HashMap<String, (u64, PtxType)>,
+    written: Vec<String>,
+    notes: Vec<Diagnostic>,
+    executed: usize,
+}
+
+const COMPONENTS: [&str; 4] = ["x", "y", "z", "w"];
+
+/// Finds the declaration of `name` in `decls`.
+fn declared_in<'d>(decls: &'d [RegDecl], name: &str) -> Option<&'d RegDecl> {
+    decls
+        .iter()
+        .rev()
+        .find(|d| d.names.iter().any(|n| n.declares(name)))
+}
+
+/// Resolves a register reference (`%r1`, `%v.x`) against declarations; `None` if no `.reg`
+/// declares it.
+fn resolve<'d>(
+    scopes: impl Iterator<Item = &'d [RegDecl]>,
+    r: &RegRef,
+) -> Option<Result<Slot, String>> {
+    let mut found = None;
+    for decls in scopes {
+        if let Some(d) = declared_in(decls, &r.name) {
+            found = Some(d);
+        }
+    }
+    let d = found?;
+    Some(match (d.lanes, r.component) {
+        (1, None) => Ok(Slot {
+            key: r.name.clone(),
+            ty: d.ty,
+        }),
+        (1, Some(_)) => Err(format!("{} is not a vector register", r.name)),
+        (n, Some(c)) if c < n => Ok(Slot {
+            key: format!("{}.{}", r.name, COMPONENTS[c as usize]),
+            ty: d.ty,
+        }),
+        (n, Some(c)) => Err(format!(
+            "{} has {n} elements: .{} is out of range",
+            r.name,
+            COMPONENTS[(c as usize).min(3)]
+        )),
+        (n, None) => Err(format!(
+            "{} is a .v{n} register: use its elements ({}.x …)",
+            r.name, r.name
+        )),
+    })
+}
+
+fn stop(rule: &'static str, message: impl Into<String>, span: Span) -> RunError {
+    RunError::Stopped(Diagnostic::error(rule, message, span))
+}
+
+/// The bits of an immediate as an operand of type `ty` (see the module documentation).
+fn immediate_bits(imm: Immediate, ty: PtxType, span: Span) -> Result<u64, RunError> {
+    let width = ty.bits();
+    let name = ty.name();
+    if is_float_scalar(ty) {
+        let Some(f) = ty.lane_format() else {
+            return Err(stop(
+                "ptx.run-immediate",
+                format!("cannot use an immediate as .{name}"),
+                span,
+            ));
+        };
+        let v = match imm {
+            Immediate::Int(i) => Value::from_i128(i),
+            Immediate::F32(b) => format::F32.decode(u64::from(b)),
+            Immediate::F64(b) => format::F64.decode(b),
+        };
+        return Ok(round_into(&v, &f).0);
+    }
+    let bad = |what: String| stop("ptx.run-immediate", what, span);
+    match imm {
+        Immediate::Int(i) => int_bits(i, width).ok_or_else(|| {
+            bad(format!(
+                "the immediate {i} does not fit a {width}-bit .{name} operand"
+            ))
+        }),
+        Immediate::F32(b) if width == 32 => Ok(u64::from(b)),
+        Immediate::F64(b) if width == 64 => Ok(b),
+        Immediate::F32(_) | Immediate::F64(_) => Err(bad(format!(
+            "a floating-point immediate does not fit a {width}-bit .{name} operand"
+        ))),
+    }
+}
+
+impl<'a> Machine<'a> {
+    fn slot(&self, r: &RegRef, span: Span) -> Result<Option<Slot>, RunError> {
+        match resolve(self.scopes.iter().copied(), r) {
+            None => Ok(None),
+            Some(Ok(s)) => Ok(Some(s)),
+            Some(Err(m)) => Err(stop("ptx.run-register", m, span)),
+        }
+    }
+
+    /// Reads a declared register; an error if it has no value.
+    fn read_slot(&self, s: &Slot, span: Span) -> Result<u64, RunError> {
+        self.values.get(&s.key).map(|v| v.0).ok_or_else(|| {
+            stop(
+                "ptx.run-unset",
+                format!(
+                    "{} is read but was never written nor set (give it a value with --set {}=…)",
+                    s.key, s.key
+                ),
+                span,
+            )
+        })
+    }
+
+    fn write(&mut self, s: &Slot, bits: u64, written_as: PtxType) {
+        let bits = bits & mask(s.ty.bits());
+        if self
+            .values
+            .insert(s.key.clone(), (bits, written_as))
+            .is_none()
+            || !self.written.contains(&s.key)
+        {
+            self.written.push(s.key.clone());
+        }
+    }
+
+    fn note(&mut self, rule: &'static str, message: String, span: Span) {
+        self.notes.push(Diagnostic::warning(rule, message, span));
+    }
+
+    /// Whether a guard lets the statement run.
+    fn guard(&mut self, p: &Option<Predicate>, span: Span) -> Result<bool, RunError> {
+        let Some(p) = p else { return Ok(true) };
+        let r = RegRef {
+            name: p.reg.clone(),
+            component: None,
+        };
+        let Some(s) = self.slot(&r, p.span)? else {
+            return Err(stop(
+                "ptx.run-register",
+                format!("the guard {} is not declared by .reg", p.reg),
+                p.span,
+            ));
+        };
+        let v = self.read_slot(&s, p.span)? & 1 == 1;
+        let runs = v != p.negated;
+        if !runs {
+            self.note(
+                "ptx.run-guard",
+                format!(
+                    "not executed: the guard {}{} is false",
+                    if p.negated { "@!" } else { "@" },
+                    p.reg
+                ),
+                span,
+            );
+        }
+        Ok(runs)
+    }
+
+    fn block(&mut self, b: &'a Block) -> Result<(), RunError> {
+        self.scopes.push(&b.regs);
+        for s in &b.statements {
+            match s {
+                Statement::Label { name, span } => self.note(
+                    "ptx.run-skipped",
+                    format!("label {name} ignored: execution is straight-line"),
+                    *span,
+                ),
+                Statement::Cvt(i) => self.cvt(i)?,
+                Statement::Mov(m) => self.mov(m)?,
+                Statement::Block(inner) => self.block(inner)?,
+                Statement::Other { opcode, span } => {
+                    let base = opcode.split('.').next().unwrap_or("");
+                    match base {
+                        "ret" | "exit" => {}
+                        "bra" | "brx" | "call" => self.note(
+                            "ptx.run-skipped",
+                            format!("{opcode} not followed: execution is straight-line"),
+                            *span,
+                        ),
+                        _ => self.note(
+                            "ptx.run-skipped",
+                            format!("{opcode} not executed: only mov, cvt and cvt.pack run"),
+                            *span,
+                        ),
+                    }
+                }
+            }
+        }
+        self.scopes.pop();
+        Ok(())
+    }
+
+    fn mov(&mut self, m: &Mov) -> Result<(), RunError> {
+        if !self.guard(&m.predicate, m.span)? {
+            return Ok(());
+        }
+        let ty = m.ty;
+        let width = ty.bits();
+        if !modelled(ty) {
+            self.note(
+                "ptx.run-skipped",
+                format!("mov.{} not executed: wider than 64 bits", ty.name()),
+                m.span,
+            );
+            return Ok(());
+        }
+        // The source value.
+        let value = match &m.src.kind {
+            OperandKind::Reg(r) => match self.slot(r, m.src.span)? {
+                Some(s) => self.read_slot(&s, m.src.span)? & mask(width),
+                None => {
+                    self.note(
+                        "ptx.run-skipped",
+                        format!(
+                            "mov not executed: {} is not a register declared by .reg (a special register or a symbol)",
+                            r.name
+                        ),
+                        m.span,
+                    );
+                    return Ok(());
+                }
+            },
+            OperandKind::Imm(imm) => immediate_bits(*imm, ty, m.src.span)?,
+            OperandKind::Vector(elems) => {
+                let w = width / (elems.len().max(1) as u32);
+                let mut v = 0u64;
+                for (i, e) in elems.iter().enumerate() {
+                    let bits = match &e.kind {
+                        OperandKind::Reg(r) => match self.slot(r, e.span)? {
+                            Some(s) => self.read_slot(&s, e.span)?,
+                            None => {
+                                return Err(stop(
+                                    "ptx.run-register",
+                                    format!("{} is not declared by .reg", r.name),
+                                    e.span,
+                                ))
+                            }
+                        },
+                        OperandKind::Imm(Immediate::Int(n)) => {
+                            int_bits(*n, w).ok_or_else(|| {
+                                stop(
+                                    "ptx.run-immediate",
+                                    format!("the immediate {n} does not fit {w} bits"),
+                                    e.span,
+                                )
+                            })?
+                        }
+                        _ => {
+                            return Err(stop(
+                                "ptx.run-operand",
+                                "a packing mov takes registers or integers",
+                                e.span,
+                            ))
+                        }
+                    };
+                    v |= (bits & mask(w)) << (w * i as u32);
+                }
+                v
+            }
+            OperandKind::Sink => {
+                return Err(stop(
+                    "ptx.run-operand",
+                    "the sink _ cannot be a source",
+                    m.src.span,
+                ))
+            }
+        };
+        // The destination(s).
+        match &m.dst.kind {
+            OperandKind::Reg(r) => {
+                let Some(s) = self.slot(r, m.dst.span)? else {
+                    return Err(stop(
+                        "ptx.run-register",
+                        format!("{} is not declared by .reg", r.name),
+                        m.dst.span,
+                    ));
+                };
+                let bits = extend_to_register(ty, value, s.ty.bits());
+                self.write(&s, bits, if s.ty.bits() == width { ty } else { s.ty });
+            }
+            OperandKind::Vector(elems) => {
+                let w = width / (elems.len().max(1) as u32);
+                for (i, e) in elems.iter().enumerate() {
+                    match &e.kind {
+                        OperandKind::Sink => {}
+                        OperandKind::Reg(r) => {
+                            let Some(s) = self.slot(r, e.span)? else {
+                                return Err(stop(
+                                    "ptx.run-register",
+                                    format!("{} is not declared by .reg", r.name),
+                                    e.span,
+                                ));
+                            };
+                            let part = (value >> (w * i as u32)) & mask(w);
+                            self.write(&s, part, s.ty);
+                        }
+                        _ => {
+                            return Err(stop(
+                                "ptx.run-operand",
+                                "an unpacking mov writes registers or _",
+                                e.span,
+                            ))
+                        }
+                    }
+                }
+            }
+            OperandKind::Sink => {}
+            OperandKind::Imm(_) => {
+                return Err(stop(
+                    "ptx.run-operand",
+                    "a mov destination must be a register",
+                    m.dst.span,
+                ))
+            }
+        }
+        self.executed += 1;
+        Ok(())
+    }
+
+    fn cvt(&mut self, i: &Instruction) -> Result<(), RunError> {
+        if !self.guard(&i.predicate, i.span)? {
+            return Ok(());
+        }
+        let form = &i.form;
+        let Some(ops) = &i.operands else {
+            return Err(stop(
+                "ptx.run-operand",
+                "a cvt without operands cannot run",
+                i.span,
+            ));
+        };
+        let Some((dst, srcs)) = ops.split_first() else {
+            return Err(stop("ptx.run-operand", "a cvt needs operands", i.span));
+        };
+        let flat: Vec<&Operand> = srcs
+            .iter()
+            .flat_map(|o| match &o.kind {
+                OperandKind::Vector(v) => v.iter().collect::<Vec<_>>(),
+                _ => vec![o],
+            })
+            .collect();
+        let roles = operand_roles(form);
+        if roles.len() != flat.len() {
+            return Err(stop(
+                "ptx.run-operand",
+                format!(
+                    "{} takes {} source operand(s), found {}",
+                    form.spelling(),
+                    roles.len(),
+                    flat.len()
+                ),
+                i.span,
+            ));
+        }
+        let mut values = Vec::with_capacity(flat.len());
+        for (&role, op) in roles.iter().zip(&flat) {
+            let bits = role_bits(form, role);
+            let v = match &op.kind {
+                OperandKind::Reg(r) => match self.slot(r, op.span)? {
+                    Some(s) => self.read_slot(&s, op.span)? & mask(bits),
+                    None => {
+                        return Err(stop(
+                            "ptx.run-register",
+                            format!("{} is not declared by .reg", r.name),
+                            op.span,
+                        ))
+                    }
+                },
+                OperandKind::Imm(imm) => {
+                    let ty = match role {
+                        Role::A | Role::B | Role::E | Role::F => form.atype,
+                        _ => match bits {
+                            8 => PtxType::B8,
+                            16 => PtxType::B16,
+                            64 => PtxType::B64,
+                            _ => PtxType::B32,
+                        },
+                    };
+                    immediate_bits(*imm, ty, op.span)? & mask(bits)
+                }
+                _ => {
+                    return Err(stop(
+                        "ptx.run-operand",
+                        format!("operand {} must be a register or an immediate", role.name()),
+                        op.span,
+                    ))
+                }
+            };
+            values.push(v);
+        }
+        let out =
+            evaluate(form, &values).map_err(|e| stop("ptx.run-eval", e.to_string(), i.span))?;
+        match &dst.kind {
+            OperandKind::Sink => {}
+            OperandKind::Reg(r) => {
+                let Some(s) = self.slot(r, dst.span)? else {
+                    return Err(stop(
+                        "ptx.run-register",
+                        format!("{} is not declared by .reg", r.name),
+                        dst.span,
+                    ));
+                };
+                let reg_bits = s.ty.bits();
+                let bits = if form.pack {
+                    out.bits & mask(out.width)
+                } else {
+                    extend_to_register(form.dtype, out.bits, reg_bits)
+                };
+                let written_as = if form.pack { PtxType::B32 } else { form.dtype };
+                self.write(&s, bits, written_as);
+            }
+            _ => {
+                return Err(stop(
+                    "ptx.run-operand",
+                    "the destination must be a register",
+                    dst.span,
+                ))
+            }
+        }
+        self.executed += 1;
+        Ok(())
+    }
+}
+
+/// Every `.reg` declaration of a block and its nested blocks.
+fn all_decls<'a>(b: &'a Block, out: &mut Vec<&'a RegDecl>) {
+    out.extend(b.regs.iter());
+    for s in &b.statements {
+        if let Statement::Block(inner) = s {
+            all_decls(inner, out);
+        }
+    }
+}
+
+fn choose_entry<'a>(file: &'a PtxFile, entry: Option<&str>) -> Result<&'a Function, RunError> {
+    let bodies: Vec<&Function> = file.functions.iter().filter(|f| f.body.is_some()).collect();
+    let entries: Vec<&Function> = bodies
+        .iter()
+        .copied()
+        .filter(|f| f.kind == FunctionKind::Entry)
+        .collect();
+    let names = |fs: &[&Function]| {
+        fs.iter()
+            .map(|f| f.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match entry {
+        Some(n) => bodies.iter().copied().find(|f| f.name == n).ok_or_else(|| {
+            RunError::Input(format!(
+                "no function named {n:?} with a body; the file has: {}",
+                if bodies.is_empty() {
+                    "none".to_string()
+                } else {
+                    names(&bodies)
+                }
+            ))
+        }),
+        None => match entries.as_slice() {
+            [one] => Ok(one),
+            [] => Err(RunError::Input(
+                "the file has no .entry with a body (name a .func with --entry)".to_string(),
+            )),
+            several => Err(RunError::Input(format!(
+                "the file has several entries ({}): choose one with --entry",
+                names(several)
+            ))),
+        },
+    }
+}
+
+/// Runs one entry of a parsed PTX file from the given initial values (see the module
+/// documentation for the model).
+///
+/// # Errors
+/// [`RunError::Invalid`] with every error diagnostic when the file does not pass the reader
+/// and [`check_file`]; [`RunError::Input`] for an unknown entry or register, or a value that
+/// does not match its register's type; [`RunError::Stopped`] when a statement cannot run
+/// (an unset register is read, an immediate does not fit). Never panics.
+pub fn run(file: &PtxFile, inputs: &[RunInput], opts: &RunOptions) -> Result<RunResult, RunError> {
+    let mut errors: Vec<Diagnostic> = file
+        .diagnostics
+        .iter()
+        .chain(check_file(file, opts.target, opts.version).iter())
+        .filter(|d| d.severity == Severity::Error)
+        .cloned()
+        .collect();
+    if !errors.is_empty() {
+        errors.sort_by_key(|d| (d.span.line, d.span.col));
+        return Err(RunError::Invalid(errors));
+    }
+    let f = choose_entry(file, opts.entry.as_deref())?;
+    let Some(body) = &f.body else {
+        return Err(RunError::Input(format!("{} has no body", f.name)));
+    };
+    let mut decls = Vec::new();
+    all_decls(body, &mut decls);
+    let mut m = Machine {
+        scopes: Vec::new(),
+        values: HashMap::new(),
+        written: Vec::new(),
+        notes: Vec::new(),
+        executed: 0,
+    };
+    for input in inputs {
+        let (name, component) = match input.name.split_once('.') {
+            Some((n, c)) => match COMPONENTS.iter().position(|x| *x == c) {
+                Some(k) => (n.to_string(), Some(k as u8)),
+                None => {
+                    return Err(RunError::Input(format!(
+                        "{}: .{c} is not an element (.x .y .z .w)",
+                        input.name
+                    )))
+                }
+            },
+            None => (input.name.clone(), None),
+        };
+        let r = RegRef { name, component };
+        let decl_lists: Vec<&[RegDecl]> = decls.iter().map(|d| std::slice::from_ref(*d)).collect();
+        let slot = match resolve(decl_lists.into_iter(), &r) {
+            None => {
+                return Err(RunError::Input(format!(
+                    "{} is not declared by .reg in {}",
+                    input.name, f.name
+                )))
+            }
+            Some(Err(e)) => return Err(RunError::Input(e)),
+            Some(Ok(s)) => s,
+        };
+        let (bits, note) = parse_value(slot.ty, &input.value)
+            .map_err(|e| RunError::Input(format!("{}: {e}", input.name)))?;
+        if let Some(n) = note {
+            m.note(
+                "ptx.run-inexact",
+                format!("{}: {n}", input.name),
+                Span::default(),
+            );
+        }
+        m.values.insert(slot.key.clone(), (bits, slot.ty));
+    }
+    m.block(body)?;
+    let written = m
+        .written
+        .iter()
+        .filter_map(|k| {
+            let (bits, written_as) = *m.values.get(k)?;
+            let reg_type = decls
+                .iter()
+                .find(|d| {
+                    let base = k.split('.').next().unwrap_or(k);
+                    d.names.iter().any(|n| n.declares(base))
+                })
+                .map_or(written_as, |d| d.ty);
+            Some(RegValue {
+                name: k.clone(),
+                reg_type,
+                written_as,
+                bits,
+            })
+        })
+        .collect();
+    Ok(RunResult {
+        entry: f.name.clone(),
+        written,
+        notes: m.notes,
+        executed: m.executed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ptx::parse::parse_file;
+
+    fn kernel(body: &str) -> String {
+        format!(
+            ".version 8.6\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{{\n{body}}}\n"
+        )
+    }
+
+    fn go(body: &str, sets: &[(&str, &str)]) -> Result<RunResult, RunError> {
+        let file = parse_file(&kernel(body));
+        let inputs: Vec<RunInput> = sets
+            .iter()
+            .map(|(n, v)| RunInput {
+                name: n.to_string(),
+                value: v.to_string(),
+            })
+            .collect();
+        run(&file, &inputs, &RunOptions::default())
+    }
+
+    #[test]
+    fn immediates_and_fp8() {
+        let r = go(
+            "    .reg .f32 %f<3>;\n    .reg .b16 %h;\n    mov.f32 %f1, 0f3F800000;\n    mov.f32 %f2, 448.5;\n    cvt.rn.satfinite.e4m3x2.f32 %h, %f1, %f2;\n",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(r.get("%f1"), Some(0x3f80_0000));
+        assert_eq!(r.get("%f2"), Some(0x43e0_4000));
+        // 1.0 -> 0x38; 448.5 saturates to 448 = 0x7e.
+        assert_eq!(r.get("%h"), Some(0x387e));
+        assert_eq!(r.written[2].describe(), "[1, 448]");
+        assert_eq!(r.executed, 3);
+    }
+
+    #[test]
+    fn wide_registers_chop_and_extend() {
+        // A b32 source of an f16 cvt is chopped to 16 bits; an s16 result sign-extends.
+        let r = go(
+            "    .reg .b32 %r<3>;\n    .reg .f32 %f;\n    cvt.f32.f16 %f, %r1;\n    cvt.rzi.s16.f32 %r2, %f;\n",
+            &[("%r1", "0xdead_c000")],
+        )
+        .unwrap();
+        assert_eq!(r.get("%f"), Some(0xc000_0000)); // -2.0
+        assert_eq!(r.get("%r2"), Some(0xffff_fffe));
+    }
+
+    #[test]
+    fn unset_reads_are_errors_with_positions() {
+        let e = go(
+            "    .reg .f32 %f<2>;\n    .reg .b16 %h;\n    cvt.rn.f16.f32 %h, %f1;\n",
+            &[],
+        )
+        .unwrap_err();
+        let RunError::Stopped(d) = e else {
+            panic!("{e:?}")
+        };
+        assert_eq!((d.rule, d.span.line, d.span.col), ("ptx.run-unset", 8, 24));
+    }
+
+    #[test]
+    fn guards_pack_and_notes() {
+        let body = "    .reg .pred %p;\n    .reg .b32 %r<4>;\n    .reg .b16 %h<2>;\n    \
+                    add.s32 %r0, %r1, 1;\n    @%p mov.b32 %r1, 7;\n    @!%p mov.b32 %r2, 9;\n    \
+                    mov.b16 %h0, 0x1234;\n    mov.b16 %h1, 0xabcd;\n    mov.b32 %r3, {%h0, %h1};\n";
+        let r = go(body, &[("%p", "1")]).unwrap();
+        assert_eq!(r.get("%r1"), Some(7));
+        assert_eq!(r.get("%r2"), None);
+        assert_eq!(r.get("%r3"), Some(0xabcd_1234));
+        assert!(r.notes.iter().any(|n| n.rule == "ptx.run-guard"));
+        assert!(r
+            .notes
+            .iter()
+            .any(|n| n.rule == "ptx.run-skipped" && n.message.starts_with("add.s32")));
+        // Without a value for %p the guard is an error.
+        assert!(matches!(go(body, &[]), Err(RunError::Stopped(_))));
+    }
+
+    #[test]
+    fn cvt_pack_and_inputs() {
+        let r = go(
+            "    .reg .s32 %s<3>;\n    .reg .b32 %r;\n    cvt.pack.sat.u8.s32.b32 %r, %s1, %s2, 0;\n",
+            &[("%s1", "300"), ("%s2", "-5")],
+        )
+        .unwrap();
+        assert_eq!(r.get("%r"), Some(0xff00));
+        assert!(matches!(
+            go("    .reg .f32 %f;\n", &[("%g", "1")]),
+            Err(RunError::Input(_))
+        ));
+        assert!(matches!(
+            go("    .reg .u8 %u;\n", &[("%u", "256")]),
+            Err(RunError::Input(_))
+        ));
+    }
+
+    #[test]
+    fn invalid_files_do_not_run() {
+        let e = go(
+            "    .reg .f32 %f;\n    .reg .b16 %h;\n    cvt.f16.f32 %h, %f;\n",
+            &[],
+        )
+        .unwrap_err();
+        assert!(matches!(e, RunError::Invalid(d) if d[0].rule == "ptx.rounding-required"));
+    }
+
+    #[test]
+    fn parse_value_forms() {
+        assert_eq!(parse_value(PtxType::Pred, "true").unwrap().0, 1);
+        assert_eq!(parse_value(PtxType::E4m3x2, "1,288").unwrap().0, 0x3879);
+        assert_eq!(parse_value(PtxType::S8, "-128").unwrap().0, 0x80);
+        assert_eq!(
+            parse_value(PtxType::F64, "0d3FF0000000000000").unwrap().0,
+            0x3ff0 << 48
+        );
+        assert!(parse_value(PtxType::B16, "0f3F800000").is_err());
+        assert!(parse_value(PtxType::F16x2, "1.0").is_err());
+    }
+}
