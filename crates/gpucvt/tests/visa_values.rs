@@ -162,17 +162,6 @@ fn model(dst: VisaType, src: VisaType, sat: bool, cr0: Cr0, bits: u64) -> u64 {
         )
         .bits;
     }
-    // The 64-bit quirk (§6.3).
-    if dst == Q && (src == F || src == Df) {
-        let x = if src == F {
-            f32::from_bits(bits as u32) as f64
-        } else {
-            f64::from_bits(bits)
-        };
-        if x < -9.223_372_036_854_775_808e18 && x > -1.844_674_407_370_955_2e19 {
-            return 0x7fff_ffff_ffff_ffff;
-        }
-    }
     let mut cur = bits;
     let mut cur_fmt = s;
     for st in steps(dst, src, sat, cr0) {
@@ -181,6 +170,19 @@ fn model(dst: VisaType, src: VisaType, sat: bool, cr0: Cr0, bits: u64) -> u64 {
         } else {
             cur
         };
+        // The 64-bit quirk (§6.3): F/DF → Q, negative with magnitude in (2^63, 2^64).
+        let x = match st.src {
+            f if f == format::F32 => Some(f32::from_bits(cur as u32) as f64),
+            f if f == format::F64 => Some(f64::from_bits(cur)),
+            _ => None,
+        };
+        if let (true, Some(x)) = (st.dst == format::S64, x) {
+            if x < -9.223_372_036_854_775_808e18 && x > -1.844_674_407_370_955_2e19 {
+                cur = 0x7fff_ffff_ffff_ffff;
+                cur_fmt = st.dst;
+                continue;
+            }
+        }
         cur = reference(&st.src, input, &st.dst, st.r, &st.p).bits;
         cur_fmt = st.dst;
     }
