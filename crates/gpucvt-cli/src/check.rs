@@ -17,7 +17,7 @@ use std::path::PathBuf;
 /// Options of `gpucvt check`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The file: `.ptx` (PTX module) or `.visaasm` (vISA assembly).
+    /// The file: `.ptx` (PTX module), `.visaasm` (vISA assembly) or `.mlir` (CUDA Tile IR).
     pub file: PathBuf,
     /// PTX target whose rules apply (sm_80, sm_90a, …); default: the file's `.target`.
     #[arg(long, value_name = "SM")]
@@ -25,6 +25,9 @@ pub struct Args {
     /// PTX ISA version; default: the file's `.version`.
     #[arg(long = "ptx-version", value_name = "X.Y")]
     pub ptx_version: Option<String>,
+    /// Tile IR (`.mlir`) specification version: 13.1, 13.2, 13.3 or 13.4 (default).
+    #[arg(long = "tile-version", value_name = "X.Y")]
+    pub tile_version: Option<String>,
     /// A JSON array, one object per diagnostic: line, column, severity, message, rule.
     #[arg(long)]
     pub json: bool,
@@ -42,6 +45,14 @@ struct DiagJson<'a> {
 
 /// Runs `gpucvt check`: exit code 1 if any diagnostic is an error, else 0.
 pub fn run(a: &Args) -> Result<Done, CliError> {
+    let is_mlir = a
+        .file
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("mlir"));
+    if is_mlir {
+        return run_tile(a);
+    }
     let (dialect, text) = read_source(&a.file)?;
     let diags = match dialect {
         Dialect::Ptx => {
@@ -57,6 +68,36 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
             gpucvt::visa::check::check_source(&text, &CheckOptions::default())
         }
     };
+    report(a, &text, &diags)
+}
+
+/// `gpucvt check FILE.mlir`: the Tile IR reader's and verifier's diagnostics, at the spec
+/// version given by `--tile-version` (default: the newest).
+fn run_tile(a: &Args) -> Result<Done, CliError> {
+    if a.target.is_some() || a.ptx_version.is_some() {
+        return Err(CliError(
+            "--target and --ptx-version apply to .ptx files only".to_string(),
+        ));
+    }
+    let version = match &a.tile_version {
+        None => gpucvt::tile::types::SpecVersion::LATEST,
+        Some(v) => gpucvt::tile::types::SpecVersion::from_name(v).ok_or_else(|| {
+            CliError(format!(
+                "unknown --tile-version {v:?}; accepted: 13.1, 13.2, 13.3, 13.4"
+            ))
+        })?,
+    };
+    let text = std::fs::read_to_string(&a.file)
+        .map_err(|e| CliError(format!("cannot read {}: {e}", a.file.display())))?;
+    let file = gpucvt::tile::parse::parse_file(&text);
+    let mut diags = file.diagnostics.clone();
+    diags.extend(gpucvt::tile::verify::check_file(&file, version));
+    diags.sort_by_key(|d| (d.span.line, d.span.col));
+    diags.dedup();
+    report(a, &text, &diags)
+}
+
+fn report(a: &Args, text: &str, diags: &[Diagnostic]) -> Result<Done, CliError> {
     let errors = diags
         .iter()
         .filter(|d| d.severity == Severity::Error)
@@ -75,7 +116,7 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
             .collect();
         to_json(&v)?
     } else {
-        render(&a.file.display().to_string(), &text, &diags)
+        render(&a.file.display().to_string(), text, diags)
     };
     Ok(Done {
         out,

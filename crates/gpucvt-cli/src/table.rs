@@ -1,9 +1,10 @@
-//! `gpucvt table ptx|visa`: conversion tables computed from the implementation.
+//! `gpucvt table ptx|visa|tile`: conversion tables computed from the implementation.
 //!
 //! - `ptx`: the ISA's Table 15 (integer and classic float types) and Table 16 (alternate
 //!   formats, with the implementation's extra formats as extra rows and columns), from the
 //!   legality rules ([`gpucvt::ptx::table`]): rows are sources, columns destinations;
-//! - `visa`: the `mov` rule of every type pair ([`gpucvt::visa::mov::rule_text`]), as a list.
+//! - `visa`: the `mov` rule of every type pair ([`gpucvt::visa::mov::rule_text`]), as a list;
+//! - `tile`: every legal Tile IR conversion op, element-type pair and rounding mode.
 
 use crate::common::{ptx_options, CliError};
 use gpucvt::ptx::table::{method_table, TABLE_15_TYPES, TABLE_16_TYPES};
@@ -18,6 +19,8 @@ pub enum Which {
     Ptx,
     /// vISA mov conversion rules for every type pair.
     Visa,
+    /// CUDA Tile IR: which op and rounding mode is legal for each element-type pair.
+    Tile,
 }
 
 /// Options of `gpucvt table`.
@@ -69,6 +72,35 @@ pub fn run(a: &Args) -> Result<String, CliError> {
             }
             Ok(s)
         }
+        Which::Tile => {
+            if a.target.is_some() {
+                return Err(CliError("--target applies to `table ptx` only".to_string()));
+            }
+            let v = gpucvt::tile::types::SpecVersion::LATEST;
+            let mut rows = Vec::new();
+            for e in gpucvt::tile::verify::legal_table(v) {
+                let modes: Vec<String> = e.modes.iter().map(|m| m.name().to_string()).collect();
+                rows.push(vec![
+                    format!("{:?}", e.op).to_lowercase(),
+                    element(e.src),
+                    element(e.dst),
+                    if modes.is_empty() {
+                        "-".to_string()
+                    } else {
+                        modes.join(" ")
+                    },
+                    if e.saturating { "yes" } else { "-" }.to_string(),
+                ]);
+            }
+            let mut s = format!(
+                "CUDA Tile IR {v}: legal conversions (the first rounding mode is the default)\n\n"
+            );
+            s.push_str(&crate::common::table(
+                &["op", "source", "result", "rounding modes", "saturating"],
+                &rows,
+            ));
+            Ok(s)
+        }
     }
 }
 
@@ -102,4 +134,12 @@ fn matrix(types: &[PtxType], target: Option<gpucvt::ptx::Target>) -> String {
         s.push('\n');
     }
     s
+}
+
+/// A Tile IR element type in MLIR spelling (`f32`, `ptr<f32>`).
+fn element(e: gpucvt::tile::Element) -> String {
+    match e {
+        gpucvt::tile::Element::Num(t) => t.to_string(),
+        gpucvt::tile::Element::Ptr(t) => format!("ptr<{t}>"),
+    }
 }

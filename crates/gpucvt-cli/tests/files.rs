@@ -359,3 +359,58 @@ fn run_visa_examples() {
     ]);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn check_tile_ir_files() {
+    let (code, out, _) = gpucvt(&["check", "examples/tile/quantize.mlir"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("0 errors"), "{out}");
+    let (code, out, _) = gpucvt(&["check", "examples/tile/mistakes.mlir", "--json"]);
+    assert_eq!(code, 1);
+    let v: Json = serde_json::from_str(&out).expect("JSON");
+    let diags = v.as_array().expect("an array");
+    let got: Vec<(u64, u64, &str)> = diags
+        .iter()
+        .map(|d| {
+            assert_eq!(d["severity"], "error");
+            assert_eq!(d["rule"], "tile.verify");
+            (
+                d["line"].as_u64().unwrap(),
+                d["column"].as_u64().unwrap(),
+                d["message"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert_eq!((got[0].0, got[0].1), (4, 5));
+    assert!(got[0].2.contains("types must be equal width"));
+    assert!(got[1]
+        .2
+        .contains("extending to smaller or identical integer"));
+    assert!(got[2].2.contains("must not be a no-op"));
+    assert!(got[3]
+        .2
+        .contains("integer to f8E8M0FNU conversion is not supported"));
+    // A 13.1 file cannot use 13.4's saturating flag; bad versions are usage errors.
+    let (code, _, err) = gpucvt(&[
+        "check",
+        "examples/tile/quantize.mlir",
+        "--tile-version",
+        "9.9",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--tile-version"), "{err}");
+}
+
+#[test]
+fn table_tile_lists_legal_ops() {
+    let (code, out, _) = gpucvt(&["table", "tile"]);
+    assert_eq!(code, 0);
+    assert!(out
+        .lines()
+        .any(|l| l.starts_with("ftof") && l.contains("f32") && l.contains("f16")));
+    // itof to f8E8M0FNU is rejected by the verifier, so it is not in the table.
+    assert!(!out
+        .lines()
+        .any(|l| l.starts_with("itof") && l.contains("f8E8M0FNU")));
+}
