@@ -3,7 +3,11 @@
 //! - `gpucvt formats [--json]`: the catalogue;
 //! - `gpucvt values <FORMAT> [--json]`: every encoding of a format of at most 16 bits;
 //! - `gpucvt round <NUMBER> --to <FMT> [options]`: one conversion, optionally explained;
-//! - `gpucvt eval <INSTRUCTION> <OPERAND>...` / `gpucvt eval --batch`: evaluate instructions.
+//! - `gpucvt eval <INSTRUCTION> <OPERAND>...` / `gpucvt eval --batch`: evaluate instructions;
+//! - `gpucvt diff INSTR_A INSTR_B`: where two single-input conversions differ, by class;
+//! - `gpucvt check FILE`: diagnostics for a `.ptx` or `.visaasm` file (exit code 1 on errors);
+//! - `gpucvt run FILE`: execute the conversions of a PTX entry or a vISA kernel;
+//! - `gpucvt table ptx|visa`: the conversion tables computed from the implementation.
 //!
 //! Output goes to stdout. A problem with the input (an unknown name, a malformed number, a
 //! pattern too wide, options that exclude each other) is one line on stderr starting with
@@ -12,13 +16,18 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod check;
 mod common;
+mod diff;
 mod eval;
 mod formats;
 mod round;
+mod run;
+mod table;
 mod values;
 
 use clap::{Parser, Subcommand};
+use common::Done;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -43,6 +52,20 @@ enum Command {
     /// stream of them with --batch.
     #[command(after_help = EVAL_HELP)]
     Eval(Box<eval::Args>),
+    /// Check a PTX module (.ptx) or a vISA assembly file (.visaasm): compiler-style
+    /// diagnostics; exit code 1 if any is an error.
+    Check(check::Args),
+    /// Run the straight-line mov/cvt/cvt.pack statements of a PTX entry, or the movs of a
+    /// vISA kernel, and print every register or variable written.
+    #[command(after_help = RUN_HELP)]
+    Run(Box<run::Args>),
+    /// Conversion tables computed from the implementation: `ptx` (the ISA's Tables 15 and 16)
+    /// or `visa` (the mov rule of every type pair).
+    Table(table::Args),
+    /// Compare two single-input conversions (PTX cvt, vISA mov) over every input of their
+    /// source width and sort the inputs where they differ into classes, with examples.
+    #[command(after_help = DIFF_HELP)]
+    Diff(Box<diff::Args>),
 }
 
 const EVAL_HELP: &str = "\
@@ -56,6 +79,27 @@ Batch lines are <instruction> <operand>..., operands as 0x hex bit patterns of t
 widths in instruction order (d, a, b: a then b; x4 forms: a b e f rbits; cvt.pack with c:
 a b c). Each input line gives exactly one output line: the destination as 0x hex padded to
 the destination type's width, or error: <message>.";
+
+const DIFF_HELP: &str = "\
+Examples:
+  gpucvt diff cvt.rn.f16.f32 'mov hf <- f' --visa-cr0 0x4C0
+  gpucvt diff cvt.rn.f16.f32 'mov hf <- f' --visa-cr0 rtz --examples 3
+  gpucvt diff cvt.rn.f32.f64 'mov f <- df' --sample 200000 --seed 1 --json
+
+Sources of at most 32 bits are swept exhaustively (2^32 inputs take some seconds in a
+release build); 64-bit sources are sampled. Classes, tested in this order: nan-encoding,
+nan-vs-number, overflow, subnormal, sign-of-zero, rounding, other.";
+
+const RUN_HELP: &str = "\
+Examples:
+  gpucvt run examples/ptx/quantize_fp8.ptx --set %f1=1.0 --set %f2=300
+  gpucvt run kernel.ptx --entry k --set %p=1 --json
+  gpucvt run examples/visa/f_to_hf.visaasm --set vector331=[1.0,2.5,65520] --cr0 rtz
+
+PTX: registers start without a value; reading one that was never written nor set is an
+error. Guards are honoured (@%p runs when %p is 1: set it with --set %p=1). Labels, branches
+and other instructions are skipped with a note; branches are never taken.
+vISA: variables start at 0.";
 
 const ROUND_HELP: &str = "\
 Without --from, the number is converted exactly from its text (a decimal that is not a binary
@@ -76,14 +120,22 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     let result = match &cli.command {
-        Command::Formats(a) => formats::run(a),
-        Command::Values(a) => values::run(a),
-        Command::Round(a) => round::run(a),
-        Command::Eval(a) => eval::run(a),
+        Command::Formats(a) => formats::run(a).map(Done::ok),
+        Command::Values(a) => values::run(a).map(Done::ok),
+        Command::Round(a) => round::run(a).map(Done::ok),
+        Command::Eval(a) => eval::run(a).map(Done::ok),
+        Command::Check(a) => check::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Table(a) => table::run(a).map(Done::ok),
+        Command::Diff(a) => diff::run(a).map(Done::ok),
     };
     match result {
-        Ok(out) => match emit(&out) {
-            Ok(()) => ExitCode::SUCCESS,
+        Ok(done) => match emit(&done.out).and_then(|()| {
+            let mut e = std::io::stderr().lock();
+            e.write_all(done.err.as_bytes())?;
+            e.flush()
+        }) {
+            Ok(()) => ExitCode::from(done.code),
             // A closed pipe (`gpucvt values f16 | head`) is not an error of ours.
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
             Err(e) => {

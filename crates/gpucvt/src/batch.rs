@@ -19,7 +19,7 @@
 //! assert_eq!(out, "0x3879\nerror: cvt.rn.f16.f32 takes 1 source operand(s) (a), got 2\n");
 //! ```
 
-use crate::instr::{split_line, Instr, Options};
+use crate::instr::{Instr, Options};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{BufRead, Write};
@@ -29,6 +29,8 @@ use std::io::{BufRead, Write};
 pub struct Batch {
     opts: Options,
     cache: HashMap<String, Result<Instr, String>>,
+    /// A reused buffer for the instruction text of vISA lines.
+    key: String,
 }
 
 /// Instructions remembered at most (a stream of distinct instructions stays bounded).
@@ -40,6 +42,7 @@ impl Batch {
         Batch {
             opts,
             cache: HashMap::new(),
+            key: String::new(),
         }
     }
 
@@ -69,45 +72,97 @@ impl Batch {
             && trimmed[..3].eq_ignore_ascii_case("mov");
         let mut ops = [0u64; 8];
         let mut n = 0;
-        let (instr_text, owned);
-        let words: Vec<&str>;
-        if visa {
-            (instr_text, owned) = split_line(trimmed);
-            words = owned.iter().map(String::as_str).collect();
+        let mut n_words = 0;
+        let mut bad: Option<(usize, String)> = None;
+        let mut operand = |i: usize, w: &str| {
+            n_words += 1;
+            if bad.is_some() {
+                return;
+            }
+            if n == ops.len() {
+                return;
+            }
+            match parse_hex(w) {
+                Some(v) => {
+                    ops[n] = v;
+                    n += 1;
+                }
+                None => bad = Some((i, w.to_string())),
+            }
+        };
+        // The instruction text: the first word (PTX), or the first four tokens of a vISA
+        // move, the arrow a token of its own (`mov hf<-f` reads as `mov hf <- f`), joined
+        // by single spaces in a reused buffer. No allocation for either on a cache hit.
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        let instr_text: &str = if visa {
+            let mut k = 0usize;
+            for word in trimmed.split_whitespace() {
+                for (j, piece) in word.split("<-").enumerate() {
+                    let mut tokens = [None, Some(piece)];
+                    if j > 0 {
+                        tokens[0] = Some("<-");
+                    }
+                    for t in tokens.into_iter().flatten().filter(|t| !t.is_empty()) {
+                        if k < 4 {
+                            if k > 0 {
+                                key.push(' ');
+                            }
+                            key.push_str(t);
+                        } else {
+                            operand(k - 4, t);
+                        }
+                        k += 1;
+                    }
+                }
+            }
+            &key
         } else {
             let mut it = trimmed.split_whitespace();
-            instr_text = it.next().unwrap_or("").to_string();
-            words = it.collect();
-        }
-        for (i, w) in words.iter().enumerate() {
-            if n == ops.len() {
-                return Err(format!("too many operands ({})", words.len()));
+            let first = it.next().unwrap_or("");
+            for (i, w) in it.enumerate() {
+                operand(i, w);
             }
-            ops[n] = parse_hex(w)
-                .ok_or_else(|| format!("operand {} {w:?} is not a 0x hex bit pattern", i + 1))?;
-            n += 1;
+            first
+        };
+        let result = self.eval_parsed(instr_text, &ops, n, n_words, bad);
+        self.key = key;
+        result
+    }
+
+    fn eval_parsed(
+        &mut self,
+        instr_text: &str,
+        ops: &[u64; 8],
+        n: usize,
+        n_words: usize,
+        bad: Option<(usize, String)>,
+    ) -> Result<(u128, u32), String> {
+        // Errors in the order the operands come: a malformed word before too many words.
+        if let Some((i, w)) = bad {
+            if i < ops.len() {
+                return Err(format!(
+                    "operand {} {w:?} is not a 0x hex bit pattern",
+                    i + 1
+                ));
+            }
         }
-        if !self.cache.contains_key(&instr_text) {
+        if n_words > ops.len() {
+            return Err(format!("too many operands ({n_words})"));
+        }
+        if !self.cache.contains_key(instr_text) {
             if self.cache.len() >= CACHE_LIMIT {
                 self.cache.clear();
             }
-            let parsed = Instr::parse(&instr_text, &self.opts);
-            self.cache.insert(instr_text.clone(), parsed);
+            let parsed = Instr::parse(instr_text, &self.opts);
+            self.cache.insert(instr_text.to_string(), parsed);
         }
-        let instr = match &self.cache[&instr_text] {
-            Ok(i) => i,
-            Err(e) => return Err(e.clone()),
+        let instr = match self.cache.get(instr_text) {
+            Some(Ok(i)) => i,
+            Some(Err(e)) => return Err(e.clone()),
+            None => return Err("internal error: instruction cache".into()),
         };
-        let r = instr.eval(&ops[..n])?;
-        if r.width > 64 {
-            // A vISA packed source: the elements side by side, element 0 lowest.
-            let mut wide: u128 = 0;
-            for l in &r.lanes {
-                wide |= (l.bits as u128) << l.shift;
-            }
-            return Ok((wide, r.width));
-        }
-        Ok((r.bits as u128, r.width))
+        instr.eval_bits(&ops[..n])
     }
 
     /// Runs over every line of `input`, writing one line per input line to `output`.
@@ -180,6 +235,25 @@ mod tests {
         assert_eq!(lines[5], "0x2f");
         assert_eq!(lines[6], "0x1234ff00");
         assert_eq!(lines[7], "0x3c00");
+    }
+
+    #[test]
+    fn visa_arrows_and_operand_errors() {
+        let input = "mov hf<-f 0x3f800000\n\
+                     mov.sat ub<- f 0x43960000\n\
+                     mov hf <-f 0x1 0x2\n\
+                     cvt.rn.f16.f32 0x1 0x2 0x3 0x4 0x5 0x6 0x7 0x8 0x9\n\
+                     cvt.rn.f16.f32 0x1 zz 0x3\n";
+        let out = run(input, Options::default());
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "0x3c00");
+        assert_eq!(lines[1], "0xff");
+        assert!(lines[2].starts_with("error: mov hf <- f takes 1 source operand, got 2"));
+        assert_eq!(lines[3], "error: too many operands (9)");
+        assert_eq!(
+            lines[4],
+            "error: operand 2 \"zz\" is not a 0x hex bit pattern"
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@
 
 use crate::core::convert::{Conversion, Flags};
 use crate::core::format::Format;
-use crate::ptx::eval::{evaluate, operand_roles, role_bits, Role};
+use crate::ptx::eval::{evaluate, evaluate_bits, operand_roles, role_bits, Role};
 use crate::ptx::legality::{check_form, legal_somewhere, OperandShape};
 use crate::ptx::target::{PtxVersion, Target};
 use crate::ptx::{parse::parse_instruction, CvtForm};
@@ -286,6 +286,41 @@ impl Instr {
                     });
                 }
                 Ok(out)
+            }
+        }
+    }
+}
+
+impl Instr {
+    /// The destination value and its width, as [`Instr::eval`] gives them (`bits`, or for a
+    /// result wider than 64 bits the lanes side by side, element 0 lowest), without the
+    /// per-lane record: PTX forms evaluate without heap allocation.
+    ///
+    /// # Errors
+    /// As [`Instr::eval`].
+    ///
+    /// ```
+    /// use gpucvt::instr::{Instr, Options};
+    /// let i = Instr::parse("cvt.rn.f16.f32", &Options::default()).unwrap();
+    /// assert_eq!(i.eval_bits(&[0x3f80_0000]).unwrap(), (0x3c00, 16));
+    /// ```
+    pub fn eval_bits(&self, ops: &[u64]) -> Result<(u128, u32), String> {
+        match self {
+            Instr::Ptx(p) => evaluate_bits(&p.form, ops)
+                .map(|(bits, width)| (bits as u128, width))
+                .map_err(|e| e.to_string()),
+            Instr::Visa(_) => {
+                let r = self.eval(ops)?;
+                if r.width > 64 {
+                    let mut wide: u128 = 0;
+                    for l in &r.lanes {
+                        if l.shift < 128 {
+                            wide |= (l.bits as u128) << l.shift;
+                        }
+                    }
+                    return Ok((wide, r.width));
+                }
+                Ok((r.bits as u128, r.width))
             }
         }
     }

@@ -4,10 +4,13 @@
 //! [`gpucvt_core`] (re-exported as [`core`]).
 //!
 //! - [`instr`], [`batch`]: one instruction of any dialect, and the batch evaluator;
+//! - [`diff`]: two single-input conversions compared over every input, differences sorted
+//!   into classes;
 //! - [`diag`]: the one diagnostic type every reader and checker returns;
 //! - [`ptx`]: the PTX dialect;
 //! - [`visa`]: the Intel vISA dialect: types, cr0, `mov` conversions, `.visaasm` reading,
 //!   checking and execution;
+//! - [`tile`]: the CUDA Tile IR dialect: tile types, `.mlir` reading, verification and evaluation;
 //! - [`text`]: numbers as text: decimal, hexadecimal-float and raw-bit literals in, exact
 //!   decimals out.
 #![forbid(unsafe_code)]
@@ -17,7 +20,9 @@ pub use gpucvt_core as core;
 
 pub mod batch;
 pub mod diag;
+pub mod diff;
 pub mod instr;
 pub mod ptx;
 pub mod text;
+pub mod tile;
 pub mod visa;

@@ -142,7 +142,7 @@ fn model(dst: VisaType, src: VisaType, sat: bool, cr0: Cr0, bits: u64) -> u64 {
     // Bit copies: same type without .sat, and BF → F.
     if (dst == src && !sat) || (dst == F && src == Bf && !sat) {
         return if dst == F {
-            bits << 16 * (src == Bf) as u32
+            bits << (16 * (src == Bf) as u32)
         } else {
             bits
         };
@@ -177,7 +177,7 @@ fn model(dst: VisaType, src: VisaType, sat: bool, cr0: Cr0, bits: u64) -> u64 {
             _ => None,
         };
         if let (true, Some(x)) = (st.dst == format::S64, x) {
-            if x < -9.223_372_036_854_775_808e18 && x > -1.844_674_407_370_955_2e19 {
+            if x < -(2f64.powi(63)) && x > -(2f64.powi(64)) {
                 cur = 0x7fff_ffff_ffff_ffff;
                 cur_fmt = st.dst;
                 continue;
@@ -251,7 +251,7 @@ fn every_mov_pair_agrees_with_the_reference_model() {
     cr0s.push(Cr0::from_raw(0x1000 | 0x20));
     cr0s.push(Cr0::from_raw(0x1000 | 0x10));
     cr0s.push(Cr0::from_raw(Cr0::OPENCL.raw() | 0x30));
-    let mut rng = Rng(0x5eed_0f_u64 << 20 | 77);
+    let mut rng = Rng(0x05ee_d0f0_004d);
     let mut failures = Vec::new();
     let mut count = 0u64;
     for src in TYPES {

@@ -227,20 +227,52 @@ fn takes_scale(form: &CvtForm) -> bool {
 /// assert_eq!(operand_roles(&f), [Role::A, Role::B, Role::E, Role::F, Role::Rbits]);
 /// ```
 pub fn operand_roles(form: &CvtForm) -> Vec<Role> {
+    roles_of(form).as_slice().to_vec()
+}
+
+/// The roles of a form without allocating: at most six.
+#[derive(Clone, Copy)]
+struct Roles {
+    list: [Role; 6],
+    len: usize,
+}
+
+impl Roles {
+    fn push(&mut self, r: Role) {
+        if self.len < self.list.len() {
+            self.list[self.len] = r;
+            self.len += 1;
+        }
+    }
+
+    fn as_slice(&self) -> &[Role] {
+        &self.list[..self.len]
+    }
+}
+
+fn roles_of(form: &CvtForm) -> Roles {
+    let mut roles = Roles {
+        list: [Role::A; 6],
+        len: 0,
+    };
     if form.pack {
-        let mut roles = vec![Role::A, Role::B];
+        roles.push(Role::A);
+        roles.push(Role::B);
         if form.ctype.is_some() {
             roles.push(Role::C);
         }
         return roles;
     }
-    let mut roles = if form.dtype.lanes() == 4 {
-        vec![Role::A, Role::B, Role::E, Role::F]
+    if form.dtype.lanes() == 4 {
+        for r in [Role::A, Role::B, Role::E, Role::F] {
+            roles.push(r);
+        }
     } else if form.dtype.lanes() == 2 && form.atype.lanes() == 1 {
-        vec![Role::A, Role::B]
+        roles.push(Role::A);
+        roles.push(Role::B);
     } else {
-        vec![Role::A]
-    };
+        roles.push(Role::A);
+    }
     if form.rounding == Some(RoundMod::Rs) {
         roles.push(Role::Rbits);
     }
@@ -327,7 +359,31 @@ fn lane_rbits(form: &CvtForm, rbits: u64, k: usize) -> (u64, u32) {
 /// flattened). Operands are bit patterns; wider register values are first chopped to the
 /// instruction type's width by the caller or here (bits above the width are an error).
 pub fn evaluate(form: &CvtForm, operands: &[u64]) -> Result<Evaluation, EvalError> {
-    let roles = operand_roles(form);
+    let mut lanes = Vec::with_capacity(4);
+    let (bits, width) = evaluate_into(form, operands, Some(&mut lanes))?;
+    Ok(Evaluation { bits, width, lanes })
+}
+
+/// [`evaluate`] without the lanes: only the destination value and its width, and no heap
+/// allocation on success (what the batch evaluator needs).
+///
+/// ```
+/// use gpucvt::ptx::{eval::evaluate_bits, CvtForm, PtxType, RoundMod};
+/// let mut f = CvtForm::new(PtxType::F16, PtxType::F32);
+/// f.rounding = Some(RoundMod::Rn);
+/// assert_eq!(evaluate_bits(&f, &[0x3f80_0000]).unwrap(), (0x3c00, 16));
+/// ```
+pub fn evaluate_bits(form: &CvtForm, operands: &[u64]) -> Result<(u64, u32), EvalError> {
+    evaluate_into(form, operands, None)
+}
+
+fn evaluate_into(
+    form: &CvtForm,
+    operands: &[u64],
+    mut lanes_out: Option<&mut Vec<LaneResult>>,
+) -> Result<(u64, u32), EvalError> {
+    let roles = roles_of(form);
+    let roles = roles.as_slice();
     if operands.len() != roles.len() {
         let names: Vec<&str> = roles.iter().map(|r| r.name()).collect();
         return Err(EvalError::OperandCount {
@@ -349,7 +405,7 @@ pub fn evaluate(form: &CvtForm, operands: &[u64]) -> Result<Evaluation, EvalErro
     }
     let get = |r: Role| roles.iter().position(|&x| x == r).map(|i| operands[i]);
     if form.pack {
-        return evaluate_pack(form, get(Role::A), get(Role::B), get(Role::C));
+        return evaluate_pack(form, get(Role::A), get(Role::B), get(Role::C), lanes_out);
     }
     let not_evaluable = || EvalError::NotEvaluable(form.spelling());
     let dst = form.dtype.lane_format().ok_or_else(not_evaluable)?;
@@ -360,33 +416,38 @@ pub fn evaluate(form: &CvtForm, operands: &[u64]) -> Result<Evaluation, EvalErro
         return Err(not_evaluable());
     }
     // Lane inputs, most significant first.
-    let inputs: Vec<u64> = if form.atype.lanes() > 1 {
+    let mut input_list = [0u64; 8];
+    let mut n_inputs = 0usize;
+    if form.atype.lanes() > 1 {
         let a = get(Role::A).unwrap_or(0);
         let (n, lb) = (form.atype.lanes(), form.atype.lane_bits());
-        (0..n)
-            .map(|k| (a >> (lb * (n - 1 - k))) & mask(lb))
-            .collect()
+        for k in 0..n {
+            if n_inputs < input_list.len() {
+                input_list[n_inputs] = (a >> (lb * (n - 1 - k))) & mask(lb);
+            }
+            n_inputs += 1;
+        }
     } else {
-        [Role::A, Role::B, Role::E, Role::F]
+        for v in [Role::A, Role::B, Role::E, Role::F]
             .into_iter()
             .filter_map(get)
-            .collect()
-    };
+        {
+            input_list[n_inputs] = v;
+            n_inputs += 1;
+        }
+    }
     let lanes = form.dtype.lanes() as usize;
-    if inputs.len() != lanes {
+    if n_inputs != lanes || n_inputs > input_list.len() {
         return Err(not_evaluable());
     }
+    let inputs = &input_list[..n_inputs];
     let slot = form.dtype.lane_bits();
     let rounding = rounding_of(form);
     let base = policy_of(form, &src, &dst);
     let divide = form.dtype.lane_bits() < form.atype.lane_bits();
     let scale_operand =
         get(Role::Scale).unwrap_or(if scale_bits(form) == 8 { 0x7f } else { 0x7f7f });
-    let mut out = Evaluation {
-        bits: 0,
-        width: form.dtype.bits(),
-        lanes: Vec::with_capacity(lanes),
-    };
+    let mut out_bits = 0u64;
     for (k, &input) in inputs.iter().enumerate() {
         let mut policy = base;
         let mut conv_src = src;
@@ -418,15 +479,17 @@ pub fn evaluate(form: &CvtForm, operands: &[u64]) -> Result<Evaluation, EvalErro
         let conversion = Conversion::new(conv_src, dst, rounding, policy);
         let outcome = conversion.apply(input);
         let shift = slot * (lanes - 1 - k) as u32;
-        out.bits |= (outcome.bits & mask(dst.width())) << shift;
-        out.lanes.push(LaneResult {
-            conversion,
-            input,
-            shift,
-            outcome,
-        });
+        out_bits |= (outcome.bits & mask(dst.width())) << shift;
+        if let Some(l) = lanes_out.as_deref_mut() {
+            l.push(LaneResult {
+                conversion,
+                input,
+                shift,
+                outcome,
+            });
+        }
     }
-    Ok(out)
+    Ok((out_bits, form.dtype.bits()))
 }
 
 fn evaluate_pack(
@@ -434,7 +497,8 @@ fn evaluate_pack(
     a: Option<u64>,
     b: Option<u64>,
     c: Option<u64>,
-) -> Result<Evaluation, EvalError> {
+    mut lanes_out: Option<&mut Vec<LaneResult>>,
+) -> Result<(u64, u32), EvalError> {
     let not_evaluable = || EvalError::NotEvaluable(form.spelling());
     let dst = form.dtype.lane_format().ok_or_else(not_evaluable)?;
     let src = form.atype.lane_format().ok_or_else(not_evaluable)?;
@@ -444,28 +508,26 @@ fn evaluate_pack(
         ..Policy::default()
     };
     let conversion = Conversion::new(src, dst, Rounding::RZ, policy);
-    let mut out = Evaluation {
-        bits: 0,
-        width: 32,
-        lanes: Vec::with_capacity(2),
-    };
+    let mut bits = 0u64;
     for (k, v) in [a, b].into_iter().enumerate() {
         let input = v.unwrap_or(0) & mask(src.width());
         let outcome = conversion.apply(input);
         let shift = size * (1 - k as u32);
-        out.bits |= (outcome.bits & mask(size)) << shift;
-        out.lanes.push(LaneResult {
-            conversion,
-            input,
-            shift,
-            outcome,
-        });
+        bits |= (outcome.bits & mask(size)) << shift;
+        if let Some(l) = lanes_out.as_deref_mut() {
+            l.push(LaneResult {
+                conversion,
+                input,
+                shift,
+                outcome,
+            });
+        }
     }
     if let Some(c) = c {
-        out.bits |= (c << (2 * size)) & mask(32);
+        bits |= (c << (2 * size)) & mask(32);
     }
-    out.bits &= mask(32);
-    Ok(out)
+    bits &= mask(32);
+    Ok((bits, 32))
 }
 
 /// Extends a result to a destination register of `reg_bits` bits (`ptx-cvt.md` §4.15):

@@ -1,0 +1,115 @@
+//! The bodies of the fuzz targets: each takes arbitrary bytes, reads them as text and drives
+//! one reader of gpucvt end to end. None may panic, whatever the bytes. Shared by the
+//! cargo-fuzz targets (`fuzz/fuzz_targets/`) and the stable regression test
+//! (`crates/gpucvt/tests/fuzz_targets.rs`, which includes this file).
+
+use gpucvt::batch::Batch;
+use gpucvt::instr::Options;
+use gpucvt::ptx::eval::{evaluate, operand_roles};
+use gpucvt::ptx::legality::{check, check_file, check_form, legal_somewhere, OperandShape};
+use gpucvt::ptx::parse::{parse_file, parse_instruction};
+use gpucvt::ptx::target::{PtxVersion, Target};
+use gpucvt::ptx::types::RegType;
+use gpucvt::visa::check::CheckOptions;
+
+/// Operand values drawn from the bytes: eight bytes each, cycling (zeros if there are none).
+fn operands(data: &[u8], n: usize) -> Vec<u64> {
+    (0..n)
+        .map(|k| {
+            let mut v = [0u8; 8];
+            for (j, b) in v.iter_mut().enumerate() {
+                if !data.is_empty() {
+                    *b = data[(k * 8 + j) % data.len()];
+                }
+            }
+            u64::from_le_bytes(v)
+        })
+        .collect()
+}
+
+fn targets() -> Vec<(Target, PtxVersion)> {
+    [("sm_80", "7.0"), ("sm_90a", "8.6"), ("sm_100a", "9.5")]
+        .iter()
+        .filter_map(|(t, v)| Some((t.parse().ok()?, v.parse().ok()?)))
+        .collect()
+}
+
+/// `ptx_instruction`: read one PTX instruction, check it on a few targets, and evaluate its
+/// form on operands drawn from the bytes (masked to each operand's width and unmasked).
+pub fn ptx_instruction(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let Ok(i) = parse_instruction(&text) else {
+        return;
+    };
+    let regs = |_: &str| -> Option<RegType> { None };
+    for (t, v) in targets() {
+        let _ = check(&i, &regs, t, v);
+        if let Some(shape) = OperandShape::natural(&i.form) {
+            let _ = check_form(&i.form, &shape, t, v);
+        }
+        if let Some(ops) = &i.operands {
+            let _ = check_form(&i.form, &OperandShape::of(ops), t, v);
+        }
+    }
+    let _ = legal_somewhere(&i.form);
+    let roles = operand_roles(&i.form);
+    let raw = operands(data, roles.len());
+    let _ = evaluate(&i.form, &raw);
+    let narrow: Vec<u64> = raw
+        .iter()
+        .zip(&roles)
+        .map(|(&v, r)| {
+            let bits = gpucvt::ptx::eval::role_bits(&i.form, *r);
+            if bits >= 64 {
+                v
+            } else {
+                v & ((1u64 << bits) - 1)
+            }
+        })
+        .collect();
+    let _ = evaluate(&i.form, &narrow);
+    let _ = evaluate(&i.form, &narrow[..narrow.len().saturating_sub(1)]);
+}
+
+/// `ptx_file`: read a PTX module and check it with its own and with explicit targets.
+pub fn ptx_file(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let f = parse_file(&text);
+    let _ = check_file(&f, None, None);
+    for (t, v) in targets() {
+        let _ = check_file(&f, Some(t), Some(v));
+    }
+}
+
+/// `batch_line`: every line through the batch evaluator; exactly one output line each.
+pub fn batch_line(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut batch = Batch::new(Options::default());
+    for line in text.split('\n') {
+        let mut out = String::new();
+        batch.line(line, &mut out);
+        assert!(
+            out.ends_with('\n') && out.matches('\n').count() == 1,
+            "{line:?} gave {out:?}"
+        );
+    }
+    // The stream interface too, on the raw bytes (not necessarily UTF-8).
+    let mut out = Vec::new();
+    let lines = Batch::new(Options::default())
+        .run(data, &mut out)
+        .unwrap_or(0);
+    assert_eq!(out.iter().filter(|&&b| b == b'\n').count() as u64, lines);
+}
+
+/// `visa_asm`: read a `.visaasm` file and check it with both GRF sizes.
+pub fn visa_asm(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let (kernel, _) = gpucvt::visa::asm::parse(&text);
+    for grf_bytes in [32, 64] {
+        let opts = CheckOptions {
+            grf_bytes,
+            ..CheckOptions::default()
+        };
+        let _ = gpucvt::visa::check::check(&kernel, &opts);
+    }
+}
