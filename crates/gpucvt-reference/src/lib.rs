@@ -1,6 +1,6 @@
 //! The independent reference model of every gpucvt conversion, shared by the test suites of
 //! every crate: exact big-rational arithmetic that shares no code with the engine (see the
-//! module documentation of [`reference`]).
+//! documentation of [`mod@reference`]).
 #![forbid(unsafe_code)]
 
 #[path = "../../gpucvt-core/tests/reference/mod.rs"]
