@@ -25,9 +25,10 @@
 //!    with [`Policy::positive_zero`] (and `.relu`), −0 becomes +0.
 //!
 //! For an integer or fixed-point destination: NaN gives [`Policy::int_nan`] (or, with
-//! `.satfinite`, the largest value, as for every destination without NaN), infinities and
-//! out-of-range results clamp to the range ([`IntOverflow::Clamp`] or `.sat`) or keep the low
-//! bits ([`IntOverflow::Wrap`], the integer `chop`).
+//! `.satfinite`, the largest value, as for every destination without NaN), `.relu` turns
+//! negative inputs (−∞ included) into 0, infinities and out-of-range results clamp to the
+//! range ([`IntOverflow::Clamp`] or `.sat`) or keep the low bits ([`IntOverflow::Wrap`], the
+//! integer `chop`).
 //!
 //! ```
 //! use gpucvt_core::{convert::{Conversion, Policy}, format::{F32, E4M3}, round::Rounding};

@@ -16,6 +16,9 @@
 //!   the grid step is a power of two found from the exponent of the value;
 //! - [`locate`] brackets a magnitude between its two grid neighbours and measures where it
 //!   sits between them (against the midpoint, and as a 64-bit fraction of the gap);
+//!   comparisons go by exponent first, the bisection compares `f64` images when both sides
+//!   are exactly `f64` values, and positions use `u128` when the integers fit — all exact,
+//!   with `BigInt` for everything else;
 //! - [`pre`] applies the input policies, [`finish`] chooses a neighbour by the rounding and
 //!   applies the output policies.
 //!
@@ -55,6 +58,7 @@ fn low_mask(n: u32) -> u64 {
 
 /// `k × 2^e` as a reduced rational, without a gcd (only powers of two can cancel).
 pub fn dyadic(k: BigInt, e: i64) -> Q {
+    assert!(k.sign() != num_bigint::Sign::Minus, "negative magnitude");
     if k.is_zero() {
         return Q::zero();
     }
@@ -73,69 +77,94 @@ pub fn pow2(e: i64) -> Q {
     dyadic(BigInt::one(), e)
 }
 
-/// Exact comparison by cross multiplication (denominators are positive).
+/// The exponent `k` of a dyadic rational `n / 2^k` (every value in this model is one).
+fn den_exp(y: &Q) -> i64 {
+    // Dyadic by construction: every rational of this model comes from `dyadic`, which
+    // checks it, or from sums and differences of such.
+    y.denom().bits() as i64 - 1
+}
+
+/// `floor(log2 y)` for `y > 0`.
+pub fn flog2(y: &Q) -> i64 {
+    y.numer().bits() as i64 - 1 - den_exp(y)
+}
+
+/// Exact comparison of non-negative dyadic rationals: by exponent first, then by cross
+/// multiplication.
 pub fn qcmp(a: &Q, b: &Q) -> Ordering {
-    (a.numer() * b.denom()).cmp(&(b.numer() * a.denom()))
+    match (a.numer().is_zero(), b.numer().is_zero()) {
+        (true, true) => return Ordering::Equal,
+        (true, false) => return Ordering::Less,
+        (false, true) => return Ordering::Greater,
+        _ => {}
+    }
+    debug_assert!(a.numer().is_positive() && b.numer().is_positive());
+    match flog2(a).cmp(&flog2(b)) {
+        Ordering::Equal => (a.numer() * b.denom()).cmp(&(b.numer() * a.denom())),
+        o => o,
+    }
 }
 
 fn qeq(a: &Q, b: &Q) -> bool {
     a.numer() == b.numer() && a.denom() == b.denom()
 }
 
-/// `floor(log2 y)` for `y > 0`.
-pub fn flog2(y: &Q) -> i64 {
-    let nb = y.numer().bits() as i64;
-    let db = y.denom().bits() as i64;
-    let guess = nb - db; // y lies in (2^(guess-1), 2^(guess+1))
-                         // Is y ≥ 2^guess?  numer ≥ denom × 2^guess
-    let ge = if guess >= 0 {
-        y.numer() >= &(y.denom() << (guess as usize))
-    } else {
-        &(y.numer() << ((-guess) as usize)) >= y.denom()
-    };
-    if ge {
-        guess
-    } else {
-        guess - 1
-    }
-}
-
 /// `floor(y / 2^e)` for `y ≥ 0`.
 fn floor_div_pow2(y: &Q, e: i64) -> BigInt {
-    if e >= 0 {
-        y.numer() / (y.denom() << (e as usize))
+    let s = den_exp(y) + e;
+    if s >= 0 {
+        y.numer() >> (s as usize)
     } else {
-        (y.numer() << ((-e) as usize)) / y.denom()
+        y.numer() << ((-s) as usize)
     }
 }
 
-/// A rough `f64` image of a positive rational, only used to start a table search (every
-/// search result is then confirmed exactly).
-pub fn approx(y: &Q) -> f64 {
-    fn top(b: &BigInt) -> (f64, i64) {
-        let bits = b.bits() as i64;
-        let shift = (bits - 60).max(0);
-        let t = (b >> (shift as usize)).to_u64().unwrap_or(u64::MAX);
-        (t as f64, shift)
+/// `v × 2^e` in `f64`, in steps that do not overflow early.
+fn ldexp(mut v: f64, mut e: i64) -> f64 {
+    if (-1022..=1023).contains(&e) {
+        return v * f64::from_bits(((e + 1023) as u64) << 52);
     }
-    if y.numer().is_zero() {
-        return 0.0;
-    }
-    let (n, sn) = top(y.numer());
-    let (d, sd) = top(y.denom());
-    let mut v = n / d;
-    let mut e = sn - sd;
     while e > 0 {
-        let k = e.min(500);
+        let k = e.min(600);
         v *= 2f64.powi(k as i32);
         e -= k;
     }
     while e < 0 {
-        let k = (-e).min(500);
+        let k = (-e).min(600);
         v /= 2f64.powi(k as i32);
         e += k;
     }
     v
+}
+
+/// A rough `f64` image of a non-negative dyadic rational, only used to start a table search
+/// (every search result is then confirmed exactly).
+pub fn approx(y: &Q) -> f64 {
+    let n = y.numer();
+    let bits = n.bits() as i64;
+    let (top, shift) = if bits <= 64 {
+        (n.to_u64().unwrap(), 0)
+    } else {
+        ((n >> ((bits - 64) as usize)).to_u64().unwrap(), bits - 64)
+    };
+    ldexp(top as f64, shift - den_exp(y))
+}
+
+/// The `f64` image of a non-negative dyadic rational when it is exact (at most 53
+/// significant bits, exponent in the normal range).
+pub fn exact_f64(y: &Q) -> Option<f64> {
+    let n = y.numer();
+    if n.is_zero() {
+        return Some(0.0);
+    }
+    // An integer numerator may end in zeros (the denominator is then 1).
+    let tz = n.trailing_zeros().unwrap_or(0) as i64;
+    let significant = n.bits() as i64 - tz;
+    let top = flog2(y);
+    (significant <= 53 && (-1022..=1023).contains(&top)).then(|| {
+        let odd = (n >> (tz as usize)).to_u64().unwrap();
+        ldexp(odd as f64, tz - den_exp(y))
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -169,6 +198,19 @@ pub fn width_of(f: &Format) -> u32 {
         Layout::Float(l) => u32::from(l.signed) + l.exp_bits + l.man_bits + l.pad_bits,
         Layout::Fixed(l) => l.bits,
     }
+}
+
+/// Whether a format has a sign, from its layout.
+pub fn signed(f: &Format) -> bool {
+    match f.layout {
+        Layout::Float(l) => l.signed,
+        Layout::Fixed(l) => l.signed,
+    }
+}
+
+/// Whether a format is a float format, from its layout.
+pub fn is_float(f: &Format) -> bool {
+    matches!(f.layout, Layout::Float(_))
 }
 
 /// Decodes a pattern exactly.
@@ -270,13 +312,6 @@ pub struct Pick {
     pub n_fit: Option<u64>,
 }
 
-/// A candidate with its exact value.
-#[derive(Clone, Debug)]
-pub struct Cand {
-    pub val: Q,
-    pub pick: Pick,
-}
-
 /// Where a magnitude sits on a destination grid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Loc {
@@ -304,8 +339,8 @@ struct Entry {
 /// How a grid continues past its table (or everywhere, for the arithmetic destinations).
 #[derive(Clone, Copy, Debug)]
 enum Kind {
-    /// Binades of `2^man` steps; `emin` is the exponent below which the step stops shrinking
-    /// (`None`: no subnormals, the table covers the bottom).
+    /// Binades of `2^man` steps; `emin` is the exponent of the lowest binade, below which
+    /// the step stops shrinking (the subnormals, for formats that have them).
     Float {
         man: i64,
         bias: i64,
@@ -323,8 +358,12 @@ pub struct Dst {
     kind: Kind,
     /// Sorted positive finite values (≤ 16-bit destinations); empty for arithmetic ones.
     table: Vec<Entry>,
+    /// Their `f64` images (exact), in a compact array for the bisection.
+    keys: Vec<f64>,
     /// Largest finite magnitude.
     pub max: Q,
+    /// The rational 0, for grid points that are zero.
+    zero: Q,
     /// Smallest normal magnitude (floats).
     pub min_normal: Q,
     pub has_zero: bool,
@@ -348,6 +387,26 @@ pub struct Dst {
 }
 
 impl Dst {
+    /// The positive finite grid values of a table destination (at most 16 bits), ascending;
+    /// empty for the wide destinations.
+    pub fn table_values(&self) -> impl Iterator<Item = &Q> {
+        self.table.iter().map(|e| &e.val)
+    }
+
+    /// For float destinations: (mantissa bits, smallest exponent of the grid's binades,
+    /// exponent of the largest finite value); for fixed point: (fraction bits, 0, 0).
+    pub fn grid_params(&self) -> (i64, i64, i64) {
+        match self.kind {
+            Kind::Float { man, emin, .. } => (man, emin, flog2(&self.max)),
+            Kind::Fixed { frac } => (frac, 0, 0),
+        }
+    }
+
+    /// Whether the destination is a float format.
+    pub fn float(&self) -> bool {
+        self.is_float()
+    }
+
     fn is_float(&self) -> bool {
         matches!(self.kind, Kind::Float { .. })
     }
@@ -361,8 +420,22 @@ impl Dst {
     }
 
     fn new(f: &Format) -> Dst {
+        Dst::build(f, width_of(f) <= 16).with_keys()
+    }
+
+    fn with_keys(mut self) -> Dst {
+        self.keys = self.table.iter().map(|e| e.approx).collect();
+        self
+    }
+
+    /// A model of an IEEE-style format that uses arithmetic instead of a table, to check the
+    /// two styles against each other.
+    pub fn arithmetic(f: &Format) -> Dst {
+        Dst::build(f, false).with_keys()
+    }
+
+    fn build(f: &Format, use_table: bool) -> Dst {
         let width = width_of(f);
-        let use_table = width <= 16;
         match f.layout {
             Layout::Float(l) => {
                 let man = l.man_bits as i64;
@@ -392,7 +465,9 @@ impl Dst {
                     format: *f,
                     kind,
                     table: Vec::new(),
+                    keys: Vec::new(),
                     max: Q::zero(),
+                    zero: Q::zero(),
                     min_normal: Q::zero(),
                     has_zero,
                     signed: l.signed,
@@ -417,7 +492,7 @@ impl Dst {
                         let dec = decode(f, bits);
                         if let Val::Num { neg: false, mag } = dec.val {
                             d.table.push(Entry {
-                                approx: approx(&mag),
+                                approx: exact_f64(&mag).expect("≤16-bit values are f64 values"),
                                 val: mag,
                                 pick: Pick {
                                     enc: Some(bits),
@@ -475,7 +550,9 @@ impl Dst {
                     format: *f,
                     kind: Kind::Fixed { frac },
                     table: Vec::new(),
+                    keys: Vec::new(),
                     max: dyadic(BigInt::from(fix_pos), -frac),
+                    zero: Q::zero(),
                     min_normal: Q::zero(),
                     has_zero: true,
                     signed: l.signed,
@@ -499,7 +576,7 @@ impl Dst {
                     for n in 1..=top {
                         let val = dyadic(BigInt::from(n), -frac);
                         d.table.push(Entry {
-                            approx: approx(&val),
+                            approx: exact_f64(&val).expect("≤16-bit values are f64 values"),
                             val,
                             pick: fixed_pick(&BigInt::from(n)),
                         });
@@ -510,39 +587,22 @@ impl Dst {
         }
     }
 
-    /// The zero candidate, if the format has a zero.
-    fn zero_cand(&self) -> Option<Cand> {
-        self.has_zero.then(|| Cand {
-            val: Q::zero(),
-            pick: Pick {
-                enc: Some(0),
-                even: true,
-                zero: true,
-                sub: false,
-                n_mod: 0,
-                n_fit: Some(0),
-            },
-        })
-    }
-
-    /// The candidate for a grid value `k × 2^e` (already known to be on the grid).
-    fn cand_at(&self, k: BigInt, e: i64) -> Cand {
-        let val = dyadic(k, e);
-        self.cand_of(val)
-    }
-
-    /// Builds the candidate for an exact grid value, by arithmetic.
-    fn cand_of(&self, val: Q) -> Cand {
-        if val.is_zero() {
-            return self.zero_cand().expect("zero on a grid without zero");
+    /// The point `k × 2^e` (known to be on the grid), by arithmetic.
+    fn point_at(&self, k: BigInt, e: i64) -> Pt<'_> {
+        if k.is_zero() {
+            assert!(
+                self.has_zero,
+                "{}: zero on a grid without zero",
+                self.format
+            );
+            return Pt::Zero;
         }
+        let val = dyadic(k, e);
         match self.kind {
             Kind::Fixed { frac } => {
                 let n = floor_div_pow2(&val, -frac);
-                Cand {
-                    pick: fixed_pick(&n),
-                    val,
-                }
+                let pick = fixed_pick(&n);
+                Pt::Own(val, pick)
             }
             Kind::Float {
                 man,
@@ -556,31 +616,32 @@ impl Dst {
                 let q = e.max(emin) - man;
                 let sig = floor_div_pow2(&val, q);
                 let even = if man == 0 {
+                    // One significant bit: the encoding's last bit is the exponent's.
                     (e + bias) % 2 == 0
                 } else {
                     sig.is_even()
                 };
                 if qcmp(&val, &self.max) == Ordering::Greater {
-                    return Cand {
-                        val,
-                        pick: Pick {
-                            enc: None,
-                            even,
-                            zero: false,
-                            sub: false,
-                            n_mod: 0,
-                            n_fit: None,
-                        },
+                    // Past the largest finite value: a point of the unbounded grid.
+                    let pick = Pick {
+                        enc: None,
+                        even,
+                        zero: false,
+                        sub: false,
+                        n_mod: 0,
+                        n_fit: None,
                     };
+                    return Pt::Own(val, pick);
                 }
                 if !self.table.is_empty() {
                     let i = self.search(&val);
                     let ent = &self.table[i - 1];
-                    debug_assert!(qeq(&ent.val, &val));
-                    return Cand {
-                        val,
-                        pick: ent.pick,
-                    };
+                    assert!(
+                        qeq(&ent.val, &val),
+                        "{}: {val} is not a table value",
+                        self.format
+                    );
+                    return Pt::Tab(ent);
                 }
                 // Encode arithmetically (IEEE layout).
                 let sig = sig.to_u64().unwrap();
@@ -589,25 +650,29 @@ impl Dst {
                 } else {
                     ((e + bias) as u64, sig - (1u64 << man), false)
                 };
-                Cand {
-                    val,
-                    pick: Pick {
-                        enc: Some(((field << man) | mant) << pad),
-                        even,
-                        zero: false,
-                        sub,
-                        n_mod: 0,
-                        n_fit: None,
-                    },
-                }
+                let pick = Pick {
+                    enc: Some(((field << man) | mant) << pad),
+                    even,
+                    zero: false,
+                    sub,
+                    n_mod: 0,
+                    n_fit: None,
+                };
+                Pt::Own(val, pick)
             }
         }
     }
 
     /// The number of table entries ≤ y.
     fn search(&self, y: &Q) -> usize {
+        // Every table value is exactly its f64 image; when y is too, comparing the images
+        // is exact. Otherwise the image only starts the search, which is then corrected
+        // with exact comparisons.
+        if let Some(a) = exact_f64(y) {
+            return self.keys.partition_point(|&k| k <= a);
+        }
         let a = approx(y);
-        let mut i = self.table.partition_point(|e| e.approx <= a);
+        let mut i = self.keys.partition_point(|&k| k <= a);
         while i > 0 && qcmp(&self.table[i - 1].val, y) == Ordering::Greater {
             i -= 1;
         }
@@ -617,8 +682,8 @@ impl Dst {
         i
     }
 
-    /// The step of the grid at magnitude `y > 0` (used past the table and for arithmetic
-    /// destinations): `2^q`.
+    /// The exponent of the grid step at magnitude `y > 0`, by arithmetic (past the table,
+    /// and everywhere for the wide destinations).
     fn step_exp(&self, y: &Q) -> i64 {
         match self.kind {
             Kind::Fixed { frac } => -frac,
@@ -626,56 +691,120 @@ impl Dst {
         }
     }
 
-    /// The largest grid point ≤ y (y ≥ 0).
-    fn grid_floor(&self, y: &Q) -> Option<Cand> {
-        if y.is_zero() {
-            return self.zero_cand();
-        }
-        if !self.table.is_empty() {
-            let i = self.search(y);
-            if i == 0 {
-                return self.zero_cand();
-            }
-            if i < self.table.len() || qcmp(y, &self.max) == Ordering::Equal {
-                let e = &self.table[i - 1];
-                return Some(Cand {
-                    val: e.val.clone(),
-                    pick: e.pick,
-                });
-            }
-        }
+    /// The grid points around `y > 0` by arithmetic: (largest ≤ y, smallest ≥ y, where y
+    /// sits between them: `None` on the grid).
+    #[allow(clippy::type_complexity)]
+    fn arith_bracket(&self, y: &Q) -> (Option<Pt<'_>>, Pt<'_>, Option<(Ordering, u64)>) {
         let q = self.step_exp(y);
         let k = floor_div_pow2(y, q);
-        if k.is_zero() {
-            return self.zero_cand();
+        let pos = fraction_of_step(y, q);
+        let on = pos.is_none();
+        let next = &k + 1u32;
+        let lower = if k.is_zero() {
+            self.has_zero.then_some(Pt::Zero)
+        } else {
+            Some(self.point_at(k, q))
+        };
+        if on {
+            let l = lower.unwrap();
+            let u = match &l {
+                Pt::Zero => Pt::Zero,
+                Pt::Tab(e) => Pt::Tab(e),
+                Pt::Own(v, p) => Pt::Own(v.clone(), *p),
+            };
+            (Some(l), u, None)
+        } else {
+            (lower, self.point_at(next, q), pos)
         }
-        Some(self.cand_at(k, q))
+    }
+
+    /// The largest grid point ≤ y (y ≥ 0).
+    fn grid_floor(&self, y: &Q) -> Option<Pt<'_>> {
+        if y.is_zero() {
+            return self.has_zero.then_some(Pt::Zero);
+        }
+        if let Some(last) = self.table.last() {
+            let i = self.search(y);
+            if i == 0 {
+                return self.has_zero.then_some(Pt::Zero);
+            }
+            if i < self.table.len() || qeq(y, &last.val) {
+                return Some(Pt::Tab(&self.table[i - 1]));
+            }
+        }
+        self.arith_bracket(y).0
     }
 
     /// The smallest grid point ≥ y (y > 0).
-    fn grid_ceil(&self, y: &Q) -> Cand {
+    fn grid_ceil(&self, y: &Q) -> Pt<'_> {
         if !self.table.is_empty() {
             let i = self.search(y);
             if i > 0 && qeq(&self.table[i - 1].val, y) {
-                let e = &self.table[i - 1];
-                return Cand {
-                    val: e.val.clone(),
-                    pick: e.pick,
-                };
+                return Pt::Tab(&self.table[i - 1]);
             }
             if i < self.table.len() {
-                let e = &self.table[i];
-                return Cand {
-                    val: e.val.clone(),
-                    pick: e.pick,
-                };
+                return Pt::Tab(&self.table[i]);
             }
         }
-        let q = self.step_exp(y);
-        let k = floor_div_pow2(y, q);
-        let on = qeq(&dyadic(k.clone(), q), y);
-        let k = if on { k } else { k + 1 };
-        self.cand_at(k, q)
+        self.arith_bracket(y).1
+    }
+
+    /// (largest grid point ≤ x, smallest grid point > x, x's position between them when the
+    /// step is a power of two already known), or the point x is on.
+    #[allow(clippy::type_complexity)]
+    fn bracket(&self, x: &Q) -> Result<(Option<Pt<'_>>, Pt<'_>, Option<(Ordering, u64)>), Pt<'_>> {
+        if let Some(last) = self.table.last() {
+            let i = self.search(x);
+            if i > 0 && qeq(&self.table[i - 1].val, x) {
+                return Err(Pt::Tab(&self.table[i - 1]));
+            }
+            if i < self.table.len() {
+                let lower = if i == 0 {
+                    self.has_zero.then_some(Pt::Zero)
+                } else {
+                    Some(Pt::Tab(&self.table[i - 1]))
+                };
+                return Ok((lower, Pt::Tab(&self.table[i]), None));
+            }
+            debug_assert_eq!(qcmp(x, &last.val), Ordering::Greater);
+        }
+        match self.arith_bracket(x) {
+            (Some(l), _, None) => Err(l),
+            (l, u, pos) => Ok((l, u, pos)),
+        }
+    }
+}
+
+/// A grid point: zero, a table entry, or a point computed by arithmetic.
+enum Pt<'a> {
+    Zero,
+    Tab(&'a Entry),
+    Own(Q, Pick),
+}
+
+const ZERO_PICK: Pick = Pick {
+    enc: Some(0),
+    even: true,
+    zero: true,
+    sub: false,
+    n_mod: 0,
+    n_fit: Some(0),
+};
+
+impl Pt<'_> {
+    fn val<'b>(&'b self, zero: &'b Q) -> &'b Q {
+        match self {
+            Pt::Zero => zero,
+            Pt::Tab(e) => &e.val,
+            Pt::Own(v, _) => v,
+        }
+    }
+    fn pick(&self) -> Pick {
+        match self {
+            Pt::Zero => ZERO_PICK,
+            Pt::Tab(e) => e.pick,
+            Pt::Own(_, p) => *p,
+        }
     }
 }
 
@@ -691,16 +820,73 @@ fn fixed_pick(n: &BigInt) -> Pick {
     }
 }
 
-/// `(x − L) / (U − L)` compared with 1/2, and as a 64-bit fraction.
+/// Where `y` sits in its step of the grid of step `2^q`: the fractional part of `y / 2^q`
+/// compared with 1/2, and as a 64-bit fraction; `None` when `y / 2^q` is an integer.
+fn fraction_of_step(y: &Q, q: i64) -> Option<(Ordering, u64)> {
+    // y / 2^q = n / 2^s: the fraction is the low s bits of n, over 2^s.
+    let n = y.numer();
+    let s = den_exp(y) + q;
+    if s <= 0 || n.trailing_zeros().unwrap_or(0) as i64 >= s {
+        return None;
+    }
+    let (half, frac) = if s <= 127 && n.bits() <= 127 {
+        let r = n.to_u128().unwrap() & ((1u128 << s) - 1);
+        let half = r.cmp(&(1u128 << (s - 1)));
+        let frac = if s >= 64 {
+            r >> (s - 64)
+        } else {
+            r << (64 - s)
+        };
+        (half, frac as u64)
+    } else {
+        let r = n - ((n >> (s as usize)) << (s as usize));
+        let half = r.cmp(&(BigInt::one() << ((s - 1) as usize)));
+        let frac = if s >= 64 {
+            r >> ((s - 64) as usize)
+        } else {
+            r << ((64 - s) as usize)
+        };
+        (half, frac.to_u64().unwrap())
+    };
+    Some((half, frac))
+}
+
+/// `(x − L) / (U − L)` compared with 1/2, and as a 64-bit fraction (`L < x < U`).
 fn position(x: &Q, l: &Q, u: &Q) -> (Ordering, u64) {
-    // x − L = a / b, U − L = c / d, kept unreduced.
-    let a = x.numer() * l.denom() - l.numer() * x.denom();
-    let b = x.denom() * l.denom();
-    let c = u.numer() * l.denom() - l.numer() * u.denom();
-    let d = u.denom() * l.denom();
-    let num = &a * &d; // ratio = num / den
-    let den = &b * &c;
-    debug_assert!(num.is_positive() && num < den);
+    if l.is_zero() && flog2(x) + 66 < flog2(u) {
+        // x / U < 2^-65: below the midpoint, and below 2^-64 of the gap.
+        return (Ordering::Less, 0);
+    }
+    // Bring all three to the common denominator 2^k: X, L, U integers.
+    let k = den_exp(x).max(den_exp(l)).max(den_exp(u));
+    let (sx, sl, su) = (k - den_exp(x), k - den_exp(l), k - den_exp(u));
+    let small = |n: &BigInt, s: i64| n.bits() as i64 + s <= 120;
+    if small(x.numer(), sx) && small(l.numer(), sl) && small(u.numer(), su) {
+        let xx = x.numer().to_u128().unwrap() << sx;
+        let ll = l.numer().to_u128().unwrap() << sl;
+        let uu = u.numer().to_u128().unwrap() << su;
+        let (num, den) = (xx - ll, uu - ll);
+        assert!(num > 0 && num < den);
+        let half = (num << 1).cmp(&den);
+        // floor(num × 2^64 / den) by long division, as many bits at a time as the headroom
+        // above den allows (rem < den, so rem << step cannot overflow).
+        let step = den.leading_zeros().min(64);
+        let (mut rem, mut frac, mut left) = (num, 0u128, 64u32);
+        while left > 0 {
+            let c = step.min(left);
+            rem <<= c;
+            frac = (frac << c) | (rem / den);
+            rem %= den;
+            left -= c;
+        }
+        return (half, frac as u64);
+    }
+    let xx = x.numer() << (sx as usize);
+    let ll = l.numer() << (sl as usize);
+    let uu = u.numer() << (su as usize);
+    let num = &xx - &ll;
+    let den = &uu - &ll;
+    assert!(num.is_positive() && num < den);
     let half = (&num << 1usize).cmp(&den);
     let frac = ((num << 64usize) / den).to_u64().unwrap();
     (half, frac)
@@ -710,57 +896,70 @@ fn position(x: &Q, l: &Q, u: &Q) -> (Ordering, u64) {
 pub fn locate(dst: &Dst, x: &Q, integral: bool) -> Loc {
     debug_assert!(x.is_positive());
     let tiny = dst.is_float() && qcmp(x, &dst.min_normal) == Ordering::Less;
-    let (lower, upper) = if !integral {
-        let lower = dst.grid_floor(x);
-        if let Some(l) = &lower {
-            if qeq(&l.val, x) {
-                return Loc {
-                    exact: true,
-                    lower: Some(l.pick),
-                    upper: l.pick,
-                    half: Ordering::Equal,
-                    frac64: 0,
-                    tiny,
-                };
-            }
+    let exact = |p: Pt<'_>| Loc {
+        exact: true,
+        lower: Some(p.pick()),
+        upper: p.pick(),
+        half: Ordering::Equal,
+        frac64: 0,
+        tiny,
+    };
+    let (lower, upper, pos) = if !integral {
+        match dst.bracket(x) {
+            Err(p) => return exact(p),
+            Ok(b) => b,
         }
-        (lower, dst.grid_ceil(x))
     } else {
-        let fl = x.floor();
-        let ce = x.ceil();
+        // The integral grid: the grid points that are integers. The largest one ≤ x is the
+        // grid floor of floor(x); the smallest one ≥ x the grid ceiling of ceil(x).
+        let fl = Q::from_integer(floor_div_pow2(x, 0));
+        let is_int = den_exp(x) == 0;
         let lower = dst.grid_floor(&fl);
-        if qeq(&fl, x) {
+        if is_int {
             if let Some(l) = &lower {
-                if qeq(&l.val, x) {
-                    return Loc {
-                        exact: true,
-                        lower: Some(l.pick),
-                        upper: l.pick,
-                        half: Ordering::Equal,
-                        frac64: 0,
-                        tiny,
-                    };
+                if qeq(l.val(&dst.zero), x) {
+                    return exact(lower.unwrap());
                 }
             }
         }
-        let mut lower = lower;
-        let upper = dst.grid_ceil(&ce);
-        // Neighbouring integers: the even one is the even integer.
-        if let Some(l) = &mut lower {
-            if qeq(&(&upper.val - &l.val), &Q::one()) {
-                l.pick.even = l.val.to_integer().is_even();
-            }
-        }
-        (lower, upper)
+        let ce = if is_int {
+            fl
+        } else {
+            Q::from_integer(fl.numer() + 1u32)
+        };
+        (lower, dst.grid_ceil(&ce), None)
     };
-    let (half, frac64) = match &lower {
-        Some(l) => position(x, &l.val, &upper.val),
-        None => (Ordering::Greater, u64::MAX),
+    let Some(lower) = lower else {
+        // Nothing below (no zero): forced up.
+        return Loc {
+            exact: false,
+            lower: None,
+            upper: upper.pick(),
+            half: Ordering::Greater,
+            frac64: u64::MAX,
+            tiny,
+        };
+    };
+    let (lv, uv) = (lower.val(&dst.zero), upper.val(&dst.zero));
+    let mut lp = lower.pick();
+    if integral
+        && lv.denom().is_one()
+        && uv.denom().is_one()
+        && uv.numer() - lv.numer() == BigInt::one()
+    {
+        // Neighbouring integers: the even one is the even integer.
+        lp.even = lv.numer().is_even();
+    }
+    // A known power-of-two step gives the position directly (the table and arithmetic
+    // styles are checked against each other in reference_selfcheck.rs).
+    let (half, frac64) = match pos {
+        Some(p) => p,
+        None => position(x, lv, uv),
     };
     Loc {
         exact: false,
-        lower: lower.map(|c| c.pick),
-        upper: upper.pick,
+        lower: Some(lp),
+        upper: upper.pick(),
         half,
         frac64,
         tiny,
@@ -780,7 +979,7 @@ pub fn dst_model(f: &Format) -> &'static Dst {
     }
     // Built outside the lock (tables take a moment); a racing duplicate is harmless.
     let d: &'static Dst = Box::leak(Box::new(Dst::new(f)));
-    *cache.lock().unwrap().entry(f.name).or_insert(d)
+    cache.lock().unwrap().entry(f.name).or_insert(d)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1376,8 +1575,11 @@ pub fn parallel<F: Fn(usize) + Sync>(n: usize, work: F) {
 /// of each. With `GPUCVT_REPORT=path` every group is also written to that file.
 #[derive(Default)]
 pub struct Mismatches {
-    inner: Mutex<(usize, HashMap<String, (usize, String)>)>,
+    inner: Mutex<Groups>,
 }
+
+/// The number of disagreements, and per group its count and first example.
+type Groups = (usize, HashMap<String, (usize, String)>);
 
 impl Mismatches {
     /// How many groups the panic message shows.
@@ -1414,11 +1616,10 @@ impl Mismatches {
             (
                 0,
                 format!(
-                    "{} {bits:#x} -> {} {} policy {policy} (scale {}): expected {:#x} [{}], engine {:#x} [{}]",
+                    "{} {bits:#x} -> {} {} policy {policy} {p:?}: expected {:#x} [{}], engine {:#x} [{}]",
                     src.name,
                     dst.name,
                     rounding_text(r),
-                    p.scale,
                     want.bits,
                     want.flags,
                     got.bits,
