@@ -199,3 +199,24 @@ pub fn ptx_options(
         .transpose()?;
     Ok((t, v))
 }
+
+/// The evaluation options of `eval` and `diff`: `--target`, `--ptx-version` and the vISA
+/// control register (`cr0_flag` names the option in messages).
+pub fn instr_options(
+    target: Option<&str>,
+    version: Option<&str>,
+    cr0: Option<&str>,
+    cr0_flag: &str,
+) -> Result<gpucvt::instr::Options, CliError> {
+    let (target, version) = ptx_options(target, version)?;
+    let mut o = gpucvt::instr::Options {
+        target,
+        version,
+        ..Default::default()
+    };
+    if let Some(c) = cr0 {
+        o.cr0 =
+            gpucvt::visa::cr0::Cr0::parse(c).map_err(|e| CliError(format!("{cr0_flag}: {e}")))?;
+    }
+    Ok(o)
+}

@@ -7,7 +7,6 @@ use gpucvt::core::format::Format;
 use gpucvt::core::value::Value;
 use gpucvt::diff::{Comparison, Report, Sweep, DEFAULT_SAMPLE};
 use gpucvt::instr::{Instr, Options};
-use gpucvt::ptx::target::{PtxVersion, Target};
 use gpucvt::text::to_decimal;
 use gpucvt::visa::cr0::Cr0;
 use serde::Serialize;
@@ -49,23 +48,12 @@ pub struct Args {
 }
 
 fn options(a: &Args) -> Result<Options, CliError> {
-    let mut o = Options::default();
-    if let Some(t) = &a.target {
-        o.target = Some(
-            t.parse::<Target>()
-                .map_err(|e| CliError(format!("--target: {e}")))?,
-        );
-    }
-    if let Some(v) = &a.ptx_version {
-        o.version = Some(
-            v.parse::<PtxVersion>()
-                .map_err(|e| CliError(format!("--ptx-version: {e}")))?,
-        );
-    }
-    if let Some(c) = &a.cr0 {
-        o.cr0 = Cr0::parse(c).map_err(|e| CliError(format!("--visa-cr0: {e}")))?;
-    }
-    Ok(o)
+    crate::common::instr_options(
+        a.target.as_deref(),
+        a.ptx_version.as_deref(),
+        a.cr0.as_deref(),
+        "--visa-cr0",
+    )
 }
 
 /// Most inputs a sample may have (the inputs are held in memory: 8 bytes each).

@@ -8,9 +8,7 @@ use gpucvt::core::format::Format;
 use gpucvt::core::round::{Rounding, Why};
 use gpucvt::core::value::Value;
 use gpucvt::instr::{Instr, OperandSpec, Options, Output};
-use gpucvt::ptx::target::{PtxVersion, Target};
 use gpucvt::text::{format_bits, parse_bits_named, parse_number, to_decimal};
-use gpucvt::visa::cr0::Cr0;
 use serde::Serialize;
 
 /// Options of `gpucvt eval`.
@@ -47,23 +45,12 @@ pub struct Args {
 }
 
 fn options(a: &Args) -> Result<Options, CliError> {
-    let mut o = Options::default();
-    if let Some(t) = &a.target {
-        o.target = Some(
-            t.parse::<Target>()
-                .map_err(|e| CliError(format!("--target: {e}")))?,
-        );
-    }
-    if let Some(v) = &a.ptx_version {
-        o.version = Some(
-            v.parse::<PtxVersion>()
-                .map_err(|e| CliError(format!("--ptx-version: {e}")))?,
-        );
-    }
-    if let Some(c) = &a.cr0 {
-        o.cr0 = Cr0::parse(c).map_err(|e| CliError(format!("--cr0: {e}")))?;
-    }
-    Ok(o)
+    crate::common::instr_options(
+        a.target.as_deref(),
+        a.ptx_version.as_deref(),
+        a.cr0.as_deref(),
+        "--cr0",
+    )
 }
 
 /// Runs `gpucvt eval`.
