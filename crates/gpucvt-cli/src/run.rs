@@ -110,6 +110,18 @@ struct NoteJson {
     rule: &'static str,
 }
 
+impl NoteJson {
+    fn of(d: &gpucvt::diag::Diagnostic) -> NoteJson {
+        NoteJson {
+            line: d.span.line,
+            column: d.span.col,
+            severity: d.severity.name(),
+            message: d.message.clone(),
+            rule: d.rule,
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct PtxJson {
     entry: String,
@@ -156,17 +168,7 @@ fn ptx(a: &Args, path: &str, text: &str, sets: Vec<(String, String)>) -> Result<
             value: v.describe(),
         })
         .collect();
-    let notes: Vec<NoteJson> = r
-        .notes
-        .iter()
-        .map(|d| NoteJson {
-            line: d.span.line,
-            column: d.span.col,
-            severity: d.severity.name(),
-            message: d.message.clone(),
-            rule: d.rule,
-        })
-        .collect();
+    let notes: Vec<NoteJson> = r.notes.iter().map(NoteJson::of).collect();
     if a.json {
         return to_json(&PtxJson {
             entry: r.entry,
@@ -295,17 +297,7 @@ fn visa(a: &Args, path: &str, text: &str, sets: Vec<(String, String)>) -> Result
             }
         })
         .collect();
-    let notes: Vec<NoteJson> = r
-        .warnings
-        .iter()
-        .map(|d| NoteJson {
-            line: d.span.line,
-            column: d.span.col,
-            severity: d.severity.name(),
-            message: d.message.clone(),
-            rule: d.rule,
-        })
-        .collect();
+    let notes: Vec<NoteJson> = r.warnings.iter().map(NoteJson::of).collect();
     if a.json {
         return to_json(&VisaJson {
             cr0: format!("{:#x}", r.cr0.raw()),
