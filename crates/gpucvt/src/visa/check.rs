@@ -563,16 +563,15 @@ fn check_mov(
                             let base = base_element(var.row, var.col, t.size(), opts.grf_bytes);
                             let last = (0..n).map(|i| dst_element(base, *hstride, i)).max();
                             if let Some(last) = last {
-                                if last >= v.num_elts {
-                                    diags.push(Diagnostic::error(
-                                        "visa.region-bounds",
-                                        format!(
-                                            "the destination writes element {last} of `{}`, which has {} (GRF of {} bytes)",
-                                            var.name, v.num_elts, opts.grf_bytes
-                                        ),
-                                        *span,
-                                    ));
-                                }
+                                region_bounds(
+                                    "destination writes",
+                                    last,
+                                    &var.name,
+                                    v.num_elts,
+                                    opts,
+                                    *span,
+                                    diags,
+                                );
                             }
                         }
                         v.ty
@@ -627,16 +626,15 @@ fn check_mov(
                         let els =
                             src_elements(base, region.vstride, region.width, region.hstride, n);
                         if let Some(&last) = els.iter().max() {
-                            if last >= v.num_elts {
-                                diags.push(Diagnostic::error(
-                                    "visa.region-bounds",
-                                    format!(
-                                        "the source reads element {last} of `{}`, which has {} (GRF of {} bytes)",
-                                        var.name, v.num_elts, opts.grf_bytes
-                                    ),
-                                    *span,
-                                ));
-                            }
+                            region_bounds(
+                                "source reads",
+                                last,
+                                &var.name,
+                                v.num_elts,
+                                opts,
+                                *span,
+                                diags,
+                            );
                         }
                     }
                     v.ty
@@ -954,5 +952,27 @@ mod tests {
             r("and (M1, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> 0x30:ud"),
             ["visa.unsupported"]
         );
+    }
+}
+
+/// `visa.region-bounds`: a region that reaches past the end of its variable.
+fn region_bounds(
+    what: &str,
+    last: u64,
+    name: &str,
+    num_elts: u64,
+    opts: &CheckOptions,
+    span: Span,
+    diags: &mut Vec<Diagnostic>,
+) {
+    if last >= num_elts {
+        diags.push(Diagnostic::error(
+            "visa.region-bounds",
+            format!(
+                "the {what} element {last} of `{name}`, which has {num_elts} (GRF of {} bytes)",
+                opts.grf_bytes
+            ),
+            span,
+        ));
     }
 }
