@@ -851,6 +851,28 @@ fn check_region(v: u64, w: u64, h: u64, n: u64, span: Span, diags: &mut Vec<Diag
     }
 }
 
+/// `visa.region-bounds`: a region that reaches past the end of its variable.
+fn region_bounds(
+    what: &str,
+    last: u64,
+    name: &str,
+    num_elts: u64,
+    opts: &CheckOptions,
+    span: Span,
+    diags: &mut Vec<Diagnostic>,
+) {
+    if last >= num_elts {
+        diags.push(Diagnostic::error(
+            "visa.region-bounds",
+            format!(
+                "the {what} element {last} of `{name}`, which has {num_elts} (GRF of {} bytes)",
+                opts.grf_bytes
+            ),
+            span,
+        ));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -952,27 +974,5 @@ mod tests {
             r("and (M1, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> 0x30:ud"),
             ["visa.unsupported"]
         );
-    }
-}
-
-/// `visa.region-bounds`: a region that reaches past the end of its variable.
-fn region_bounds(
-    what: &str,
-    last: u64,
-    name: &str,
-    num_elts: u64,
-    opts: &CheckOptions,
-    span: Span,
-    diags: &mut Vec<Diagnostic>,
-) {
-    if last >= num_elts {
-        diags.push(Diagnostic::error(
-            "visa.region-bounds",
-            format!(
-                "the {what} element {last} of `{name}`, which has {num_elts} (GRF of {} bytes)",
-                opts.grf_bytes
-            ),
-            span,
-        ));
     }
 }
