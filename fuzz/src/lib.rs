@@ -6,4 +6,4 @@
 
 mod targets;
 
-pub use targets::{batch_line, ptx_file, ptx_instruction, visa_asm};
+pub use targets::{batch_line, ptx_file, ptx_instruction, tile_file, visa_asm};

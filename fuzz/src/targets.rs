@@ -7,9 +7,12 @@ use gpucvt::batch::Batch;
 use gpucvt::instr::Options;
 use gpucvt::ptx::eval::{evaluate, operand_roles};
 use gpucvt::ptx::legality::{check, check_file, check_form, legal_somewhere, OperandShape};
-use gpucvt::ptx::parse::{parse_file, parse_instruction};
+use gpucvt::ptx::parse::{parse_file as parse_ptx_file, parse_instruction};
 use gpucvt::ptx::target::{PtxVersion, Target};
 use gpucvt::ptx::types::RegType;
+use gpucvt::tile::eval::{run_entry, RunOptions, Semantics};
+use gpucvt::tile::parse::{parse_file, Op};
+use gpucvt::tile::types::SpecVersion;
 use gpucvt::visa::check::CheckOptions;
 
 /// Operand values drawn from the bytes: eight bytes each, cycling (zeros if there are none).
@@ -74,7 +77,7 @@ pub fn ptx_instruction(data: &[u8]) {
 /// `ptx_file`: read a PTX module and check it with its own and with explicit targets.
 pub fn ptx_file(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    let f = parse_file(&text);
+    let f = parse_ptx_file(&text);
     let _ = check_file(&f, None, None);
     for (t, v) in targets() {
         let _ = check_file(&f, Some(t), Some(v));
@@ -111,5 +114,81 @@ pub fn visa_asm(data: &[u8]) {
             ..CheckOptions::default()
         };
         let _ = gpucvt::visa::check::check(&kernel, &opts);
+    }
+}
+
+/// Asserts that every diagnostic points into `text` at the line and column of its start.
+fn positioned(diags: &[gpucvt::diag::Diagnostic], text: &str) {
+    for d in diags {
+        let s = d.span;
+        assert!(
+            s.line >= 1 && s.col >= 1 && s.start <= s.end && s.end <= text.len(),
+            "{d:?} in {text:?}"
+        );
+        assert!(text.is_char_boundary(s.start), "{d:?} in {text:?}");
+        let again = gpucvt::diag::Span::locate(text, s.start, s.end);
+        assert_eq!(
+            (again.line, again.col),
+            (s.line, s.col),
+            "{d:?} in {text:?}"
+        );
+    }
+}
+
+/// The most elements a value may have for the entry to be run (the reader accepts tiles of
+/// 2^24 elements; running those on every input would be slow, not wrong).
+const RUN_LIMIT: u64 = 1 << 12;
+
+/// `tile_file`: read a `.mlir` file, verify it at every spec version (every diagnostic with
+/// a correct line and column), run every entry on zero arguments under both semantics and
+/// on two targets, and send every line through the batch evaluator (one output line each)
+/// and the single-op reader.
+pub fn tile_file(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let f = parse_file(&text);
+    positioned(&f.diagnostics, &text);
+    for v in SpecVersion::ALL {
+        positioned(&gpucvt::tile::verify::check_file(&f, v), &text);
+    }
+    for m in &f.modules {
+        for func in &m.functions {
+            let big = func.args.iter().any(|a| a.ty.num_elements() > RUN_LIMIT)
+                || func.body.iter().any(|s| match &s.op {
+                    Op::Constant(c) => c.ty.num_elements() > RUN_LIMIT,
+                    Op::Convert(c) => c.src.value.num_elements() > RUN_LIMIT,
+                    _ => false,
+                });
+            if big {
+                continue;
+            }
+            let args: Vec<Vec<u64>> = func.args.iter().map(|_| vec![0]).collect();
+            for semantics in [Semantics::Spec, Semantics::Tileiras] {
+                for target in [Target::SM_80, Target::SM_100A] {
+                    let _ = run_entry(&f, &func.name, &args, &RunOptions { semantics, target });
+                }
+            }
+        }
+    }
+    for semantics in [Semantics::Spec, Semantics::Tileiras] {
+        let mut batch = Batch::new(Options {
+            semantics,
+            ..Options::default()
+        });
+        for line in text.split('\n') {
+            if let Ok(op) = gpucvt::tile::parse::parse_op(line) {
+                positioned(
+                    &gpucvt::tile::verify::verify_op(&op, SpecVersion::V13_1),
+                    line,
+                );
+            } else if let Err(d) = gpucvt::tile::parse::parse_op(line) {
+                positioned(&d, line);
+            }
+            let mut out = String::new();
+            batch.line(line, &mut out);
+            assert!(
+                out.ends_with('\n') && out.matches('\n').count() == 1,
+                "{line:?} gave {out:?}"
+            );
+        }
     }
 }

@@ -1,5 +1,10 @@
-//! `gpucvt eval`: evaluate one conversion instruction (PTX `cvt`/`cvt.pack`, vISA `mov`) on
-//! operand values, or a stream of them with `--batch`.
+//! `gpucvt eval`: evaluate one conversion instruction (PTX `cvt`/`cvt.pack`, vISA `mov`,
+//! CUDA Tile IR conversion op) on operand values, or a stream of them with `--batch`.
+//!
+//! A Tile IR op's operand is its whole source tile: one value per element (row-major), given
+//! as separate words or as one bracketed list (`[1.0, 2.5]`, nested brackets for 2-d tiles
+//! are flattened); a single value is splatted to every element. The result shows every
+//! element, or `undefined` with the reason where the `spec` semantics leaves it undefined.
 
 use crate::common::{class_name, compact, fail, to_json, CliError};
 use gpucvt::batch::Batch;
@@ -36,7 +41,18 @@ pub struct Args {
     /// or a rounding mode name (rne, ru, rd, rtz).
     #[arg(long, value_name = "CR0")]
     pub cr0: Option<String>,
+    /// Tile IR: the semantics, `tileiras` (default: the PTX NVIDIA's compiler emits, for
+    /// --target, default sm_100a) or `spec` (the specification text: single roundings,
+    /// undefined results marked).
+    #[arg(long, value_name = "SEMANTICS")]
+    pub semantics: Option<String>,
+    /// Tile IR specification version the op is verified at: 13.1, 13.2, 13.3 or 13.4
+    /// (default).
+    #[arg(long = "tile-version", value_name = "X.Y")]
+    pub tile_version: Option<String>,
     /// Show each lane's conversion: the exact input, its neighbours and why one was chosen.
+    /// For a Tile IR op: the PTX sequence it lowers to, each element through it, and where
+    /// the spec and tileiras semantics differ.
     #[arg(long)]
     pub explain: bool,
     /// Machine-readable output.
@@ -45,12 +61,15 @@ pub struct Args {
 }
 
 fn options(a: &Args) -> Result<Options, CliError> {
-    crate::common::instr_options(
+    let mut o = crate::common::instr_options(
         a.target.as_deref(),
         a.ptx_version.as_deref(),
         a.cr0.as_deref(),
         "--cr0",
-    )
+    )?;
+    o.semantics = crate::tile::semantics(a.semantics.as_deref())?;
+    o.tile_version = crate::tile::version(a.tile_version.as_deref())?;
+    Ok(o)
 }
 
 /// Runs `gpucvt eval`.
@@ -76,6 +95,9 @@ pub fn run(a: &Args) -> Result<String, CliError> {
         );
     };
     let instr = Instr::parse(text, &opts).map_err(CliError)?;
+    if let Instr::Tile(t) = &instr {
+        return crate::tile::eval(t, operands, a.explain, a.json);
+    }
     let specs = instr.operands();
     if specs.len() != operands.len() {
         let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
@@ -108,7 +130,7 @@ pub fn run(a: &Args) -> Result<String, CliError> {
     }
 }
 
-fn is_raw_bits(tok: &str) -> bool {
+pub(crate) fn is_raw_bits(tok: &str) -> bool {
     let t = tok.strip_prefix('+').unwrap_or(tok);
     let lower = t.to_ascii_lowercase();
     (lower.starts_with("0x") && !lower.contains('.') && !lower.contains('p'))
@@ -116,7 +138,7 @@ fn is_raw_bits(tok: &str) -> bool {
 }
 
 /// One operand's bits, and a note when a number was not exact in the operand's format.
-fn operand(spec: &OperandSpec, tok: &str) -> Result<(u64, Option<String>), CliError> {
+pub(crate) fn operand(spec: &OperandSpec, tok: &str) -> Result<(u64, Option<String>), CliError> {
     let Some(f) = spec.format else {
         let b = parse_bits_named(tok, spec.bits, spec.name)
             .map_err(|e| CliError(format!("operand {}: {e}", spec.name)))?;
@@ -146,7 +168,11 @@ fn operand(spec: &OperandSpec, tok: &str) -> Result<(u64, Option<String>), CliEr
 }
 
 /// A number as an operand of format `f`: rounded to nearest for floats, exact for integers.
-fn number_in(tok: &str, f: &Format, name: &str) -> Result<(u64, Option<String>), CliError> {
+pub(crate) fn number_in(
+    tok: &str,
+    f: &Format,
+    name: &str,
+) -> Result<(u64, Option<String>), CliError> {
     let parsed = parse_number(tok.trim())
         .map_err(|e| CliError(format!("operand {name}: {e}; or give raw bits as 0x…")))?;
     let out = convert(&parsed.value, f, Rounding::RN, &Policy::default());
@@ -237,6 +263,7 @@ fn report(instr: &Instr, operands: Vec<OperandJson>, out: &Output, explain: bool
         dialect: match instr {
             Instr::Ptx(_) => "ptx",
             Instr::Visa(_) => "visa",
+            Instr::Tile(_) => "tile",
         },
         operands,
         bits: format_bits(out.bits, out.width.min(64)),

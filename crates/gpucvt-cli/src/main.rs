@@ -6,8 +6,12 @@
 //! - `gpucvt eval <INSTRUCTION> <OPERAND>...` / `gpucvt eval --batch`: evaluate instructions;
 //! - `gpucvt diff INSTR_A INSTR_B`: where two single-input conversions differ, by class;
 //! - `gpucvt check FILE`: diagnostics for a `.ptx` or `.visaasm` file (exit code 1 on errors);
-//! - `gpucvt run FILE`: execute the conversions of a PTX entry or a vISA kernel;
-//! - `gpucvt table ptx|visa`: the conversion tables computed from the implementation.
+//! - `gpucvt run FILE`: execute the conversions of a PTX entry, a vISA kernel or a Tile IR
+//!   entry (`.mlir`, `--arg`);
+//! - `gpucvt verify INSTR`, `gpucvt sweep INSTR --out FILE|--hash`: a form's fast slice kernel
+//!   over every input, against the exact model or written out;
+//! - `gpucvt table ptx|visa`: the conversion tables computed from the implementation;
+//! - `gpucvt convert INPUT -o OUTPUT`: whole tensor files (.npy, .safetensors, raw), streaming.
 //!
 //! Output goes to stdout. A problem with the input (an unknown name, a malformed number, a
 //! pattern too wide, options that exclude each other) is one line on stderr starting with
@@ -18,13 +22,16 @@
 
 mod check;
 mod common;
+mod convert;
 mod diff;
 mod eval;
 mod formats;
 mod round;
 mod run;
 mod table;
+mod tile;
 mod values;
+mod verify;
 
 use clap::{Parser, Subcommand};
 use common::Done;
@@ -48,15 +55,15 @@ enum Command {
     /// Convert a number (or a bit pattern) to a format, bit-exactly.
     #[command(after_help = ROUND_HELP)]
     Round(Box<round::Args>),
-    /// Evaluate a conversion instruction (PTX cvt/cvt.pack, vISA mov) on operand values, or a
-    /// stream of them with --batch.
+    /// Evaluate a conversion instruction (PTX cvt/cvt.pack, vISA mov, Tile IR op) on operand
+    /// values, or a stream of them with --batch.
     #[command(after_help = EVAL_HELP)]
     Eval(Box<eval::Args>),
     /// Check a PTX module (.ptx) or a vISA assembly file (.visaasm): compiler-style
     /// diagnostics; exit code 1 if any is an error.
     Check(check::Args),
-    /// Run the straight-line mov/cvt/cvt.pack statements of a PTX entry, or the movs of a
-    /// vISA kernel, and print every register or variable written.
+    /// Run the straight-line mov/cvt/cvt.pack statements of a PTX entry, the movs of a vISA
+    /// kernel, or the conversions of a Tile IR entry, and print every value written.
     #[command(after_help = RUN_HELP)]
     Run(Box<run::Args>),
     /// Conversion tables computed from the implementation: `ptx` (the ISA's Tables 15 and 16)
@@ -66,7 +73,47 @@ enum Command {
     /// source width and sort the inputs where they differ into classes, with examples.
     #[command(after_help = DIFF_HELP)]
     Diff(Box<diff::Args>),
+    /// Run a PTX cvt form's fast slice kernel over every input of its source type (a
+    /// boundary-dense and random sample for 64-bit sources) and compare each result with
+    /// the exact model; exit code 1 if any differs.
+    #[command(after_help = VERIFY_HELP)]
+    Verify(Box<verify::VerifyArgs>),
+    /// Write a PTX cvt form's result for every input of a source of at most 32 bits, in
+    /// input order, as raw little-endian words (--out FILE), or print their hash (--hash).
+    #[command(after_help = VERIFY_HELP)]
+    Sweep(Box<verify::SweepArgs>),
+    /// Convert a whole tensor file (.npy, .safetensors, raw) element by element, streaming,
+    /// optionally with MX block scales; prints counts and error statistics.
+    #[command(after_help = CONVERT_HELP)]
+    Convert(Box<convert::Args>),
 }
+
+const CONVERT_HELP: &str = "\
+Examples:
+  gpucvt convert model.safetensors -o model-fp8.safetensors --to e4m3 --satfinite
+  gpucvt convert model.safetensors -o out.safetensors --cvt 'cvt.rn.satfinite.e4m3x2.f32' --tensor lm_head.weight
+  gpucvt convert w.npy -o w-mxfp4.npy --to e2m1 --satfinite --block 32 --scale ue8m0
+  gpucvt convert x.bin --from f32 -o x.bf16 --to bf16 --mode rs --seed 1
+
+Outputs have the input's kind. .safetensors: dtypes F8_E4M3 F8_E5M2 F6_E2M3 F6_E3M2 F4
+F8_E8M0 BF16 F16 F32 …; F4 two per byte (first element in the low nibble), F6 four per three
+bytes (little-endian bit stream); unselected tensors are copied unchanged; block scales as
+the tensor NAME_scale (F8_E8M0). .npy: bf16 as <u2, FP8/FP6/FP4/ue8m0 as |u1 (one per byte);
+block scales in OUTPUT_scale.npy. Raw: packed as .safetensors, scales in OUTPUT_scale.EXT.";
+
+const VERIFY_HELP: &str = "\
+Examples:
+  gpucvt verify cvt.rn.satfinite.e4m3x2.f32
+  gpucvt verify cvt.rs.satfinite.e2m1x4.f32 --seed 7 --json
+  gpucvt verify cvt.rn.f32.f64 --sample 100000000
+  gpucvt sweep cvt.rn.f16.f32 --hash
+  gpucvt sweep cvt.rn.satfinite.e4m3x2.f32 --out e4m3.bin
+
+Inputs: one source word per input (a packed f16x2 word is one input); forms with several
+scalar sources (d, a, b) take consecutive inputs in memory order (the first input is the last
+operand, so the results stored little-endian are in input order). .rs forms take rbits for
+instruction i from splitmix64(seed + (i+1)·0x9e3779b97f4a7c15), low 32 bits. A sweep writes
+one word of the destination type's width (rounded up to 1, 2, 4 or 8 bytes) per instruction.";
 
 const EVAL_HELP: &str = "\
 Examples:
@@ -74,11 +121,20 @@ Examples:
   gpucvt eval cvt.rn.f16x2.e4m3x2 0x3879 --explain
   gpucvt eval 'mov.sat ub <- f' 300.5 --cr0 rtz
   printf 'cvt.rn.f16.f32 0x3f800000\\n' | gpucvt eval --batch --target sm_90
+  gpucvt eval 'ftof %x : tile<f64> -> tile<bf16>' 0x3ff0100000000001 --target sm_80 --explain
+  gpucvt eval 'ftoi %x signed : tile<4xf32> -> tile<4xi8>' '[200.0, nan, -1.5, 1e9]' --semantics spec
 
 Batch lines are <instruction> <operand>..., operands as 0x hex bit patterns of their natural
 widths in instruction order (d, a, b: a then b; x4 forms: a b e f rbits; cvt.pack with c:
 a b c). Each input line gives exactly one output line: the destination as 0x hex padded to
-the destination type's width, or error: <message>.";
+the destination type's width, or error: <message>.
+
+Tile IR ops (ftof, ftoi, itof, exti, trunci, bitcast, int_to_ptr, ptr_to_int, ptr_to_ptr; the
+cuda_tile. prefix and the operand name are optional) take their source tile as one value per
+element, row-major: separate words or a list [a, b, …]; one value splats. In batch lines the
+op text runs up to its result type, then one 0x pattern per element; the output line is the
+result elements, 0x… padded to the element width, separated by spaces. Under --semantics spec
+an undefined element gives `error: undefined (spec semantics): element K: <reason>`.";
 
 const DIFF_HELP: &str = "\
 Examples:
@@ -95,11 +151,14 @@ Examples:
   gpucvt run examples/ptx/quantize_fp8.ptx --set %f1=1.0 --set %f2=300
   gpucvt run kernel.ptx --entry k --set %p=1 --json
   gpucvt run examples/visa/f_to_hf.visaasm --set vector331=[1.0,2.5,65520] --cr0 rtz
+  gpucvt run examples/tile/quantize.mlir --arg %x=[1.0,300,-0.3,nan] --arg %n=[7,-1,200,0x10000]
 
 PTX: registers start without a value; reading one that was never written nor set is an
 error. Guards are honoured (@%p runs when %p is 1: set it with --set %p=1). Labels, branches
 and other instructions are skipped with a note; branches are never taken.
-vISA: variables start at 0.";
+vISA: variables start at 0.
+Tile IR: every argument needs --arg (one value splats); --semantics spec|tileiras, --target
+(the tileiras lowering, default sm_100a), --tile-version; other ops are skipped with a note.";
 
 const ROUND_HELP: &str = "\
 Without --from, the number is converted exactly from its text (a decimal that is not a binary
@@ -128,6 +187,9 @@ fn main() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Table(a) => table::run(a).map(Done::ok),
         Command::Diff(a) => diff::run(a).map(Done::ok),
+        Command::Verify(a) => verify::run_verify(a),
+        Command::Sweep(a) => verify::run_sweep(a),
+        Command::Convert(a) => convert::run(a).map(Done::ok),
     };
     match result {
         Ok(done) => match emit(&done.out).and_then(|()| {

@@ -1,6 +1,8 @@
 //! `gpucvt run FILE`: execute the straight-line conversions of a PTX entry
 //! ([`gpucvt::ptx::run`]) or of a vISA kernel ([`gpucvt::visa::exec`]) and print the final
-//! value of every register or variable written.
+//! value of every register or variable written; for a CUDA Tile IR file (`.mlir`), evaluate
+//! an entry over its `--arg` values and constants ([`gpucvt::tile::eval::run_entry`], see
+//! [`crate::tile`]) and print every tile.
 //!
 //! A file with errors, or a statement that cannot run (a register read before it has a
 //! value), prints its diagnostics on stderr and exits with 1; bad options exit with 2.
@@ -18,9 +20,10 @@ use std::path::PathBuf;
 /// Options of `gpucvt run`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The file: `.ptx` (runs one entry) or `.visaasm` (runs the kernel).
+    /// The file: `.ptx` (runs one entry), `.visaasm` (runs the kernel) or `.mlir` (runs one
+    /// Tile IR entry).
     pub file: PathBuf,
-    /// PTX: the entry (or function with a body) to run; default: the only `.entry`.
+    /// PTX, Tile IR: the entry (or function with a body) to run; default: the only one.
     #[arg(long, value_name = "NAME")]
     pub entry: Option<String>,
     /// An initial value, repeatable. PTX: `%f1=1.5`, `%r2=0x3f800000`, `%h=1.0,-2` (packed
@@ -28,7 +31,21 @@ pub struct Args {
     /// `V33=[1.0,2.5,…]`, element 0 first, read for the variable's type.
     #[arg(long = "set", value_name = "NAME=VALUE", allow_hyphen_values = true)]
     pub set: Vec<String>,
-    /// PTX target for the legality check; default: the file's `.target`.
+    /// Tile IR: an argument's value, repeatable: `%a=[1.0,2.5,…]` (row-major; nested
+    /// brackets are flattened; one value splats), `%s=0x3f800000` for a 0-d tile.
+    /// Decimals, hex floats and 0x bit patterns; true/false for i1.
+    #[arg(long = "arg", value_name = "NAME=VALUES", allow_hyphen_values = true)]
+    pub arg: Vec<String>,
+    /// Tile IR: `tileiras` (default: the PTX NVIDIA's compiler emits) or `spec` (the
+    /// specification text; undefined results are marked).
+    #[arg(long, value_name = "SEMANTICS")]
+    pub semantics: Option<String>,
+    /// Tile IR: the specification version the file is verified at (13.1 … 13.4, default
+    /// the newest).
+    #[arg(long = "tile-version", value_name = "X.Y")]
+    pub tile_version: Option<String>,
+    /// PTX target for the legality check; default: the file's `.target`. Tile IR: the
+    /// target of the tileiras lowering (default sm_100a; sm_80 rounds f64 → bf16 twice).
     #[arg(long, value_name = "SM")]
     pub target: Option<String>,
     /// PTX ISA version for the legality check; default: the file's `.version`.
@@ -45,6 +62,19 @@ pub struct Args {
 
 /// Runs `gpucvt run`.
 pub fn run(a: &Args) -> Result<Done, CliError> {
+    let is_mlir = a
+        .file
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("mlir"));
+    if is_mlir {
+        return run_tile(a);
+    }
+    if !a.arg.is_empty() || a.semantics.is_some() || a.tile_version.is_some() {
+        return Err(CliError(
+            "--arg, --semantics and --tile-version apply to .mlir (Tile IR) files only; use --set for .ptx and .visaasm".to_string(),
+        ));
+    }
     let (dialect, text) = read_source(&a.file)?;
     let path = a.file.display().to_string();
     let sets = a
@@ -76,6 +106,41 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
             visa(a, &path, &text, sets)
         }
     }
+}
+
+fn run_tile(a: &Args) -> Result<Done, CliError> {
+    if a.ptx_version.is_some() || a.cr0.is_some() {
+        return Err(CliError(
+            "--ptx-version and --cr0 do not apply to .mlir files".to_string(),
+        ));
+    }
+    let text = std::fs::read_to_string(&a.file)
+        .map_err(|e| CliError(format!("cannot read {}: {e}", a.file.display())))?;
+    let path = a.file.display().to_string();
+    let args = a
+        .arg
+        .iter()
+        .chain(&a.set)
+        .map(|s| {
+            s.split_once('=')
+                .map(|(n, v)| (n.trim().to_string(), v.to_string()))
+                .ok_or_else(|| {
+                    CliError(format!(
+                        "--arg {s:?}: write NAME=VALUES (e.g. --arg %a=[1.0,2.5] or --arg %s=0x3f800000)"
+                    ))
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    crate::tile::run(&crate::tile::RunArgs {
+        path: &path,
+        text: &text,
+        entry: a.entry.as_deref(),
+        args,
+        semantics: a.semantics.as_deref(),
+        target: a.target.as_deref(),
+        tile_version: a.tile_version.as_deref(),
+        json: a.json,
+    })
 }
 
 fn failed(path: &str, text: &str, diags: &[Diagnostic], what: &str) -> Done {

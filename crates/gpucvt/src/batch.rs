@@ -9,6 +9,15 @@
 //! destination type's width (packed types: the packed register's width), or
 //! `error: <message>` — and the evaluator goes on with the next line.
 //!
+//! CUDA Tile IR lines are the op text up to its result type, then one `0x` pattern per
+//! element of the source tile (row-major; one for a 0-d tile; brackets and commas between
+//! them are ignored): `ftof %x rounding<zero> : tile<f32> -> tile<f16> 0x3f800000`. The
+//! output line is the result elements, each `0x…` padded to the element width, separated by
+//! single spaces (one pattern for a 0-d tile, exactly as for PTX). An element the `spec`
+//! semantics leaves undefined makes the line `error: undefined (spec semantics): element K:
+//! <reason>` (for tiles of several elements followed by `; results: …` with `undefined` in
+//! its place). The semantics, target and spec version come from [`Options`].
+//!
 //! ```
 //! use gpucvt::batch::Batch;
 //! use gpucvt::instr::Options;
@@ -19,7 +28,7 @@
 //! assert_eq!(out, "0x3879\nerror: cvt.rn.f16.f32 takes 1 source operand(s) (a), got 2\n");
 //! ```
 
-use crate::instr::{Instr, Options};
+use crate::instr::{is_tile_text, tile_batch_line, Instr, Options};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{BufRead, Write};
@@ -49,6 +58,20 @@ impl Batch {
     /// Evaluates one input line and appends exactly one output line (with its `\n`) to
     /// `out`.
     pub fn line(&mut self, line: &str, out: &mut String) {
+        if is_tile_text(line) {
+            match self.tile_line(line) {
+                Ok(words) => {
+                    out.push_str(&words);
+                    out.push('\n');
+                }
+                Err(msg) => {
+                    out.push_str("error: ");
+                    out.push_str(&msg.replace(['\n', '\r'], " "));
+                    out.push('\n');
+                }
+            }
+            return;
+        }
         match self.eval_line(line) {
             Ok((bits, width)) => {
                 let digits = width.div_ceil(4) as usize;
@@ -60,6 +83,23 @@ impl Batch {
                 out.push('\n');
             }
         }
+    }
+
+    fn tile_line(&mut self, line: &str) -> Result<String, String> {
+        let opts = self.opts;
+        let cache = &mut self.cache;
+        tile_batch_line(line, |text| {
+            if !cache.contains_key(text) {
+                if cache.len() >= CACHE_LIMIT {
+                    cache.clear();
+                }
+                cache.insert(text.to_string(), Instr::parse(text, &opts));
+            }
+            cache
+                .get(text)
+                .cloned()
+                .unwrap_or_else(|| Err("internal error: instruction cache".into()))
+        })
     }
 
     fn eval_line(&mut self, line: &str) -> Result<(u128, u32), String> {
@@ -253,6 +293,34 @@ mod tests {
         assert_eq!(
             lines[4],
             "error: operand 2 \"zz\" is not a 0x hex bit pattern"
+        );
+    }
+
+    #[test]
+    fn tile_lines() {
+        let input = "itof %x signed : tile<i32> -> tile<f8E5M2> 0x1201\n\
+                     ftof : tile<2xf32> -> tile<2xf16> 0x3f800000 0xc0000000\n\
+                     ftoi signed : tile<f32> -> tile<i8> 0x7fc00000\n\
+                     ftof : tile<f32> -> tile<f16>\n\
+                     ftof : tile<f32> -> tile<f16> zz\n";
+        let out = run(input, Options::default());
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 5, "{out}");
+        assert_eq!(lines[0], "0x6c");
+        assert_eq!(lines[1], "0x3c00 0xc000");
+        assert_eq!(lines[2], "0x00");
+        assert!(lines[3].starts_with("error: ftof takes a tile of 1 element(s)"));
+        assert!(lines[4].starts_with("error: operand 1 \"zz\""));
+        let spec = Options {
+            semantics: crate::tile::Semantics::Spec,
+            ..Options::default()
+        };
+        let out = run(input, spec);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "0x6d");
+        assert_eq!(
+            lines[2],
+            "error: undefined (spec semantics): element 0: ftoi: NaN input"
         );
     }
 

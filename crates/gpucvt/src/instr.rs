@@ -1,8 +1,16 @@
 //! One conversion instruction of any dialect, ready to evaluate: what `gpucvt eval` and
 //! `gpucvt eval --batch` work on.
 //!
-//! The text decides the dialect: PTX `cvt…`/`cvt.pack…` forms, and vISA moves in the compact
-//! spelling `mov[.sat] DST <- SRC` (vISA type names, any case: `mov.sat hf <- f`).
+//! The text decides the dialect: PTX `cvt…`/`cvt.pack…` forms, vISA moves in the compact
+//! spelling `mov[.sat] DST <- SRC` (vISA type names, any case: `mov.sat hf <- f`), and CUDA
+//! Tile IR conversion ops in their assembly syntax (`ftof %x rounding<zero> : tile<f32> ->
+//! tile<f16>`; the operand name, a `%r =` result and the `cuda_tile.` prefix are optional).
+//!
+//! A Tile IR op's one source operand is a whole tile: [`Instr::eval`] takes one bit pattern
+//! per element (row-major; one for a 0-d tile), and the result has one lane per element.
+//! Where the `spec` semantics leaves an element undefined, [`Instr::eval`] is an error whose
+//! message starts with `undefined`; [`TileInstr::eval_elements`] gives the per-element
+//! [`ElementResult`]s with their markers.
 //!
 //! ```
 //! use gpucvt::instr::{Instr, Options};
@@ -10,6 +18,8 @@
 //! assert_eq!(i.eval(&[0x3f80_0000, 0x4396_0000]).unwrap().bits, 0x3879);
 //! let v = Instr::parse("mov.sat ub <- f", &Options::default()).unwrap();
 //! assert_eq!(v.eval(&[300.0f32.to_bits() as u64]).unwrap().bits, 0xff);
+//! let t = Instr::parse("itof %x signed : tile<i32> -> tile<f8E5M2>", &Options::default()).unwrap();
+//! assert_eq!(t.eval(&[4609]).unwrap().bits, 0x6c); // tileiras: through f16, two roundings
 //! ```
 
 use crate::core::convert::{Conversion, Flags};
@@ -18,6 +28,10 @@ use crate::ptx::eval::{evaluate, evaluate_bits, operand_roles, role_bits, Role};
 use crate::ptx::legality::{check_form, legal_somewhere, OperandShape};
 use crate::ptx::target::{PtxVersion, Target};
 use crate::ptx::{parse::parse_instruction, CvtForm};
+use crate::tile::eval::{eval_op, lowering, ElementResult, Lowering, Semantics, DEFAULT_TARGET};
+use crate::tile::parse::{parse_op, ConvOp};
+use crate::tile::types::{Element, OpKind, Signedness, SpecVersion};
+use crate::tile::verify::verify_op;
 use crate::visa::cr0::Cr0;
 use crate::visa::mov::{mov_plan, Plan};
 use crate::visa::types::VisaType;
@@ -32,6 +46,11 @@ pub struct Options {
     pub version: Option<PtxVersion>,
     /// vISA: the control register.
     pub cr0: Cr0,
+    /// Tile IR: the semantics (default `tileiras`, the PTX NVIDIA's compiler emits, for
+    /// `target` or [`DEFAULT_TARGET`]).
+    pub semantics: Semantics,
+    /// Tile IR: the specification version the op is verified at; `None` is the newest.
+    pub tile_version: Option<SpecVersion>,
 }
 
 /// A PTX conversion.
@@ -56,6 +75,19 @@ pub struct VisaInstr {
     pub plan: Plan,
 }
 
+/// A CUDA Tile IR conversion op, verified, with the semantics it is evaluated under.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TileInstr {
+    /// The op as written.
+    pub op: ConvOp,
+    /// The semantics.
+    pub semantics: Semantics,
+    /// The PTX target of the `tileiras` lowering.
+    pub target: Target,
+    /// The `tileiras` lowering of one element (`None` under `spec`).
+    pub lowering: Option<Lowering>,
+}
+
 /// An instruction of some dialect.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Instr {
@@ -63,6 +95,8 @@ pub enum Instr {
     Ptx(PtxInstr),
     /// vISA `mov`.
     Visa(VisaInstr),
+    /// CUDA Tile IR conversion op (boxed: the op carries its spans and types).
+    Tile(Box<TileInstr>),
 }
 
 /// One source operand an instruction takes.
@@ -122,9 +156,12 @@ impl Instr {
         if lower.starts_with("mov") {
             return parse_visa(t, opts).map(Instr::Visa);
         }
+        if is_tile_text(t) {
+            return parse_tile(t, opts).map(|t| Instr::Tile(Box::new(t)));
+        }
         if !lower.starts_with("cvt") {
             return Err(format!(
-                "unknown instruction {:?}: expected a PTX cvt/cvt.pack form (cvt.rn.f16.f32) or a vISA move (mov.sat hf <- f)",
+                "unknown instruction {:?}: expected a PTX cvt/cvt.pack form (cvt.rn.f16.f32), a vISA move (mov.sat hf <- f) or a Tile IR conversion op (ftof : tile<f32> -> tile<f16>)",
                 t.split_whitespace().next().unwrap_or("")
             ));
         }
@@ -177,6 +214,7 @@ impl Instr {
                 v.dst.name(),
                 v.src.name()
             ),
+            Instr::Tile(t) => t.op.to_text(),
         }
     }
 
@@ -206,6 +244,16 @@ impl Instr {
                 format: Some(v.plan.source_format()),
                 lanes: v.src.packed_elements().max(1),
             }],
+            Instr::Tile(t) => {
+                let n = t.elements();
+                vec![OperandSpec {
+                    name: "x",
+                    bits: (n.saturating_mul(t.op.src.value.elem.bits() as u64)).min(u32::MAX as u64)
+                        as u32,
+                    format: t.source_format(),
+                    lanes: n.min(u32::MAX as u64) as u32,
+                }]
+            }
         }
     }
 
@@ -220,15 +268,23 @@ impl Instr {
                 }
             }
             Instr::Visa(v) => v.dst.size() * 8 * v.src.packed_elements().max(1),
+            Instr::Tile(t) => (t
+                .elements()
+                .saturating_mul(t.op.dst.value.elem.bits() as u64))
+            .min(u32::MAX as u64) as u32,
         }
     }
 
-    /// Evaluates on source operand bit patterns (in the order of [`Instr::operands`]).
+    /// Evaluates on source operand bit patterns (in the order of [`Instr::operands`]; for a
+    /// Tile IR op, one bit pattern per element of its tile, row-major).
     ///
     /// # Errors
-    /// Wrong operand count, or an operand wider than its type.
+    /// Wrong operand count, or an operand wider than its type; for a Tile IR op, an element
+    /// the `spec` semantics leaves undefined (the message starts with `undefined`), or an op
+    /// `tileiras` does not compile for the target.
     pub fn eval(&self, ops: &[u64]) -> Result<Output, String> {
         match self {
+            Instr::Tile(t) => t.eval_output(ops),
             Instr::Ptx(p) => {
                 let e = evaluate(&p.form, ops).map_err(|e| e.to_string())?;
                 Ok(Output {
@@ -309,7 +365,7 @@ impl Instr {
             Instr::Ptx(p) => evaluate_bits(&p.form, ops)
                 .map(|(bits, width)| (bits as u128, width))
                 .map_err(|e| e.to_string()),
-            Instr::Visa(_) => {
+            Instr::Visa(_) | Instr::Tile(_) => {
                 let r = self.eval(ops)?;
                 if r.width > 64 {
                     let mut wide: u128 = 0;
@@ -318,12 +374,329 @@ impl Instr {
                             wide |= (l.bits as u128) << l.shift;
                         }
                     }
+                    if r.width > 128 {
+                        return Err(format!(
+                            "the result is {} bits wide; at most 128 bits fit",
+                            r.width
+                        ));
+                    }
                     return Ok((wide, r.width));
                 }
                 Ok((r.bits as u128, r.width))
             }
         }
     }
+}
+
+/// The nine Tile IR conversion op names.
+const TILE_OPS: [&str; 9] = [
+    "bitcast",
+    "exti",
+    "trunci",
+    "ftof",
+    "ftoi",
+    "itof",
+    "int_to_ptr",
+    "ptr_to_int",
+    "ptr_to_ptr",
+];
+
+/// Whether `text` is written as a Tile IR conversion op: its first word (after an optional
+/// `%r =` and `cuda_tile.` prefix) is one of the nine op names.
+///
+/// ```
+/// use gpucvt::instr::is_tile_text;
+/// assert!(is_tile_text("cuda_tile.ftof %x : tile<f32> -> tile<f16>"));
+/// assert!(is_tile_text("%r = itof %x signed : tile<i32> -> tile<f32>"));
+/// assert!(!is_tile_text("cvt.rn.f16.f32"));
+/// ```
+pub fn is_tile_text(text: &str) -> bool {
+    let mut t = text.trim_start();
+    if t.starts_with('%') {
+        match t.find('=') {
+            Some(i) => t = t[i + 1..].trim_start(),
+            None => return false,
+        }
+    }
+    let t = t.strip_prefix("cuda_tile.").unwrap_or(t);
+    let word = t
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .next()
+        .unwrap_or("");
+    TILE_OPS.contains(&word)
+}
+
+/// Splits a Tile IR batch line after its result type (`… -> tile<…>`): the op text and the
+/// rest (the operand patterns). Without a complete result type, the whole line is the op.
+fn split_tile(line: &str) -> (&str, &str) {
+    let t = line.trim();
+    let Some(arrow) = t.find("->") else {
+        return (t, "");
+    };
+    let after = &t[arrow + 2..];
+    let lead = after.len() - after.trim_start().len();
+    let mut i = arrow + 2 + lead;
+    if t[i..].starts_with("!cuda_tile.") {
+        i += "!cuda_tile.".len();
+    }
+    if !t[i..].starts_with("tile<") {
+        return (t, "");
+    }
+    let mut depth = 0usize;
+    for (k, c) in t[i..].char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    let end = i + k + 1;
+                    return (&t[..end], &t[end..]);
+                }
+            }
+            _ => {}
+        }
+    }
+    (t, "")
+}
+
+/// Splits the operand text of a Tile IR line into its element words: whitespace and commas
+/// separate them, brackets (`[0x1, 0x2]`, nested for 2-d tiles) are ignored.
+pub fn tile_words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| c.is_whitespace() || matches!(c, ',' | '[' | ']'))
+        .filter(|w| !w.is_empty())
+}
+
+fn parse_tile(text: &str, opts: &Options) -> Result<TileInstr, String> {
+    let op = parse_op(text).map_err(|d| {
+        let msgs: Vec<String> = d
+            .iter()
+            .map(|d| format!("{} (column {})", tidy(&d.message), d.span.col))
+            .collect();
+        msgs.join("; ")
+    })?;
+    let version = opts.tile_version.unwrap_or(SpecVersion::LATEST);
+    let diags = verify_op(&op, version);
+    if let Some(d) = diags.first() {
+        return Err(format!(
+            "{} (Tile IR {}, column {})",
+            tidy(&d.message),
+            version.name(),
+            d.span.col
+        ));
+    }
+    if version != SpecVersion::LATEST {
+        if let Some(d) = verify_op(&op, SpecVersion::LATEST).first() {
+            return Err(format!(
+                "{} (evaluation follows the {} text)",
+                tidy(&d.message),
+                SpecVersion::LATEST.name()
+            ));
+        }
+    }
+    let target = opts.target.unwrap_or(DEFAULT_TARGET);
+    let lowering = match opts.semantics {
+        Semantics::Spec => None,
+        Semantics::Tileiras => Some(lowering(&op, target).map_err(|e| tidy(&e.to_string()))?),
+    };
+    Ok(TileInstr {
+        op,
+        semantics: opts.semantics,
+        target,
+        lowering,
+    })
+}
+
+impl TileInstr {
+    /// The number of elements of the source (and result) tile.
+    pub fn elements(&self) -> u64 {
+        self.op.src.value.num_elements()
+    }
+
+    fn format_of(e: Element, signedness: Option<Signedness>) -> Option<Format> {
+        e.num().map(|t| t.format(signedness))
+    }
+
+    /// The core format of a source element (`None` for pointers): integers are signed when
+    /// the op reads them as signed (`itof signed`, `exti signed`), raw (unsigned) otherwise.
+    pub fn source_format(&self) -> Option<Format> {
+        let sg = match self.op.kind {
+            OpKind::ItoF | OpKind::ExtI => self.op.signedness,
+            _ => None,
+        };
+        Self::format_of(self.op.src.value.elem, sg)
+    }
+
+    /// The core format of a result element (`None` for pointers): signed for `ftoi signed`
+    /// and `exti signed`.
+    pub fn result_format(&self) -> Option<Format> {
+        let sg = match self.op.kind {
+            OpKind::FtoI | OpKind::ExtI => self.op.signedness,
+            _ => None,
+        };
+        Self::format_of(self.op.dst.value.elem, sg)
+    }
+
+    /// Evaluates the op on the elements of its source tile (one bit pattern each, row-major)
+    /// under the instruction's semantics.
+    ///
+    /// # Errors
+    /// A wrong number of elements, an element wider than the element type.
+    pub fn eval_elements(&self, elements: &[u64]) -> Result<Vec<ElementResult>, String> {
+        let n = self.elements();
+        if elements.len() as u64 != n {
+            return Err(format!(
+                "{} takes a tile of {n} element(s) ({}), got {}",
+                self.op.kind.name(),
+                self.op.src.value,
+                elements.len()
+            ));
+        }
+        self.eval_with(self.semantics, elements)
+    }
+
+    /// Evaluates any number of elements under `semantics` (the instruction's target).
+    ///
+    /// # Errors
+    /// An element wider than the element type, or an op `tileiras` does not compile.
+    pub fn eval_with(
+        &self,
+        semantics: Semantics,
+        elements: &[u64],
+    ) -> Result<Vec<ElementResult>, String> {
+        let bits = self.op.src.value.elem.bits();
+        if let (Semantics::Tileiras, Some(low)) = (semantics, &self.lowering) {
+            let out_bits = self.op.dst.value.elem.bits();
+            return elements
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| {
+                    if bits < 64 && x >> bits != 0 {
+                        return Err(format!(
+                            "element {i} = {x:#x} does not fit in the {bits} bits of the source element type"
+                        ));
+                    }
+                    low.apply(x)
+                        .map(|b| ElementResult::Bits(b & mask(out_bits)))
+                        .map_err(|e| tidy(&e.to_string()))
+                })
+                .collect();
+        }
+        eval_op(&self.op, semantics, self.target, elements).map_err(|e| tidy(&e.to_string()))
+    }
+
+    fn eval_output(&self, ops: &[u64]) -> Result<Output, String> {
+        let results = self.eval_elements(ops)?;
+        if let Some(msg) = undefined_message(&results, self.op.dst.value.elem.bits()) {
+            return Err(msg);
+        }
+        let w = self.op.dst.value.elem.bits();
+        let nominal = Conversion::new(
+            self.source_format().unwrap_or(crate::core::format::U64),
+            self.result_format().unwrap_or(crate::core::format::U64),
+            self.op
+                .rounding_mode()
+                .and_then(|m| m.rounding())
+                .unwrap_or(crate::core::Rounding::RN),
+            crate::core::convert::Policy::default(),
+        );
+        let mut out = Output {
+            bits: 0,
+            width: (results.len() as u64 * w as u64).min(u32::MAX as u64) as u32,
+            lanes: Vec::with_capacity(results.len()),
+        };
+        for (i, (r, &x)) in results.iter().zip(ops).enumerate().rev() {
+            let b = r.bits().unwrap_or(0);
+            let shift = (i as u64 * w as u64).min(u32::MAX as u64) as u32;
+            if shift < 64 {
+                out.bits |= b << shift;
+            }
+            out.lanes.push(Lane {
+                input: x,
+                conversions: vec![nominal],
+                bits: b,
+                shift,
+                flags: Flags::default(),
+            });
+        }
+        Ok(out)
+    }
+}
+
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// `0x…` padded to `bits`.
+fn hex(b: u64, bits: u32) -> String {
+    let digits = bits.div_ceil(4).max(1) as usize;
+    format!("0x{b:0digits$x}")
+}
+
+/// The message of a result with undefined elements (`None` when every element is defined):
+/// `undefined (spec semantics): element 1: ftoi: NaN input`, and for tiles of several
+/// elements every result, `undefined` in place of the undefined ones.
+pub fn undefined_message(results: &[ElementResult], bits: u32) -> Option<String> {
+    let (i, why) = results.iter().enumerate().find_map(|(i, r)| match r {
+        ElementResult::Undefined(why) => Some((i, *why)),
+        ElementResult::Bits(_) => None,
+    })?;
+    let mut msg = format!("undefined (spec semantics): element {i}: {why}");
+    if results.len() > 1 {
+        let all: Vec<String> = results
+            .iter()
+            .map(|r| match r {
+                ElementResult::Bits(b) => hex(*b, bits),
+                ElementResult::Undefined(_) => "undefined".to_string(),
+            })
+            .collect();
+        msg.push_str(&format!("; results: {}", all.join(" ")));
+    }
+    Some(msg)
+}
+
+/// Evaluates one Tile IR batch line (`<op> <0x element>...`) with an instruction cache: the
+/// result elements, each `0x…` padded to the element width, separated by single spaces.
+pub(crate) fn tile_batch_line<F>(line: &str, lookup: F) -> Result<String, String>
+where
+    F: FnOnce(&str) -> Result<Instr, String>,
+{
+    let (text, rest) = split_tile(line);
+    let mut elements = Vec::new();
+    for (i, w) in tile_words(rest).enumerate() {
+        let digits = w
+            .strip_prefix("0x")
+            .or_else(|| w.strip_prefix("0X"))
+            .filter(|d| !d.is_empty() && d.len() <= 16);
+        match digits.and_then(|d| u64::from_str_radix(d, 16).ok()) {
+            Some(v) => elements.push(v),
+            None => {
+                return Err(format!(
+                    "operand {} {w:?} is not a 0x hex bit pattern",
+                    i + 1
+                ))
+            }
+        }
+        if elements.len() > 1 << 16 {
+            return Err("too many operands".into());
+        }
+    }
+    let Instr::Tile(t) = lookup(text)? else {
+        return Err("internal error: not a Tile IR op".into());
+    };
+    let results = t.eval_elements(&elements)?;
+    let w = t.op.dst.value.elem.bits();
+    if let Some(msg) = undefined_message(&results, w) {
+        return Err(msg);
+    }
+    let words: Vec<String> = results
+        .iter()
+        .map(|r| hex(r.bits().unwrap_or(0), w))
+        .collect();
+    Ok(words.join(" "))
 }
 
 fn parse_visa(text: &str, opts: &Options) -> Result<VisaInstr, String> {
@@ -368,7 +741,9 @@ fn parse_visa(text: &str, opts: &Options) -> Result<VisaInstr, String> {
 
 /// Splits a batch line into the instruction text and its operand tokens: a vISA move's
 /// instruction is its first four words (`mov.sat hf <- f`; the arrow may touch its
-/// neighbours), a PTX form its first word.
+/// neighbours), a PTX form its first word, a Tile IR op everything up to its result type
+/// (`ftof : tile<2xf32> -> tile<2xf16>`; brackets and commas between the element patterns
+/// are ignored).
 ///
 /// ```
 /// use gpucvt::instr::split_line;
@@ -376,6 +751,13 @@ fn parse_visa(text: &str, opts: &Options) -> Result<VisaInstr, String> {
 /// ```
 pub fn split_line(line: &str) -> (String, Vec<String>) {
     let t = line.trim();
+    if is_tile_text(t) {
+        let (op, rest) = split_tile(t);
+        return (
+            op.to_string(),
+            tile_words(rest).map(|w| w.to_string()).collect(),
+        );
+    }
     let visa = t.len() >= 3 && t.is_char_boundary(3) && t[..3].eq_ignore_ascii_case("mov");
     let spaced;
     let words: Vec<&str> = if visa {
@@ -422,6 +804,58 @@ mod tests {
         assert_eq!(out.lanes.len(), 4);
         assert_eq!(out.lanes[3].bits, 0x3f80_0000); // element 0 = 0x30 = 1.0
         assert_eq!(out.lanes[2].bits, 0x3fc0_0000); // element 1 = 0x38 = 1.5
+    }
+
+    #[test]
+    fn tile_ops() {
+        let spec = Options {
+            semantics: Semantics::Spec,
+            ..Options::default()
+        };
+        let op = "ftoi %x signed : tile<2xf32> -> tile<2xi8>";
+        let t = Instr::parse(op, &Options::default()).unwrap();
+        assert_eq!(t.operands()[0].lanes, 2);
+        assert_eq!(t.result_bits(), 16);
+        // 200.0 → s16 200 → low byte 0xc8 (element 0, low); -1.0 → 0xff.
+        assert_eq!(
+            t.eval_bits(&[0x4348_0000, 0xbf80_0000]).unwrap(),
+            (0xffc8, 16)
+        );
+        let s = Instr::parse(op, &spec).unwrap();
+        let e = s.eval(&[0x4348_0000, 0xbf80_0000]).unwrap_err();
+        assert!(
+            e.starts_with("undefined (spec semantics): element 0"),
+            "{e}"
+        );
+        assert!(e.ends_with("results: undefined 0xff"), "{e}");
+        assert!(t.eval(&[0]).is_err());
+        let v13_3 = Options {
+            tile_version: Some(SpecVersion::V13_3),
+            ..Options::default()
+        };
+        assert!(
+            Instr::parse("ftoi %x signed saturating : tile<f32> -> tile<i32>", &v13_3).is_err()
+        );
+        let sm80 = Options {
+            target: Some(Target::SM_80),
+            ..Options::default()
+        };
+        assert!(Instr::parse("ftof : tile<f32> -> tile<f8E5M2>", &sm80).is_err());
+        assert!(Instr::parse(
+            "ftof : tile<f32> -> tile<f8E5M2>",
+            &Options {
+                semantics: Semantics::Spec,
+                ..sm80
+            }
+        )
+        .is_ok());
+        assert_eq!(
+            split_line("ftof : tile<2xf32> -> !cuda_tile.tile<2xf16> [0x1, 0x2]"),
+            (
+                "ftof : tile<2xf32> -> !cuda_tile.tile<2xf16>".to_string(),
+                vec!["0x1".to_string(), "0x2".to_string()]
+            )
+        );
     }
 
     #[test]

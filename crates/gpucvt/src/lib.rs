@@ -3,6 +3,7 @@
 //! Bit-exact software models of GPU conversion instructions, over the exact engine in
 //! [`gpucvt_core`] (re-exported as [`core`]).
 //!
+//! - [`bulk`]: one PTX `cvt` form over whole slices, with the fastest correct kernel;
 //! - [`instr`], [`batch`]: one instruction of any dialect, and the batch evaluator;
 //! - [`diff`]: two single-input conversions compared over every input, differences sorted
 //!   into classes;
@@ -19,6 +20,7 @@
 pub use gpucvt_core as core;
 
 pub mod batch;
+pub mod bulk;
 pub mod diag;
 pub mod diff;
 pub mod instr;

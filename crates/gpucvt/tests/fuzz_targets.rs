@@ -91,6 +91,33 @@ const BATCH_SEEDS: &[&str] = &[
     "cvt.rn.f16.f32 1.0",
 ];
 
+const TILE_FILE: &str = "\
+cuda_tile.module @m {
+  entry @k(%a: tile<4xf32>, %n: tile<4xi32>, %p: tile<ptr<f32>>) {
+    %c = constant <f64: [1.0625, 2.5, -0.0, 0x7FF0000000000000]> : tile<4xf64>
+    %h = ftof %c rounding<zero> : tile<4xf64> -> tile<4xf16>
+    %q = ftof %a : tile<4xf32> -> tile<4xf8E4M3FN>
+    %i = ftoi %a signed saturating : !cuda_tile.tile<4xf32> -> tile<4xi8>
+    %j = exti %i signed : tile<4xi8> -> tile<4xi32>
+    %t = trunci %n overflow<no_wrap> : tile<4xi32> -> tile<4xi4>
+    %f = itof %n unsigned : tile<4xi32> -> tile<4xtf32>
+    %b = bitcast %n : tile<4xi32> -> tile<4xf32>
+    %g = get_global @x : tile<ptr<f32>>
+    %r = ptr_to_int %p : tile<ptr<f32>> -> tile<i64>
+    return
+  }
+}
+";
+
+const TILE_SEEDS: &[&str] = &[
+    "ftof %x rounding<zero> : tile<f32> -> tile<f16> 0x3f800000",
+    "cuda_tile.itof signed : tile<2xi32> -> tile<2xf8E5M2> [0x1201, 0x1]",
+    "%r = ftoi %x unsigned : tile<f64> -> tile<i1> 0x8000000000000000",
+    "int_to_ptr %v : tile<i64> -> tile<ptr<f16>> 0x10",
+    "module @m { testing$func @f(%arg0: tile<2xi1>) { %0 = exti %arg0 signed : tile<2xi1> -> tile<2xi8>\n \"x.y\"(%0) : (tile<2xi8>) -> () } }",
+    "constant <i1: true> : tile<4xi1>",
+];
+
 const TOKENS: &[&str] = &[
     "cvt",
     "mov",
@@ -240,4 +267,13 @@ fn batch_line() {
 #[test]
 fn visa_asm() {
     drive(4, 2000, &[VISA_FILE], targets::visa_asm);
+}
+
+#[test]
+fn tile_file() {
+    let mut seeds: Vec<&str> = vec![TILE_FILE];
+    seeds.extend(TILE_SEEDS);
+    let joined = TILE_SEEDS.join("\n");
+    seeds.push(&joined);
+    drive(5, 1500, &seeds, targets::tile_file);
 }

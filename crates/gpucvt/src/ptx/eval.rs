@@ -340,6 +340,66 @@ pub fn policy_of(form: &CvtForm, src: &Format, dst: &Format) -> Policy {
     }
 }
 
+/// The core conversion one lane of a form performs, when every lane performs the same one:
+/// source and destination lane formats, the form's rounding (for `.rs` a 32-bit-wide
+/// stochastic rounding whose random bits the caller supplies per element, narrowed to the
+/// lane's share: see [`rbits_width`]) and the policy its modifiers select. `.scaled` forms
+/// and `cvt.pack` have per-lane or per-instruction state and are refused.
+///
+/// ```
+/// use gpucvt::ptx::{eval::lane_conversion, parse_instruction};
+/// let form = parse_instruction("cvt.rn.satfinite.e4m3x2.f32").unwrap().form;
+/// let c = lane_conversion(&form).unwrap();
+/// assert_eq!((c.src.name, c.dst.name), ("f32", "e4m3"));
+/// assert!(c.policy.satfinite);
+/// assert_eq!(c.apply(0x4396_0000).bits, 0x79); // 300 → 288
+/// ```
+pub fn lane_conversion(form: &CvtForm) -> Result<Conversion, EvalError> {
+    let not_evaluable = || EvalError::NotEvaluable(form.spelling());
+    if form.pack || takes_scale(form) {
+        return Err(not_evaluable());
+    }
+    if matches!(form.dtype.kind(), Kind::Bits | Kind::Pred)
+        || matches!(form.atype.kind(), Kind::Bits | Kind::Pred)
+    {
+        return Err(not_evaluable());
+    }
+    let dst = form.dtype.lane_format().ok_or_else(not_evaluable)?;
+    let src = form.atype.lane_format().ok_or_else(not_evaluable)?;
+    let rounding = match form.rounding {
+        Some(RoundMod::Rs) => Rounding::stochastic(0, rbits_width(form)),
+        _ => rounding_of(form),
+    };
+    Ok(Conversion::new(
+        src,
+        dst,
+        rounding,
+        policy_of(form, &src, &dst),
+    ))
+}
+
+/// How many random bits each lane of an `.rs` form uses (13 for `f16x2`, 16 for `bf16x2`,
+/// 8 for the FP8/FP6/FP4 forms); 0 for other roundings.
+pub fn rbits_width(form: &CvtForm) -> u32 {
+    if form.rounding != Some(RoundMod::Rs) {
+        return 0;
+    }
+    lane_rbits(form, 0, 0).1
+}
+
+/// The random bits lane `k` (0 = most significant) of an `.rs` form takes from the
+/// instruction's `rbits` operand, right-aligned (their count is [`rbits_width`]).
+///
+/// ```
+/// use gpucvt::ptx::{eval::lane_random, parse_instruction};
+/// let form = parse_instruction("cvt.rs.satfinite.bf16x2.f32").unwrap().form;
+/// assert_eq!(lane_random(&form, 0x1234_5678, 0), 0x1234);
+/// assert_eq!(lane_random(&form, 0x1234_5678, 1), 0x5678);
+/// ```
+pub fn lane_random(form: &CvtForm, rbits: u32, k: usize) -> u32 {
+    lane_rbits(form, rbits as u64, k).0 as u32
+}
+
 /// The random bits and width lane `k` (0 = most significant) of an `.rs` form uses.
 fn lane_rbits(form: &CvtForm, rbits: u64, k: usize) -> (u64, u32) {
     match (form.dtype, k) {

@@ -1,0 +1,375 @@
+//! `gpucvt convert INPUT -o OUTPUT`: whole tensor files (`.npy`, `.safetensors`, raw) through
+//! one conversion, streaming, with optional MX block scaling (library: `gpucvt-tensor`).
+
+use crate::common::{choice, fail, lookup_format, table, to_json, CliError};
+use clap::Args as ClapArgs;
+use gpucvt::core::convert::{IntNan, IntOverflow, NanResult, Overflow, Policy};
+use gpucvt::core::format::{self, Format};
+use gpucvt::core::{Conversion, Direction, Rounding};
+use gpucvt::ptx;
+use gpucvt_tensor::{BlockScaling, Options, Recipe, ScaleMethod, Stats, Summary};
+use serde::Serialize;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+/// Options of `gpucvt convert`.
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// The input: FILE.npy, FILE.safetensors, or raw little-endian data (with --from).
+    pub input: PathBuf,
+    /// The output, of the same kind as the input (written to a temporary file in the same
+    /// folder and renamed when complete; never the input).
+    #[arg(short = 'o', long, value_name = "OUTPUT")]
+    pub output: PathBuf,
+    /// Destination format (f16, bf16, e4m3, e5m2, e2m3, e3m2, e2m1, ue8m0, …); the source is
+    /// each tensor's dtype.
+    #[arg(long, value_name = "FMT")]
+    pub to: Option<String>,
+    /// Rounding with --to: rn, rna, rz, rm, rp, rs (stochastic, random bits from --seed),
+    /// rni, rzi, rmi, rpi.
+    #[arg(long, value_name = "MODE", default_value = "rn")]
+    pub mode: String,
+    /// With --to: PTX .satfinite (±∞ and overflows give ±largest finite).
+    #[arg(long)]
+    pub satfinite: bool,
+    /// With --to: PTX .sat (clamp to [0, 1]; integers: to the range).
+    #[arg(long)]
+    pub sat: bool,
+    /// With --to: PTX .relu (negative results become +0).
+    #[arg(long)]
+    pub relu: bool,
+    /// With --to: PTX .ftz (f32 subnormal inputs and results become zero).
+    #[arg(long)]
+    pub ftz: bool,
+    /// With --to: PTX .pzo (−0 results become +0).
+    #[arg(long)]
+    pub pzo: bool,
+    /// With --to --mode rs: random bits per element (default as PTX: 13 for f16, 16 for
+    /// bf16, 8 otherwise).
+    #[arg(long, value_name = "N")]
+    pub rbits_width: Option<u32>,
+    /// A PTX cvt form instead of --to and its options, e.g. 'cvt.rn.satfinite.e4m3x2.f32':
+    /// each element is one lane; the tensor's dtype must be the form's source type.
+    #[arg(long, value_name = "FORM", conflicts_with_all = ["to", "satfinite", "sat", "relu", "ftz", "pzo", "rbits_width"])]
+    pub cvt: Option<String>,
+    /// Element format of raw input (f32, bf16, e4m3, …); for .npy input, reinterpret the
+    /// integer container (<u2 as bf16, |u1 as e4m3, …).
+    #[arg(long, value_name = "FMT")]
+    pub from: Option<String>,
+    /// .safetensors: convert only this tensor (repeatable); the others are copied unchanged.
+    #[arg(long = "tensor", value_name = "NAME")]
+    pub tensors: Vec<String>,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub threads: usize,
+    /// Seed of the random bits of stochastic rounding (SplitMix64, one word per element).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// MX block scaling: one scale per block of N consecutive elements along the last axis.
+    #[arg(long, value_name = "N")]
+    pub block: Option<u64>,
+    /// The scale format with --block (only ue8m0).
+    #[arg(long, value_name = "FMT", default_value = "ue8m0", requires = "block")]
+    pub scale: String,
+    /// How the block scale is chosen: ocp (floor(log2(amax)) − emax, the OCP MX spec) or rp
+    /// (cvt.rp.satfinite.ue8m0x2.f32 of amax / max_finite: nothing saturates).
+    #[arg(long, value_name = "METHOD", default_value = "ocp", requires = "block")]
+    pub scale_method: String,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The modifiers of `--to`.
+#[derive(Clone, Copy)]
+struct Mods {
+    ftz: bool,
+    sat: bool,
+    relu: bool,
+    satfinite: bool,
+    pzo: bool,
+}
+
+/// The policy of `--to` and its modifiers: the same knobs `gpucvt::ptx::eval::policy_of`
+/// derives from a PTX form, for any pair of formats.
+fn policy(a: &Mods, src: &Format, dst: &Format) -> Policy {
+    let int = |f: &Format| !f.is_float();
+    Policy {
+        flush_inputs: a.ftz && *src == format::F32 && *dst != format::F16,
+        flush_outputs: a.ftz && *dst == format::F32,
+        sat: a.sat,
+        satfinite: a.satfinite,
+        relu: a.relu,
+        positive_zero: a.pzo,
+        overflow: Overflow::Ieee,
+        nan: if *src == format::BF16 && (*dst == format::F32 || *dst == format::F64) {
+            NanResult::Payload
+        } else {
+            NanResult::Canonical
+        },
+        int_nan: if *src == format::F64 || (int(dst) && dst.width() == 64) {
+            IntNan::HighBit
+        } else {
+            IntNan::Zero
+        },
+        int_overflow: if int(src) && int(dst) {
+            IntOverflow::Wrap
+        } else {
+            IntOverflow::Clamp
+        },
+        scale: 0,
+    }
+}
+
+fn recipe(a: &Args) -> Result<(Recipe, String), CliError> {
+    if let Some(text) = &a.cvt {
+        let instr = ptx::parse_instruction(text).map_err(|diags| {
+            let msgs: Vec<String> = diags.iter().map(|d| d.message.clone()).collect();
+            CliError(format!("--cvt {text:?}: {}", msgs.join("; ")))
+        })?;
+        let form = instr.form;
+        if !ptx::legal_somewhere(&form) {
+            return fail(format!(
+                "--cvt {text:?} is not a legal PTX form on any target (see gpucvt check / gpucvt eval)"
+            ));
+        }
+        let conv = ptx::eval::lane_conversion(&form)
+            .map_err(|e| CliError(format!("--cvt {text:?}: {e}")))?;
+        let spelled = form.spelling();
+        let label = spelled.clone();
+        return Ok((
+            Box::new(move |src: &Format| {
+                if *src == conv.src {
+                    Ok(conv)
+                } else {
+                    Err(format!(
+                        "{spelled} converts {} elements, but the data is {src}",
+                        conv.src
+                    ))
+                }
+            }),
+            label,
+        ));
+    }
+    let Some(to) = &a.to else {
+        return fail(
+            "say what to convert to: --to FMT [--mode MODE --satfinite …] or --cvt 'cvt.…'",
+        );
+    };
+    let dst = *lookup_format(to, "--to")?;
+    let names: Vec<(&str, Rounding)> = Rounding::NAMES
+        .iter()
+        .filter_map(|n| Rounding::from_name(n).map(|r| (*n, r)))
+        .collect();
+    let mut rounding = choice(&a.mode, "--mode", &names)?;
+    if let Direction::Stochastic { .. } = rounding.direction {
+        let width = a.rbits_width.unwrap_or(match dst.name {
+            "f16" => 13,
+            "bf16" => 16,
+            _ => 8,
+        });
+        if !(1..=32).contains(&width) {
+            return fail(format!(
+                "invalid --rbits-width {width}; accepted: 1 to 32 (one 32-bit random word per element)"
+            ));
+        }
+        rounding = Rounding::stochastic(0, width);
+    } else if a.rbits_width.is_some() {
+        return fail("--rbits-width is only valid with --mode rs");
+    }
+    let mut label = format!("{} {}", dst.name, rounding.name());
+    for (on, name) in [
+        (a.ftz, "ftz"),
+        (a.sat, "sat"),
+        (a.relu, "relu"),
+        (a.satfinite, "satfinite"),
+        (a.pzo, "pzo"),
+    ] {
+        if on {
+            label.push_str(&format!(" .{name}"));
+        }
+    }
+    let flags = Mods {
+        ftz: a.ftz,
+        sat: a.sat,
+        relu: a.relu,
+        satfinite: a.satfinite,
+        pzo: a.pzo,
+    };
+    Ok((
+        Box::new(move |src: &Format| {
+            Ok(Conversion::new(
+                *src,
+                dst,
+                rounding,
+                policy(&flags, src, &dst),
+            ))
+        }),
+        label,
+    ))
+}
+
+#[derive(Serialize)]
+struct Json<'a> {
+    input: String,
+    output: String,
+    conversion: &'a str,
+    #[serde(flatten)]
+    summary: &'a Summary,
+}
+
+fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn num(x: f64) -> String {
+    if x == 0.0 || (1e-4..1e7).contains(&x.abs()) {
+        let s = format!("{x:.6}");
+        let s = s.trim_end_matches('0').trim_end_matches('.');
+        s.to_string()
+    } else {
+        format!("{x:.6e}")
+    }
+}
+
+fn stats_rows(s: &Stats, blocks: bool) -> Vec<Vec<String>> {
+    let mut rows = vec![
+        vec!["elements".into(), group(s.elements)],
+        vec!["saturated".into(), group(s.saturated)],
+        vec!["overflow to inf".into(), group(s.overflow_to_inf)],
+        vec!["flushed to zero".into(), group(s.flushed_to_zero)],
+        vec!["became NaN".into(), group(s.nan)],
+        vec!["NaN to number".into(), group(s.nan_to_number)],
+    ];
+    if blocks {
+        rows.push(vec!["blocks".into(), group(s.blocks)]);
+        rows.push(vec!["NaN-scale blocks".into(), group(s.nan_blocks)]);
+    }
+    rows.push(vec!["max abs error".into(), num(s.max_abs_error)]);
+    rows.push(vec!["mean abs error".into(), num(s.mean_abs_error)]);
+    rows
+}
+
+fn text(a: &Args, label: &str, s: &Summary) -> String {
+    let mut out = format!(
+        "{} -> {}  ({label})\n",
+        a.input.display(),
+        a.output.display()
+    );
+    let shape = |v: &[u64]| {
+        format!(
+            "[{}]",
+            v.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let rows: Vec<Vec<String>> = s
+        .tensors
+        .iter()
+        .map(|t| {
+            vec![
+                t.name.clone(),
+                shape(&t.shape),
+                format!("{} -> {}", t.from, t.to),
+                t.dtype.clone(),
+                group(t.stats.saturated + t.stats.overflow_to_inf),
+                group(t.stats.flushed_to_zero),
+                group(t.stats.nan),
+                num(t.stats.max_abs_error),
+                t.scale.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    out.push('\n');
+    out.push_str(&table(
+        &[
+            "tensor",
+            "shape",
+            "conversion",
+            "dtype",
+            "clamped",
+            "to zero",
+            "NaN",
+            "max err",
+            "scales",
+        ],
+        &rows,
+    ));
+    if !s.copied.is_empty() {
+        out.push_str(&format!("copied unchanged: {}\n", s.copied.join(", ")));
+    }
+    out.push('\n');
+    for r in stats_rows(&s.total, s.total.blocks > 0) {
+        out.push_str(&format!("{:<17}{}\n", r[0], r[1]));
+    }
+    out.push_str("(errors are |output x scale - input| over elements finite on both sides)\n");
+    out
+}
+
+/// Runs `gpucvt convert`.
+pub fn run(a: &Args) -> Result<String, CliError> {
+    let (recipe, label) = recipe(a)?;
+    let mut opts = Options::new(recipe);
+    opts.from = match &a.from {
+        Some(f) => Some(*lookup_format(f, "--from")?),
+        None => None,
+    };
+    opts.tensors = a.tensors.clone();
+    opts.threads = a.threads;
+    opts.seed = a.seed;
+    if let Some(size) = a.block {
+        if !a.scale.eq_ignore_ascii_case("ue8m0") {
+            return fail(format!(
+                "unknown value {:?} for --scale; accepted: ue8m0",
+                a.scale
+            ));
+        }
+        let method = choice(
+            &a.scale_method,
+            "--scale-method",
+            &[("ocp", ScaleMethod::Ocp), ("rp", ScaleMethod::Rp)],
+        )?;
+        opts.block = Some(BlockScaling { size, method });
+    }
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(0);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{spinner} converting [{bar:40}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta} left)",
+        ) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        Some(bar)
+    } else {
+        None
+    };
+    let result = gpucvt_tensor::convert_file(&a.input, &a.output, &opts, &mut |done, total| {
+        if let Some(b) = &bar {
+            b.set_length(total);
+            b.set_position(done);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let summary = result.map_err(|e| CliError(e.to_string()))?;
+    if a.json {
+        to_json(&Json {
+            input: a.input.display().to_string(),
+            output: a.output.display().to_string(),
+            conversion: &label,
+            summary: &summary,
+        })
+    } else {
+        Ok(text(a, &label, &summary))
+    }
+}

@@ -1,0 +1,310 @@
+//! `gpucvt verify INSTR` (a form's fast slice kernel against the exact model over every
+//! input) and `gpucvt sweep INSTR --out FILE | --hash` (every result, in input order).
+
+use crate::common::{fail, to_json, CliError, Done};
+use gpucvt::bulk::verify::{self, Inputs, Report, SweepError};
+use gpucvt::bulk::Path;
+use gpucvt::instr::{Instr, Options};
+use gpucvt::ptx::CvtForm;
+use serde::Serialize;
+use std::io::{IsTerminal, Write};
+use std::time::Instant;
+
+/// Options of `gpucvt verify`.
+#[derive(clap::Args, Debug)]
+pub struct VerifyArgs {
+    /// The PTX `cvt` form, operands optional (`cvt.rn.satfinite.e4m3x2.f32`).
+    #[arg(value_name = "INSTRUCTION")]
+    pub instruction: String,
+    /// For sources wider than 32 bits: random inputs after the boundary-dense set.
+    #[arg(long, value_name = "N", default_value_t = 1 << 24)]
+    pub sample: u64,
+    /// Seed of the random inputs and of the `rbits` operands of `.rs` forms.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Disagreements shown.
+    #[arg(long, value_name = "K", default_value_t = 5)]
+    pub examples: usize,
+    /// PTX target whose legality rules apply (sm_80, sm_90a, …).
+    #[arg(long, value_name = "SM")]
+    pub target: Option<String>,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `gpucvt sweep`.
+#[derive(clap::Args, Debug)]
+pub struct SweepArgs {
+    /// The PTX `cvt` form, operands optional (`cvt.rn.f16.f32`).
+    #[arg(value_name = "INSTRUCTION")]
+    pub instruction: String,
+    /// Write the results here: raw little-endian words (1, 2, 4 or 8 bytes each), in
+    /// input order.
+    #[arg(long, value_name = "FILE", required_unless_present = "hash")]
+    pub out: Option<std::path::PathBuf>,
+    /// Print the XXH3-64 hash of those bytes (what `xxhsum -H3` prints for the file).
+    #[arg(long)]
+    pub hash: bool,
+    /// Seed of the `rbits` operands of `.rs` forms.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// PTX target whose legality rules apply (sm_80, sm_90a, …).
+    #[arg(long, value_name = "SM")]
+    pub target: Option<String>,
+}
+
+/// Parses a PTX form given on the command line.
+fn form_of(text: &str, target: Option<&str>) -> Result<CvtForm, CliError> {
+    let opts: Options = crate::common::instr_options(target, None, None, "--cr0")?;
+    match Instr::parse(text, &opts).map_err(CliError)? {
+        Instr::Ptx(p) => Ok(p.form),
+        _ => fail(format!(
+            "{text:?}: verify and sweep take a PTX cvt form (vISA and Tile IR are evaluated with `gpucvt eval`)"
+        )),
+    }
+}
+
+fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, CliError> {
+    if threads == Some(0) {
+        return fail("--threads must be at least 1");
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(|e| CliError(format!("cannot start worker threads: {e}")))
+}
+
+fn bar(len: u64, what: &str, show: bool) -> Option<indicatif::ProgressBar> {
+    if !show || len < 1 << 22 || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
+        "{{spinner}} {what} {{pos}}/{{len}} [{{bar:40}}] {{percent}}% ({{eta}} left)"
+    )) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    Some(bar)
+}
+
+fn path_name(p: Path) -> String {
+    match p {
+        Path::Lanes(s) => format!("{s:?}").to_lowercase(),
+        Path::Exact => "exact".into(),
+    }
+}
+
+#[derive(Serialize)]
+struct JsonReport {
+    form: String,
+    kernel: String,
+    exhaustive: bool,
+    instructions: u64,
+    inputs: u64,
+    mismatches: u64,
+    seconds: f64,
+    examples: Vec<JsonMismatch>,
+}
+
+#[derive(Serialize)]
+struct JsonMismatch {
+    index: u64,
+    operands: Vec<String>,
+    fast: String,
+    exact: String,
+}
+
+/// Runs `gpucvt verify`: exit code 0 when every result agrees, 1 when some differ.
+pub fn run_verify(a: &VerifyArgs) -> Result<Done, CliError> {
+    let form = form_of(&a.instruction, a.target.as_deref())?;
+    if a.examples > 1000 {
+        return fail("--examples is at most 1000");
+    }
+    if a.sample > 1 << 34 {
+        return fail("--sample is at most 2^34");
+    }
+    let pool = pool(a.threads)?;
+    let inputs = Inputs {
+        sample: a.sample,
+        seed: a.seed,
+    };
+    let kernel = verify::sweep_kernel(&form).map_err(|e| CliError(e.to_string()))?;
+    let planned = verify::Units::new(&kernel, inputs).instructions();
+    let bar = bar(planned, "verifying", !a.json);
+    let start = Instant::now();
+    let report = pool
+        .install(|| {
+            verify::verify(&form, inputs, a.examples, &|n| {
+                if let Some(b) = &bar {
+                    b.inc(n);
+                }
+            })
+        })
+        .map_err(|e| CliError(e.to_string()))?;
+    let seconds = start.elapsed().as_secs_f64();
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let code = u8::from(report.mismatches > 0);
+    let out = if a.json {
+        to_json(&json(&report, seconds))?
+    } else {
+        text(&report, seconds)
+    };
+    Ok(Done {
+        out,
+        err: String::new(),
+        code,
+    })
+}
+
+fn hex(v: u64, bits: u32) -> String {
+    format!("0x{:0w$x}", v, w = bits.div_ceil(4) as usize)
+}
+
+fn json(r: &Report, seconds: f64) -> JsonReport {
+    JsonReport {
+        form: r.form.clone(),
+        kernel: path_name(r.path),
+        exhaustive: r.exhaustive,
+        instructions: r.instructions,
+        inputs: r.inputs,
+        mismatches: r.mismatches,
+        seconds,
+        examples: r
+            .examples
+            .iter()
+            .map(|m| JsonMismatch {
+                index: m.index,
+                operands: m.operands.iter().map(|&o| format!("{o:#x}")).collect(),
+                fast: format!("{:#x}", m.fast),
+                exact: format!("{:#x}", m.exact),
+            })
+            .collect(),
+    }
+}
+
+fn text(r: &Report, seconds: f64) -> String {
+    let scope = if r.exhaustive {
+        "every input"
+    } else {
+        "a boundary-dense and random sample"
+    };
+    let mut s = format!(
+        "{}: {} kernel against the exact model over {scope}: {} inputs, {} instructions, {:.1} s\n",
+        r.form,
+        path_name(r.path),
+        r.inputs,
+        r.instructions,
+        seconds
+    );
+    if r.mismatches == 0 {
+        s.push_str("all results agree\n");
+    } else {
+        s.push_str(&format!(
+            "{} instructions DISAGREE; the first {}:\n",
+            r.mismatches,
+            r.examples.len()
+        ));
+        for m in &r.examples {
+            let ops: Vec<String> = m.operands.iter().map(|&o| format!("{o:#x}")).collect();
+            s.push_str(&format!(
+                "  #{}: {} -> fast {} exact {}\n",
+                m.index,
+                ops.join(" "),
+                hex(m.fast, 1),
+                hex(m.exact, 1)
+            ));
+        }
+    }
+    s
+}
+
+/// Runs `gpucvt sweep`.
+pub fn run_sweep(a: &SweepArgs) -> Result<Done, CliError> {
+    let form = form_of(&a.instruction, a.target.as_deref())?;
+    let pool = pool(a.threads)?;
+    let kernel = verify::sweep_kernel(&form).map_err(|e| CliError(e.to_string()))?;
+    let planned = verify::Units::new(&kernel, Inputs::default()).instructions();
+    let mut hasher = a.hash.then(xxhash_rust::xxh3::Xxh3::new);
+    // The results go to a temporary file beside the output, renamed at the end: a failed
+    // sweep leaves nothing behind.
+    let mut file = match &a.out {
+        Some(p) => {
+            let dir = match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => std::path::Path::new("."),
+            };
+            let tmp = tempfile::Builder::new()
+                .prefix(".gpucvt-sweep-")
+                .tempfile_in(dir)
+                .map_err(|e| CliError(format!("cannot write {}: {e}", p.display())))?;
+            Some(std::io::BufWriter::with_capacity(1 << 20, tmp))
+        }
+        None => None,
+    };
+    let bar = bar(planned, "sweeping", true);
+    let start = Instant::now();
+    let result = pool.install(|| {
+        verify::sweep(
+            &form,
+            a.seed,
+            &mut |bytes| {
+                if let Some(h) = hasher.as_mut() {
+                    h.update(bytes);
+                }
+                if let Some(f) = file.as_mut() {
+                    f.write_all(bytes)?;
+                }
+                Ok(())
+            },
+            &|n| {
+                if let Some(b) = &bar {
+                    b.inc(n);
+                }
+            },
+        )
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let n = match result {
+        Ok(n) => n,
+        Err(SweepError::Io(e)) => return fail(format!("cannot write the output: {e}")),
+        Err(e) => return fail(e.to_string()),
+    };
+    let mut out = String::new();
+    if let (Some(f), Some(path)) = (file, &a.out) {
+        let tmp = f
+            .into_inner()
+            .map_err(|e| CliError(format!("cannot write {}: {}", path.display(), e.error())))?;
+        tmp.as_file()
+            .sync_all()
+            .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))?;
+        tmp.persist(path)
+            .map_err(|e| CliError(format!("cannot write {}: {}", path.display(), e.error)))?;
+        out.push_str(&format!(
+            "wrote {} results ({} bytes each) to {}\n",
+            n,
+            verify::result_bytes(&kernel),
+            path.display()
+        ));
+    }
+    if let Some(h) = hasher {
+        out.push_str(&format!("{:016x}\n", h.digest()));
+    }
+    let err = format!(
+        "{}: {} results in {:.2} s\n",
+        form.spelling(),
+        n,
+        start.elapsed().as_secs_f64()
+    );
+    Ok(Done { out, err, code: 0 })
+}

@@ -1,0 +1,656 @@
+//! End-to-end tests of `gpucvt convert`: outputs compared element by element with the exact
+//! core, `--cvt` against `--to`, selection, block scaling, and every kind of bad input (exit
+//! code 2, a one-line message, and no output or temporary file left behind). Test files are
+//! generated in temporary folders.
+
+use gpucvt::core::format::{self, Format};
+use gpucvt::core::{Conversion, Policy, Rounding};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Command;
+
+fn gpucvt(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gpucvt"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).expect("UTF-8 stdout"),
+        String::from_utf8(out.stderr).expect("UTF-8 stderr"),
+    )
+}
+
+fn values(n: usize) -> Vec<f32> {
+    let mut x = 0x9e37_79b9u32;
+    let mut v = vec![
+        0.0,
+        -0.0,
+        1.0,
+        300.0,
+        1e-9,
+        -448.0,
+        464.0,
+        f32::INFINITY,
+        f32::NAN,
+    ];
+    while v.len() < n {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        v.push((x as f32 / u32::MAX as f32 - 0.5) * 20.0);
+    }
+    v.truncate(n);
+    v
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn write_safetensors(
+    path: &Path,
+    tensors: &[(&str, &str, Vec<usize>, Vec<u8>)],
+    meta: Option<Value>,
+) {
+    let mut h = serde_json::Map::new();
+    if let Some(m) = meta {
+        h.insert("__metadata__".into(), m);
+    }
+    let (mut off, mut data) = (0, Vec::new());
+    for (name, dtype, shape, bytes) in tensors {
+        h.insert(
+            name.to_string(),
+            json!({"dtype": dtype, "shape": shape, "data_offsets": [off, off + bytes.len()]}),
+        );
+        off += bytes.len();
+        data.extend_from_slice(bytes);
+    }
+    let mut hb = serde_json::to_vec(&Value::Object(h)).unwrap();
+    while hb.len() % 8 != 0 {
+        hb.push(b' ');
+    }
+    let mut out = (hb.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(&hb);
+    out.extend_from_slice(&data);
+    std::fs::write(path, out).unwrap();
+}
+
+/// name → (dtype, shape, bytes), and the metadata.
+#[allow(clippy::type_complexity)]
+fn read_safetensors(path: &Path) -> (Option<Value>, Vec<(String, String, Vec<usize>, Vec<u8>)>) {
+    let b = std::fs::read(path).unwrap();
+    let n = u64::from_le_bytes(b[..8].try_into().unwrap()) as usize;
+    let h: serde_json::Map<String, Value> = serde_json::from_slice(&b[8..8 + n]).unwrap();
+    let data = &b[8 + n..];
+    let mut meta = None;
+    let mut out = Vec::new();
+    for (k, v) in h {
+        if k == "__metadata__" {
+            meta = Some(v);
+            continue;
+        }
+        let off: Vec<usize> = serde_json::from_value(v["data_offsets"].clone()).unwrap();
+        out.push((
+            k,
+            v["dtype"].as_str().unwrap().to_string(),
+            serde_json::from_value(v["shape"].clone()).unwrap(),
+            data[off[0]..off[1]].to_vec(),
+        ));
+    }
+    (meta, out)
+}
+
+fn get<'a>(
+    ts: &'a [(String, String, Vec<usize>, Vec<u8>)],
+    name: &str,
+) -> &'a (String, String, Vec<usize>, Vec<u8>) {
+    ts.iter().find(|t| t.0 == name).expect("tensor present")
+}
+
+fn npy(path: &Path, descr: &str, shape: &str, data: &[u8]) {
+    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + dict.len() + 1) % 64 != 0 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut b = b"\x93NUMPY\x01\x00".to_vec();
+    b.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    b.extend_from_slice(dict.as_bytes());
+    b.extend_from_slice(data);
+    std::fs::write(path, b).unwrap();
+}
+
+fn npy_payload(path: &Path) -> (String, Vec<u8>) {
+    let b = std::fs::read(path).unwrap();
+    let hl = u16::from_le_bytes([b[8], b[9]]) as usize;
+    (
+        String::from_utf8_lossy(&b[10..10 + hl]).into_owned(),
+        b[10 + hl..].to_vec(),
+    )
+}
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn sf() -> Policy {
+    Policy {
+        satfinite: true,
+        ..Policy::default()
+    }
+}
+
+fn check_elements(input: &[f32], out: &[u64], c: &Conversion) {
+    assert_eq!(input.len(), out.len());
+    for (x, y) in input.iter().zip(out) {
+        assert_eq!(*y, c.apply(x.to_bits() as u64).bits, "{} {x}", c.dst);
+    }
+}
+
+/// Runs a failing conversion: exit code 2, one `error:` line mentioning `needle`, nothing
+/// left in the folder.
+fn fails(dir: &Path, args: &[&str], needle: &str) {
+    let before = listing(dir);
+    let (code, out, err) = gpucvt(dir, args);
+    assert_eq!(code, 2, "{args:?}: {out}{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.starts_with("error: ") && err.contains(needle),
+        "{args:?}: {err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(listing(dir), before, "{args:?} left files behind");
+}
+
+#[test]
+fn safetensors_every_tensor_to_fp8() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let w = values(512);
+    let b = values(16);
+    write_safetensors(
+        &d.join("m.safetensors"),
+        &[
+            ("w", "F32", vec![16, 32], f32_bytes(&w)),
+            ("b", "F32", vec![16], f32_bytes(&b)),
+        ],
+        Some(json!({"format": "pt"})),
+    );
+    let (code, out, err) = gpucvt(
+        d,
+        &[
+            "convert",
+            "m.safetensors",
+            "-o",
+            "q.safetensors",
+            "--to",
+            "e4m3",
+            "--satfinite",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("elements         528"), "{out}");
+    assert!(out.contains("became NaN       2"), "{out}");
+    let (meta, ts) = read_safetensors(&d.join("q.safetensors"));
+    assert_eq!(meta, Some(json!({"format": "pt"})));
+    let c = Conversion::new(format::F32, format::E4M3, Rounding::RN, sf());
+    for (name, v) in [("w", &w), ("b", &b)] {
+        let t = get(&ts, name);
+        assert_eq!(t.1, "F8_E4M3");
+        check_elements(v, &t.3.iter().map(|&x| x as u64).collect::<Vec<_>>(), &c);
+    }
+    // --cvt gives the same file as --to with the same modifiers.
+    let (code, _, err) = gpucvt(
+        d,
+        &[
+            "convert",
+            "m.safetensors",
+            "-o",
+            "c.safetensors",
+            "--cvt",
+            "cvt.rn.satfinite.e4m3x2.f32",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read(d.join("c.safetensors")).unwrap(),
+        std::fs::read(d.join("q.safetensors")).unwrap()
+    );
+}
+
+#[test]
+fn cvt_and_to_agree_on_modifiers() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut v = values(256);
+    v.extend([1e-40f32, -1e-40, 70000.0, -70000.0, 0.5, 2.0]);
+    v.truncate(256);
+    npy(&d.join("x.npy"), "<f4", "(256,)", &f32_bytes(&v));
+    for (cvt, to) in [
+        (
+            "cvt.rn.ftz.sat.f16.f32",
+            &["--to", "f16", "--ftz", "--sat"][..],
+        ),
+        (
+            "cvt.rz.relu.bf16.f32",
+            &["--to", "bf16", "--mode", "rz", "--relu"][..],
+        ),
+        (
+            "cvt.rn.relu.satfinite.e5m2x2.f32",
+            &["--to", "e5m2", "--relu", "--satfinite"][..],
+        ),
+        (
+            "cvt.rp.satfinite.ue8m0x2.f32",
+            &["--to", "ue8m0", "--mode", "rp", "--satfinite"][..],
+        ),
+    ] {
+        let (code, _, err) = gpucvt(d, &["convert", "x.npy", "-o", "a.npy", "--cvt", cvt]);
+        assert_eq!(code, 0, "{cvt}: {err}");
+        let mut args = vec!["convert", "x.npy", "-o", "b.npy"];
+        args.extend_from_slice(to);
+        let (code, _, err) = gpucvt(d, &args);
+        assert_eq!(code, 0, "{to:?}: {err}");
+        assert_eq!(
+            std::fs::read(d.join("a.npy")).unwrap(),
+            std::fs::read(d.join("b.npy")).unwrap(),
+            "{cvt}"
+        );
+    }
+}
+
+#[test]
+fn stochastic_rounding_is_seeded() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("x.bin"), f32_bytes(&values(1000))).unwrap();
+    let run = |out: &str, seed: &str| {
+        let (code, _, err) = gpucvt(
+            d,
+            &[
+                "convert",
+                "x.bin",
+                "--from",
+                "f32",
+                "-o",
+                out,
+                "--cvt",
+                "cvt.rs.satfinite.e2m1x4.f32",
+                "--seed",
+                seed,
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        std::fs::read(d.join(out)).unwrap()
+    };
+    let a = run("a.fp4", "1");
+    assert_eq!(a.len(), 500);
+    assert_eq!(run("b.fp4", "1"), a);
+    assert_ne!(run("c.fp4", "2"), a);
+}
+
+#[test]
+fn tensor_selection_copies_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let w = values(64);
+    let ids: Vec<u8> = (0..8i64).flat_map(|i| i.to_le_bytes()).collect();
+    write_safetensors(
+        &d.join("m.safetensors"),
+        &[
+            ("a", "F32", vec![64], f32_bytes(&w)),
+            ("ids", "I64", vec![8], ids.clone()),
+            ("b", "F32", vec![2, 32], f32_bytes(&w)),
+        ],
+        None,
+    );
+    let (code, out, err) = gpucvt(
+        d,
+        &[
+            "convert",
+            "m.safetensors",
+            "-o",
+            "o.safetensors",
+            "--to",
+            "bf16",
+            "--tensor",
+            "b",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let j: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["copied"], json!(["a", "ids"]));
+    assert_eq!(j["tensors"][0]["name"], "b");
+    assert_eq!(j["tensors"][0]["dtype"], "BF16");
+    assert_eq!(j["total"]["elements"], 64);
+    let (_, ts) = read_safetensors(&d.join("o.safetensors"));
+    assert_eq!(get(&ts, "a").3, f32_bytes(&w));
+    assert_eq!(get(&ts, "ids").3, ids);
+    let b = get(&ts, "b");
+    assert_eq!((b.1.as_str(), &b.2), ("BF16", &vec![2, 32]));
+    let got: Vec<u64> =
+        b.3.chunks(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]) as u64)
+            .collect();
+    check_elements(
+        &w,
+        &got,
+        &Conversion::new(format::F32, format::BF16, Rounding::RN, Policy::default()),
+    );
+    fails(
+        d,
+        &[
+            "convert",
+            "m.safetensors",
+            "-o",
+            "o2.safetensors",
+            "--to",
+            "bf16",
+            "--tensor",
+            "zzz",
+        ],
+        "no tensor named \"zzz\"",
+    );
+}
+
+#[test]
+fn mx_block_scaling_npy_with_sidecar() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut v = values(128);
+    v[7] = 1.0; // keep block 0 finite (values() starts with specials)
+    v[8] = 2.0;
+    npy(&d.join("w.npy"), "<f4", "(2, 64)", &f32_bytes(&v));
+    let (code, out, err) = gpucvt(
+        d,
+        &[
+            "convert",
+            "w.npy",
+            "-o",
+            "q.npy",
+            "--to",
+            "e2m1",
+            "--satfinite",
+            "--block",
+            "32",
+            "--scale",
+            "ue8m0",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("blocks           4"), "{out}");
+    let (h, scales) = npy_payload(&d.join("q_scale.npy"));
+    assert!(
+        h.contains("'descr': '|u1'") && h.contains("'shape': (2, 2)"),
+        "{h}"
+    );
+    let (h, q) = npy_payload(&d.join("q.npy"));
+    assert!(h.contains("'shape': (2, 64)"), "{h}");
+    for (i, (x, y)) in v.iter().zip(&q).enumerate() {
+        let s = scales[i / 32];
+        let k = if s == 0xff { 0 } else { 127 - s as i32 };
+        let c = Conversion::new(
+            format::F32,
+            format::E2M1,
+            Rounding::RN,
+            Policy { scale: k, ..sf() },
+        );
+        assert_eq!(*y as u64, c.apply(x.to_bits() as u64).bits, "element {i}");
+    }
+    // Block 0's amax is 464: floor(log2 464) − emax(e2m1) = 8 − 2 = 6 → 127 + 6 = 0x85.
+    assert_eq!(scales[0], 0x85);
+    fails(
+        d,
+        &[
+            "convert", "w.npy", "-o", "r.npy", "--to", "e2m1", "--block", "48",
+        ],
+        "not a multiple of the block size 48",
+    );
+    fails(
+        d,
+        &[
+            "convert", "w.npy", "-o", "r.npy", "--to", "e2m1", "--block", "32", "--scale", "e8m0",
+        ],
+        "accepted: ue8m0",
+    );
+}
+
+fn formats_roundtrip(dst: &Format, rounding: Rounding) -> Conversion {
+    Conversion::new(format::F32, *dst, rounding, sf())
+}
+
+#[test]
+fn raw_every_small_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let v = values(1024);
+    std::fs::write(d.join("x.f32"), f32_bytes(&v)).unwrap();
+    for (name, f) in [
+        ("e4m3", format::E4M3),
+        ("e5m2", format::E5M2),
+        ("e2m3", format::E2M3),
+        ("e3m2", format::E3M2),
+        ("e2m1", format::E2M1),
+    ] {
+        let out = format!("x.{name}");
+        let (code, _, err) = gpucvt(
+            d,
+            &[
+                "convert",
+                "x.f32",
+                "--from",
+                "f32",
+                "-o",
+                &out,
+                "--to",
+                name,
+                "--satfinite",
+                "--threads",
+                "2",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        let b = std::fs::read(d.join(&out)).unwrap();
+        let got: Vec<u64> = match name {
+            "e2m1" => b
+                .iter()
+                .flat_map(|x| [(x & 15) as u64, (x >> 4) as u64])
+                .collect(),
+            "e2m3" | "e3m2" => b
+                .chunks(3)
+                .flat_map(|c| {
+                    let w = c[0] as u64 | (c[1] as u64) << 8 | (c[2] as u64) << 16;
+                    (0..4).map(move |k| (w >> (6 * k)) & 63)
+                })
+                .collect(),
+            _ => b.iter().map(|&x| x as u64).collect(),
+        };
+        check_elements(&v, &got, &formats_roundtrip(&f, Rounding::RN));
+    }
+}
+
+#[test]
+fn bad_inputs_exit_2_and_leave_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    npy(&d.join("ok.npy"), "<f4", "(4,)", &f32_bytes(&[1.0; 4]));
+    let ok = std::fs::read(d.join("ok.npy")).unwrap();
+    std::fs::write(d.join("trunc.npy"), &ok[..30]).unwrap();
+    std::fs::write(d.join("short.npy"), &ok[..ok.len() - 2]).unwrap();
+    npy(
+        &d.join("mismatch.npy"),
+        "<f4",
+        "(5,)",
+        &f32_bytes(&[1.0; 4]),
+    );
+    npy(&d.join("complex.npy"), "<c8", "(2,)", &[0; 16]);
+    npy(&d.join("str.npy"), "<U3", "(2,)", &[0; 24]);
+    write_safetensors(
+        &d.join("ok.safetensors"),
+        &[("a", "F32", vec![4], f32_bytes(&[1.0; 4]))],
+        None,
+    );
+    let st = std::fs::read(d.join("ok.safetensors")).unwrap();
+    std::fs::write(d.join("trunc.safetensors"), &st[..12]).unwrap();
+    let mut bad = st.clone();
+    bad[8] = b'#';
+    std::fs::write(d.join("corrupt.safetensors"), bad).unwrap();
+    std::fs::write(d.join("data.safetensors"), &st[..st.len() - 1]).unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["convert", "trunc.npy", "-o", "o.npy", "--to", "f16"],
+            "truncated",
+        ),
+        (
+            &["convert", "short.npy", "-o", "o.npy", "--to", "f16"],
+            "truncated file",
+        ),
+        (
+            &["convert", "mismatch.npy", "-o", "o.npy", "--to", "f16"],
+            "shape [5] of <f4 needs 20 bytes of data but the file has 16",
+        ),
+        (
+            &["convert", "complex.npy", "-o", "o.npy", "--to", "f16"],
+            "\"<c8\" cannot be converted",
+        ),
+        (
+            &["convert", "str.npy", "-o", "o.npy", "--to", "f16"],
+            "\"<U3\" cannot be converted",
+        ),
+        (
+            &[
+                "convert",
+                "trunc.safetensors",
+                "-o",
+                "o.safetensors",
+                "--to",
+                "f16",
+            ],
+            "truncated header",
+        ),
+        (
+            &[
+                "convert",
+                "corrupt.safetensors",
+                "-o",
+                "o.safetensors",
+                "--to",
+                "f16",
+            ],
+            "JSON header is invalid",
+        ),
+        (
+            &[
+                "convert",
+                "data.safetensors",
+                "-o",
+                "o.safetensors",
+                "--to",
+                "f16",
+            ],
+            "truncated file",
+        ),
+        (
+            &["convert", "ok.npy", "-o", "ok.npy", "--to", "f16"],
+            "is the input file",
+        ),
+        (
+            &["convert", "ok.npy", "-o", "./ok.npy", "--to", "f16"],
+            "is the input file",
+        ),
+        (
+            &["convert", "ok.npy", "-o", "o.safetensors", "--to", "f16"],
+            "same kind of file",
+        ),
+        (
+            &["convert", "missing.npy", "-o", "o.npy", "--to", "f16"],
+            "missing.npy",
+        ),
+        (&["convert", "ok.npy", "-o", "o.npy"], "--to FMT"),
+        (
+            &["convert", "ok.npy", "-o", "o.npy", "--to", "e9m9"],
+            "unknown format \"e9m9\"",
+        ),
+        (
+            &[
+                "convert",
+                "ok.npy",
+                "-o",
+                "o.npy",
+                "--cvt",
+                "cvt.rn.e5m2x2.f32",
+            ],
+            "not a legal PTX form",
+        ),
+        (
+            &[
+                "convert",
+                "ok.npy",
+                "-o",
+                "o.npy",
+                "--cvt",
+                "cvt.rn.bf16.f16",
+            ],
+            "converts f16 elements, but the data is f32",
+        ),
+        (
+            &[
+                "convert",
+                "ok.npy",
+                "-o",
+                "o.npy",
+                "--cvt",
+                "cvt.rn.satfinite.e2m1x2",
+            ],
+            "--cvt",
+        ),
+        (
+            &[
+                "convert",
+                "ok.safetensors",
+                "-o",
+                "o.safetensors",
+                "--to",
+                "ue4m3",
+            ],
+            "no dtype for ue4m3",
+        ),
+    ];
+    for (args, needle) in cases {
+        fails(d, args, needle);
+    }
+    // The inputs are untouched.
+    assert_eq!(std::fs::read(d.join("ok.npy")).unwrap(), ok);
+}
+
+#[cfg(unix)]
+#[test]
+fn read_only_output_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    npy(&d.join("ok.npy"), "<f4", "(4,)", &f32_bytes(&[1.0; 4]));
+    let ro = d.join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let probe = ro.join("probe");
+    if std::fs::write(&probe, b"x").is_ok() {
+        // Root: permission bits are not enforced.
+        let _ = std::fs::remove_file(&probe);
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+        eprintln!("skipped: running with permissions not enforced");
+        return;
+    }
+    let (code, _, err) = gpucvt(d, &["convert", "ok.npy", "-o", "ro/o.npy", "--to", "f16"]);
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot create the output ro/o.npy"), "{err}");
+    assert!(listing(&ro).is_empty());
+}

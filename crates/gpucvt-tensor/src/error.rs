@@ -1,0 +1,40 @@
+//! Why a file conversion failed.
+
+use std::path::Path;
+
+/// Why a file conversion failed. Every variant carries a complete, one-line message naming
+/// the file (and tensor) concerned; no output file is left behind.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file could not be read, created or written.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done, with the path.
+        context: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A truncated or corrupt header, or data that does not match it.
+    #[error("{0}")]
+    Corrupt(String),
+    /// A dtype or feature that cannot be converted.
+    #[error("{0}")]
+    Unsupported(String),
+    /// Options that cannot be honoured (output equal to input, block size not dividing the
+    /// last dimension, an unknown tensor name, …).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Error {
+    pub(crate) fn io(what: &str, path: &Path, source: std::io::Error) -> Error {
+        Error::Io {
+            context: format!("cannot {what} {}", path.display()),
+            source,
+        }
+    }
+}
+
+/// The result type of this crate.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,333 @@
+//! The `.npy` header (format versions 1.0, 2.0 and 3.0, as numpy's `format.py` documents):
+//! the magic `\x93NUMPY`, a major and minor version byte, the header length (2 bytes
+//! little-endian in 1.0, 4 bytes in 2.0/3.0), then a Python dict literal with the keys
+//! `descr`, `fortran_order` and `shape`, padded with spaces and a final newline so that the
+//! data starts on a 64-byte boundary.
+//!
+//! The header is parsed here rather than with an npy crate: the crates read elements one by
+//! one through typed readers (or load whole arrays), and bring in a general Python-literal
+//! parser for a dict of three keys; gpucvt streams the data bytes itself and only needs the
+//! header.
+
+use crate::error::{Error, Result};
+use std::io::Read;
+
+/// A parsed `.npy` header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NpyHeader {
+    /// The type string (`<f4`, `|u1`, …).
+    pub descr: String,
+    /// Column-major element order.
+    pub fortran_order: bool,
+    /// The shape (empty for a scalar).
+    pub shape: Vec<u64>,
+    /// Bytes before the data (magic, version, length and dict).
+    pub header_len: u64,
+}
+
+impl NpyHeader {
+    /// The number of elements (1 for a scalar).
+    pub fn elements(&self) -> Option<u64> {
+        self.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d))
+    }
+}
+
+const MAGIC: &[u8] = b"\x93NUMPY";
+const MAX_HEADER: usize = 1 << 20;
+
+/// Reads and parses the header; `name` is used in messages.
+pub fn read_header(r: &mut impl Read, name: &str) -> Result<NpyHeader> {
+    let corrupt = |what: String| Error::Corrupt(format!("{name}: not a valid .npy file: {what}"));
+    let mut pre = [0u8; 8];
+    read_full(r, &mut pre).map_err(|e| corrupt(e.to_string()))?;
+    if &pre[..6] != MAGIC {
+        return Err(corrupt(
+            "it does not start with the magic \\x93NUMPY".into(),
+        ));
+    }
+    let (major, minor) = (pre[6], pre[7]);
+    let (len, lead) = match major {
+        1 => {
+            let mut b = [0u8; 2];
+            read_full(r, &mut b).map_err(|e| corrupt(e.to_string()))?;
+            (u16::from_le_bytes(b) as usize, 10)
+        }
+        2 | 3 => {
+            let mut b = [0u8; 4];
+            read_full(r, &mut b).map_err(|e| corrupt(e.to_string()))?;
+            (u32::from_le_bytes(b) as usize, 12)
+        }
+        _ => {
+            return Err(Error::Unsupported(format!(
+            "{name}: .npy format version {major}.{minor} is not supported (1.0, 2.0 and 3.0 are)"
+        )))
+        }
+    };
+    if len > MAX_HEADER {
+        return Err(corrupt(format!("header length {len} is implausibly large")));
+    }
+    let mut text = vec![0u8; len];
+    read_full(r, &mut text).map_err(|e| corrupt(e.to_string()))?;
+    let text = if major == 3 {
+        String::from_utf8(text).map_err(|_| corrupt("the header is not UTF-8".into()))?
+    } else {
+        // Latin-1.
+        text.iter().map(|&b| b as char).collect()
+    };
+    let (descr, fortran_order, shape) = parse_dict(&text).map_err(corrupt)?;
+    Ok(NpyHeader {
+        descr,
+        fortran_order,
+        shape,
+        header_len: (lead + len) as u64,
+    })
+}
+
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::result::Result<(), String> {
+    r.read_exact(buf).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            "the header is truncated".to_string()
+        } else {
+            e.to_string()
+        }
+    })
+}
+
+/// The dict's value for `descr`: a string, or something else (a structured dtype).
+enum Descr {
+    Str(String),
+    Other,
+}
+
+struct P<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl P<'_> {
+    fn ws(&mut self) {
+        while self.i < self.s.len() && (self.s[self.i] as char).is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.s.get(self.i).copied()
+    }
+    fn eat(&mut self, c: u8) -> bool {
+        if self.peek() == Some(c) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn expect(&mut self, c: u8) -> std::result::Result<(), String> {
+        if self.eat(c) {
+            Ok(())
+        } else {
+            Err(format!(
+                "expected '{}' at byte {} of the header dict",
+                c as char, self.i
+            ))
+        }
+    }
+    fn string(&mut self) -> std::result::Result<String, String> {
+        let q = self.peek().ok_or("unexpected end of the header dict")?;
+        if q != b'\'' && q != b'"' {
+            return Err(format!(
+                "expected a string at byte {} of the header dict",
+                self.i
+            ));
+        }
+        self.i += 1;
+        let start = self.i;
+        while self.i < self.s.len() && self.s[self.i] != q {
+            self.i += 1;
+        }
+        if self.i >= self.s.len() {
+            return Err("unterminated string in the header dict".into());
+        }
+        let out = String::from_utf8_lossy(&self.s[start..self.i]).into_owned();
+        self.i += 1;
+        Ok(out)
+    }
+    fn word(&mut self) -> String {
+        self.ws();
+        let start = self.i;
+        while self.i < self.s.len()
+            && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'_')
+        {
+            self.i += 1;
+        }
+        String::from_utf8_lossy(&self.s[start..self.i]).into_owned()
+    }
+    /// Skips one Python value (used for structured `descr` lists).
+    fn skip_value(&mut self) -> std::result::Result<(), String> {
+        match self.peek() {
+            Some(b'\'') | Some(b'"') => self.string().map(|_| ()),
+            Some(open @ (b'[' | b'(' | b'{')) => {
+                let close = match open {
+                    b'[' => b']',
+                    b'(' => b')',
+                    _ => b'}',
+                };
+                self.i += 1;
+                loop {
+                    if self.eat(close) {
+                        return Ok(());
+                    }
+                    self.skip_value()?;
+                    if self.eat(b':') {
+                        self.skip_value()?;
+                    }
+                    if !self.eat(b',') {
+                        return self.expect(close);
+                    }
+                }
+            }
+            Some(_) => {
+                if self.word().is_empty() {
+                    Err(format!(
+                        "unexpected character at byte {} of the header dict",
+                        self.i
+                    ))
+                } else {
+                    Ok(())
+                }
+            }
+            None => Err("unexpected end of the header dict".into()),
+        }
+    }
+}
+
+type Dict = (String, bool, Vec<u64>);
+
+fn parse_dict(text: &str) -> std::result::Result<Dict, String> {
+    let mut p = P {
+        s: text.as_bytes(),
+        i: 0,
+    };
+    p.expect(b'{')?;
+    let (mut descr, mut fortran, mut shape) = (None, None, None);
+    loop {
+        if p.eat(b'}') {
+            break;
+        }
+        let key = p.string()?;
+        p.expect(b':')?;
+        match key.as_str() {
+            "descr" => {
+                descr = Some(match p.peek() {
+                    Some(b'\'') | Some(b'"') => Descr::Str(p.string()?),
+                    _ => {
+                        p.skip_value()?;
+                        Descr::Other
+                    }
+                })
+            }
+            "fortran_order" => {
+                fortran = Some(match p.word().as_str() {
+                    "True" => true,
+                    "False" => false,
+                    w => return Err(format!("fortran_order must be True or False, not {w:?}")),
+                })
+            }
+            "shape" => {
+                p.expect(b'(')?;
+                let mut dims = Vec::new();
+                loop {
+                    if p.eat(b')') {
+                        break;
+                    }
+                    let w = p.word();
+                    let w = w.strip_suffix('L').unwrap_or(&w);
+                    dims.push(w.parse::<u64>().map_err(|_| {
+                        format!("shape has a dimension {w:?} that is not a number")
+                    })?);
+                    if !p.eat(b',') {
+                        p.expect(b')')?;
+                        break;
+                    }
+                }
+                shape = Some(dims);
+            }
+            other => return Err(format!("unknown key {other:?} in the header dict")),
+        }
+        if !p.eat(b',') {
+            p.expect(b'}')?;
+            break;
+        }
+    }
+    let descr = match descr.ok_or("the header dict has no 'descr'")? {
+        Descr::Str(s) => s,
+        Descr::Other => "<structured>".to_string(),
+    };
+    Ok((
+        descr,
+        fortran.ok_or("the header dict has no 'fortran_order'")?,
+        shape.ok_or("the header dict has no 'shape'")?,
+    ))
+}
+
+/// The bytes of a header for `descr` and `shape` (version 1.0, or 2.0 when the dict is too
+/// long for a 2-byte length), padded so that the data starts at a multiple of 64 bytes.
+pub fn header_bytes(descr: &str, fortran_order: bool, shape: &[u64]) -> Vec<u8> {
+    let dims = match shape.len() {
+        1 => format!("{},", shape[0]),
+        _ => shape
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let order = if fortran_order { "True" } else { "False" };
+    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': {order}, 'shape': ({dims}), }}");
+    let (lead, major) = if dict.len() + 11 < 65536 {
+        (10, 1u8)
+    } else {
+        (12, 2u8)
+    };
+    let total = (lead + dict.len() + 1).div_ceil(64) * 64;
+    while lead + dict.len() + 1 < total {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(MAGIC);
+    out.push(major);
+    out.push(0);
+    if major == 1 {
+        out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    } else {
+        out.extend_from_slice(&(dict.len() as u32).to_le_bytes());
+    }
+    out.extend_from_slice(dict.as_bytes());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_round_trip() {
+        for shape in [vec![], vec![5], vec![2, 3, 4]] {
+            let h = header_bytes("<f4", false, &shape);
+            assert_eq!(h.len() % 64, 0);
+            let got = read_header(&mut &h[..], "x").unwrap();
+            assert_eq!(got.shape, shape);
+            assert_eq!(got.descr, "<f4");
+            assert_eq!(got.header_len, h.len() as u64);
+        }
+    }
+
+    #[test]
+    fn structured_descr_is_reported() {
+        let dict =
+            "{'descr': [('a', '<f4'), ('b', '<i2')], 'fortran_order': False, 'shape': (3,), }";
+        let (d, _, s) = parse_dict(dict).unwrap();
+        assert_eq!(d, "<structured>");
+        assert_eq!(s, vec![3]);
+    }
+}

@@ -1,0 +1,128 @@
+//! The `.safetensors` header: an 8-byte little-endian length `n`, `n` bytes of JSON mapping
+//! tensor names to `{dtype, shape, data_offsets}` (plus an optional `__metadata__` map of
+//! strings), then the data section. The `safetensors` crate provides the dtype names and the
+//! header types and validates what is written; the data is streamed here, because the crate
+//! works on whole in-memory buffers.
+
+use crate::error::{Error, Result};
+use safetensors::tensor::{Metadata, TensorInfo};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::Path;
+
+/// The safetensors crate's own bound on the header size.
+const MAX_HEADER: u64 = 100_000_000;
+
+#[derive(Deserialize)]
+struct RawHeader {
+    #[serde(rename = "__metadata__")]
+    metadata: Option<HashMap<String, String>>,
+    #[serde(flatten)]
+    tensors: HashMap<String, TensorInfo>,
+}
+
+/// A parsed and validated header.
+pub(crate) struct StHeader {
+    pub metadata: Option<HashMap<String, String>>,
+    /// The tensors in data order.
+    pub tensors: Vec<(String, TensorInfo)>,
+}
+
+pub(crate) fn elements(shape: &[usize]) -> Option<u64> {
+    shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d as u64))
+}
+
+/// Reads the header of a file of `len` bytes (leaving `r` at the start of the data) and
+/// checks it against the file: offsets contiguous from 0, each tensor's byte size equal to
+/// its shape's, and the data section exactly as long as the offsets say.
+pub(crate) fn read_header(r: &mut impl Read, len: u64, path: &Path) -> Result<StHeader> {
+    let file = path.display();
+    let corrupt = |m: String| Error::Corrupt(format!("{file}: not a valid .safetensors file: {m}"));
+    if len < 8 {
+        return Err(corrupt(format!(
+            "it is {len} bytes long, shorter than the 8-byte header length (truncated)"
+        )));
+    }
+    let mut b = [0u8; 8];
+    r.read_exact(&mut b)
+        .map_err(|e| Error::io("read", path, e))?;
+    let n = u64::from_le_bytes(b);
+    if n > MAX_HEADER {
+        return Err(corrupt(format!(
+            "the header length {n} is implausibly large (over {MAX_HEADER} bytes)"
+        )));
+    }
+    if n > len - 8 {
+        return Err(corrupt(format!(
+            "the header length is {n} bytes but only {} bytes follow (truncated header)",
+            len - 8
+        )));
+    }
+    let mut text = vec![0u8; n as usize];
+    r.read_exact(&mut text)
+        .map_err(|e| Error::io("read", path, e))?;
+    let text = std::str::from_utf8(&text).map_err(|_| corrupt("the header is not UTF-8".into()))?;
+    let raw: RawHeader = serde_json::from_str(text)
+        .map_err(|e| corrupt(format!("the JSON header is invalid: {e}")))?;
+    let mut tensors: Vec<(String, TensorInfo)> = raw.tensors.into_iter().collect();
+    tensors.sort_by(|a, b| a.1.data_offsets.cmp(&b.1.data_offsets).then(a.0.cmp(&b.0)));
+    let mut end = 0u64;
+    for (name, info) in &tensors {
+        let (s, e) = (info.data_offsets.0 as u64, info.data_offsets.1 as u64);
+        if s != end || e < s {
+            return Err(corrupt(format!(
+                "tensor {name:?}: data offsets [{s}, {e}] do not start where the previous tensor ends ({end})"
+            )));
+        }
+        let count = elements(&info.shape)
+            .ok_or_else(|| corrupt(format!("tensor {name:?}: the shape overflows")))?;
+        let bits = count as u128 * info.dtype.bitsize() as u128;
+        if bits % 8 != 0 {
+            return Err(corrupt(format!(
+                "tensor {name:?}: {count} elements of {:?} are not a whole number of bytes",
+                info.dtype
+            )));
+        }
+        if bits / 8 != (e - s) as u128 {
+            return Err(Error::Corrupt(format!(
+                "{file}: tensor {name:?}: shape {:?} of {:?} needs {} bytes but its data offsets span {} bytes",
+                info.shape,
+                info.dtype,
+                bits / 8,
+                e - s
+            )));
+        }
+        end = e;
+    }
+    let have = len - 8 - n;
+    if have != end {
+        return Err(Error::Corrupt(format!(
+            "{file}: the data section is {have} bytes but the header's tensors need {end}{}",
+            if have < end { " (truncated file)" } else { "" }
+        )));
+    }
+    Ok(StHeader {
+        metadata: raw.metadata,
+        tensors,
+    })
+}
+
+/// The bytes of a header (length and JSON, padded with spaces so that the data starts at a
+/// multiple of 8 bytes), validated by the safetensors crate.
+pub(crate) fn header_bytes(
+    metadata: Option<HashMap<String, String>>,
+    tensors: Vec<(String, TensorInfo)>,
+) -> Result<Vec<u8>> {
+    let meta = Metadata::new(metadata, tensors)
+        .map_err(|e| Error::Invalid(format!("internal error: invalid output header: {e}")))?;
+    let mut json = serde_json::to_vec(&meta)
+        .map_err(|e| Error::Invalid(format!("internal error: cannot write the header: {e}")))?;
+    while json.len() % 8 != 0 {
+        json.push(b' ');
+    }
+    let mut out = Vec::with_capacity(8 + json.len());
+    out.extend_from_slice(&(json.len() as u64).to_le_bytes());
+    out.extend_from_slice(&json);
+    Ok(out)
+}

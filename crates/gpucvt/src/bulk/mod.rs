@@ -1,0 +1,683 @@
+//! One PTX `cvt` form over whole slices, with the fastest correct kernel.
+//!
+//! [`CvtKernel`] takes any `cvt` form (scalar, the packed `x2`/`x4` forms, stochastic
+//! rounding with a caller-supplied stream of random bits, `.scaled` forms with one scale
+//! operand for the whole slice, `cvt.pack`) and runs it over slices of operands:
+//!
+//! - forms whose lanes all perform one core conversion (everything but `.scaled` and
+//!   `cvt.pack`) take their lanes out of the operands, convert each lane with a
+//!   [`gpucvt_core::bulk::Kernel`] (lookup tables for sources of at most 16 bits, vectorised
+//!   integer code for `f32` sources, the exact core otherwise) and pack the results;
+//! - the others evaluate each instruction with [`crate::ptx::eval::evaluate_bits`].
+//!
+//! [`CvtKernel::convert_par`] splits long slices across rayon's threads.
+//!
+//! # Operand layout
+//!
+//! One destination word per instruction. The sources of instruction `i`:
+//!
+//! - a scalar source type and a scalar destination: `src[i]`;
+//! - a packed source type (`f16x2`, `e4m3x2`, …): one packed word `src[i]`, lanes as PTX
+//!   packs them (the first lane in the high bits);
+//! - a scalar source type and a packed destination (`cvt.rn.satfinite.e4m3x2.f32 d, a, b`):
+//!   `L` consecutive sources per instruction. In [`Order::Instruction`] they are the
+//!   operands in the instruction's order (`a`, `b`, …, so the first lands in the high
+//!   bits); in [`Order::Memory`] the order is reversed, so that the destination words,
+//!   stored little-endian, hold the results in the order of the sources. Memory order is
+//!   what a tensor in memory needs: `[x0, x1] → bytes [cvt(x0), cvt(x1)]`.
+//!
+//! `.rs` forms take one 32-bit `rbits` operand per instruction, shared out among the lanes
+//! exactly as the instruction does.
+//!
+//! ```
+//! use gpucvt::bulk::{CvtKernel, Order};
+//! use gpucvt::ptx::parse_instruction;
+//! let form = parse_instruction("cvt.rn.satfinite.e4m3x2.f32").unwrap().form;
+//! let k = CvtKernel::new(&form, Order::Memory).unwrap();
+//! let src = [1.0f32.to_bits(), 300.0f32.to_bits()];
+//! let mut dst = [0u16; 1];
+//! k.convert(&src, &mut dst).unwrap();
+//! assert_eq!(dst[0].to_le_bytes(), [0x38, 0x79]); // 1.0, then 300 → 288 (satfinite)
+//! ```
+
+use crate::core::bulk::{BulkError, Kernel, Strategy, Word};
+use crate::ptx::eval::{evaluate_bits, lane_conversion, lane_random, EvalError};
+use crate::ptx::form::{CvtForm, RoundMod};
+use core::fmt;
+use rayon::prelude::*;
+
+pub mod verify;
+
+/// How the scalar sources of a packed-destination form are grouped (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Order {
+    /// Operand order: `a` first, landing in the high bits of the destination.
+    #[default]
+    Instruction,
+    /// Little-endian memory order: the first source lands in the low bits.
+    Memory,
+}
+
+/// Why a slice conversion was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CvtBulkError {
+    /// The form cannot be evaluated (see [`EvalError`]).
+    Form(EvalError),
+    /// The slices do not fit together or the words are too narrow.
+    Slices(BulkError),
+    /// The number of sources is not the instruction count times the sources per instruction.
+    Sources {
+        /// Sources given.
+        sources: usize,
+        /// Sources each instruction takes.
+        per_instruction: usize,
+        /// Destination words (instructions).
+        instructions: usize,
+    },
+    /// An `rbits` slice was given to a form without `.rs`, or none to a form with it, or its
+    /// length is not the instruction count.
+    Rbits {
+        /// Whether the form uses `.rs`.
+        stochastic: bool,
+        /// `rbits` values given (`None`: no slice).
+        given: Option<usize>,
+        /// Instructions.
+        instructions: usize,
+    },
+    /// An instruction of the exact path failed (an operand too wide for its type).
+    Operand {
+        /// The instruction's index.
+        index: usize,
+        /// What went wrong.
+        error: EvalError,
+    },
+}
+
+impl fmt::Display for CvtBulkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CvtBulkError::Form(e) => e.fmt(f),
+            CvtBulkError::Slices(e) => e.fmt(f),
+            CvtBulkError::Sources {
+                sources,
+                per_instruction,
+                instructions,
+            } => write!(
+                f,
+                "{sources} source values for {instructions} results: each result takes {per_instruction}"
+            ),
+            CvtBulkError::Rbits {
+                stochastic: true,
+                given,
+                instructions,
+            } => write!(
+                f,
+                ".rs needs one rbits value per result: {instructions} results, {} rbits values",
+                given.unwrap_or(0)
+            ),
+            CvtBulkError::Rbits { .. } => {
+                write!(f, "rbits values were given but the form has no .rs rounding")
+            }
+            CvtBulkError::Operand { index, error } => write!(f, "instruction {index}: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for CvtBulkError {}
+
+impl From<EvalError> for CvtBulkError {
+    fn from(e: EvalError) -> Self {
+        CvtBulkError::Form(e)
+    }
+}
+
+impl From<BulkError> for CvtBulkError {
+    fn from(e: BulkError) -> Self {
+        CvtBulkError::Slices(e)
+    }
+}
+
+enum Plan {
+    /// Every lane performs `kernel`'s conversion.
+    Lanes(Kernel),
+    /// Each instruction through the PTX evaluator (with the operands appended after the
+    /// sources: the scale operand of `.scaled` forms, `c` of `cvt.pack`).
+    Exact { extra: Vec<u64> },
+}
+
+/// Which path a [`CvtKernel`] takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// Lanes converted by a core bulk kernel of this strategy.
+    Lanes(crate::core::bulk::Strategy),
+    /// Each instruction evaluated exactly.
+    Exact,
+}
+
+/// One `cvt` form, ready to run over slices (see the module documentation).
+pub struct CvtKernel {
+    form: CvtForm,
+    order: Order,
+    plan: Plan,
+    /// Destination lanes.
+    lanes: usize,
+    /// Source words per instruction.
+    per_instruction: usize,
+    /// Whether the source operand is a packed word.
+    packed_src: bool,
+    src_lane_bits: u32,
+    dst_lane_bits: u32,
+    dst_lane_mask: u64,
+    stochastic: bool,
+}
+
+impl fmt::Debug for CvtKernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CvtKernel")
+            .field("form", &self.form.spelling())
+            .field("order", &self.order)
+            .field("path", &self.path())
+            .finish()
+    }
+}
+
+/// Instructions per block of the lane path (the lane buffers stay in the L1 cache).
+const BLOCK: usize = 2048;
+
+/// Instructions below which [`CvtKernel::convert_par`] stays on the calling thread.
+pub const PARALLEL_THRESHOLD: usize = 1 << 16;
+
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+impl CvtKernel {
+    /// Prepares `form`. `.scaled` forms use the scale operand `0x7f7f` (×1); see
+    /// [`CvtKernel::with_scale`].
+    pub fn new(form: &CvtForm, order: Order) -> Result<CvtKernel, CvtBulkError> {
+        Self::build(form, order, None)
+    }
+
+    /// Prepares a `.scaled` form (or an `s2f6` form) with one scale operand for every
+    /// instruction, or `cvt.pack` with one `c` operand.
+    pub fn with_scale(form: &CvtForm, order: Order, scale: u64) -> Result<CvtKernel, CvtBulkError> {
+        Self::build(form, order, Some(scale))
+    }
+
+    fn build(form: &CvtForm, order: Order, extra: Option<u64>) -> Result<CvtKernel, CvtBulkError> {
+        let roles = crate::ptx::eval::operand_roles(form);
+        use crate::ptx::eval::Role;
+        let sources = roles
+            .iter()
+            .filter(|r| matches!(r, Role::A | Role::B | Role::E | Role::F))
+            .count();
+        let stochastic = form.rounding == Some(RoundMod::Rs);
+        let packed_src = form.atype.lanes() > 1;
+        let lanes = form.dtype.lanes() as usize;
+        let plan = match lane_conversion(form) {
+            Ok(c) if !form.pack => Plan::Lanes(Kernel::new(c)),
+            _ => {
+                // Check the form evaluates at all, with zero operands.
+                let mut ops = vec![0u64; roles.len()];
+                let extra: Vec<u64> = roles
+                    .iter()
+                    .filter(|r| matches!(r, Role::Scale | Role::C))
+                    .map(|r| match (r, extra) {
+                        (_, Some(v)) => v,
+                        (Role::Scale, None) => {
+                            if crate::ptx::eval::role_bits(form, *r) == 8 {
+                                0x7f
+                            } else {
+                                0x7f7f
+                            }
+                        }
+                        _ => 0,
+                    })
+                    .collect();
+                let n = ops.len();
+                ops[n - extra.len()..].copy_from_slice(&extra);
+                evaluate_bits(form, &ops)?;
+                Plan::Exact { extra }
+            }
+        };
+        let src_lane_bits = form.atype.lane_bits();
+        let dst_lane_bits = form.dtype.lane_bits();
+        Ok(CvtKernel {
+            form: *form,
+            order,
+            plan,
+            lanes,
+            per_instruction: sources.max(1),
+            packed_src,
+            src_lane_bits,
+            dst_lane_bits,
+            dst_lane_mask: mask(
+                form.dtype
+                    .lane_format()
+                    .map_or(dst_lane_bits, |f| f.width()),
+            ),
+            stochastic,
+        })
+    }
+
+    /// The form.
+    pub fn form(&self) -> &CvtForm {
+        &self.form
+    }
+
+    /// The path in use.
+    pub fn path(&self) -> Path {
+        match &self.plan {
+            Plan::Lanes(k) => Path::Lanes(k.strategy()),
+            Plan::Exact { .. } => Path::Exact,
+        }
+    }
+
+    /// Source words each instruction takes (`L` for a scalar source type and a packed
+    /// destination, else 1).
+    pub fn sources_per_result(&self) -> usize {
+        self.per_instruction
+    }
+
+    /// Whether the form takes `rbits` (`.rs`).
+    pub fn is_stochastic(&self) -> bool {
+        self.stochastic
+    }
+
+    /// Width in bits of one source word.
+    pub fn source_bits(&self) -> u32 {
+        if self.packed_src {
+            self.form.atype.bits()
+        } else {
+            self.form
+                .atype
+                .lane_format()
+                .map_or(self.form.atype.bits(), |f| f.width())
+        }
+    }
+
+    /// Width in bits of one destination word.
+    pub fn result_bits(&self) -> u32 {
+        if self.lanes > 1 || self.form.pack {
+            self.form.dtype.bits()
+        } else {
+            self.form
+                .dtype
+                .lane_format()
+                .map_or(self.form.dtype.bits(), |f| f.width())
+        }
+    }
+
+    fn check<S: Word, D: Word>(
+        &self,
+        src: &[S],
+        dst: &[D],
+        rbits: Option<&[u32]>,
+    ) -> Result<(), CvtBulkError> {
+        if src.len() != dst.len() * self.per_instruction {
+            return Err(CvtBulkError::Sources {
+                sources: src.len(),
+                per_instruction: self.per_instruction,
+                instructions: dst.len(),
+            });
+        }
+        for (name, bits, word) in [
+            (self.form.atype.name(), self.source_bits(), S::BITS),
+            (self.form.dtype.name(), self.result_bits(), D::BITS),
+        ] {
+            if bits > word {
+                return Err(BulkError::Narrow {
+                    format: name,
+                    bits,
+                    word,
+                }
+                .into());
+            }
+        }
+        let ok = match rbits {
+            Some(r) => self.stochastic && r.len() == dst.len(),
+            None => !self.stochastic,
+        };
+        if !ok {
+            return Err(CvtBulkError::Rbits {
+                stochastic: self.stochastic,
+                given: rbits.map(|r| r.len()),
+                instructions: dst.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Converts: `dst[i]` is instruction `i`'s result (see the module docs for where its
+    /// sources are). Not for `.rs` forms: use [`CvtKernel::convert_rs`].
+    pub fn convert<S: Word, D: Word>(&self, src: &[S], dst: &mut [D]) -> Result<(), CvtBulkError> {
+        self.check(src, dst, None)?;
+        self.run(src, dst, None)
+    }
+
+    /// Converts an `.rs` form: `rbits[i]` is instruction `i`'s random-bits operand.
+    pub fn convert_rs<S: Word, D: Word>(
+        &self,
+        src: &[S],
+        dst: &mut [D],
+        rbits: &[u32],
+    ) -> Result<(), CvtBulkError> {
+        self.check(src, dst, Some(rbits))?;
+        self.run(src, dst, Some(rbits))
+    }
+
+    /// [`CvtKernel::convert`] or [`CvtKernel::convert_rs`] (`rbits` for `.rs` forms only)
+    /// across rayon's threads when there are at least [`PARALLEL_THRESHOLD`] results.
+    /// Run it inside a `rayon::ThreadPool::install` to choose the thread count.
+    pub fn convert_par<S: Word, D: Word>(
+        &self,
+        src: &[S],
+        dst: &mut [D],
+        rbits: Option<&[u32]>,
+    ) -> Result<(), CvtBulkError> {
+        self.check(src, dst, rbits)?;
+        if dst.len() < PARALLEL_THRESHOLD {
+            return self.run(src, dst, rbits);
+        }
+        let chunk = (dst.len() / (4 * rayon::current_num_threads()).max(1))
+            .clamp(BLOCK, PARALLEL_THRESHOLD * 4)
+            .next_multiple_of(BLOCK);
+        let per = self.per_instruction;
+        dst.par_chunks_mut(chunk)
+            .enumerate()
+            .try_for_each(|(i, d)| {
+                let start = i * chunk;
+                let s = &src[start * per..(start + d.len()) * per];
+                let r = rbits.map(|r| &r[start..start + d.len()]);
+                self.run(s, d, r).map_err(|e| match e {
+                    CvtBulkError::Operand { index, error } => CvtBulkError::Operand {
+                        index: index + start,
+                        error,
+                    },
+                    e => e,
+                })
+            })
+    }
+
+    fn run<S: Word, D: Word>(
+        &self,
+        src: &[S],
+        dst: &mut [D],
+        rbits: Option<&[u32]>,
+    ) -> Result<(), CvtBulkError> {
+        match &self.plan {
+            Plan::Exact { extra } => self.run_exact(extra, src, dst, rbits),
+            Plan::Lanes(k) => {
+                // The f32 kernels read `u32` words; other word types go through the blocks.
+                let direct = S::BITS == 32
+                    || !matches!(k.strategy(), Strategy::F32Small | Strategy::F32Ue8m0);
+                if self.lanes == 1 && !self.packed_src && !self.stochastic && direct {
+                    k.convert(src, dst)?;
+                    return Ok(());
+                }
+                for (b, d) in dst.chunks_mut(BLOCK).enumerate() {
+                    let start = b * BLOCK;
+                    let s = &src
+                        [start * self.per_instruction..(start + d.len()) * self.per_instruction];
+                    let r = rbits.map(|r| &r[start..start + d.len()]);
+                    self.run_block(k, s, d, r)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// One block through the lane path: lane inputs out, one kernel call per lane, results
+    /// packed in.
+    fn run_block<S: Word, D: Word>(
+        &self,
+        k: &Kernel,
+        src: &[S],
+        dst: &mut [D],
+        rbits: Option<&[u32]>,
+    ) -> Result<(), CvtBulkError> {
+        let n = dst.len();
+        let mut lane_in = [0u32; BLOCK];
+        let mut lane_in64 = [0u64; BLOCK];
+        let mut lane_out = [0u64; BLOCK];
+        let mut rnd = [0u32; BLOCK];
+        let wide = self.src_lane_bits > 32;
+        let lanes = self.lanes;
+        let slot = self.dst_lane_bits;
+        for lane in 0..lanes {
+            // Lane `lane` counts from the most significant.
+            for i in 0..n {
+                let v = if self.packed_src {
+                    let shift = self.src_lane_bits * (lanes - 1 - lane) as u32;
+                    (src[i].to_u64() >> shift) & mask(self.src_lane_bits)
+                } else {
+                    let j = match self.order {
+                        Order::Instruction => lane,
+                        Order::Memory => lanes - 1 - lane,
+                    };
+                    src[i * lanes + j].to_u64()
+                };
+                if wide {
+                    lane_in64[i] = v;
+                } else {
+                    lane_in[i] = v as u32;
+                }
+            }
+            let out = &mut lane_out[..n];
+            match (rbits, wide) {
+                (Some(r), _) => {
+                    for (x, &bits) in rnd[..n].iter_mut().zip(r) {
+                        *x = lane_random(&self.form, bits, lane);
+                    }
+                    if wide {
+                        k.convert_stochastic(&lane_in64[..n], out, &rnd[..n])?;
+                    } else {
+                        k.convert_stochastic(&lane_in[..n], out, &rnd[..n])?;
+                    }
+                }
+                (None, true) => k.convert(&lane_in64[..n], out)?,
+                (None, false) => k.convert(&lane_in[..n], out)?,
+            }
+            let shift = slot * (lanes - 1 - lane) as u32;
+            for (d, &o) in dst.iter_mut().zip(out.iter()) {
+                let bits = (o & self.dst_lane_mask) << shift;
+                *d = if lane == 0 {
+                    D::from_u64(bits)
+                } else {
+                    D::from_u64(d.to_u64() | bits)
+                };
+            }
+        }
+        Ok(())
+    }
+
+    fn run_exact<S: Word, D: Word>(
+        &self,
+        extra: &[u64],
+        src: &[S],
+        dst: &mut [D],
+        rbits: Option<&[u32]>,
+    ) -> Result<(), CvtBulkError> {
+        let per = self.per_instruction;
+        let mut ops = [0u64; 8];
+        for (i, d) in dst.iter_mut().enumerate() {
+            let mut n = 0;
+            for j in 0..per {
+                let j = match self.order {
+                    Order::Memory if !self.packed_src => per - 1 - j,
+                    _ => j,
+                };
+                ops[n] = src[i * per + j].to_u64();
+                n += 1;
+            }
+            if let Some(r) = rbits {
+                ops[n] = r[i] as u64;
+                n += 1;
+            }
+            for &e in extra {
+                ops[n] = e;
+                n += 1;
+            }
+            let (bits, _) = evaluate_bits(&self.form, &ops[..n])
+                .map_err(|error| CvtBulkError::Operand { index: i, error })?;
+            *d = D::from_u64(bits);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ptx::eval::evaluate_bits;
+    use crate::ptx::parse_instruction;
+    use crate::ptx::types::PtxType;
+
+    fn is_packed(t: PtxType) -> bool {
+        t.lanes() > 1
+    }
+
+    fn xorshift(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    /// Every path against the PTX evaluator, instruction by instruction, on random and
+    /// special operands, in both orders and in parallel.
+    fn agree(text: &str, n: usize) {
+        let form = parse_instruction(text).unwrap().form;
+        for order in [Order::Instruction, Order::Memory] {
+            let k = CvtKernel::new(&form, order).unwrap();
+            let per = k.sources_per_result();
+            let sbits = k.source_bits();
+            let mut st = 0x1234_5678_9abc_def1u64 ^ n as u64;
+            let specials = [
+                0u64,
+                0x7f80_0000,
+                0xff80_0000,
+                0x7fc0_0000,
+                0x8000_0000,
+                1,
+                0x7f7f_ffff,
+            ];
+            let src: Vec<u64> = (0..n * per)
+                .map(|i| {
+                    let r = xorshift(&mut st);
+                    let v = if i % 7 == 0 {
+                        specials[i / 7 % specials.len()]
+                    } else {
+                        r
+                    };
+                    v & mask(sbits)
+                })
+                .collect();
+            let rbits: Vec<u32> = (0..n).map(|_| xorshift(&mut st) as u32).collect();
+            let mut dst = vec![0u64; n];
+            let mut par = vec![0u64; n];
+            if k.is_stochastic() {
+                k.convert_rs(&src, &mut dst, &rbits).unwrap();
+                k.convert_par(&src, &mut par, Some(&rbits)).unwrap();
+            } else {
+                k.convert(&src, &mut dst).unwrap();
+                k.convert_par(&src, &mut par, None).unwrap();
+            }
+            assert_eq!(dst, par, "{text}: parallel differs");
+            for i in 0..n {
+                let mut ops: Vec<u64> = src[i * per..(i + 1) * per].to_vec();
+                if order == Order::Memory && !is_packed(form.atype) {
+                    ops.reverse();
+                }
+                if k.is_stochastic() {
+                    ops.push(rbits[i] as u64);
+                }
+                let want = evaluate_bits(&form, &ops).unwrap().0;
+                assert_eq!(dst[i], want, "{text} {order:?} instruction {i}: {ops:x?}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_shape_matches_the_evaluator() {
+        for text in [
+            "cvt.rn.f16.f32",
+            "cvt.rz.ftz.sat.f16.f32",
+            "cvt.rn.satfinite.e4m3x2.f32",
+            "cvt.rn.satfinite.relu.e5m2x2.f32",
+            "cvt.rn.satfinite.e2m1x2.f32",
+            "cvt.rn.satfinite.e2m3x2.f32",
+            "cvt.rs.satfinite.e4m3x4.f32",
+            "cvt.rs.satfinite.e2m1x4.f32",
+            "cvt.rs.relu.satfinite.f16x2.f32",
+            "cvt.rs.satfinite.bf16x2.f32",
+            "cvt.rn.f16x2.f32",
+            "cvt.rz.satfinite.ue8m0x2.f32",
+            "cvt.rp.satfinite.ue8m0x2.bf16x2",
+            "cvt.rn.satfinite.e4m3x2.f16x2",
+            "cvt.rn.f16x2.e4m3x2",
+            "cvt.rn.f16x2.e2m1x2",
+            "cvt.rn.bf16x2.ue8m0x2",
+            "cvt.rn.f32.f64",
+            "cvt.rzi.s32.f64",
+            "cvt.rni.u8.f32",
+            "cvt.s16.s64",
+            "cvt.f64.bf16",
+            "cvt.rn.tf32.f32",
+        ] {
+            agree(text, 5000);
+        }
+    }
+
+    #[test]
+    fn exact_path_forms() {
+        let form = parse_instruction("cvt.pack.sat.u8.s32.b32").unwrap().form;
+        let k = CvtKernel::with_scale(&form, Order::Instruction, 0x1234_5678).unwrap();
+        assert_eq!(k.path(), Path::Exact);
+        let src = [5u32, 300, 0xffff_ffff, 7];
+        let mut dst = [0u32; 2];
+        k.convert(&src, &mut dst).unwrap();
+        for i in 0..2 {
+            let want = evaluate_bits(
+                &form,
+                &[src[2 * i] as u64, src[2 * i + 1] as u64, 0x1234_5678],
+            )
+            .unwrap()
+            .0;
+            assert_eq!(dst[i] as u64, want);
+        }
+    }
+
+    #[test]
+    fn bad_slices_are_refused() {
+        let form = parse_instruction("cvt.rn.satfinite.e4m3x2.f32")
+            .unwrap()
+            .form;
+        let k = CvtKernel::new(&form, Order::Memory).unwrap();
+        let mut d = [0u16; 2];
+        assert!(matches!(
+            k.convert(&[0u32; 3], &mut d),
+            Err(CvtBulkError::Sources { .. })
+        ));
+        let mut d8 = [0u8; 2];
+        assert!(matches!(
+            k.convert(&[0u32; 4], &mut d8),
+            Err(CvtBulkError::Slices(BulkError::Narrow { .. }))
+        ));
+        assert!(matches!(
+            k.convert_rs(&[0u32; 4], &mut d, &[0, 0]),
+            Err(CvtBulkError::Rbits { .. })
+        ));
+        let rs = parse_instruction("cvt.rs.satfinite.e4m3x4.f32")
+            .unwrap()
+            .form;
+        let k = CvtKernel::new(&rs, Order::Memory).unwrap();
+        let mut d = [0u32; 1];
+        let e = k.convert(&[0u32; 4], &mut d).unwrap_err();
+        assert!(e.to_string().contains("rbits"), "{e}");
+    }
+}

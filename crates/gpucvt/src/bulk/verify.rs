@@ -1,0 +1,706 @@
+//! `gpucvt verify` and `gpucvt sweep`: a form's fast slice kernel over every input.
+//!
+//! # Inputs
+//!
+//! The *input units* of a form are its source words: one packed word for a packed source
+//! type (`f16x2`: all 2^32 words), else one lane value (`f32`: all 2^32 patterns). With `L`
+//! scalar sources per instruction (`cvt.rn.satfinite.e4m3x2.f32 d, a, b`) instruction `i`
+//! takes units `L·i … L·i+L−1` in memory order ([`Order::Memory`]: the first unit is the last
+//! operand, so its result lands in the low bits), so that every unit is converted exactly
+//! once and the results, stored little-endian, are in input order.
+//!
+//! Sources of at most 32 bits are enumerated completely. Wider sources (`f64`, `s64`,
+//! `u64`) are sampled: a boundary-dense set (every exponent of an `f64` with the mantissa
+//! patterns near every rounding position; every power of two of an integer and its
+//! neighbours) and then `sample` pseudo-random words.
+//!
+//! `.rs` forms take the random operand of instruction `i` from [`rbits_for`]`(seed, i)`.
+//!
+//! # Verification
+//!
+//! Each lane's fast result is compared with the exact core's conversion of that lane's
+//! input ([`Conversion::apply`] of the form's lane conversion, with the lane's share of
+//! `rbits`). Every [`FULL_EVERY`]-th instruction, every instruction whose lanes disagree, and
+//! every instruction of a form the lane path does not cover (`.scaled`, `cvt.pack`) is also
+//! evaluated whole by [`evaluate_bits`], the PTX model, which checks the packing.
+
+use super::{CvtBulkError, CvtKernel, Order, Path};
+use crate::core::bulk::Word;
+use crate::core::convert::Conversion;
+use crate::core::round::{Direction, Rounding};
+use crate::ptx::eval::{evaluate_bits, lane_conversion, lane_random, role_bits, EvalError, Role};
+use crate::ptx::form::CvtForm;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// Instructions per unit of work.
+const BATCH: u64 = 1 << 16;
+
+/// The `rbits` operand of instruction `i` of a sweep seeded with `seed`: the low 32 bits of
+/// splitmix64's output for the state `seed + i`.
+///
+/// ```
+/// assert_ne!(gpucvt::bulk::verify::rbits_for(0, 0), gpucvt::bulk::verify::rbits_for(0, 1));
+/// ```
+pub fn rbits_for(seed: u64, i: u64) -> u32 {
+    let mut z = seed.wrapping_add(i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) as u32
+}
+
+/// How inputs are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Inputs {
+    /// Random words after the boundary-dense set, for sources wider than 32 bits.
+    pub sample: u64,
+    /// Seed of the random words and of the `rbits` operands.
+    pub seed: u64,
+}
+
+impl Default for Inputs {
+    fn default() -> Self {
+        Inputs {
+            sample: 1 << 24,
+            seed: 0,
+        }
+    }
+}
+
+/// The input units of a form, enumerated or sampled (see the module docs).
+#[derive(Clone, Debug)]
+pub struct Units {
+    bits: u32,
+    per: u64,
+    /// The boundary-dense list for wide sources (empty when enumerating).
+    listed: Vec<u64>,
+    sample: u64,
+    seed: u64,
+}
+
+impl Units {
+    /// The units of `kernel`'s form.
+    pub fn new(kernel: &CvtKernel, inputs: Inputs) -> Units {
+        let bits = kernel.source_bits();
+        let listed = if bits > 32 {
+            boundary_dense(kernel.form())
+        } else {
+            Vec::new()
+        };
+        Units {
+            bits,
+            per: kernel.sources_per_result() as u64,
+            listed,
+            sample: inputs.sample,
+            seed: inputs.seed,
+        }
+    }
+
+    /// Whether every input is covered.
+    pub fn exhaustive(&self) -> bool {
+        self.bits <= 32
+    }
+
+    /// How many units there are.
+    pub fn count(&self) -> u64 {
+        let n = if self.exhaustive() {
+            1u64 << self.bits
+        } else {
+            self.listed.len() as u64 + self.sample
+        };
+        // Whole instructions only.
+        n / self.per * self.per
+    }
+
+    /// How many instructions they make.
+    pub fn instructions(&self) -> u64 {
+        self.count() / self.per
+    }
+
+    /// Unit `i`.
+    pub fn get(&self, i: u64) -> u64 {
+        if self.exhaustive() {
+            i
+        } else if (i as usize) < self.listed.len() {
+            self.listed[i as usize]
+        } else {
+            let r = rbits_for(self.seed ^ 0x5eed, i) as u64;
+            let s = rbits_for(self.seed ^ 0xface, i) as u64;
+            let w = (r << 32) | s;
+            if self.bits >= 64 {
+                w
+            } else {
+                w & ((1u64 << self.bits) - 1)
+            }
+        }
+    }
+}
+
+/// A boundary-dense list of wide source words.
+fn boundary_dense(form: &CvtForm) -> Vec<u64> {
+    let mut out = Vec::new();
+    let is_float = form.atype.lane_format().is_some_and(|f| f.is_float());
+    if is_float {
+        // f64: every exponent and sign, mantissas near every bit position.
+        let mut mans = vec![0u64, 1, 2, 3, (1 << 52) - 1, (1 << 52) - 2, 1 << 51];
+        for p in 0..52 {
+            let b = 1u64 << p;
+            mans.extend([b, b - 1, b + 1, (1 << 52) - b, ((1 << 52) - b) | (b >> 1)]);
+        }
+        mans.sort_unstable();
+        mans.dedup();
+        for sign in [0u64, 1 << 63] {
+            for e in 0..2048u64 {
+                for &m in &mans {
+                    out.push(sign | (e << 52) | (m & ((1 << 52) - 1)));
+                }
+            }
+        }
+    } else {
+        for p in 0..64 {
+            let b = 1u64 << p;
+            for d in [0u64, 1, 2, 3] {
+                out.extend([
+                    b.wrapping_add(d),
+                    b.wrapping_sub(d),
+                    b.wrapping_neg().wrapping_add(d),
+                    b.wrapping_neg().wrapping_sub(d),
+                ]);
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// One disagreement between the fast kernel and the exact model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The instruction's index.
+    pub index: u64,
+    /// Its source operands in instruction order (then `rbits`).
+    pub operands: Vec<u64>,
+    /// The fast kernel's result.
+    pub fast: u64,
+    /// The exact model's result.
+    pub exact: u64,
+}
+
+/// What [`verify`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    /// The form's spelling.
+    pub form: String,
+    /// The fast path checked.
+    pub path: Path,
+    /// Instructions evaluated.
+    pub instructions: u64,
+    /// Input units covered.
+    pub inputs: u64,
+    /// Whether every input of the source type was covered.
+    pub exhaustive: bool,
+    /// How many instructions disagreed.
+    pub mismatches: u64,
+    /// The first disagreements (by index), at most `examples` of [`verify`].
+    pub examples: Vec<Mismatch>,
+}
+
+/// Builds the kernel of `form` for sweeping: memory order, the scale/`c` operand ×1/0.
+pub fn sweep_kernel(form: &CvtForm) -> Result<CvtKernel, CvtBulkError> {
+    CvtKernel::new(form, Order::Memory)
+}
+
+/// Runs `form`'s fast kernel over every input (or the sample) and compares each
+/// instruction with the exact model. `progress` is called with the number of instructions
+/// just finished, from any thread.
+pub fn verify(
+    form: &CvtForm,
+    inputs: Inputs,
+    examples: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Report, CvtBulkError> {
+    verify_with(form, inputs, examples, progress, &|ops| {
+        evaluate_bits(form, ops).map(|r| r.0)
+    })
+}
+
+/// The exact model [`verify_with`] compares with: the result of one instruction given its
+/// operands in instruction order.
+pub type Model<'a> = dyn Fn(&[u64]) -> Result<u64, EvalError> + Sync + 'a;
+
+/// [`verify`] against another model (tests use it to show a wrong model is caught).
+pub fn verify_with(
+    form: &CvtForm,
+    inputs: Inputs,
+    examples: usize,
+    progress: &(dyn Fn(u64) + Sync),
+    model: &Model<'_>,
+) -> Result<Report, CvtBulkError> {
+    let kernel = sweep_kernel(form)?;
+    let units = Units::new(&kernel, inputs);
+    let total = units.instructions();
+    let found = Mutex::new(Vec::<Mismatch>::new());
+    let count = AtomicU64::new(0);
+    let batches = total.div_ceil(BATCH);
+    let per = kernel.sources_per_result() as u64;
+    let extra = extra_operands(form);
+    let lanes = LaneModel::new(&kernel)?;
+    (0..batches)
+        .into_par_iter()
+        .try_for_each(|b| -> Result<(), CvtBulkError> {
+            let first = b * BATCH;
+            let n = BATCH.min(total - first);
+            let (fast, src, rbits) = run_batch(&kernel, &units, inputs.seed, first, n)?;
+            let mut ops = [0u64; 8];
+            for i in 0..n as usize {
+                // Instruction order: the memory order reversed for scalar sources.
+                let mut k = 0;
+                for j in (0..per as usize).rev() {
+                    ops[k] = src[i * per as usize + j];
+                    k += 1;
+                }
+                if kernel.packed_src {
+                    ops[..k].reverse();
+                }
+                if let Some(r) = &rbits {
+                    ops[k] = r[i] as u64;
+                    k += 1;
+                }
+                for &e in &extra {
+                    ops[k] = e;
+                    k += 1;
+                }
+                let index = first + i as u64;
+                // Lanes against the exact core; the whole instruction against the model
+                // every `FULL_EVERY` instructions (and wherever the lanes disagree).
+                let lanes_ok = match &lanes {
+                    Some(l) => {
+                        let word = l.exact(
+                            &src[i * per as usize..(i + 1) * per as usize],
+                            rbits.as_ref().map(|r| r[i]),
+                        );
+                        word == fast[i]
+                    }
+                    None => false,
+                };
+                let exact = if lanes_ok && index % FULL_EVERY != 0 {
+                    fast[i]
+                } else {
+                    model(&ops[..k]).map_err(|error| CvtBulkError::Operand {
+                        index: index as usize,
+                        error,
+                    })?
+                };
+                if exact != fast[i] {
+                    count.fetch_add(1, Ordering::Relaxed);
+                    let mut f = found.lock().unwrap_or_else(|p| p.into_inner());
+                    f.push(Mismatch {
+                        index: first + i as u64,
+                        operands: ops[..k].to_vec(),
+                        fast: fast[i],
+                        exact,
+                    });
+                    f.sort_by_key(|m| m.index);
+                    f.truncate(examples);
+                }
+            }
+            progress(n);
+            Ok(())
+        })?;
+    Ok(Report {
+        form: form.spelling(),
+        path: kernel.path(),
+        instructions: total,
+        inputs: units.count(),
+        exhaustive: units.exhaustive(),
+        mismatches: count.into_inner(),
+        examples: found.into_inner().unwrap_or_else(|p| p.into_inner()),
+    })
+}
+
+/// How often [`verify`] also evaluates a whole instruction with the PTX model when its
+/// lanes agree with the exact core.
+pub const FULL_EVERY: u64 = 64;
+
+/// The exact side of [`verify`] for forms on the lane path: each lane's input converted by
+/// the exact core ([`Conversion::apply`]), the results packed as the instruction packs
+/// them. The packing itself is checked by evaluating whole instructions with the PTX
+/// model every [`FULL_EVERY`] instructions.
+struct LaneModel {
+    conversion: Conversion,
+    form: CvtForm,
+    lanes: usize,
+    packed_src: bool,
+    src_lane_bits: u32,
+    slot: u32,
+    lane_mask: u64,
+}
+
+impl LaneModel {
+    fn new(kernel: &CvtKernel) -> Result<Option<LaneModel>, CvtBulkError> {
+        if kernel.path() == Path::Exact {
+            return Ok(None);
+        }
+        let form = *kernel.form();
+        let conversion = lane_conversion(&form)?;
+        Ok(Some(LaneModel {
+            conversion,
+            form,
+            lanes: form.dtype.lanes() as usize,
+            packed_src: form.atype.lanes() > 1,
+            src_lane_bits: form.atype.lane_bits(),
+            slot: form.dtype.lane_bits(),
+            lane_mask: low_mask(conversion.dst.width()),
+        }))
+    }
+
+    /// The exact result of one instruction from its source units (memory order).
+    fn exact(&self, units: &[u64], rbits: Option<u32>) -> u64 {
+        let mut word = 0u64;
+        for lane in 0..self.lanes {
+            let input = if self.packed_src {
+                let shift = self.src_lane_bits * (self.lanes - 1 - lane) as u32;
+                (units[0] >> shift) & low_mask(self.src_lane_bits)
+            } else {
+                units[self.lanes - 1 - lane]
+            };
+            let mut c = self.conversion;
+            if let (Some(r), Direction::Stochastic { width, .. }) = (rbits, c.rounding.direction) {
+                c.rounding = Rounding::stochastic(lane_random(&self.form, r, lane) as u64, width);
+            }
+            let bits = c.apply(input).bits & self.lane_mask;
+            word |= bits << (self.slot * (self.lanes - 1 - lane) as u32);
+        }
+        word
+    }
+}
+
+fn low_mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// The operands after the sources and `rbits` that [`CvtKernel::new`] fixes.
+fn extra_operands(form: &CvtForm) -> Vec<u64> {
+    crate::ptx::eval::operand_roles(form)
+        .into_iter()
+        .filter_map(|r| match r {
+            Role::Scale if role_bits(form, r) == 8 => Some(0x7f),
+            Role::Scale => Some(0x7f7f),
+            Role::C => Some(0),
+            _ => None,
+        })
+        .collect()
+}
+
+type Batch = (Vec<u64>, Vec<u64>, Option<Vec<u32>>);
+
+/// Runs instructions `first .. first + n` through the fast kernel: their results, their
+/// source units (memory order) and `rbits`.
+fn run_batch(
+    kernel: &CvtKernel,
+    units: &Units,
+    seed: u64,
+    first: u64,
+    n: u64,
+) -> Result<Batch, CvtBulkError> {
+    let per = kernel.sources_per_result() as u64;
+    let src: Vec<u64> = (first * per..(first + n) * per)
+        .map(|u| units.get(u))
+        .collect();
+    let rbits = kernel.is_stochastic().then(|| {
+        (first..first + n)
+            .map(|i| rbits_for(seed, i))
+            .collect::<Vec<u32>>()
+    });
+    let mut out = vec![0u64; n as usize];
+    run_typed(kernel, &src, &mut out, rbits.as_deref())?;
+    Ok((out, src, rbits))
+}
+
+/// Runs the kernel with the word types a caller of that width would use (`u32` sources
+/// for 32-bit inputs, `u16` results for 16-bit ones, …), so that the paths checked are the
+/// paths used.
+fn run_typed(
+    kernel: &CvtKernel,
+    src: &[u64],
+    out: &mut [u64],
+    rbits: Option<&[u32]>,
+) -> Result<(), CvtBulkError> {
+    fn go<S: Word, D: Word>(
+        kernel: &CvtKernel,
+        src: &[u64],
+        out: &mut [u64],
+        rbits: Option<&[u32]>,
+    ) -> Result<(), CvtBulkError> {
+        let s: Vec<S> = src.iter().map(|&x| S::from_u64(x)).collect();
+        let mut d = vec![D::default(); out.len()];
+        match rbits {
+            Some(r) => kernel.convert_rs(&s, &mut d, r)?,
+            None => kernel.convert(&s, &mut d)?,
+        }
+        for (o, x) in out.iter_mut().zip(d) {
+            *o = x.to_u64();
+        }
+        Ok(())
+    }
+    macro_rules! by_dst {
+        ($s:ty) => {
+            match kernel.result_bits() {
+                0..=8 => go::<$s, u8>(kernel, src, out, rbits),
+                9..=16 => go::<$s, u16>(kernel, src, out, rbits),
+                17..=32 => go::<$s, u32>(kernel, src, out, rbits),
+                _ => go::<$s, u64>(kernel, src, out, rbits),
+            }
+        };
+    }
+    match kernel.source_bits() {
+        0..=8 => by_dst!(u8),
+        9..=16 => by_dst!(u16),
+        17..=32 => by_dst!(u32),
+        _ => by_dst!(u64),
+    }
+}
+
+/// Bytes per result word in a sweep's output: the result width rounded up to 1, 2, 4 or 8.
+pub fn result_bytes(kernel: &CvtKernel) -> usize {
+    match kernel.result_bits() {
+        0..=8 => 1,
+        9..=16 => 2,
+        17..=32 => 4,
+        _ => 8,
+    }
+}
+
+/// Runs `form`'s fast kernel over every input of a source of at most 32 bits, in input
+/// order, handing the results to `sink` as little-endian bytes, block after block in
+/// order (`result_bytes` bytes a result). Blocks are converted in parallel. `progress` is
+/// called with the number of instructions finished.
+pub fn sweep(
+    form: &CvtForm,
+    seed: u64,
+    sink: &mut (dyn FnMut(&[u8]) -> std::io::Result<()> + Send),
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<u64, SweepError> {
+    let kernel = sweep_kernel(form)?;
+    if kernel.source_bits() > 32 {
+        return Err(SweepError::TooWide(kernel.source_bits()));
+    }
+    let units = Units::new(&kernel, Inputs { sample: 0, seed });
+    let total = units.instructions();
+    let width = result_bytes(&kernel);
+    // Rounds of a few blocks a thread, converted in parallel into one of two buffers while
+    // the sink takes the other (the previous round), so that writing or hashing overlaps
+    // the conversion.
+    let round = BATCH * 4 * rayon::current_num_threads() as u64;
+    let mut bufs = [
+        vec![0u8; round as usize * width],
+        vec![0u8; round as usize * width],
+    ];
+    let convert = |first: u64, bytes: &mut [u8]| -> Result<(), CvtBulkError> {
+        bytes
+            .par_chunks_mut(BATCH as usize * width)
+            .enumerate()
+            .try_for_each(|(b, out)| {
+                let start = first + b as u64 * BATCH;
+                let m = (out.len() / width) as u64;
+                sweep_block(&kernel, seed, start, m, out)?;
+                progress(m);
+                Ok(())
+            })
+    };
+    let mut pending: Option<usize> = None; // bytes of the previous round, in bufs[1]
+    let mut first = 0u64;
+    while first < total || pending.is_some() {
+        let n = round.min(total - first);
+        let [next, prev] = &mut bufs;
+        let next = &mut next[..n as usize * width];
+        let (converted, written) = rayon::join(
+            || convert(first, next),
+            || pending.map_or(Ok(()), |len| sink(&prev[..len])),
+        );
+        written.map_err(SweepError::Io)?;
+        converted?;
+        pending = (n > 0).then_some(n as usize * width);
+        bufs.swap(0, 1);
+        first += n;
+    }
+    Ok(total)
+}
+
+/// One block of a sweep: instructions `first .. first + n`, their results written to `out`
+/// as little-endian words of `out.len() / n` bytes.
+fn sweep_block(
+    kernel: &CvtKernel,
+    seed: u64,
+    first: u64,
+    n: u64,
+    out: &mut [u8],
+) -> Result<(), CvtBulkError> {
+    let per = kernel.sources_per_result() as u64;
+    let rbits = kernel.is_stochastic().then(|| {
+        (first..first + n)
+            .map(|i| rbits_for(seed, i))
+            .collect::<Vec<u32>>()
+    });
+    let units = first * per..(first + n) * per;
+    let r = rbits.as_deref();
+    macro_rules! go {
+        ($s:ty, $d:ty) => {{
+            let s: Vec<$s> = units.map(|u| u as $s).collect();
+            let mut d = vec![<$d>::default(); n as usize];
+            match r {
+                Some(r) => kernel.convert_rs(&s, &mut d, r)?,
+                None => kernel.convert(&s, &mut d)?,
+            }
+            for (o, x) in out.chunks_exact_mut(size_of::<$d>()).zip(&d) {
+                o.copy_from_slice(&x.to_le_bytes());
+            }
+            Ok(())
+        }};
+    }
+    macro_rules! by_dst {
+        ($s:ty) => {
+            match out.len() / n.max(1) as usize {
+                1 => go!($s, u8),
+                2 => go!($s, u16),
+                4 => go!($s, u32),
+                _ => go!($s, u64),
+            }
+        };
+    }
+    match kernel.source_bits() {
+        0..=8 => by_dst!(u8),
+        9..=16 => by_dst!(u16),
+        _ => by_dst!(u32),
+    }
+}
+
+/// Why a sweep stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    /// The form cannot run over slices.
+    #[error("{0}")]
+    Kernel(#[from] CvtBulkError),
+    /// The source is wider than 32 bits.
+    #[error("the source words are {0} bits wide: a sweep covers sources of at most 32 bits (use `gpucvt verify --sample` for wider ones)")]
+    TooWide(u32),
+    /// Writing failed.
+    #[error("{0}")]
+    Io(std::io::Error),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ptx::parse_instruction;
+
+    #[test]
+    fn a_16_bit_form_verifies_and_a_wrong_model_is_caught() {
+        let form = parse_instruction("cvt.rn.f16x2.e4m3x2").unwrap().form;
+        let done = AtomicU64::new(0);
+        let r = verify(&form, Inputs::default(), 5, &|n| {
+            done.fetch_add(n, Ordering::Relaxed);
+        })
+        .unwrap();
+        assert!(r.exhaustive);
+        assert_eq!(r.instructions, 1 << 16);
+        assert_eq!(done.into_inner(), 1 << 16);
+        assert_eq!(r.mismatches, 0, "{:?}", r.examples);
+        // A model that differs on three inputs (instructions checked whole: multiples of
+        // FULL_EVERY): exactly those are reported, in order.
+        let wrong = |ops: &[u64]| {
+            let (b, _) = evaluate_bits(&form, ops)?;
+            Ok(if [0x0100, 0x3840, 0xfec0].contains(&ops[0]) {
+                b ^ 1
+            } else {
+                b
+            })
+        };
+        let r = verify_with(&form, Inputs::default(), 2, &|_| {}, &wrong).unwrap();
+        assert_eq!(r.mismatches, 3);
+        assert_eq!(r.examples.len(), 2);
+        assert_eq!(r.examples[0].operands, [0x0100]);
+        assert_eq!(r.examples[1].operands, [0x3840]);
+        assert_eq!(r.examples[1].fast ^ r.examples[1].exact, 1);
+    }
+
+    #[test]
+    fn sweep_bytes_are_the_per_input_results_in_order() {
+        let form = parse_instruction("cvt.rn.f32.f16").unwrap().form;
+        let mut bytes = Vec::new();
+        let n = sweep(
+            &form,
+            0,
+            &mut |b| {
+                bytes.extend_from_slice(b);
+                Ok(())
+            },
+            &|_| {},
+        )
+        .unwrap();
+        assert_eq!(n, 1 << 16);
+        assert_eq!(bytes.len(), 4 << 16);
+        for x in [0u32, 0x3c00, 0x7bff, 0x8001, 0xfc00, 0x7e01] {
+            let at = 4 * x as usize;
+            let got = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+            let want = evaluate_bits(&form, &[x as u64]).unwrap().0 as u32;
+            assert_eq!(got, want, "{x:#x}");
+        }
+    }
+
+    #[test]
+    fn packed_pairs_in_a_sweep_keep_input_order() {
+        let form = parse_instruction("cvt.rn.satfinite.e4m3x2.f32")
+            .unwrap()
+            .form;
+        let k = sweep_kernel(&form).unwrap();
+        let first = 0x1fc0_0000u64;
+        let mut bytes = [0u8; 8];
+        sweep_block(&k, 0, first, 4, &mut bytes).unwrap();
+        // Instruction i converts units 2i and 2i+1; the byte order is the unit order.
+        let lane = crate::ptx::eval::lane_conversion(&form).unwrap();
+        for (j, &b) in bytes.iter().enumerate() {
+            let unit = 2 * first + j as u64;
+            assert_eq!(b as u64, lane.apply(unit).bits, "unit {unit:#x}");
+        }
+    }
+
+    #[test]
+    fn wide_sources_are_sampled_with_their_boundaries() {
+        let form = parse_instruction("cvt.rn.f32.f64").unwrap().form;
+        let k = sweep_kernel(&form).unwrap();
+        let u = Units::new(
+            &k,
+            Inputs {
+                sample: 1000,
+                seed: 1,
+            },
+        );
+        assert!(!u.exhaustive());
+        assert!(u.count() > 400_000);
+        let all: Vec<u64> = (0..u.count()).map(|i| u.get(i)).collect();
+        assert!(all.contains(&0x7ff0_0000_0000_0000));
+        assert!(all.contains(&0x3ff0_0000_1000_0000)); // bit 28: f32's rounding position
+        let r = verify(
+            &form,
+            Inputs {
+                sample: 1000,
+                seed: 1,
+            },
+            3,
+            &|_| {},
+        )
+        .unwrap();
+        assert_eq!(r.mismatches, 0);
+        assert!(matches!(
+            sweep(&form, 0, &mut |_| Ok(()), &|_| {}),
+            Err(SweepError::TooWide(64))
+        ));
+    }
+}
