@@ -242,8 +242,12 @@ pub fn run_sweep(a: &SweepArgs) -> Result<Done, CliError> {
                 Some(d) if !d.as_os_str().is_empty() => d,
                 _ => std::path::Path::new("."),
             };
-            let tmp = tempfile::Builder::new()
-                .prefix(".gpucvt-sweep-")
+            let mut builder = tempfile::Builder::new();
+            builder.prefix(".gpucvt-sweep-");
+            // A temporary file is private (0600); the output gets the usual mode.
+            #[cfg(unix)]
+            builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+            let tmp = builder
                 .tempfile_in(dir)
                 .map_err(|e| CliError(format!("cannot write {}: {e}", p.display())))?;
             Some(std::io::BufWriter::with_capacity(1 << 20, tmp))

@@ -1,0 +1,104 @@
+//! `gpucvt verify` and `gpucvt sweep`, run as a user runs them.
+//!
+//! Expected results come from the library's PTX model (`gpucvt::ptx::eval::evaluate_bits`),
+//! an independent path from the slice kernels the commands run.
+
+use gpucvt::ptx::{eval::evaluate_bits, parse_instruction};
+use std::process::Command;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gpucvt"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).expect("UTF-8 stdout"),
+        String::from_utf8(out.stderr).expect("UTF-8 stderr"),
+    )
+}
+
+#[test]
+fn verify_a_16_bit_source_exhaustively() {
+    let (code, out, err) = run(&["verify", "cvt.rn.f16x2.e4m3x2"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("every input: 65536 inputs"), "{out}");
+    assert!(out.contains("all results agree"), "{out}");
+    let (code, out, err) = run(&["verify", "cvt.rn.f32.f64", "--sample", "1000", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["form"], "cvt.rn.f32.f64");
+    assert_eq!(v["exhaustive"], false);
+    assert_eq!(v["mismatches"], 0);
+    assert!(v["inputs"].as_u64().unwrap() > 1000);
+    assert!(v["examples"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn verify_refuses_what_it_cannot_run() {
+    for (args, needle) in [
+        (vec!["verify", "mov hf <- f"], "PTX cvt form"),
+        (vec!["verify", "cvt.rn.f16.f33"], "f33"),
+        (
+            vec!["verify", "cvt.rn.f16.f32", "--threads", "0"],
+            "--threads",
+        ),
+        (vec!["sweep", "cvt.rn.f32.f64", "--hash"], "at most 32 bits"),
+    ] {
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(needle),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn sweep_writes_every_result_in_input_order_and_hashes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e4m3.bin");
+    // Sources of 16 bits: a scalar one and a packed pair of 8-bit lanes.
+    for (i, (form, width)) in [("cvt.f32.f16", 4usize), ("cvt.rn.f16x2.e4m3x2", 4)]
+        .into_iter()
+        .enumerate()
+    {
+        let p = path.with_extension(i.to_string());
+        let (code, out, err) = run(&["sweep", form, "--out", p.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("wrote 65536 results"), "{out}");
+        let bytes = std::fs::read(&p).unwrap();
+        assert_eq!(bytes.len(), 65536 * width);
+        let f = parse_instruction(form).unwrap().form;
+        for x in (0..65536u64)
+            .step_by(97)
+            .chain([0x7c00, 0xfc01, 0x3c00, 0x0001])
+        {
+            let at = x as usize * width;
+            let got = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as u64;
+            assert_eq!(got, evaluate_bits(&f, &[x]).unwrap().0, "{form} {x:#x}");
+        }
+        let (code, out, err) = run(&["sweep", form, "--hash"]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            out.trim(),
+            format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes))
+        );
+    }
+    // Only the outputs are in the folder: the temporary files were renamed.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[test]
+fn sweep_to_a_missing_folder_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/folder/out.bin");
+    let (code, _, err) = run(&["sweep", "cvt.f32.f16", "--out", missing.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot write"), "{err}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
