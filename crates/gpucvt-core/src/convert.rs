@@ -371,6 +371,9 @@ fn to_float(
     flags: &mut Flags,
     trace: &mut Option<&mut Trace>,
 ) -> u64 {
+    let Layout::Float(l) = dst.layout else {
+        unreachable!()
+    };
     let max = dst.max_finite_bits();
     let plus_zero = || dst.zero_bits().unwrap_or(dst.min_positive_bits());
     let mut negative = v.negative && dst.is_signed();
@@ -483,16 +486,12 @@ fn to_float(
     if r.inexact() {
         *flags |= Flags::INEXACT;
     }
-    let max_mag = match dst.decode(max).class {
-        Class::Finite(d) => d,
-        _ => unreachable!("the largest finite value is finite"),
-    };
-    let result = r.result;
-    let over = match result.to_dyadic() {
-        Some(d) => d.cmp_value(&max_mag) == core::cmp::Ordering::Greater,
-        None => false,
-    };
-    if over {
+    // Encodings of a layout are ordered as the magnitudes they stand for, so the rounded
+    // magnitude overflows exactly when its encoding lies beyond the largest finite one.
+    let body = l
+        .magnitude_body(r.result.m, r.result.q)
+        .filter(|&body| body <= max >> l.pad_bits);
+    let Some(body) = body else {
         *flags |= Flags::OVERFLOW | Flags::INEXACT;
         if p.satfinite || p.overflow == Overflow::Saturate {
             *flags |= Flags::SATURATED;
@@ -511,34 +510,39 @@ fn to_float(
         }
         note(trace, Event::OverflowToMax);
         return neg_bits(dst, max, negative);
-    }
-    let mut bits = enc(dst, negative, result.to_dyadic());
-    let tiny = match dst.min_normal_bits().map(|b| dst.decode(b).class) {
-        Some(Class::Finite(min_normal)) => x.cmp_value(&min_normal) == core::cmp::Ordering::Less,
-        _ => false,
     };
-    if tiny && r.inexact() {
-        *flags |= Flags::UNDERFLOW;
+    let mut bits = neg_bits(dst, body << l.pad_bits, negative);
+    if r.inexact() {
+        // Tiny: the exact magnitude is below the smallest normal one.
+        let min_normal = dst
+            .min_normal_bits()
+            .map(|b| l.decode_body(b >> l.pad_bits));
+        if let Some(Class::Finite(min_normal)) = min_normal {
+            if x.cmp_value(&min_normal) == core::cmp::Ordering::Less {
+                *flags |= Flags::UNDERFLOW;
+            }
+        }
     }
     if p.flush_outputs && dst.is_subnormal(bits) {
         *flags |= Flags::FLUSHED;
         note(trace, Event::FlushedOutput);
         bits = neg_bits(dst, 0, negative);
     }
-    if result.m == 0 || dst.is_subnormal(bits) || bits & !dst.sign_bit().unwrap_or(0) == 0 {
-        // A zero result: −0 → +0 with `.pzo` or `.relu`.
-        let is_zero = bits & !dst.sign_bit().unwrap_or(0) == 0 && dst.has_zero();
-        if is_zero && negative && (p.positive_zero || p.relu) {
-            note(
-                trace,
-                if p.relu {
-                    Event::Relu
-                } else {
-                    Event::PositiveZero
-                },
-            );
-            bits = 0;
-        }
+    // A zero result: −0 → +0 with `.pzo` or `.relu`.
+    if negative
+        && (p.positive_zero || p.relu)
+        && bits & !dst.sign_bit().unwrap_or(0) == 0
+        && dst.has_zero()
+    {
+        note(
+            trace,
+            if p.relu {
+                Event::Relu
+            } else {
+                Event::PositiveZero
+            },
+        );
+        bits = 0;
     }
     bits
 }

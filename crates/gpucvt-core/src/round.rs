@@ -231,11 +231,23 @@ struct Position {
     fraction: u128,
 }
 
+#[inline]
 fn mask(width: u32) -> u128 {
     if width >= 128 {
         u128::MAX
     } else {
         (1u128 << width) - 1
+    }
+}
+
+/// `sig` split at bit `s`: `(sig >> s, sig mod 2^s)`, for any `s`.
+#[inline]
+fn split(sig: u128, s: u32) -> (u128, u128) {
+    match u64::try_from(sig) {
+        // The significands of every source format fit in 64 bits: a faster path.
+        Ok(sig) if s < 64 => ((sig >> s) as u128, (sig & ((1u64 << s) - 1)) as u128),
+        _ if s >= 128 => (0, sig),
+        _ => (sig >> s, sig & mask(s)),
     }
 }
 
@@ -245,6 +257,7 @@ fn mask(width: u32) -> u128 {
 /// the format's largest finite value is an overflow, for the caller to handle. Below, the
 /// grid ends where the format ends: subnormals where the format has them, zero, or — for a
 /// format without zero — its smallest value, which every smaller magnitude is forced to.
+#[inline(always)]
 pub fn round_magnitude(negative: bool, x: Dyadic, fmt: &Format, rounding: Rounding) -> Rounded {
     let width = match rounding.direction {
         Direction::Stochastic { width, .. } => width.clamp(1, 64),
@@ -282,17 +295,15 @@ pub fn round_magnitude(negative: bool, x: Dyadic, fmt: &Format, rounding: Roundi
         (m, None)
     } else {
         let s = (q - x.exp) as u32; // bits of x below the grid step
-        let (m, rem) = if s >= 128 {
-            (0, x.sig)
-        } else {
-            (x.sig >> s, x.sig & mask(s))
-        };
+        let (m, rem) = split(x.sig, s);
         let half = if s > 128 {
             Ordering::Less
         } else {
             rem.cmp(&(1u128 << (s - 1)))
         };
-        let fraction = if s >= width {
+        let fraction = if width == 0 {
+            0 // not stochastic
+        } else if s >= width {
             let d = s - width;
             if d >= 128 {
                 0
@@ -401,6 +412,7 @@ fn round_in_gap(
     }
 }
 
+#[inline(always)]
 fn choose(negative: bool, direction: Direction, pos: &Position, lower_even: bool) -> (bool, Why) {
     match direction {
         Direction::NearestEven => match pos.half {

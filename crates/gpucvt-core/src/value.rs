@@ -11,7 +11,7 @@
 //! assert_eq!(E4M3.encode(&v), Some(0x3c));
 //! ```
 
-use crate::format::{Format, Layout, Specials, ZeroExponent};
+use crate::format::{FloatLayout, Format, Layout, Specials, ZeroExponent};
 use core::cmp::Ordering;
 use core::fmt;
 
@@ -24,12 +24,14 @@ pub struct Dyadic {
     pub exp: i32,
 }
 
+#[inline]
 pub(crate) fn bitlen(x: u128) -> i32 {
     128 - x.leading_zeros() as i32
 }
 
 impl Dyadic {
     /// `sig × 2^exp`, normalized to an odd significand. `sig` must be non-zero.
+    #[inline]
     pub fn new(sig: u128, exp: i32) -> Dyadic {
         debug_assert!(sig != 0);
         let tz = sig.trailing_zeros();
@@ -40,6 +42,7 @@ impl Dyadic {
     }
 
     /// The exponent of the leading bit: the value lies in `[2^t, 2^(t+1))`.
+    #[inline]
     pub fn top(&self) -> i32 {
         self.exp + bitlen(self.sig) - 1
     }
@@ -50,6 +53,7 @@ impl Dyadic {
     }
 
     /// Multiplies by `2^k`.
+    #[inline]
     pub fn scale(self, k: i32) -> Dyadic {
         Dyadic {
             sig: self.sig,
@@ -58,6 +62,7 @@ impl Dyadic {
     }
 
     /// Exact comparison.
+    #[inline]
     pub fn cmp_value(&self, other: &Dyadic) -> Ordering {
         let (ta, tb) = (self.top(), other.top());
         if ta != tb {
@@ -258,9 +263,111 @@ impl fmt::Display for Value {
     }
 }
 
+impl FloatLayout {
+    /// The exponent field and the mantissa field of a body (an encoding without its sign and
+    /// padding bits).
+    #[inline]
+    fn fields(&self, body: u64) -> (i32, u64) {
+        let man = body & ((1u64 << self.man_bits) - 1);
+        let e = ((body >> self.man_bits) & ((1u64 << self.exp_bits) - 1)) as i32;
+        (e, man)
+    }
+
+    /// The class of the magnitude a body encodes, exactly.
+    #[inline]
+    pub(crate) fn decode_body(&self, body: u64) -> Class {
+        let (e, man) = self.fields(body);
+        let e_all = (1i32 << self.exp_bits) - 1;
+        let nan_payload = || {
+            if self.man_bits == 0 {
+                0
+            } else {
+                man << (64 - self.man_bits)
+            }
+        };
+        match self.specials {
+            Specials::Ieee if e == e_all => {
+                return if man == 0 {
+                    Class::Infinite
+                } else {
+                    Class::Nan {
+                        payload: nan_payload(),
+                    }
+                };
+            }
+            Specials::NanOnly if e == e_all && man == (1u64 << self.man_bits) - 1 => {
+                return Class::Nan {
+                    payload: nan_payload(),
+                };
+            }
+            _ => {}
+        }
+        let m = self.man_bits as i32;
+        let (sig, exp) = if e == 0 {
+            match self.zero_exponent {
+                ZeroExponent::Subnormal => (man as u128, 1 - self.bias - m),
+                ZeroExponent::NormalExceptZero if man == 0 => (0, 0),
+                _ => ((1u128 << m) | man as u128, -self.bias - m),
+            }
+        } else {
+            ((1u128 << m) | man as u128, e - self.bias - m)
+        };
+        if sig == 0 {
+            Class::Zero
+        } else {
+            Class::Finite(Dyadic::new(sig, exp))
+        }
+    }
+
+    /// The body of the magnitude `m × 2^q`, which must lie on this layout's grid with its
+    /// exponent range unbounded above (a result of [`crate::round::round_magnitude`]); `None`
+    /// when its exponent is beyond the exponent field.
+    ///
+    /// A body that is not a finite encoding (an infinity or NaN pattern, or beyond the largest
+    /// finite value of the layout) is returned as is: bodies are ordered as the magnitudes of
+    /// the grid they stand for, so the caller can compare with the largest finite body.
+    #[inline]
+    pub(crate) fn magnitude_body(&self, m: u128, q: i32) -> Option<u64> {
+        if m == 0 {
+            return Some(0);
+        }
+        let man_bits = self.man_bits as i32;
+        // Shifts `m` so that its step is 2^(q - shift): left, or right over zero bits.
+        let align = |shift: i32| -> u128 {
+            if shift >= 0 {
+                m << shift
+            } else {
+                debug_assert!(m.trailing_zeros() >= (-shift) as u32, "not on the grid");
+                m >> -shift
+            }
+        };
+        let t = q + bitlen(m) - 1;
+        let e_lo = match self.zero_exponent {
+            ZeroExponent::Subnormal => 1 - self.bias,
+            _ => -self.bias,
+        };
+        if t >= e_lo {
+            // Normal: M + 1 significant bits.
+            let field = (t + self.bias) as u64;
+            if field > (1u64 << self.exp_bits) - 1 {
+                return None;
+            }
+            let sig = align(man_bits - (t - q)) as u64;
+            Some((field << self.man_bits) | (sig & ((1u64 << self.man_bits) - 1)))
+        } else {
+            debug_assert!(
+                self.zero_exponent == ZeroExponent::Subnormal,
+                "not on the grid"
+            );
+            Some(align(q - (e_lo - man_bits)) as u64)
+        }
+    }
+}
+
 impl Format {
     /// Decodes a bit pattern exactly. Bits above [`Format::width`] are ignored, and so are
     /// the padding bits of `tf32`.
+    #[inline]
     pub fn decode(&self, bits: u64) -> Value {
         let bits = bits & self.mask();
         match self.layout {
@@ -276,41 +383,9 @@ impl Format {
             }
             Layout::Float(l) => {
                 let body = bits >> l.pad_bits;
-                let negative = l.signed && (body >> (l.exp_bits + l.man_bits)) & 1 == 1;
-                let man = body & ((1u64 << l.man_bits) - 1);
-                let e = ((body >> l.man_bits) & ((1u64 << l.exp_bits) - 1)) as i32;
-                let e_all = (1i32 << l.exp_bits) - 1;
-                let nan_payload = || {
-                    if l.man_bits == 0 {
-                        0
-                    } else {
-                        man << (64 - l.man_bits)
-                    }
-                };
-                match l.specials {
-                    Specials::Ieee if e == e_all => {
-                        return if man == 0 {
-                            Value::infinity(negative)
-                        } else {
-                            Value::nan(negative, nan_payload())
-                        };
-                    }
-                    Specials::NanOnly if e == e_all && man == (1u64 << l.man_bits) - 1 => {
-                        return Value::nan(negative, nan_payload());
-                    }
-                    _ => {}
-                }
-                let m = l.man_bits as i32;
-                if e == 0 {
-                    match l.zero_exponent {
-                        ZeroExponent::Subnormal => {
-                            Value::finite(negative, man as u128, 1 - l.bias - m)
-                        }
-                        ZeroExponent::NormalExceptZero if man == 0 => Value::zero(negative),
-                        _ => Value::finite(negative, (1u128 << m) | man as u128, -l.bias - m),
-                    }
-                } else {
-                    Value::finite(negative, (1u128 << m) | man as u128, e - l.bias - m)
+                Value {
+                    negative: l.signed && (body >> (l.exp_bits + l.man_bits)) & 1 == 1,
+                    class: l.decode_body(body),
                 }
             }
         }
