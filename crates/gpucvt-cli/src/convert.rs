@@ -3,8 +3,7 @@
 
 use crate::common::{choice, fail, lookup_format, table, to_json, CliError};
 use clap::Args as ClapArgs;
-use gpucvt::core::convert::{IntNan, IntOverflow, NanResult, Overflow, Policy};
-use gpucvt::core::format::{self, Format};
+use gpucvt::core::format::Format;
 use gpucvt::core::{Conversion, Direction, Rounding};
 use gpucvt::ptx;
 use gpucvt_tensor::{BlockScaling, Options, Recipe, ScaleMethod, Stats, Summary};
@@ -80,45 +79,43 @@ pub struct Args {
     pub json: bool,
 }
 
-/// The modifiers of `--to`.
-#[derive(Clone, Copy)]
-struct Mods {
-    ftz: bool,
-    sat: bool,
-    relu: bool,
-    satfinite: bool,
-    pzo: bool,
+/// The scalar PTX type of a format (`None` for `vf`, `s1`, `u1`, which PTX lacks).
+fn ptx_type(f: &Format) -> Option<ptx::PtxType> {
+    ptx::PtxType::all().find(|t| {
+        t.lanes() == 1
+            && !matches!(t.kind(), ptx::types::Kind::Packed)
+            && t.lane_format().as_ref() == Some(f)
+    })
 }
 
-/// The policy of `--to` and its modifiers: the same knobs `gpucvt::ptx::eval::policy_of`
-/// derives from a PTX form, for any pair of formats.
-fn policy(a: &Mods, src: &Format, dst: &Format) -> Policy {
-    let int = |f: &Format| !f.is_float();
-    Policy {
-        flush_inputs: a.ftz && *src == format::F32 && *dst != format::F16,
-        flush_outputs: a.ftz && *dst == format::F32,
-        sat: a.sat,
-        satfinite: a.satfinite,
-        relu: a.relu,
-        positive_zero: a.pzo,
-        overflow: Overflow::Ieee,
-        nan: if *src == format::BF16 && (*dst == format::F32 || *dst == format::F64) {
-            NanResult::Payload
-        } else {
-            NanResult::Canonical
-        },
-        int_nan: if *src == format::F64 || (int(dst) && dst.width() == 64) {
-            IntNan::HighBit
-        } else {
-            IntNan::Zero
-        },
-        int_overflow: if int(src) && int(dst) {
-            IntOverflow::Wrap
-        } else {
-            IntOverflow::Clamp
-        },
-        scale: 0,
-    }
+/// The conversion of `--to` for a tensor of `src`: the per-lane conversion of the PTX form
+/// `cvt.MODE.MODS.dst.src` (`gpucvt::ptx::eval::lane_conversion`, so the policy is PTX's:
+/// `.ftz` flushes f32 inputs except into f16, NaN payloads of bf16 → f32/f64, integer NaN
+/// and overflow rules, …) whenever both formats are PTX types — whether or not PTX accepts
+/// that pair. PTX has no type for `vf`, `s1` and `u1`: a pair with one of them is built
+/// directly, with the policy `gpucvt::ptx::eval::policy_of` gives the same modifiers (`.b8`
+/// standing in for the missing type, which none of its type rules concern).
+fn to_conversion(
+    form: &ptx::CvtForm,
+    rounding: Rounding,
+    src: &Format,
+    dst: &Format,
+) -> Result<Conversion, String> {
+    let mut f = *form;
+    let conv = match (ptx_type(src), ptx_type(dst)) {
+        (Some(atype), Some(dtype)) => {
+            (f.atype, f.dtype) = (atype, dtype);
+            ptx::eval::lane_conversion(&f).map_err(|e| e.to_string())?
+        }
+        (atype, dtype) => {
+            f.atype = atype.unwrap_or(ptx::PtxType::B8);
+            f.dtype = dtype.unwrap_or(ptx::PtxType::B8);
+            Conversion::new(*src, *dst, rounding, ptx::eval::policy_of(&f, src, dst))
+        }
+    };
+    // The rounding as chosen (`rs`: the random-bit width of --rbits-width or its default,
+    // where the form's would be the packed lanes').
+    Ok(Conversion::new(conv.src, conv.dst, rounding, conv.policy))
 }
 
 fn recipe(a: &Args) -> Result<(Recipe, String), CliError> {
@@ -157,11 +154,11 @@ fn recipe(a: &Args) -> Result<(Recipe, String), CliError> {
         );
     };
     let dst = *lookup_format(to, "--to")?;
-    let names: Vec<(&str, Rounding)> = Rounding::NAMES
-        .iter()
-        .filter_map(|n| Rounding::from_name(n).map(|r| (*n, r)))
-        .collect();
-    let mut rounding = choice(&a.mode, "--mode", &names)?;
+    let names: Vec<(&str, ptx::RoundMod)> =
+        ptx::RoundMod::ALL.iter().map(|r| (r.name(), *r)).collect();
+    let mode = choice(&a.mode, "--mode", &names)?;
+    let mut rounding = Rounding::from_name(mode.name())
+        .ok_or_else(|| CliError(format!("--mode {}: not a core rounding", mode.name())))?;
     if let Direction::Stochastic { .. } = rounding.direction {
         let width = a.rbits_width.unwrap_or(match dst.name {
             "f16" => 13,
@@ -189,22 +186,16 @@ fn recipe(a: &Args) -> Result<(Recipe, String), CliError> {
             label.push_str(&format!(" .{name}"));
         }
     }
-    let flags = Mods {
-        ftz: a.ftz,
-        sat: a.sat,
-        relu: a.relu,
-        satfinite: a.satfinite,
-        pzo: a.pzo,
-    };
+    // The modifiers as a PTX form; its types are each tensor's pair.
+    let mut form = ptx::CvtForm::new(ptx::PtxType::F32, ptx::PtxType::F32);
+    form.rounding = Some(mode);
+    form.ftz = a.ftz;
+    form.sat = a.sat;
+    form.relu = a.relu;
+    form.satfinite = a.satfinite;
+    form.pzo = a.pzo;
     Ok((
-        Box::new(move |src: &Format| {
-            Ok(Conversion::new(
-                *src,
-                dst,
-                rounding,
-                policy(&flags, src, &dst),
-            ))
-        }),
+        Box::new(move |src: &Format| to_conversion(&form, rounding, src, &dst)),
         label,
     ))
 }

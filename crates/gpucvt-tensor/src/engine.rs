@@ -5,9 +5,10 @@ use crate::dtype::Packing;
 use crate::{ScaleMethod, Stats};
 use gpucvt_core::bulk::{Kernel, Word};
 use gpucvt_core::convert::Conversion;
-use gpucvt_core::format::{Format, Layout, F32, F64, TF32, UE8M0};
+use gpucvt_core::format::{Format, Layout, BF16, F32, F64, TF32, UE8M0};
 use gpucvt_core::round::{Direction, Rounding};
 use rayon::prelude::*;
+use std::sync::{Arc, Mutex};
 
 /// Elements per unit of parallel work (a multiple of every block size is chosen around it).
 pub(crate) const SUB_ELEMENTS: u64 = 1 << 16;
@@ -62,7 +63,7 @@ le!(u64, 8);
 pub(crate) enum Decoder {
     F32,
     F64,
-    Table(Box<[f64]>),
+    Table(Arc<DstTable>),
     Signed(u32),
     Unsigned,
     Slow(Format),
@@ -75,11 +76,7 @@ impl Decoder {
         } else if *f == F64 {
             Decoder::F64
         } else if f.width() <= 16 {
-            Decoder::Table(
-                (0..1u64 << f.width())
-                    .map(|b| f.decode(b).to_f64_lossy())
-                    .collect(),
-            )
+            Decoder::Table(DstTable::of(f))
         } else if let Layout::Fixed(l) = f.layout {
             if l.frac_bits != 0 {
                 Decoder::Slow(*f)
@@ -98,12 +95,157 @@ impl Decoder {
         match self {
             Decoder::F32 => f32::from_bits(bits as u32) as f64,
             Decoder::F64 => f64::from_bits(bits),
-            Decoder::Table(t) => t[bits as usize & (t.len() - 1)],
+            Decoder::Table(t) => t.val[bits as u16 as usize],
             Decoder::Signed(w) => (((bits << (64 - w)) as i64) >> (64 - w)) as f64,
             Decoder::Unsigned => bits as f64,
             Decoder::Slow(f) => f.decode(bits).to_f64_lossy(),
         }
     }
+}
+
+/// The decoded values and classes of every encoding of a format of at most 16 bits, indexed
+/// by the low 16 bits of a word (so that no index is out of bounds: the entries above
+/// `2^width` repeat the lower ones).
+pub(crate) struct DstTable {
+    /// The value of each encoding, as `f64` (exact).
+    val: Box<[f64; 1 << 16]>,
+    /// Its class: [`NAN`] | [`INF`] | [`ZERO`] bits.
+    cls: Box<[u8; 1 << 16]>,
+    /// The zero encodings as a range of magnitudes, when they are one.
+    zero: Option<Codes>,
+}
+
+/// A set of encodings of a format given as a range of magnitudes: `y` is in it ⇔
+/// `(y & mask) − lo ≤ span` (wrapping), so that testing it is branch-free integer code.
+#[derive(Clone, Copy, Debug)]
+struct Codes {
+    mask: u32,
+    lo: u32,
+    span: u32,
+}
+
+impl Codes {
+    #[inline(always)]
+    fn test(self, y: u32) -> bool {
+        (y & self.mask).wrapping_sub(self.lo) <= self.span
+    }
+
+    /// The encodings among `0..2^width` of which `pred` holds, as a range of magnitudes with
+    /// or without the top bit as a sign, if they are one (checked against every encoding).
+    fn find(width: u32, pred: impl Fn(u32) -> bool) -> Option<Codes> {
+        let n = 1u32 << width;
+        [n / 2 - 1, n - 1].into_iter().find_map(|mask| {
+            let lo = (0..=mask).find(|&m| pred(m))?;
+            let hi = (0..=mask).rev().find(|&m| pred(m))?;
+            let c = Codes {
+                mask,
+                lo,
+                span: hi - lo,
+            };
+            (0..n).all(|y| c.test(y) == pred(y)).then_some(c)
+        })
+    }
+}
+
+/// Class bit of a NaN encoding.
+const NAN: u32 = 1;
+/// Class bit of an infinite encoding.
+const INF: u32 = 2;
+/// Class bit of a zero encoding.
+const ZERO: u32 = 4;
+
+impl DstTable {
+    /// The table of `f` (built once per process and format).
+    fn of(f: &Format) -> Arc<DstTable> {
+        static CACHE: Mutex<Vec<(Format, Arc<DstTable>)>> = Mutex::new(Vec::new());
+        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, t)) = cache.iter().find(|(g, _)| g == f) {
+            return t.clone();
+        }
+        let n = 1usize << f.width();
+        let mut val = vec![0.0f64; 1 << 16];
+        let mut cls = vec![0u8; 1 << 16];
+        for b in 0..n {
+            let v = f.decode(b as u64).to_f64_lossy();
+            val[b] = v;
+            cls[b] = ((v.is_nan() as u32 * NAN)
+                | (v.is_infinite() as u32 * INF)
+                | ((v == 0.0) as u32 * ZERO)) as u8;
+        }
+        for b in n..1 << 16 {
+            val[b] = val[b & (n - 1)];
+            cls[b] = cls[b & (n - 1)];
+        }
+        let zero = Codes::find(f.width(), |y| cls[y as usize] & ZERO as u8 != 0);
+        let t = Arc::new(DstTable {
+            zero,
+            val: val.into_boxed_slice().try_into().expect("2^16 entries"),
+            cls: cls.into_boxed_slice().try_into().expect("2^16 entries"),
+        });
+        cache.push((*f, t.clone()));
+        t
+    }
+}
+
+/// How the fast statistics of `f32` (and `tf32`) sources decode destination words.
+enum FastDst {
+    /// Destinations of at most 16 bits other than `bf16`: lookup tables.
+    Table(Arc<DstTable>),
+    /// `bf16`: the high half of an `f32`.
+    Bf16,
+    /// `f32`/`tf32`: the word is an `f32`.
+    F32,
+}
+
+/// The class bits ([`NAN`], [`INF`], [`ZERO`]) of an `f32` encoding.
+#[inline(always)]
+fn f32_class(w: u32) -> u32 {
+    let m = w & 0x7fff_ffff;
+    ((m > 0x7f80_0000) as u32 * NAN) | ((m == 0x7f80_0000) as u32 * INF) | ((m == 0) as u32 * ZERO)
+}
+
+/// An order-preserving key of a non-NaN `f32` encoding: `key(a) < key(b)` ⇔ `a < b`, except
+/// that `−0` (key −1) is below `+0` (key 0).
+#[inline(always)]
+fn key(w: u32) -> i32 {
+    let s = w as i32;
+    s ^ ((s >> 31) & 0x7fff_ffff)
+}
+
+/// The encoding of a key (the inverse of [`key`]).
+fn unkey(k: i32) -> u32 {
+    (k ^ ((k >> 31) & 0x7fff_ffff)) as u32
+}
+
+/// The value of a key, as `f64`.
+fn key_value(k: i32) -> f64 {
+    f32::from_bits(unkey(k)) as f64
+}
+
+/// For non-NaN `f32` inputs `a`: `a > h` ⇔ `key(a) > key_above(h)` (the key of the largest
+/// `f32` not above `h`; `+0` for a zero one, so that `±0` compare alike).
+fn key_above(h: f64) -> i32 {
+    let mut k = key((h as f32).to_bits());
+    while key_value(k) > h {
+        k -= 1;
+    }
+    if key_value(k) == 0.0 {
+        k = 0;
+    }
+    k
+}
+
+/// For non-NaN `f32` inputs `a`: `a < l` ⇔ `key(a) < key_below(l)` (the key of the smallest
+/// `f32` not below `l`; `−0` for a zero one).
+fn key_below(l: f64) -> i32 {
+    let mut k = key((l as f32).to_bits());
+    while key_value(k) < l {
+        k += 1;
+    }
+    if key_value(k) == 0.0 {
+        k = -1;
+    }
+    k
 }
 
 /// How the elements are converted.
@@ -150,6 +292,8 @@ pub(crate) struct Plan {
     engine: Engine,
     src_dec: Decoder,
     dst_dec: Decoder,
+    /// The fast statistics of `f32`/`tf32` sources.
+    fast: Option<FastDst>,
     /// The destination range for the `saturated` count.
     lo: f64,
     hi: f64,
@@ -240,6 +384,19 @@ impl Plan {
             engine,
             src_dec: Decoder::new(&src),
             dst_dec: Decoder::new(&dst),
+            fast: if src == F32 || src == TF32 {
+                if dst == F32 || dst == TF32 {
+                    Some(FastDst::F32)
+                } else if dst == BF16 {
+                    Some(FastDst::Bf16)
+                } else if dst.width() <= 16 {
+                    Some(FastDst::Table(DstTable::of(&dst)))
+                } else {
+                    None
+                }
+            } else {
+                None
+            },
             lo,
             hi,
         }
@@ -426,13 +583,25 @@ impl Plan {
     /// The scale byte of a block and the exponent its elements are multiplied by.
     fn block_scale<S: Le>(&self, b: &Blocks, blk: &[S]) -> (u8, i32) {
         let mut amax = 0.0f64;
-        for x in blk {
-            let v = self.src_dec.get(x.to_u64()).abs();
-            if !v.is_finite() {
+        if matches!(self.src_dec, Decoder::F32) {
+            // The largest magnitude is the largest encoding without the sign bit.
+            let m = blk
+                .iter()
+                .fold(0u32, |m, x| m.max(x.to_u64() as u32 & 0x7fff_ffff));
+            if m >= 0x7f80_0000 {
                 // NaN or infinity in the block: the NaN scale, elements unscaled.
                 return (0xff, 0);
             }
-            amax = amax.max(v);
+            amax = f32::from_bits(m) as f64;
+        } else {
+            for x in blk {
+                let v = self.src_dec.get(x.to_u64()).abs();
+                if !v.is_finite() {
+                    // NaN or infinity in the block: the NaN scale, elements unscaled.
+                    return (0xff, 0);
+                }
+                amax = amax.max(v);
+            }
         }
         let shared = match b.method {
             ScaleMethod::Ocp => {
@@ -475,50 +644,185 @@ impl Plan {
             st.blocks = ks.len() as u64;
         }
         st.nan_blocks = scales.iter().filter(|&&s| s == 0xff).count() as u64;
-        // Monomorphise the hot loop on the common decoders.
-        let t = match &self.dst_dec {
-            Decoder::Table(t) => Some(&t[..]),
-            _ => None,
-        };
-        match (&self.src_dec, t) {
-            (Decoder::F32, Some(t)) => self.stats_loop(
+        // f32 sources (4-byte words): the fast statistics.
+        match (&self.fast, std::mem::size_of::<S>()) {
+            (Some(FastDst::Table(t)), 4) => self.fast_stats(
                 &mut st,
                 src,
                 dst,
                 ks,
                 bsize,
-                |x| f32::from_bits(x as u32) as f64,
-                |y| t[y as usize & (t.len() - 1)],
+                t.zero,
+                |y| t.val[y as u16 as usize],
+                |y| t.cls[y as u16 as usize] as u32,
             ),
-            (Decoder::F32, None) => self.stats_loop(
+            (Some(FastDst::Bf16), 4) => self.fast_stats(
                 &mut st,
                 src,
                 dst,
                 ks,
                 bsize,
-                |x| f32::from_bits(x as u32) as f64,
-                |y| self.dst_dec.get(y),
+                Some(Codes {
+                    mask: 0x7fff,
+                    lo: 0,
+                    span: 0,
+                }),
+                |y| f32::from_bits(y << 16) as f64,
+                |y| f32_class(y << 16),
             ),
-            (_, Some(t)) => self.stats_loop(
+            (Some(FastDst::F32), 4) => self.fast_stats(
                 &mut st,
                 src,
                 dst,
                 ks,
                 bsize,
-                |x| self.src_dec.get(x),
-                |y| t[y as usize & (t.len() - 1)],
+                Some(Codes {
+                    mask: 0x7fff_ffff,
+                    lo: 0,
+                    span: 0,
+                }),
+                |y| f32::from_bits(y) as f64,
+                f32_class,
             ),
-            _ => self.stats_loop(
-                &mut st,
-                src,
-                dst,
-                ks,
-                bsize,
-                |x| self.src_dec.get(x),
-                |y| self.dst_dec.get(y),
-            ),
+            _ => self.generic_stats(&mut st, &self.src_dec, &self.dst_dec, src, dst, ks, bsize),
         }
         st
+    }
+
+    /// The statistics of an `f32` source from the encodings: the classes by integer
+    /// comparisons of the input's bits and the output's class bits (`fc`), the range check as
+    /// a comparison of order-preserving keys with thresholds computed once per block; the
+    /// errors from the input widened to `f64` and the output's value (`fv`). Exactly the
+    /// numbers of [`Plan::stats_loop`] (the same per-element errors, summed in the same
+    /// eight lanes in the same order), without decoding anything element by element.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn fast_stats<S: Le, D: Le>(
+        &self,
+        st: &mut Stats,
+        src: &[S],
+        dst: &[D],
+        ks: &[i32],
+        bsize: usize,
+        zero: Option<Codes>,
+        fv: impl Fn(u32) -> f64,
+        fc: impl Fn(u32) -> u32,
+    ) {
+        if self.blocks.is_some() {
+            self.fast_stats_k::<true, S, D>(st, src, dst, ks, bsize, zero, fv, fc)
+        } else {
+            self.fast_stats_k::<false, S, D>(st, src, dst, ks, bsize, zero, fv, fc)
+        }
+    }
+
+    /// [`Plan::fast_stats`], with or without block scales: per block, one branch-free pass
+    /// for the errors, one for the counts.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn fast_stats_k<const SCALED: bool, S: Le, D: Le>(
+        &self,
+        st: &mut Stats,
+        src: &[S],
+        dst: &[D],
+        ks: &[i32],
+        bsize: usize,
+        zero: Option<Codes>,
+        fv: impl Fn(u32) -> f64,
+        fc: impl Fn(u32) -> u32,
+    ) {
+        let relu = self.conv.policy.relu;
+        let mut sum = [0.0f64; LANES];
+        let mut max = [st.max_abs_error; LANES];
+        let mut counts = [0u64; 6];
+        for (j, (sb, db)) in src.chunks(bsize).zip(dst.chunks(bsize)).enumerate() {
+            let down = if SCALED { pow2(-ks[j]) } else { 1.0 };
+            // The errors, assuming every element finite on both sides; the lane sums are
+            // finite exactly when that holds (an error is at most ~2^256, a block at most
+            // 2^16 elements). Otherwise again, leaving the non-finite ones out.
+            let (mut s, mut m) = (sum, max);
+            error_pass::<SCALED, false, S, D>(sb, db, down, &fv, &mut s, &mut m);
+            let finite = s.iter().all(|x| x.is_finite());
+            if finite {
+                (sum, max) = (s, m);
+            } else {
+                error_pass::<SCALED, true, S, D>(sb, db, down, &fv, &mut sum, &mut max);
+            }
+            // (a · 2^k > hi) ⇔ (a > hi · 2^−k), both products exact.
+            let t_hi = key_above(self.hi * down);
+            let t_lo = key_below(self.lo * down);
+            let c = match zero {
+                Some(z) if finite => count_finite(sb, db, t_lo, t_hi, relu, z),
+                _ => count_pass(sb, db, t_lo, t_hi, relu, &fc),
+            };
+            for (t, c) in counts.iter_mut().zip(c) {
+                *t += c as u64;
+            }
+        }
+        st.nan += counts[0];
+        st.nan_to_number += counts[1];
+        st.overflow_to_inf += counts[2];
+        st.saturated += counts[3];
+        st.flushed_to_zero += counts[4];
+        st.error_elements += counts[5];
+        st.sum_abs_error += sum.iter().sum::<f64>();
+        st.max_abs_error = max.iter().fold(0.0f64, |m, &x| m.max(x));
+    }
+
+    /// The statistics through general decoders (any formats).
+    #[allow(clippy::too_many_arguments)]
+    fn generic_stats<S: Le, D: Le>(
+        &self,
+        st: &mut Stats,
+        src_dec: &Decoder,
+        dst_dec: &Decoder,
+        src: &[S],
+        dst: &[D],
+        ks: &[i32],
+        bsize: usize,
+    ) {
+        // Monomorphise the hot loop on the common decoders.
+        let t = match dst_dec {
+            Decoder::Table(t) => Some(&t.val),
+            _ => None,
+        };
+        match (src_dec, t) {
+            (Decoder::F32, Some(t)) => self.stats_loop(
+                st,
+                src,
+                dst,
+                ks,
+                bsize,
+                |x| f32::from_bits(x as u32) as f64,
+                |y| t[y as u16 as usize],
+            ),
+            (Decoder::F32, None) => self.stats_loop(
+                st,
+                src,
+                dst,
+                ks,
+                bsize,
+                |x| f32::from_bits(x as u32) as f64,
+                |y| dst_dec.get(y),
+            ),
+            (_, Some(t)) => self.stats_loop(
+                st,
+                src,
+                dst,
+                ks,
+                bsize,
+                |x| src_dec.get(x),
+                |y| t[y as u16 as usize],
+            ),
+            _ => self.stats_loop(
+                st,
+                src,
+                dst,
+                ks,
+                bsize,
+                |x| src_dec.get(x),
+                |y| dst_dec.get(y),
+            ),
+        }
     }
 
     /// The statistics loop, branch-free per element (see [`Stats`] for the classes).
@@ -591,6 +895,115 @@ impl Plan {
         st.sum_abs_error += sum.iter().sum::<f64>();
         st.max_abs_error = max.iter().fold(0.0f64, |m, &x| m.max(x));
     }
+}
+
+/// Lanes of the error sums (element `i` of a block goes to lane `i mod LANES`).
+const LANES: usize = 8;
+
+/// Adds the errors `|fv(output) · down − input|` of `f32` inputs to the lane sums and maxima;
+/// with `SKIP`, leaving out the elements where it is not finite (exactly those where the
+/// input or the output is NaN or infinite: `f32` inputs and scales of at most 2^±127 cannot
+/// overflow an `f64`).
+#[inline(always)]
+fn error_pass<const SCALED: bool, const SKIP: bool, S: Le, D: Le>(
+    src: &[S],
+    dst: &[D],
+    down: f64,
+    fv: &impl Fn(u32) -> f64,
+    sum: &mut [f64; LANES],
+    max: &mut [f64; LANES],
+) {
+    // Local copies, so that the accumulators live in registers.
+    let (mut s, mut m) = (*sum, *max);
+    let err = |x: &S, y: &D| {
+        let a = f32::from_bits(x.to_u64() as u32) as f64;
+        let b = fv(y.to_u64() as u32);
+        let b = if SCALED { b * down } else { b };
+        let e = (b - a).abs();
+        if !SKIP || e < f64::INFINITY {
+            e
+        } else {
+            0.0
+        }
+    };
+    let mut xs = src.chunks_exact(LANES);
+    let mut ys = dst.chunks_exact(LANES);
+    for (xc, yc) in xs.by_ref().zip(ys.by_ref()) {
+        for l in 0..LANES {
+            let e = err(&xc[l], &yc[l]);
+            s[l] += e;
+            m[l] = if e > m[l] { e } else { m[l] };
+        }
+    }
+    for (l, (x, y)) in xs.remainder().iter().zip(ys.remainder()).enumerate() {
+        let e = err(x, y);
+        s[l] += e;
+        m[l] = if e > m[l] { e } else { m[l] };
+    }
+    (*sum, *max) = (s, m);
+}
+
+/// The counts of [`Stats`] for `f32` inputs — NaN outputs, NaN to number, overflow to
+/// infinity, saturated, flushed to zero, elements in the errors — from the inputs' bits, the
+/// outputs' class bits (`fc`) and the range thresholds on [`key`]s.
+#[inline(always)]
+fn count_pass<S: Le, D: Le>(
+    src: &[S],
+    dst: &[D],
+    t_lo: i32,
+    t_hi: i32,
+    relu: bool,
+    fc: &impl Fn(u32) -> u32,
+) -> [u32; 6] {
+    const INF_BITS: u32 = 0x7f80_0000;
+    let relu = relu as u32;
+    let mut c = [0u32; 6];
+    for (x, y) in src.iter().zip(dst) {
+        let x = x.to_u64() as u32;
+        let cl = fc(y.to_u64() as u32);
+        let ax = x & 0x7fff_ffff;
+        let an = (ax > INF_BITS) as u32;
+        let ainf = (ax == INF_BITS) as u32;
+        let bn = cl & NAN;
+        let binf = (cl & INF) >> 1;
+        let bz = (cl & ZERO) >> 2;
+        // Neither side NaN, the output not infinite.
+        let rest = (bn | an | binf) ^ 1;
+        let kx = key(x);
+        let out = ((kx > t_hi) | (kx < t_lo)) as u32;
+        let nonzero_finite = ((ax != 0) & (ax < INF_BITS)) as u32;
+        c[0] += bn;
+        c[1] += an & (bn ^ 1);
+        c[2] += binf & ((an | ainf) ^ 1);
+        c[3] += rest & out;
+        c[4] += bz & nonzero_finite & ((relu & (x >> 31)) ^ 1);
+        c[5] += rest & (ainf ^ 1);
+    }
+    c
+}
+
+/// [`count_pass`] when every input and output is finite (no NaN, no infinity): only the
+/// saturated and flushed counts remain, every element is in the errors; `zero` tests for the
+/// zero outputs.
+#[inline(always)]
+fn count_finite<S: Le, D: Le>(
+    src: &[S],
+    dst: &[D],
+    t_lo: i32,
+    t_hi: i32,
+    relu: bool,
+    zero: Codes,
+) -> [u32; 6] {
+    let relu = relu as u32;
+    let (mut sat, mut flushed) = (0u32, 0u32);
+    for (x, y) in src.iter().zip(dst) {
+        let x = x.to_u64() as u32;
+        let kx = key(x);
+        sat += ((kx > t_hi) | (kx < t_lo)) as u32;
+        let counted = (x & 0x7fff_ffff != 0) as u32 & ((relu & (x >> 31)) ^ 1);
+        flushed += zero.test(y.to_u64() as u32) as u32 & counted;
+    }
+    [0, 0, 0, sat, flushed, src.len() as u32]
 }
 
 fn pow2(k: i32) -> f64 {
@@ -680,6 +1093,251 @@ pub(crate) fn pack<D: Le>(p: Packing, words: &[D], out: &mut [u8]) {
                     v |= (d.to_u64() as u32 & 0x3f) << (6 * k);
                 }
                 o.copy_from_slice(&v.to_le_bytes()[..3]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpucvt_core::format::{E2M1, E4M3, E5M2, F16, S8, U8};
+    use gpucvt_core::Policy;
+
+    /// Inputs that exercise every class: NaNs, infinities, zeros, subnormals, the largest
+    /// values of the destinations and just beyond them, values rounding to the largest
+    /// finite value, values underflowing to zero — then pseudo-random encodings.
+    fn tricky(n: usize) -> Vec<u32> {
+        let mut v: Vec<u32> = vec![
+            0x0000_0000,
+            0x8000_0000,
+            0x7f80_0000,
+            0xff80_0000,
+            0x7fc0_0000,
+            0xffc0_0001,
+            0x7f80_0001,
+            0x0000_0001,
+            0x8000_0001,
+            0x0040_0000,
+            0x807f_ffff,
+            0x0080_0000,
+            0x7f7f_ffff,
+            0xff7f_ffff,
+            0x7f7f_0000,
+            0x7f7f_8000,
+            0xff7f_7fff,
+        ];
+        for x in [
+            448.0f32, 449.0, 463.9, 464.0, 480.0, -448.0, -470.0, 57344.0, 61440.0, 65504.0,
+            65520.0, 6.0, 6.5, 7.0, -6.1, 1.0, -1.0, 0.5, 1.0e-3, -1.0e-3, 1.0e-40, 127.4, 127.5,
+            128.0, -128.5, -129.0, 255.5, 256.0, 2e-3, 9.7e-4, 1.9e-3, 3e38, -3e38,
+        ] {
+            v.push(x.to_bits());
+        }
+        let mut i = 0u64;
+        while v.len() < n {
+            let r = splitmix64(i) as u32;
+            // Mostly moderate magnitudes, some anything.
+            v.push(if i % 4 == 0 {
+                r
+            } else {
+                (r & 0x8fff_ffff) | 0x3000_0000
+            });
+            i += 1;
+        }
+        v.truncate(n);
+        v
+    }
+
+    /// The statistics computed the straightforward way: both sides decoded by the core,
+    /// classified by the definitions of [`Stats`], the errors summed in the lanes of the
+    /// engine (element `i` of a block in lane `i mod 8`).
+    fn reference(plan: &Plan, src: &[u32], dst: &[u64], scales: &[u8], bsize: usize) -> Stats {
+        let (sf, df) = (plan.conv.src, plan.conv.dst);
+        let mut st = Stats {
+            elements: src.len() as u64,
+            ..Stats::default()
+        };
+        if plan.blocks.is_some() {
+            st.blocks = scales.len() as u64;
+            st.nan_blocks = scales.iter().filter(|&&s| s == 0xff).count() as u64;
+        }
+        let mut sum = [0.0f64; 8];
+        let mut max = [0.0f64; 8];
+        for (i, (&x, &y)) in src.iter().zip(dst).enumerate() {
+            let k = match scales.get(i / bsize) {
+                Some(&0xff) | None => 0,
+                Some(&s) => 127 - s as i32,
+            };
+            let a = sf.decode(x as u64).to_f64_lossy();
+            let b = df.decode(y).to_f64_lossy();
+            let scaled = a * 2f64.powi(k);
+            if b.is_nan() {
+                st.nan += 1;
+            } else if a.is_nan() {
+                st.nan_to_number += 1;
+            } else if b.is_infinite() {
+                if !a.is_infinite() {
+                    st.overflow_to_inf += 1;
+                }
+            } else {
+                if scaled > plan.hi || scaled < plan.lo {
+                    st.saturated += 1;
+                }
+                if a.is_finite() {
+                    if b == 0.0 && a != 0.0 && !(plan.conv.policy.relu && a < 0.0) {
+                        st.flushed_to_zero += 1;
+                    }
+                    let e = (b * 2f64.powi(-k) - a).abs();
+                    st.error_elements += 1;
+                    let l = (i % bsize) % 8;
+                    sum[l] += e;
+                    max[l] = max[l].max(e);
+                }
+            }
+        }
+        st.sum_abs_error = sum.iter().sum();
+        st.max_abs_error = max.iter().fold(0.0, |m: f64, &x| m.max(x));
+        st
+    }
+
+    fn check(conv: Conversion, block: Option<(u64, ScaleMethod)>) {
+        let n = 4099usize - (block.is_some() as usize) * 3;
+        let src = tricky(n);
+        check_on(conv, block, src.clone());
+        // Without NaNs and infinities (the blocks' shortcut).
+        let finite = src
+            .iter()
+            .map(|&x| {
+                if x & 0x7f80_0000 == 0x7f80_0000 {
+                    0x3f80_0000
+                } else {
+                    x
+                }
+            })
+            .collect();
+        check_on(conv, block, finite);
+    }
+
+    fn check_on(conv: Conversion, block: Option<(u64, ScaleMethod)>, src: Vec<u32>) {
+        let n = src.len();
+        let dst_pack = Packing::Bytes(crate::dtype::container_bytes(&conv.dst));
+        let plan = Plan::new(conv, Packing::Bytes(4), dst_pack, block, 7);
+        assert!(plan.fast.is_some(), "{conv:?}: the fast statistics apply");
+        let bytes: Vec<u8> = src.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let mut out = Vec::new();
+        let (mut stats, scales) = plan.convert_chunk(&bytes, n as u64, 0, &mut out);
+        let cb = crate::dtype::container_bytes(&conv.dst);
+        let words: Vec<u64> = out
+            .chunks_exact(cb)
+            .map(|c| c.iter().rev().fold(0u64, |w, &b| w << 8 | b as u64))
+            .collect();
+        assert_eq!(words.len(), n);
+        let bsize = block.map_or(n, |b| b.0 as usize);
+        let want = reference(&plan, &src, &words, &scales, bsize);
+        // Compare the sums through `merge`, which also derives the mean.
+        let mut got = Stats::default();
+        got.merge(&stats);
+        let mut w = Stats::default();
+        w.merge(&want);
+        assert_eq!(got, w, "{conv:?} {block:?}");
+        assert!(got.saturated + got.flushed_to_zero > 0);
+        // And the general decoders agree too.
+        let mut g = Stats {
+            elements: n as u64,
+            blocks: got.blocks,
+            nan_blocks: got.nan_blocks,
+            ..Stats::default()
+        };
+        let ks: Vec<i32> = if block.is_some() {
+            scales
+                .iter()
+                .map(|&s| if s == 0xff { 0 } else { 127 - s as i32 })
+                .collect()
+        } else {
+            vec![0]
+        };
+        let (sd, dd) = (Decoder::new(&conv.src), Decoder::new(&conv.dst));
+        plan.generic_stats(&mut g, &sd, &dd, &src, &words, &ks, bsize);
+        stats.mean_abs_error = 0.0;
+        g.mean_abs_error = 0.0;
+        assert_eq!(stats, g, "{conv:?} {block:?}: general decoders");
+    }
+
+    fn conv(dst: Format, rounding: Rounding, p: Policy) -> Conversion {
+        Conversion::new(F32, dst, rounding, p)
+    }
+
+    #[test]
+    fn fast_statistics_equal_the_reference() {
+        let sf = Policy {
+            satfinite: true,
+            ..Policy::default()
+        };
+        let plain = Policy::default();
+        let relu = Policy {
+            relu: true,
+            ..Policy::default()
+        };
+        let sat = Policy {
+            sat: true,
+            ..Policy::default()
+        };
+        for c in [
+            conv(E4M3, Rounding::RN, sf),
+            conv(E4M3, Rounding::RN, plain),
+            conv(E4M3, Rounding::RZ, relu),
+            conv(E4M3, Rounding::RN, sat),
+            conv(E5M2, Rounding::RN, plain),
+            conv(E5M2, Rounding::RP, sf),
+            conv(BF16, Rounding::RN, plain),
+            conv(BF16, Rounding::RZ, sf),
+            conv(F16, Rounding::RN, relu),
+            conv(E2M1, Rounding::RN, sf),
+            conv(S8, Rounding::RNI, plain),
+            conv(U8, Rounding::RZI, sat),
+            conv(UE8M0, Rounding::RP, sf),
+            conv(TF32, Rounding::RNA, plain),
+        ] {
+            check(c, None);
+        }
+        for method in [ScaleMethod::Ocp, ScaleMethod::Rp] {
+            check(conv(E2M1, Rounding::RN, sf), Some((32, method)));
+            check(conv(E4M3, Rounding::RN, plain), Some((16, method)));
+        }
+    }
+
+    #[test]
+    fn range_keys() {
+        // a > h ⇔ key(a) > key_above(h); a < l ⇔ key(a) < key_below(l), for every kind of
+        // threshold, including ones between the f32 values and around zero.
+        let hs = [
+            0.0,
+            -0.0,
+            1e-50,
+            -1e-50,
+            448.0,
+            448.5,
+            -448.5,
+            1.0,
+            3.5e38,
+            -3.5e38,
+            1e300,
+            f32::MAX as f64,
+            1.4e-45,
+            -1.4e-45,
+            2.1e-45,
+        ];
+        let xs = tricky(300);
+        for &h in &hs {
+            let (ta, tb) = (key_above(h), key_below(h));
+            for &x in &xs {
+                let a = f32::from_bits(x);
+                if a.is_nan() {
+                    continue;
+                }
+                assert_eq!((a as f64) > h, key(x) > ta, "{a} > {h}");
+                assert_eq!(((a as f64) < h), key(x) < tb, "{a} < {h}");
             }
         }
     }
