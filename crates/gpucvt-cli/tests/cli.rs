@@ -4,20 +4,8 @@
 //! show the arithmetic), or taken from Rust's own correctly rounded `f32`/`f64` parsing, never
 //! copied from the program's output.
 
-use std::process::Command;
-
-/// Runs `gpucvt` with `args`: (exit code, stdout, stderr).
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gpucvt"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).expect("UTF-8 stdout"),
-        String::from_utf8(out.stderr).expect("UTF-8 stderr"),
-    )
-}
+mod common;
+use common::run;
 
 /// Runs a command that must succeed; returns stdout.
 fn ok(args: &[&str]) -> String {

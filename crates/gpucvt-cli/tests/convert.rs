@@ -3,24 +3,13 @@
 //! code 2, a one-line message, and no output or temporary file left behind). Test files are
 //! generated in temporary folders.
 
+mod common;
+use common::gpucvt_in as gpucvt;
+
 use gpucvt::core::format::{self, Format};
 use gpucvt::core::{Conversion, Policy, Rounding};
 use serde_json::{json, Value};
 use std::path::Path;
-use std::process::Command;
-
-fn gpucvt(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gpucvt"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).expect("UTF-8 stdout"),
-        String::from_utf8(out.stderr).expect("UTF-8 stderr"),
-    )
-}
 
 fn values(n: usize) -> Vec<f32> {
     let mut x = 0x9e37_79b9u32;

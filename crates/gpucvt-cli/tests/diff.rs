@@ -1,19 +1,13 @@
 //! `gpucvt diff`: the real binary on small sweeps (16-bit sources exhaustively, f32 and f64
 //! sources sampled), JSON output and the error cases.
 
-use std::process::Command;
+mod common;
 
+/// Runs `gpucvt diff` with `args`.
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gpucvt"))
-        .arg("diff")
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).expect("UTF-8 stdout"),
-        String::from_utf8(out.stderr).expect("UTF-8 stderr"),
-    )
+    let mut a = vec!["diff"];
+    a.extend_from_slice(args);
+    common::run(&a)
 }
 
 fn ok(args: &[&str]) -> String {

@@ -3,27 +3,10 @@
 //! codes, and register values worked out by hand from the formats (the comments show the
 //! arithmetic).
 
+mod common;
+use common::gpucvt;
+
 use serde_json::Value as Json;
-use std::path::PathBuf;
-use std::process::Command;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Runs `gpucvt` from the workspace root: (exit code, stdout, stderr).
-fn gpucvt(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gpucvt"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).expect("UTF-8 stdout"),
-        String::from_utf8(out.stderr).expect("UTF-8 stderr"),
-    )
-}
 
 /// The first lines (`file:line:col: severity[rule]: message`) of the plain output.
 fn heads(out: &str) -> Vec<&str> {

@@ -3,22 +3,12 @@
 //! them (a copy is in `tests/data/`). The differences must be exactly the ones
 //! `ptx-cvt.md` §6.0 lists, where ptxas 13.5 accepts more than the table says.
 
+mod common;
+use common::run as gpucvt;
+
 use gpucvt::ptx::table::{method_table, TABLE_15_TYPES, TABLE_16_TYPES};
 use gpucvt::ptx::PtxType;
 use std::collections::BTreeMap;
-use std::process::Command;
-
-fn gpucvt(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gpucvt"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
 
 const SEED: &str = include_str!("data/seed002_ptx_cvt_tables.txt");
 

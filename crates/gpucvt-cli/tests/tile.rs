@@ -3,28 +3,12 @@
 //! expected encodings are worked out by hand from the formats and `tile-ir.md` §3.3/§3.4 (the
 //! comments show the arithmetic), never copied from the program's output.
 
+mod common;
+use common::gpucvt;
+
 use serde_json::Value as Json;
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Runs `gpucvt` from the workspace root: (exit code, stdout, stderr).
-fn gpucvt(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gpucvt"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).expect("UTF-8 stdout"),
-        String::from_utf8(out.stderr).expect("UTF-8 stderr"),
-    )
-}
 
 /// A command that must succeed; its stdout.
 #[track_caller]

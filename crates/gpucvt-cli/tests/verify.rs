@@ -3,20 +3,10 @@
 //! Expected results come from the library's PTX model (`gpucvt::ptx::eval::evaluate_bits`),
 //! an independent path from the slice kernels the commands run.
 
-use gpucvt::ptx::{eval::evaluate_bits, parse_instruction};
-use std::process::Command;
+mod common;
+use common::run;
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gpucvt"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).expect("UTF-8 stdout"),
-        String::from_utf8(out.stderr).expect("UTF-8 stderr"),
-    )
-}
+use gpucvt::ptx::{eval::evaluate_bits, parse_instruction};
 
 #[test]
 fn verify_a_16_bit_source_exhaustively() {

@@ -1,11 +1,29 @@
 //! Bulk conversion throughput, as ratios against baselines measured in the same run:
-//! `memcpy` of the input bytes, and the *roofline* — a plain shift-truncate of f32 to 16 or 8
-//! bits, which reads and writes the same bytes as a conversion but does no rounding.
 //!
-//! `cargo bench -p gpucvt-core --bench bulk` (set `GPUCVT_BENCH_LARGE=0` to skip the 64 Mi
-//! runs). Sizes: 1 Mi elements (in cache) and 64 Mi elements (in memory).
+//! - `memcpy`: a copy of the input bytes;
+//! - `roofline-16`, `roofline-8`: a plain shift-truncate of `f32` to 16 or 8 bits, which reads
+//!   and writes the same bytes as a conversion but does no rounding (the roofline), and
+//!   `roofline-32`, a mask to the tf32 bits (`memcpy` may write with non-temporal stores that
+//!   a plain loop does not use, so it is no roofline for 32-bit results at 64 Mi);
+//! - `roofline-rs-16`, `roofline-rs-8`: the same plus reading one random `u32` per element,
+//!   the bytes a stochastic-rounding kernel must move;
+//! - the `half` crate's `convert_from_f32_slice` (f16 with the F16C path where the CPU has it,
+//!   bf16), and the `float8` crate element by element (e4m3, e5m2);
+//! - gpucvt's kernels for `f32` → f16, bf16, tf32, e4m3, e5m2, e2m3, e3m2, e2m1, ue8m0 in
+//!   `rn`, `rz` and `rs` (`rna` for tf32; `rz`, `rp` for ue8m0), one element per lane: the
+//!   PTX x2/x4 forms are packings of the same per-lane conversion. Stochastic rounding reads
+//!   a stream of random values: `-rs` takes them in the narrowest word that holds the width
+//!   (`u8` for the 8-bit widths, `u16` for f16 and bf16: `Kernel::convert_stochastic_words`),
+//!   `-rs32` one `u32` per element (`Kernel::convert_stochastic`).
+//!
+//! `cargo bench -p gpucvt-core --bench bulk` runs 1 Mi elements (in cache) and 64 Mi elements
+//! (in memory) in one process; `GPUCVT_BENCH_LARGE=0` skips the 64 Mi group. Then
+//! `python3 scripts/bulk-bench-table.py` prints the ratio table from criterion's output
+//! (`$CARGO_TARGET_DIR/criterion`, or `target/criterion`).
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{
+    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
+};
 use gpucvt_core::bulk::Kernel;
 use gpucvt_core::format::*;
 use gpucvt_core::{Conversion, Policy, Rounding};
@@ -13,8 +31,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 fn inputs(n: usize) -> Vec<u32> {
-    // Values spread over the useful range of every destination (|x| up to ~2^20 and tiny
-    // ones), with both signs, deterministic.
+    // Values spread over the useful range of every destination (|x| from 2^-27 to 2^22, so
+    // subnormal, normal and overflowing results for the narrow formats), with both signs,
+    // deterministic.
     let mut s = 0x1234_5678_9abc_def0u64;
     (0..n)
         .map(|_| {
@@ -22,7 +41,7 @@ fn inputs(n: usize) -> Vec<u32> {
             s ^= s >> 7;
             s ^= s << 17;
             let r = s as u32;
-            let exp = 100 + (r >> 24) % 50; // 2^-27 .. 2^22
+            let exp = 100 + (r >> 24) % 50;
             (r & 0x8000_0000) | exp << 23 | (r & 0x007f_ffff)
         })
         .collect()
@@ -43,142 +62,195 @@ fn satfinite() -> Policy {
     }
 }
 
+/// The gpucvt cases: name, destination, rounding, policy.
+fn cases() -> Vec<(&'static str, Format, Rounding, Policy)> {
+    let none = Policy::default();
+    let sf = satfinite();
+    vec![
+        ("f16-rn", F16, Rounding::RN, none),
+        ("f16-rz", F16, Rounding::RZ, none),
+        ("f16-rs", F16, Rounding::stochastic(0, 13), none),
+        ("bf16-rn", BF16, Rounding::RN, none),
+        ("bf16-rz", BF16, Rounding::RZ, none),
+        ("bf16-rs", BF16, Rounding::stochastic(0, 16), none),
+        ("tf32-rna", TF32, Rounding::RNA, none),
+        ("tf32-rn", TF32, Rounding::RN, none),
+        ("tf32-rz", TF32, Rounding::RZ, none),
+        ("e4m3-rn", E4M3, Rounding::RN, sf),
+        ("e4m3-rz", E4M3, Rounding::RZ, sf),
+        ("e4m3-rs", E4M3, Rounding::stochastic(0, 8), sf),
+        ("e5m2-rn", E5M2, Rounding::RN, sf),
+        ("e5m2-rz", E5M2, Rounding::RZ, sf),
+        ("e5m2-rs", E5M2, Rounding::stochastic(0, 8), sf),
+        ("e2m3-rn", E2M3, Rounding::RN, sf),
+        ("e2m3-rz", E2M3, Rounding::RZ, sf),
+        ("e2m3-rs", E2M3, Rounding::stochastic(0, 8), sf),
+        ("e3m2-rn", E3M2, Rounding::RN, sf),
+        ("e3m2-rz", E3M2, Rounding::RZ, sf),
+        ("e3m2-rs", E3M2, Rounding::stochastic(0, 8), sf),
+        ("e2m1-rn", E2M1, Rounding::RN, sf),
+        ("e2m1-rz", E2M1, Rounding::RZ, sf),
+        ("e2m1-rs", E2M1, Rounding::stochastic(0, 8), sf),
+        ("ue8m0-rz", UE8M0, Rounding::RZ, sf),
+        ("ue8m0-rp", UE8M0, Rounding::RP, sf),
+    ]
+}
+
 fn bench(c: &mut Criterion) {
+    let only = std::env::var("GPUCVT_BENCH_ONLY").ok();
     for n in sizes() {
+        let large = n > 1 << 20;
         let src = inputs(n);
         let random: Vec<u32> = src.iter().map(|x| x.rotate_left(7) ^ 0x9e37_79b9).collect();
+        let random16: Vec<u16> = random.iter().map(|&r| r as u16).collect();
+        let random8: Vec<u8> = random.iter().map(|&r| r as u8).collect();
         let mut g = c.benchmark_group(format!("f32x{}Mi", n >> 20));
         g.throughput(Throughput::Bytes(4 * n as u64));
         g.sample_size(10);
-        g.warm_up_time(Duration::from_millis(500));
-        g.measurement_time(Duration::from_secs(if n > 1 << 20 { 4 } else { 2 }));
+        if large {
+            // One pass over 64 Mi elements takes tens of milliseconds: ten samples of a few
+            // passes each.
+            g.sampling_mode(SamplingMode::Flat);
+            g.warm_up_time(Duration::from_millis(200));
+            g.measurement_time(Duration::from_secs(1));
+        } else {
+            g.warm_up_time(Duration::from_millis(300));
+            g.measurement_time(Duration::from_secs(1));
+        }
+        let wanted = |name: &str| only.as_deref().map_or(true, |o| name.contains(o));
 
         let mut dst32 = vec![0u32; n];
         let mut dst16 = vec![0u16; n];
         let mut dst8 = vec![0u8; n];
-        g.bench_function("memcpy", |b| {
-            b.iter(|| dst32.copy_from_slice(black_box(&src)))
-        });
-        g.bench_function("roofline-16", |b| {
-            b.iter(|| {
-                for (d, &s) in dst16.iter_mut().zip(black_box(&src)) {
-                    *d = (s >> 16) as u16;
-                }
-            })
-        });
-        g.bench_function("roofline-8", |b| {
-            b.iter(|| {
-                for (d, &s) in dst8.iter_mut().zip(black_box(&src)) {
-                    *d = (s >> 24) as u8;
-                }
-            })
-        });
+        if wanted("memcpy") {
+            g.bench_function("memcpy", |b| {
+                b.iter(|| dst32.copy_from_slice(black_box(&src)))
+            });
+        }
+        if wanted("roofline") {
+            g.bench_function("roofline-16", |b| {
+                b.iter(|| {
+                    for (d, &s) in dst16.iter_mut().zip(black_box(&src)) {
+                        *d = (s >> 16) as u16;
+                    }
+                })
+            });
+            g.bench_function("roofline-8", |b| {
+                b.iter(|| {
+                    for (d, &s) in dst8.iter_mut().zip(black_box(&src)) {
+                        *d = (s >> 24) as u8;
+                    }
+                })
+            });
+            g.bench_function("roofline-32", |b| {
+                b.iter(|| {
+                    for (d, &s) in dst32.iter_mut().zip(black_box(&src)) {
+                        *d = s & 0xffff_e000;
+                    }
+                })
+            });
+            g.bench_function("roofline-rs-16", |b| {
+                b.iter(|| {
+                    for ((d, &s), &r) in dst16.iter_mut().zip(black_box(&src)).zip(&random) {
+                        *d = ((s ^ r) >> 16) as u16;
+                    }
+                })
+            });
+            g.bench_function("roofline-rs-8", |b| {
+                b.iter(|| {
+                    for ((d, &s), &r) in dst8.iter_mut().zip(black_box(&src)).zip(&random) {
+                        *d = ((s ^ r) >> 24) as u8;
+                    }
+                })
+            });
+        }
         let floats: Vec<f32> = src.iter().map(|&b| f32::from_bits(b)).collect();
-        let mut halves = vec![half::f16::ZERO; n];
-        g.bench_function("half-f16", |b| {
-            b.iter(|| {
-                half::slice::HalfFloatSliceExt::convert_from_f32_slice(
-                    &mut halves[..],
-                    black_box(&floats),
-                )
-            })
-        });
-        let mut bhalves = vec![half::bf16::ZERO; n];
-        g.bench_function("half-bf16", |b| {
-            b.iter(|| {
-                half::slice::HalfFloatSliceExt::convert_from_f32_slice(
-                    &mut bhalves[..],
-                    black_box(&floats),
-                )
-            })
-        });
-        g.bench_function("float8-e4m3", |b| {
-            b.iter(|| {
-                for (d, &f) in dst8.iter_mut().zip(black_box(&floats)) {
-                    *d = float8::F8E4M3::from_f32(f).to_bits();
-                }
-            })
-        });
+        if wanted("half") {
+            let mut halves = vec![half::f16::ZERO; n];
+            g.bench_function("half-f16", |b| {
+                b.iter(|| {
+                    half::slice::HalfFloatSliceExt::convert_from_f32_slice(
+                        &mut halves[..],
+                        black_box(&floats),
+                    )
+                })
+            });
+            let mut bhalves = vec![half::bf16::ZERO; n];
+            g.bench_function("half-bf16", |b| {
+                b.iter(|| {
+                    half::slice::HalfFloatSliceExt::convert_from_f32_slice(
+                        &mut bhalves[..],
+                        black_box(&floats),
+                    )
+                })
+            });
+        }
+        if wanted("float8") {
+            g.bench_function("float8-e4m3", |b| {
+                b.iter(|| {
+                    for (d, &f) in dst8.iter_mut().zip(black_box(&floats)) {
+                        *d = float8::F8E4M3::from_f32(f).to_bits();
+                    }
+                })
+            });
+            g.bench_function("float8-e5m2", |b| {
+                b.iter(|| {
+                    for (d, &f) in dst8.iter_mut().zip(black_box(&floats)) {
+                        *d = float8::F8E5M2::from_f32(f).to_bits();
+                    }
+                })
+            });
+        }
+        drop(floats);
 
-        let cases: &[(&str, Format, Rounding, Policy, bool)] = &[
-            ("f16-rn", F16, Rounding::RN, Policy::default(), false),
-            ("f16-rz", F16, Rounding::RZ, Policy::default(), false),
-            (
-                "f16-rs",
-                F16,
-                Rounding::stochastic(0, 13),
-                Policy::default(),
-                true,
-            ),
-            ("bf16-rn", BF16, Rounding::RN, Policy::default(), false),
-            ("bf16-rz", BF16, Rounding::RZ, Policy::default(), false),
-            (
-                "bf16-rs",
-                BF16,
-                Rounding::stochastic(0, 16),
-                Policy::default(),
-                true,
-            ),
-            ("tf32-rna", TF32, Rounding::RNA, Policy::default(), false),
-            ("tf32-rn", TF32, Rounding::RN, Policy::default(), false),
-            ("tf32-rz", TF32, Rounding::RZ, Policy::default(), false),
-            ("e4m3-rn", E4M3, Rounding::RN, satfinite(), false),
-            (
-                "e4m3-rs",
-                E4M3,
-                Rounding::stochastic(0, 8),
-                satfinite(),
-                true,
-            ),
-            ("e5m2-rn", E5M2, Rounding::RN, satfinite(), false),
-            (
-                "e5m2-rs",
-                E5M2,
-                Rounding::stochastic(0, 8),
-                satfinite(),
-                true,
-            ),
-            ("e2m3-rn", E2M3, Rounding::RN, satfinite(), false),
-            ("e3m2-rn", E3M2, Rounding::RN, satfinite(), false),
-            ("e2m1-rn", E2M1, Rounding::RN, satfinite(), false),
-            (
-                "e2m1-rs",
-                E2M1,
-                Rounding::stochastic(0, 8),
-                satfinite(),
-                true,
-            ),
-            ("ue8m0-rz", UE8M0, Rounding::RZ, Policy::default(), false),
-            ("ue8m0-rp", UE8M0, Rounding::RP, satfinite(), false),
-        ];
-        for &(name, dst, rounding, policy, stochastic) in cases {
+        for (name, dst, rounding, policy) in cases() {
+            if !wanted(name) {
+                continue;
+            }
             let k = Kernel::new(Conversion::new(F32, dst, rounding, policy));
             let id = BenchmarkId::new("gpucvt", name);
-            match dst.width() {
-                w if w <= 8 => g.bench_function(id, |b| {
+            if !name.ends_with("-rs") {
+                match dst.width() {
+                    w if w <= 8 => g.bench_function(id, |b| {
+                        b.iter(|| k.convert(black_box(&src), &mut dst8).unwrap())
+                    }),
+                    w if w <= 16 => g.bench_function(id, |b| {
+                        b.iter(|| k.convert(black_box(&src), &mut dst16).unwrap())
+                    }),
+                    _ => g.bench_function(id, |b| {
+                        b.iter(|| k.convert(black_box(&src), &mut dst32).unwrap())
+                    }),
+                };
+                continue;
+            }
+            let id32 = BenchmarkId::new("gpucvt", format!("{name}32"));
+            if dst.width() <= 8 {
+                g.bench_function(id, |b| {
                     b.iter(|| {
-                        if stochastic {
-                            k.convert_stochastic(black_box(&src), &mut dst8, &random)
-                        } else {
-                            k.convert(black_box(&src), &mut dst8)
-                        }
-                        .unwrap()
+                        k.convert_stochastic_words(black_box(&src), &mut dst8, &random8)
+                            .unwrap()
                     })
-                }),
-                w if w <= 16 => g.bench_function(id, |b| {
+                });
+                g.bench_function(id32, |b| {
                     b.iter(|| {
-                        if stochastic {
-                            k.convert_stochastic(black_box(&src), &mut dst16, &random)
-                        } else {
-                            k.convert(black_box(&src), &mut dst16)
-                        }
-                        .unwrap()
+                        k.convert_stochastic(black_box(&src), &mut dst8, &random)
+                            .unwrap()
                     })
-                }),
-                _ => g.bench_function(id, |b| {
-                    b.iter(|| k.convert(black_box(&src), &mut dst32).unwrap())
-                }),
-            };
+                });
+            } else {
+                g.bench_function(id, |b| {
+                    b.iter(|| {
+                        k.convert_stochastic_words(black_box(&src), &mut dst16, &random16)
+                            .unwrap()
+                    })
+                });
+                g.bench_function(id32, |b| {
+                    b.iter(|| {
+                        k.convert_stochastic(black_box(&src), &mut dst16, &random)
+                            .unwrap()
+                    })
+                });
+            }
         }
         g.finish();
     }

@@ -4,8 +4,18 @@
 //! - `f32` sources into small floats (`f16 bf16 tf32 e4m3 e5m2 e2m3 e3m2 e2m1 ue4m3 ue5m3`)
 //!   in `rn rna rz rm rp rs`, and into `ue8m0` in `rz rp`: branch-free integer code that the
 //!   compiler vectorizes, dispatched at run time to AVX-512 or AVX2 where the CPU has them
-//!   (the only `unsafe` of the crate is that dispatch, in `simd.rs`).
+//!   (the only `unsafe` of the crate is that dispatch, in `simd.rs`). The conversions PTX
+//!   has — `f16`/`bf16` in `rn rz rm rp rs`, `tf32` in `rna rn rz`, the FP8/FP6/FP4 formats
+//!   in `rn rs` (and `rz`), with or without `.satfinite`, `.relu`, `.ftz` — and `ue8m0` run
+//!   kernels specialised at compile time for their format, direction and policy (about one
+//!   vector instruction per element with AVX-512, so they run at memory speed); the rest
+//!   (`.sat`, `.pzo`, other directions, unsigned formats, wide random values) a kernel that
+//!   reads the format and policy at run time. [`Strategy::F32Small`] names both.
 //! - Everything else: the exact core, element by element.
+//!
+//! Stochastic rounding takes one random value per element, as `u32`
+//! ([`Kernel::convert_stochastic`]) or in the narrowest word that holds the width
+//! ([`Kernel::convert_stochastic_words`]: a quarter of the memory traffic for 8-bit widths).
 //!
 //! The exact core is the single source of truth: every kernel is compared with it by the
 //! tests (exhaustively for table-driven kernels, on boundary-dense and random samples for the
@@ -21,6 +31,7 @@
 //! assert_eq!(dst, [0x38, 0x79, 0x7e]);
 //! ```
 
+mod fast;
 mod simd;
 mod small;
 mod ue8m0;
@@ -45,10 +56,40 @@ pub trait Word: Copy + Default + Send + Sync + 'static {
         let _ = s;
         None
     }
+    /// The slice as `&[u8]`, if `Self` is `u8`.
+    #[doc(hidden)]
+    fn as_u8_slice(s: &[Self]) -> Option<&[u8]> {
+        let _ = s;
+        None
+    }
+    /// The slice as `&[u16]`, if `Self` is `u16`.
+    #[doc(hidden)]
+    fn as_u16_slice(s: &[Self]) -> Option<&[u16]> {
+        let _ = s;
+        None
+    }
+    /// The slice as `&mut [u8]`, if `Self` is `u8` (lets kernels write their natural word).
+    #[doc(hidden)]
+    fn as_u8_slice_mut(s: &mut [Self]) -> Option<&mut [u8]> {
+        let _ = s;
+        None
+    }
+    /// The slice as `&mut [u16]`, if `Self` is `u16`.
+    #[doc(hidden)]
+    fn as_u16_slice_mut(s: &mut [Self]) -> Option<&mut [u16]> {
+        let _ = s;
+        None
+    }
+    /// The slice as `&mut [u32]`, if `Self` is `u32`.
+    #[doc(hidden)]
+    fn as_u32_slice_mut(s: &mut [Self]) -> Option<&mut [u32]> {
+        let _ = s;
+        None
+    }
 }
 
 macro_rules! word {
-    ($t:ty, $bits:expr) => {
+    ($t:ty, $bits:expr $(, $m:ident, $c:ident)?) => {
         impl Word for $t {
             const BITS: u32 = $bits;
             #[inline(always)]
@@ -63,11 +104,19 @@ macro_rules! word {
             fn from_u32(v: u32) -> Self {
                 v as $t
             }
+            $(
+                fn $m(s: &mut [$t]) -> Option<&mut [$t]> {
+                    Some(s)
+                }
+                fn $c(s: &[$t]) -> Option<&[$t]> {
+                    Some(s)
+                }
+            )?
         }
     };
 }
-word!(u8, 8);
-word!(u16, 16);
+word!(u8, 8, as_u8_slice_mut, as_u8_slice);
+word!(u16, 16, as_u16_slice_mut, as_u16_slice);
 word!(u64, 64);
 impl Word for u32 {
     const BITS: u32 = 32;
@@ -84,6 +133,9 @@ impl Word for u32 {
         v
     }
     fn as_u32_slice(s: &[u32]) -> Option<&[u32]> {
+        Some(s)
+    }
+    fn as_u32_slice_mut(s: &mut [u32]) -> Option<&mut [u32]> {
         Some(s)
     }
 }
@@ -159,8 +211,11 @@ enum Table {
 
 enum Imp {
     Table(Table),
+    /// Specialised at compile time (`fast.rs`).
+    Fast(fast::Plan),
+    /// Run-time parameters (`small.rs`): the rarer policies.
     Small(small::Params),
-    Ue8m0(ue8m0::Params),
+    Ue8m0(fast::Plan),
     Exact,
 }
 
@@ -188,11 +243,14 @@ impl Kernel {
             if let Some(p) =
                 small::Params::new(&conversion.dst, conversion.rounding, &conversion.policy)
             {
-                Imp::Small(p)
+                match fast::Plan::new(&conversion.dst, &p) {
+                    Some(plan) => Imp::Fast(plan),
+                    None => Imp::Small(p),
+                }
             } else if let Some(p) =
                 ue8m0::Params::new(&conversion.dst, conversion.rounding, &conversion.policy)
             {
-                Imp::Ue8m0(p)
+                Imp::Ue8m0(ue8m0_plan(&p))
             } else {
                 Imp::Exact
             }
@@ -213,10 +271,16 @@ impl Kernel {
     pub fn strategy(&self) -> Strategy {
         match self.imp {
             Imp::Table(_) => Strategy::Table,
-            Imp::Small(_) => Strategy::F32Small,
+            Imp::Fast(_) | Imp::Small(_) => Strategy::F32Small,
             Imp::Ue8m0(_) => Strategy::F32Ue8m0,
             Imp::Exact => Strategy::Exact,
         }
+    }
+
+    /// Whether the kernel is specialised at compile time for this conversion (for tests).
+    #[cfg(test)]
+    pub(crate) fn specialised(&self) -> bool {
+        matches!(self.imp, Imp::Fast(_) | Imp::Ue8m0(_))
     }
 
     fn check<S: Word, D: Word>(&self, src: &[S], dst: &[D]) -> Result<(), BulkError> {
@@ -273,6 +337,64 @@ impl Kernel {
         Ok(())
     }
 
+    /// [`Kernel::convert_stochastic`] with the random values in any word type at least as
+    /// wide as the conversion's random width: `u8` for the 8-bit widths of the FP8/FP6/FP4
+    /// forms, `u16` for `f16` (13 bits) and `bf16` (16 bits). The random stream is then a
+    /// quarter or a half of the bytes of `u32` values, which is what bounds a stochastic
+    /// conversion over data in memory. A word narrower than the width is refused
+    /// ([`BulkError::Narrow`]); other roundings ignore `random`.
+    pub fn convert_stochastic_words<S: Word, D: Word, R: Word>(
+        &self,
+        src: &[S],
+        dst: &mut [D],
+        random: &[R],
+    ) -> Result<(), BulkError> {
+        self.check(src, dst)?;
+        if random.len() != src.len() {
+            return Err(BulkError::Random {
+                elements: src.len(),
+                random: random.len(),
+            });
+        }
+        if let Direction::Stochastic { width, .. } = self.conversion.rounding.direction {
+            if width > R::BITS {
+                return Err(BulkError::Narrow {
+                    format: "random value",
+                    bits: width,
+                    word: R::BITS,
+                });
+            }
+        }
+        // The specialised kernels read narrow random values directly.
+        if let (Imp::Fast(plan), Some(src32)) = (&self.imp, S::as_u32_slice(src)) {
+            match plan.narrow {
+                Some(fast::NarrowRs::U8(f)) => {
+                    if let (Some(d), Some(r)) = (D::as_u8_slice_mut(dst), R::as_u8_slice(random)) {
+                        f(src32, d, r, plan.knobs);
+                        return Ok(());
+                    }
+                }
+                Some(fast::NarrowRs::U16(f)) => {
+                    if let (Some(d), Some(r)) = (D::as_u16_slice_mut(dst), R::as_u16_slice(random))
+                    {
+                        f(src32, d, r, plan.knobs);
+                        return Ok(());
+                    }
+                }
+                None => {}
+            }
+        }
+        // Widened a block at a time into a buffer that stays in the first-level cache.
+        const C: usize = 1024;
+        let mut buf = [0u32; C];
+        for ((s, d), r) in src.chunks(C).zip(dst.chunks_mut(C)).zip(random.chunks(C)) {
+            let b = &mut buf[..r.len()];
+            simd::widen(r, b);
+            self.run(s, d, Random::PerElement(b));
+        }
+        Ok(())
+    }
+
     fn run<S: Word, D: Word>(&self, src: &[S], dst: &mut [D], random: Random<'_>) {
         match &self.imp {
             Imp::Table(t) => {
@@ -291,6 +413,18 @@ impl Kernel {
                     Table::U64(t) => look!(t),
                 }
             }
+            Imp::Fast(plan) | Imp::Ue8m0(plan) => {
+                let src = S::as_u32_slice(src).expect("f32 kernels take u32 words");
+                match plan.f {
+                    fast::FastFn::U8(f) => run_fast(f, D::as_u8_slice_mut, plan, src, dst, random),
+                    fast::FastFn::U16(f) => {
+                        run_fast(f, D::as_u16_slice_mut, plan, src, dst, random)
+                    }
+                    fast::FastFn::U32(f) => {
+                        run_fast(f, D::as_u32_slice_mut, plan, src, dst, random)
+                    }
+                }
+            }
             Imp::Small(p) => {
                 let src = S::as_u32_slice(src).expect("f32 kernels take u32 words");
                 match random {
@@ -303,10 +437,6 @@ impl Kernel {
                         }
                     }
                 }
-            }
-            Imp::Ue8m0(p) => {
-                let src = S::as_u32_slice(src).expect("f32 kernels take u32 words");
-                simd::ue8m0(p, src, dst);
             }
             Imp::Exact => {
                 let mut c = self.conversion;
@@ -330,6 +460,78 @@ impl Kernel {
 enum Random<'a> {
     Fixed(u32),
     PerElement(&'a [u32]),
+}
+
+/// Runs a specialised slice function `f` over its natural word `N`: directly when `D` is `N`,
+/// else through a small buffer; a fixed random value is repeated from a small buffer.
+fn run_fast<N: Word, D: Word>(
+    f: fast::SliceFn<N>,
+    natural: fn(&mut [D]) -> Option<&mut [N]>,
+    plan: &fast::Plan,
+    src: &[u32],
+    dst: &mut [D],
+    random: Random<'_>,
+) {
+    const C: usize = 1024;
+    let fixed = match random {
+        Random::Fixed(r) if plan.rs => Some([r; C]),
+        _ => None,
+    };
+    let rnd = |i: usize, n: usize| -> &[u32] {
+        match (&fixed, random) {
+            (Some(buf), _) => &buf[..n],
+            (None, Random::PerElement(r)) => &r[i..i + n],
+            (None, Random::Fixed(_)) => &[],
+        }
+    };
+    if let Some(d) = natural(&mut *dst) {
+        if fixed.is_none() {
+            f(src, d, rnd(0, src.len()), plan.knobs);
+        } else {
+            for (k, (s, d)) in src.chunks(C).zip(d.chunks_mut(C)).enumerate() {
+                f(s, d, rnd(k * C, s.len()), plan.knobs);
+            }
+        }
+        return;
+    }
+    let mut tmp = [N::default(); C];
+    for (k, (s, d)) in src.chunks(C).zip(dst.chunks_mut(C)).enumerate() {
+        let t = &mut tmp[..s.len()];
+        f(s, t, rnd(k * C, s.len()), plan.knobs);
+        for (d, t) in d.iter_mut().zip(t.iter()) {
+            *d = D::from_u64(t.to_u64());
+        }
+    }
+}
+
+/// The `ue8m0` kernel as a specialised slice function.
+fn ue8m0_plan(p: &ue8m0::Params) -> fast::Plan {
+    fn entry<const UP: bool, const P: u8>(src: &[u32], dst: &mut [u8], _: &[u32], _: fast::Knobs) {
+        simd::ue8m0::<UP, P, u8>(src, dst)
+    }
+    macro_rules! pick {
+        ($($p:expr),*) => {
+            match (p.up, p.bits()) {
+                $(
+                    (false, $p) => entry::<false, $p> as fast::SliceFn<u8>,
+                    (true, $p) => entry::<true, $p>,
+                )*
+                _ => unreachable!("satfinite and plain overflow saturation exclude each other"),
+            }
+        };
+    }
+    // `ue8m0::SF | ue8m0::OVSAT` never occurs.
+    let f = pick!(0, 1, 2, 4, 5, 6);
+    fast::Plan {
+        f: fast::FastFn::U8(f),
+        rs: false,
+        narrow: None,
+        knobs: fast::Knobs {
+            w: 0,
+            ftz_below: 0,
+            relu: 0,
+        },
+    }
 }
 
 fn build_table(c: &Conversion) -> Table {

@@ -1,13 +1,14 @@
 //! Run-time CPU-feature dispatch: the only `unsafe` code of gpucvt-core.
 //!
-//! The kernels in `small.rs` and `ue8m0.rs` are plain safe Rust marked `#[inline(always)]`.
+//! The kernels in `fast.rs`, `small.rs` and `ue8m0.rs` are plain safe Rust marked
+//! `#[inline(always)]`.
 //! Here they are compiled three times — for the baseline target, for AVX2 and for AVX-512 —
 //! and the best version the running CPU supports is called. Calling a
 //! `#[target_feature]` function is `unsafe` only because the CPU must have the feature; each
 //! call below is guarded by `is_x86_feature_detected!` for exactly the features it enables.
 #![allow(unsafe_code)]
 
-use super::{small, ue8m0, Word};
+use super::{fast, small, ue8m0, Word};
 
 macro_rules! dispatch_small {
     ($p:expr, $src:expr, $dst:expr, $r:expr, $mode:ident) => {
@@ -70,29 +71,187 @@ unsafe fn small_avx512<const MODE: u8, D: Word>(
     small::run::<MODE, D>(p, src, dst, rnd, D::from_u32);
 }
 
-/// `f32` → `ue8m0` over a slice.
-pub(super) fn ue8m0<D: Word>(p: &ue8m0::Params, src: &[u32], dst: &mut [D]) {
-    if p.up {
-        run_ue8m0::<true, D>(p, src, dst)
-    } else {
-        run_ue8m0::<false, D>(p, src, dst)
-    }
-}
-
-fn run_ue8m0<const UP: bool, D: Word>(p: &ue8m0::Params, src: &[u32], dst: &mut [D]) {
+/// `f32` → small float, specialised (`fast.rs`) for format `F`, direction `M`, `.satfinite`
+/// (`SF`) and the run-time policies (`KN`), into the format's natural word `D`, with random
+/// values (`RS`) in words `R`.
+pub(super) fn fast<
+    const F: usize,
+    const M: u8,
+    const SF: bool,
+    const KN: bool,
+    D: Word,
+    R: Word,
+>(
+    src: &[u32],
+    dst: &mut [D],
+    rnd: &[R],
+    k: fast::Knobs,
+) {
     #[cfg(target_arch = "x86_64")]
     {
-        if is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
-            unsafe { ue8m0_avx2::<UP, D>(p, src, dst) };
+        if is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl")
+        {
+            // SAFETY: the CPU has every feature `fast_avx512` enables (checked just above).
+            unsafe { fast_avx512::<F, M, SF, KN, D, R>(src, dst, rnd, k) };
             return;
         }
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { fast_avx2::<F, M, SF, KN, D, R>(src, dst, rnd, k) };
+            return;
+        }
+        // `Plan::new` does not choose these kernels without AVX2.
+        unreachable!("specialised kernels need AVX2 on x86-64");
     }
-    ue8m0::run::<UP, D>(p, src, dst, D::from_u32);
+    #[cfg(not(target_arch = "x86_64"))]
+    fast::run::<F, M, SF, KN, D, R>(src, dst, rnd, k);
+}
+
+/// Whether the specialised kernels run here: on x86-64 they are compiled for AVX2 and
+/// AVX-512 only (older CPUs use the run-time-parameterised kernel), elsewhere for the
+/// baseline target.
+pub(super) fn has_fast() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        true
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn ue8m0_avx2<const UP: bool, D: Word>(p: &ue8m0::Params, src: &[u32], dst: &mut [D]) {
-    ue8m0::run::<UP, D>(p, src, dst, D::from_u32);
+unsafe fn fast_avx2<
+    const F: usize,
+    const M: u8,
+    const SF: bool,
+    const KN: bool,
+    D: Word,
+    R: Word,
+>(
+    src: &[u32],
+    dst: &mut [D],
+    rnd: &[R],
+    k: fast::Knobs,
+) {
+    fast::run::<F, M, SF, KN, D, R>(src, dst, rnd, k);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn fast_avx512<
+    const F: usize,
+    const M: u8,
+    const SF: bool,
+    const KN: bool,
+    D: Word,
+    R: Word,
+>(
+    src: &[u32],
+    dst: &mut [D],
+    rnd: &[R],
+    k: fast::Knobs,
+) {
+    fast::run::<F, M, SF, KN, D, R>(src, dst, rnd, k);
+}
+
+/// Widens random values to `u32` (the low 32 bits), compiled for the best instruction set.
+pub(super) fn widen<R: Word>(src: &[R], dst: &mut [u32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { widen_avx2(src, dst) };
+            return;
+        }
+    }
+    widen_plain(src, dst);
+}
+
+#[inline(always)]
+fn widen_plain<R: Word>(src: &[R], dst: &mut [u32]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = s.to_u64() as u32;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn widen_avx2<R: Word>(src: &[R], dst: &mut [u32]) {
+    widen_plain(src, dst);
+}
+
+/// `f32` → `ue8m0` over a slice, for the policy bits `P` of `ue8m0.rs`.
+pub(super) fn ue8m0<const UP: bool, const P: u8, D: Word>(src: &[u32], dst: &mut [D]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl")
+        {
+            // SAFETY: the CPU has every feature `ue8m0_avx512` enables (checked just above).
+            unsafe { ue8m0_avx512::<UP, P, D>(src, dst) };
+            return;
+        }
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { ue8m0_avx2::<UP, P, D>(src, dst) };
+            return;
+        }
+    }
+    ue8m0::run::<UP, P, D>(src, dst);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn ue8m0_avx2<const UP: bool, const P: u8, D: Word>(src: &[u32], dst: &mut [D]) {
+    ue8m0::run::<UP, P, D>(src, dst);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn ue8m0_avx512<const UP: bool, const P: u8, D: Word>(src: &[u32], dst: &mut [D]) {
+    ue8m0::run::<UP, P, D>(src, dst);
+}
+
+/// Runs the specialised kernel compiled for one instruction set — 0: the baseline target,
+/// 1: AVX2, 2: AVX-512 — if the CPU has it (tests compare them with the exact core: the
+/// dispatch alone only ever exercises the best one).
+#[cfg(test)]
+pub(super) fn fast_isa<
+    const F: usize,
+    const M: u8,
+    const SF: bool,
+    const KN: bool,
+    D: Word,
+    R: Word,
+>(
+    isa: u8,
+    src: &[u32],
+    dst: &mut [D],
+    rnd: &[R],
+    k: fast::Knobs,
+) -> bool {
+    match isa {
+        0 => fast::run::<F, M, SF, KN, D, R>(src, dst, rnd, k),
+        #[cfg(target_arch = "x86_64")]
+        1 if is_x86_feature_detected!("avx2") => {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { fast_avx2::<F, M, SF, KN, D, R>(src, dst, rnd, k) }
+        }
+        #[cfg(target_arch = "x86_64")]
+        2 if is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl") =>
+        {
+            // SAFETY: the CPU has every feature `fast_avx512` enables (checked just above).
+            unsafe { fast_avx512::<F, M, SF, KN, D, R>(src, dst, rnd, k) }
+        }
+        _ => return false,
+    }
+    true
 }

@@ -22,30 +22,30 @@ pub(crate) const RS: u8 = 5;
 /// Everything the element function needs, precomputed from a format and a policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Params {
-    pub mode: u8,
-    man: u32,
-    bias: i32,
+    pub(crate) mode: u8,
+    pub(crate) man: u32,
+    pub(crate) bias: i32,
     /// Unpadded magnitude encoding of the largest finite value.
-    max_enc: u32,
+    pub(crate) max_enc: u32,
     /// Unpadded magnitude encoding of infinity (if `has_inf`).
-    inf_enc: u32,
-    has_inf: bool,
-    has_nan: bool,
-    signed: bool,
+    pub(crate) inf_enc: u32,
+    pub(crate) has_inf: bool,
+    pub(crate) has_nan: bool,
+    pub(crate) signed: bool,
     /// Position of the sign bit in the full encoding.
-    sign_pos: u32,
-    pad: u32,
+    pub(crate) sign_pos: u32,
+    pub(crate) pad: u32,
     /// The full encoding of the NaN result.
-    nan_full: u32,
-    sat: bool,
+    pub(crate) nan_full: u32,
+    pub(crate) sat: bool,
     /// `.satfinite` or `Overflow::Saturate`: overflows give the largest finite value.
-    saturate_overflow: bool,
+    pub(crate) saturate_overflow: bool,
     /// `.satfinite`: infinities give the largest finite value.
-    satfinite: bool,
-    relu: bool,
-    pzo: bool,
-    ftz_in: bool,
-    rs_width: u32,
+    pub(crate) satfinite: bool,
+    pub(crate) relu: bool,
+    pub(crate) pzo: bool,
+    pub(crate) ftz_in: bool,
+    pub(crate) rs_width: u32,
 }
 
 impl Params {

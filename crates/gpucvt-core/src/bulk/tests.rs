@@ -229,40 +229,513 @@ fn errors_are_reported() {
     ));
 }
 
-/// All 2^32 inputs (slow; `cargo test -- --ignored`, or `gpucvt verify`).
+/// Every one of the 2^32 inputs through the kernel and the exact core, on every core.
+fn exhaustive(dst: Format, rounding: Rounding, policy: Policy) {
+    let conv = Conversion::new(F32, dst, rounding, policy);
+    let k = Kernel::new(conv);
+    assert_ne!(k.strategy(), Strategy::Exact);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let (k, conv) = (&k, &conv);
+            scope.spawn(move || {
+                let mut inputs = vec![0u32; 1 << 16];
+                let mut out = vec![0u32; 1 << 16];
+                for hi in (t..1u32 << 16).step_by(threads as usize) {
+                    for (lo, x) in inputs.iter_mut().enumerate() {
+                        *x = hi << 16 | lo as u32;
+                    }
+                    k.convert(&inputs, &mut out).unwrap();
+                    for (&x, &got) in inputs.iter().zip(&out) {
+                        assert_eq!(got as u64, conv.apply(x as u64).bits, "{x:#x} → {dst}");
+                    }
+                }
+            });
+        }
+    });
+}
+
+fn satfinite() -> Policy {
+    Policy {
+        satfinite: true,
+        ..Policy::default()
+    }
+}
+
+/// All 2^32 inputs, f32 → f16 rn (slow: `cargo test --release -- --ignored every_input`, or
+/// `gpucvt verify`).
 #[test]
 #[ignore]
-fn f32_kernels_equal_the_core_on_every_input() {
+fn every_input_f16_rn() {
+    exhaustive(F16, Rounding::RN, Policy::default());
+}
+
+/// All 2^32 inputs, f32 → bf16 rn.
+#[test]
+#[ignore]
+fn every_input_bf16_rn() {
+    exhaustive(BF16, Rounding::RN, Policy::default());
+}
+
+/// All 2^32 inputs, f32 → e4m3 rn satfinite.
+#[test]
+#[ignore]
+fn every_input_e4m3_rn_satfinite() {
+    exhaustive(E4M3, Rounding::RN, satfinite());
+}
+
+/// All 2^32 inputs, f32 → e2m1 rn satfinite.
+#[test]
+#[ignore]
+fn every_input_e2m1_rn_satfinite() {
+    exhaustive(E2M1, Rounding::RN, satfinite());
+}
+
+/// All 2^32 inputs, f32 → ue8m0 rp.
+#[test]
+#[ignore]
+fn every_input_ue8m0_rp() {
+    exhaustive(UE8M0, Rounding::RP, Policy::default());
+}
+
+/// f32 patterns around every rounding boundary of `dst`: each destination value (every one
+/// for formats up to 8 bits, a few mantissas per exponent for wider ones), the midpoints
+/// between neighbours (the ties), the overflow threshold beyond the largest finite value, and
+/// 2 ulps of f32 either side of each, with both signs.
+fn dst_boundaries(dst: Format) -> Vec<u32> {
+    let Layout::Float(l) = dst.layout else {
+        unreachable!()
+    };
+    let max = dst.max_finite_bits() >> l.pad_bits;
+    let to_f32 = |enc: u64| -> f64 {
+        let bits = Conversion::new(dst, F32, Rounding::RN, Policy::default())
+            .apply(enc << l.pad_bits)
+            .bits as u32;
+        f32::from_bits(bits) as f64
+    };
+    let mut encs: Vec<u64> = if dst.width() <= 8 {
+        (0..=max).collect()
+    } else {
+        let top = (1u64 << l.man_bits) - 1;
+        (0..1u64 << l.exp_bits)
+            .flat_map(|e| {
+                [0, 1, 2, top / 2, top / 2 + 1, top - 1, top].map(move |m| e << l.man_bits | m)
+            })
+            .filter(|&e| e <= max)
+            .collect()
+    };
+    encs.sort_unstable();
+    encs.dedup();
+    let vals: Vec<f64> = encs.iter().map(|&e| to_f32(e)).collect();
+    let mut points = vals.clone();
+    for w in vals.windows(2) {
+        points.push((w[0] + w[1]) / 2.0);
+    }
+    let (top, below) = (vals[vals.len() - 1], vals[vals.len() - 2]);
+    let ulp = top - below;
+    points.extend([top + ulp / 2.0, top + ulp, top + 1.5 * ulp, 2.0 * top]);
+    let mut v = Vec::new();
+    for p in points {
+        let b = (p as f32).to_bits();
+        if f32::from_bits(b) as f64 != p {
+            // Beyond the f32 range (the overflow thresholds of bf16 and tf32).
+            assert!(p > 3.4e38, "{dst}: {p} is not an f32");
+            continue;
+        }
+        for d in [-2i32, -1, 0, 1, 2] {
+            let x = b.wrapping_add(d as u32);
+            v.extend([x, x | 0x8000_0000]);
+        }
+    }
+    v
+}
+
+/// NaNs, infinities, zeros, f32 subnormals and extremes.
+fn specials() -> Vec<u32> {
+    let mut v = Vec::new();
+    for m in [
+        0x7f80_0000u32,
+        0x7f80_0001,
+        0x7fc0_0000,
+        0x7fff_ffff,
+        0x7fa0_0000,
+        0x7f7f_ffff,
+        0x7f7f_fffe,
+        0x0000_0000,
+        0x0000_0001,
+        0x0000_0002,
+        0x0040_0000,
+        0x0040_0001,
+        0x003f_ffff,
+        0x007f_ffff,
+        0x0080_0000,
+        0x0080_0001,
+    ] {
+        v.extend([m, m | 0x8000_0000]);
+    }
+    v
+}
+
+/// The specialised (format, rounding) pairs, as `Plan::new` instantiates them.
+fn specialised_pairs() -> Vec<(Format, Vec<Rounding>)> {
+    let nearest_and_directed = vec![
+        Rounding::RN,
+        Rounding::RZ,
+        Rounding::RM,
+        Rounding::RP,
+        Rounding::stochastic(0, 1),
+        Rounding::stochastic(0, 13),
+    ];
+    let mut v = vec![
+        (F16, nearest_and_directed.clone()),
+        (BF16, {
+            let mut r = nearest_and_directed;
+            r.push(Rounding::stochastic(0, 16));
+            r
+        }),
+        (TF32, vec![Rounding::RNA, Rounding::RN, Rounding::RZ]),
+    ];
+    for (f, man) in [(E4M3, 3), (E5M2, 2), (E2M3, 3), (E3M2, 2), (E2M1, 1)] {
+        v.push((
+            f,
+            vec![
+                Rounding::RN,
+                Rounding::RZ,
+                Rounding::stochastic(0, 8),
+                Rounding::stochastic(0, 1),
+                Rounding::stochastic(0, 23 - man),
+            ],
+        ));
+    }
+    v
+}
+
+/// Every combination of the policies the specialised kernels take.
+fn specialised_policies() -> Vec<Policy> {
+    let mut v = Vec::new();
+    for bits in 0..8 {
+        v.push(Policy {
+            satfinite: bits & 1 != 0,
+            relu: bits & 2 != 0,
+            flush_inputs: bits & 4 != 0,
+            ..Policy::default()
+        });
+    }
+    v
+}
+
+/// Runs `k` over `inputs` into words of type `D` and checks against `want`.
+fn check_words<D: Word>(k: &Kernel, inputs: &[u32], random: &[u32], want: &[u32], what: &str) {
+    let mut out = vec![D::default(); inputs.len()];
+    k.convert_stochastic(inputs, &mut out, random).unwrap();
+    for (i, (&x, got)) in inputs.iter().zip(&out).enumerate() {
+        assert_eq!(
+            got.to_u64(),
+            want[i] as u64,
+            "f32 {x:#010x} (random {:#x}) → {what} ({}-bit words)",
+            random[i],
+            D::BITS
+        );
+    }
+}
+
+#[test]
+fn specialised_kernels_equal_the_core() {
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let common: Vec<u32> = boundary_f32()
+        .into_iter()
+        .chain(specials())
+        .chain((0..20_000).map(|_| rng.next()))
+        .collect();
+    for (dst, roundings) in specialised_pairs() {
+        let mut inputs = common.clone();
+        inputs.extend(dst_boundaries(dst));
+        let random: Vec<u32> = inputs.iter().map(|_| rng.next()).collect();
+        for rounding in roundings {
+            for policy in specialised_policies() {
+                let conv = Conversion::new(F32, dst, rounding, policy);
+                let what = format!("{dst} {rounding:?} {policy:?}");
+                let k = Kernel::new(conv);
+                assert!(k.specialised(), "not specialised: {what}");
+                let want: Vec<u32> = inputs
+                    .iter()
+                    .zip(&random)
+                    .map(|(&x, &r)| {
+                        let mut c = conv;
+                        if let Direction::Stochastic { width, .. } = rounding.direction {
+                            c.rounding = Rounding::stochastic(r as u64, width);
+                        }
+                        c.apply(x as u64).bits as u32
+                    })
+                    .collect();
+                // The natural word, and a wider one (through the kernel's buffer).
+                match dst.width() {
+                    w if w <= 8 => check_words::<u8>(&k, &inputs, &random, &want, &what),
+                    w if w <= 16 => check_words::<u16>(&k, &inputs, &random, &want, &what),
+                    _ => {}
+                }
+                check_words::<u32>(&k, &inputs, &random, &want, &what);
+                // Short slices (vector tails), and one random value for every element.
+                let n = 3000;
+                if let Direction::Stochastic { width, .. } = rounding.direction {
+                    let fixed = random[7];
+                    let k = Kernel::new(Conversion {
+                        rounding: Rounding::stochastic(fixed as u64, width),
+                        ..conv
+                    });
+                    let mut out = vec![0u64; n];
+                    k.convert(&inputs[..n], &mut out).unwrap();
+                    for (&x, &got) in inputs.iter().zip(&out) {
+                        assert_eq!(got, k.conversion().apply(x as u64).bits, "{x:#x} {what}");
+                    }
+                }
+                for len in [0, 1, 5, 17, 63, 1025] {
+                    let mut out = vec![0u32; len];
+                    let at = 1000;
+                    k.convert_stochastic(&inputs[at..at + len], &mut out, &random[at..at + len])
+                        .unwrap();
+                    assert_eq!(out, want[at..at + len], "{what}, {len} elements");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn uncovered_conversions_use_the_run_time_kernel() {
     for (dst, rounding, policy) in [
-        (F16, Rounding::RN, Policy::default()),
-        (BF16, Rounding::RN, Policy::default()),
+        (F16, Rounding::RNA, Policy::default()),
+        (F16, Rounding::stochastic(0, 14), Policy::default()),
         (
             E4M3,
             Rounding::RN,
             Policy {
-                satfinite: true,
+                sat: true,
                 ..Policy::default()
             },
         ),
         (
-            E2M1,
+            E4M3,
             Rounding::RN,
             Policy {
-                satfinite: true,
+                positive_zero: true,
                 ..Policy::default()
             },
         ),
-        (UE8M0, Rounding::RP, Policy::default()),
+        (
+            BF16,
+            Rounding::RN,
+            Policy {
+                overflow: Overflow::Saturate,
+                ..Policy::default()
+            },
+        ),
+        (UE4M3, Rounding::RN, Policy::default()),
     ] {
-        let conv = Conversion::new(F32, dst, rounding, policy);
-        let k = Kernel::new(conv);
-        let mut out = vec![0u32; 1 << 16];
-        for hi in 0..(1u32 << 16) {
-            let inputs: Vec<u32> = (0..(1u32 << 16)).map(|lo| hi << 16 | lo).collect();
-            k.convert(&inputs, &mut out).unwrap();
-            for (&x, &got) in inputs.iter().zip(&out) {
-                assert_eq!(got as u64, conv.apply(x as u64).bits, "{x:#x} → {dst}");
+        let k = Kernel::new(Conversion::new(F32, dst, rounding, policy));
+        assert_eq!(k.strategy(), Strategy::F32Small);
+        assert!(!k.specialised(), "{dst} {rounding:?} {policy:?}");
+    }
+}
+
+/// The specialised kernels' format descriptions are those of the run-time kernel.
+#[test]
+fn specs_match_the_run_time_parameters() {
+    for (i, f) in [F16, BF16, TF32, E4M3, E5M2, E2M3, E3M2, E2M1]
+        .into_iter()
+        .enumerate()
+    {
+        let p = small::Params::new(&f, Rounding::RN, &Policy::default()).unwrap();
+        let s = fast::SPECS[i];
+        assert_eq!(s, fast::Spec::of(&f));
+        assert_eq!(
+            (
+                s.man, s.bias, s.max_enc, s.has_inf, s.has_nan, s.signed, s.sign_pos, s.pad,
+                s.nan_full
+            ),
+            (
+                p.man, p.bias, p.max_enc, p.has_inf, p.has_nan, p.signed, p.sign_pos, p.pad,
+                p.nan_full
+            ),
+            "{f}"
+        );
+        if p.has_inf {
+            assert_eq!(s.inf_enc, p.inf_enc, "{f}");
+        }
+    }
+}
+
+/// A few instances compiled for every instruction set the CPU has (the dispatch runs only the
+/// best one), against the exact core.
+#[test]
+fn specialised_kernels_agree_on_every_instruction_set() {
+    use fast::*;
+    let mut rng = Rng(99);
+    let mut inputs: Vec<u32> = boundary_f32().into_iter().chain(specials()).collect();
+    inputs.extend((0..20_000).map(|_| rng.next()));
+    let random: Vec<u32> = inputs.iter().map(|_| rng.next()).collect();
+    fn run_all<const F: usize, const M: u8, const SF: bool, const KN: bool, D: Word>(
+        conv: Conversion,
+        inputs: &[u32],
+        random: &[u32],
+    ) {
+        let Direction::Stochastic { width, .. } = conv.rounding.direction else {
+            return run_all_w::<F, M, SF, KN, D>(conv, inputs, random, 1);
+        };
+        run_all_w::<F, M, SF, KN, D>(conv, inputs, random, width)
+    }
+    fn run_all_w<const F: usize, const M: u8, const SF: bool, const KN: bool, D: Word>(
+        conv: Conversion,
+        inputs: &[u32],
+        random: &[u32],
+        w: u32,
+    ) {
+        let p = conv.policy;
+        let k = Knobs {
+            w,
+            ftz_below: if p.flush_inputs { 0x0080_0000 } else { 0 },
+            relu: if p.relu { !0 } else { 0 },
+        };
+        for isa in 0..3 {
+            let mut out = vec![D::default(); inputs.len()];
+            if !simd::fast_isa::<F, M, SF, KN, D, u32>(isa, inputs, &mut out, random, k) {
+                continue;
             }
+            for (i, (&x, got)) in inputs.iter().zip(&out).enumerate() {
+                let mut c = conv;
+                if let Direction::Stochastic { width, .. } = c.rounding.direction {
+                    c.rounding = Rounding::stochastic(random[i] as u64, width);
+                }
+                assert_eq!(
+                    got.to_u64(),
+                    c.apply(x as u64).bits,
+                    "{x:#x} {c:?} isa {isa}"
+                );
+            }
+        }
+    }
+    let d = Policy::default();
+    let sf = Policy {
+        satfinite: true,
+        ..d
+    };
+    let relu_ftz = Policy {
+        relu: true,
+        flush_inputs: true,
+        ..d
+    };
+    let c = |f, r, p| Conversion::new(F32, f, r, p);
+    run_all::<I_F16, { small::RN }, false, false, u16>(c(F16, Rounding::RN, d), &inputs, &random);
+    run_all::<I_F16, { small::RS }, false, true, u16>(
+        c(F16, Rounding::stochastic(0, 13), relu_ftz),
+        &inputs,
+        &random,
+    );
+    run_all::<I_BF16, { small::RP }, false, false, u16>(c(BF16, Rounding::RP, d), &inputs, &random);
+    run_all::<I_TF32, { small::RNA }, false, false, u32>(
+        c(TF32, Rounding::RNA, d),
+        &inputs,
+        &random,
+    );
+    run_all::<I_E4M3, { small::RN }, true, false, u8>(c(E4M3, Rounding::RN, sf), &inputs, &random);
+    // The run-time policies, switched off.
+    run_all::<I_E4M3, { small::RN }, true, true, u8>(c(E4M3, Rounding::RN, sf), &inputs, &random);
+    run_all::<I_E4M3, { small::RZ }, false, true, u8>(
+        c(E4M3, Rounding::RZ, relu_ftz),
+        &inputs,
+        &random,
+    );
+    run_all::<I_E5M2, { small::RS }, false, false, u8>(
+        c(E5M2, Rounding::stochastic(0, 8), d),
+        &inputs,
+        &random,
+    );
+    // Random values in the output word.
+    let random8: Vec<u8> = random.iter().map(|&r| r as u8).collect();
+    let conv = c(E4M3, Rounding::stochastic(0, 8), sf);
+    for isa in 0..3 {
+        let mut out = vec![0u8; inputs.len()];
+        let k = Knobs {
+            w: 8,
+            ftz_below: 0,
+            relu: 0,
+        };
+        if !simd::fast_isa::<I_E4M3, { small::RS }, true, false, u8, u8>(
+            isa, &inputs, &mut out, &random8, k,
+        ) {
+            continue;
+        }
+        for (i, (&x, &got)) in inputs.iter().zip(&out).enumerate() {
+            let c = Conversion {
+                rounding: Rounding::stochastic(random8[i] as u64, 8),
+                ..conv
+            };
+            assert_eq!(got as u64, c.apply(x as u64).bits, "{x:#x} isa {isa}");
+        }
+    }
+    run_all::<I_E2M1, { small::RS }, true, false, u8>(
+        c(E2M1, Rounding::stochastic(0, 8), sf),
+        &inputs,
+        &random,
+    );
+}
+
+#[test]
+fn narrow_random_words_give_the_same_results() {
+    let mut rng = Rng(5);
+    let inputs: Vec<u32> = (0..5000).map(|_| rng.next()).collect();
+    for (dst, width, policy) in [
+        (E4M3, 8, satfinite()),
+        (F16, 13, Policy::default()),
+        (BF16, 16, satfinite()),
+        (E2M1, 8, satfinite()),
+        (
+            E5M2,
+            8,
+            Policy {
+                relu: true,
+                ..Policy::default()
+            },
+        ),
+        (UE4M3, 8, satfinite()),
+    ] {
+        let k = Kernel::new(Conversion::new(
+            F32,
+            dst,
+            Rounding::stochastic(0, width),
+            policy,
+        ));
+        let random: Vec<u32> = inputs
+            .iter()
+            .map(|_| rng.next() & ((1 << width) - 1))
+            .collect();
+        let mut want = vec![0u32; inputs.len()];
+        k.convert_stochastic(&inputs, &mut want, &random).unwrap();
+        let mut got = vec![0u32; inputs.len()];
+        let r16: Vec<u16> = random.iter().map(|&r| r as u16).collect();
+        k.convert_stochastic_words(&inputs, &mut got, &r16).unwrap();
+        assert_eq!(got, want, "{dst} u16");
+        if width <= 8 {
+            let r8: Vec<u8> = random.iter().map(|&r| r as u8).collect();
+            let mut got = vec![0u8; inputs.len()];
+            k.convert_stochastic_words(&inputs, &mut got, &r8).unwrap();
+            assert!(
+                got.iter().zip(&want).all(|(&g, &w)| g as u32 == w),
+                "{dst} u8"
+            );
+        } else {
+            let mut got = vec![0u16; inputs.len()];
+            k.convert_stochastic_words(&inputs, &mut got, &r16).unwrap();
+            assert!(
+                got.iter().zip(&want).all(|(&g, &w)| g as u32 == w),
+                "{dst} u16 words"
+            );
+            let mut got = vec![0u32; inputs.len()];
+            let r8 = vec![0u8; inputs.len()];
+            assert!(matches!(
+                k.convert_stochastic_words(&inputs, &mut got, &r8),
+                Err(BulkError::Narrow { .. })
+            ));
         }
     }
 }

@@ -39,43 +39,65 @@ impl Params {
     }
 }
 
+/// Policy bit: `.satfinite`.
+pub(crate) const SF: u8 = 1;
+/// Policy bit: overflows saturate (without `.satfinite`: infinities stay NaN-like `0xff`).
+pub(crate) const OVSAT: u8 = 2;
+/// Policy bit: subnormal inputs flushed to zero.
+pub(crate) const FTZ: u8 = 4;
+
+impl Params {
+    /// The policy bits of this conversion.
+    pub(crate) fn bits(&self) -> u8 {
+        let mut p = 0;
+        if self.satfinite {
+            p |= SF;
+        } else if self.saturate_overflow {
+            p |= OVSAT;
+        }
+        if self.ftz_in {
+            p |= FTZ;
+        }
+        p
+    }
+}
+
+/// Converts one `f32` bit pattern; `P` holds the policy bits above.
 #[inline(always)]
-pub(crate) fn convert<const UP: bool>(p: &Params, x: u32) -> u32 {
-    let abs = x & 0x7fff_ffff;
+pub(crate) fn convert<const UP: bool, const P: u8>(x: u32) -> u32 {
+    let mut abs = x & 0x7fff_ffff;
+    if P & FTZ != 0 && abs < 0x0080_0000 {
+        abs = 0;
+    }
     let e = abs >> 23;
-    let frac = if p.ftz_in && e == 0 {
-        0
-    } else {
-        abs & 0x007f_ffff
-    };
+    let frac = abs & 0x007f_ffff;
     // Round up a value with a fraction, unless it is at or below 2^-127 (0x00 is the
-    // smallest value: nothing rounds below it).
-    let up = UP && frac != 0 && (e != 0 || frac > 0x0040_0000);
+    // smallest value: nothing rounds below it); every normal input is above 2^-127.
+    let up = UP && frac != 0 && abs > 0x0040_0000;
     let r = e + up as u32;
-    let over = r == 255;
-    let is_nan = abs > 0x7f80_0000;
-    let is_inf = abs == 0x7f80_0000;
-    let sat_value = if p.saturate_overflow { 0xfe } else { 0xff };
-    let inf_value = if p.satfinite { 0xfe } else { 0xff };
-    if is_nan {
-        0xff
-    } else if is_inf {
-        inf_value
-    } else if over {
-        sat_value
+    // 255 is ∞ or an overflow (or NaN, up to 256).
+    if P & SF != 0 {
+        // ∞ and overflows give 0xfe, NaN 0xff.
+        if abs > 0x7f80_0000 {
+            0xff
+        } else {
+            r.min(0xfe)
+        }
+    } else if P & OVSAT != 0 {
+        // Overflows give 0xfe, ∞ and NaN 0xff.
+        if abs >= 0x7f80_0000 {
+            0xff
+        } else {
+            r.min(0xfe)
+        }
     } else {
-        r
+        r.min(0xff)
     }
 }
 
 #[inline(always)]
-pub(crate) fn run<const UP: bool, D: Copy>(
-    p: &Params,
-    src: &[u32],
-    dst: &mut [D],
-    cast: impl Fn(u32) -> D,
-) {
+pub(crate) fn run<const UP: bool, const P: u8, D: super::Word>(src: &[u32], dst: &mut [D]) {
     for (d, &x) in dst.iter_mut().zip(src) {
-        *d = cast(convert::<UP>(p, x));
+        *d = D::from_u32(convert::<UP, P>(x));
     }
 }

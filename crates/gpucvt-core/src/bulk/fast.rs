@@ -1,0 +1,381 @@
+//! `f32` → small float, specialised at compile time.
+//!
+//! The same conversion as [`super::small`], but with the destination format, the rounding
+//! direction and the policy as compile-time constants: `elem::<F, M, P>` is monomorphised per
+//! (format, mode, policy) so that every field of the format becomes an immediate and every
+//! policy test folds away. The kernel picks one instance per slice ([`super::Kernel::new`]);
+//! conversions outside the instantiated set go through the run-time-parameterised kernel of
+//! `small.rs`.
+//!
+//! The rounding is an add-then-shift on the `f32` bit pattern (the increment for the
+//! direction is added below the destination's last mantissa bit, then the pattern is shifted
+//! and re-biased; a carry into the exponent is the right result). Results below the
+//! destination's smallest normal use a second path: for round-to-nearest-even the
+//! floating-point "magic number" addition (the hardware rounds the `f32` sum exactly as the
+//! destination grid requires), for the other directions a per-lane variable shift. Formats with
+//! the `f32` exponent range (`bf16`, `tf32`) need no second path.
+//!
+//! The exact core is the reference: `tests.rs` compares every instance with it.
+
+use super::small::{RM, RN, RNA, RP, RS, RZ};
+use crate::format::{Format, Layout, BF16, E2M1, E2M3, E3M2, E4M3, E5M2, F16, TF32};
+
+/// Everything the element function reads about a destination format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Spec {
+    pub(crate) man: u32,
+    pub(crate) bias: i32,
+    /// Unpadded magnitude encoding of the largest finite value.
+    pub(crate) max_enc: u32,
+    /// Unpadded magnitude encoding of infinity (0 without).
+    pub(crate) inf_enc: u32,
+    pub(crate) has_inf: bool,
+    pub(crate) has_nan: bool,
+    pub(crate) signed: bool,
+    pub(crate) sign_pos: u32,
+    pub(crate) pad: u32,
+    /// Full encoding of the NaN result (the largest finite value for formats without NaN).
+    pub(crate) nan_full: u32,
+}
+
+impl Spec {
+    /// The description of a float format (garbage for other layouts; callers check
+    /// `small::Params::new` first).
+    pub(crate) const fn of(f: &Format) -> Spec {
+        let (man, bias, exp, signed, pad) = match f.layout {
+            Layout::Float(l) => (l.man_bits, l.bias, l.exp_bits, l.signed, l.pad_bits),
+            Layout::Fixed(_) => (0, 0, 0, false, 0),
+        };
+        Spec {
+            man,
+            bias,
+            max_enc: (f.max_finite_bits() >> pad) as u32,
+            inf_enc: match f.infinity() {
+                Some(b) => (b >> pad) as u32,
+                None => 0,
+            },
+            has_inf: f.has_infinity(),
+            has_nan: f.has_nan(),
+            signed,
+            sign_pos: exp + man + pad,
+            pad,
+            nan_full: match f.canonical_nan() {
+                Some(b) => b as u32,
+                None => f.max_finite_bits() as u32,
+            },
+        }
+    }
+}
+
+/// The formats with a specialised kernel, by index.
+pub(crate) const SPECS: [Spec; 8] = [
+    Spec::of(&F16),
+    Spec::of(&BF16),
+    Spec::of(&TF32),
+    Spec::of(&E4M3),
+    Spec::of(&E5M2),
+    Spec::of(&E2M3),
+    Spec::of(&E3M2),
+    Spec::of(&E2M1),
+];
+pub(crate) const I_F16: usize = 0;
+pub(crate) const I_BF16: usize = 1;
+pub(crate) const I_TF32: usize = 2;
+pub(crate) const I_E4M3: usize = 3;
+pub(crate) const I_E5M2: usize = 4;
+pub(crate) const I_E2M3: usize = 5;
+pub(crate) const I_E3M2: usize = 6;
+pub(crate) const I_E2M1: usize = 7;
+
+/// The run-time part of a specialised kernel: the policies that cost a select or two.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Knobs {
+    /// The random values' width (`RS`; 1 ..= 23 − man bits).
+    pub(crate) w: u32,
+    /// Inputs whose magnitude pattern is below this are flushed to zero: `0x0080_0000` for
+    /// `.ftz`, else 0.
+    pub(crate) ftz_below: u32,
+    /// All ones for `.relu`, else 0.
+    pub(crate) relu: u32,
+}
+
+/// Converts one `f32` bit pattern into the full encoding of format `SPECS[F]`, rounding in
+/// direction `M`, with `.satfinite` if `SF`, applying `.relu` and `.ftz` from `k` only if `KN`
+/// (without, they cost nothing). `r` is the random value for `RS`.
+#[inline(always)]
+pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool>(
+    x: u32,
+    r: u32,
+    k: Knobs,
+) -> u32 {
+    let sp = const { SPECS[F] };
+    let w = k.w;
+    // Bits of an `f32` significand below the destination's grid step, for normal results.
+    let s = const { 23 - SPECS[F].man };
+    // Biased `f32` exponent of the destination's smallest normal, and its bit pattern.
+    let e0 = const { (128 - SPECS[F].bias) as u32 };
+    let min_norm = e0 << 23;
+    // Re-biasing, in encoding units.
+    let off = const { ((127 - SPECS[F].bias) as u32) << SPECS[F].man };
+
+    let mut abs = x & 0x7fff_ffff;
+    if KN && abs < k.ftz_below {
+        abs = 0;
+    }
+    let neg = (x as i32) < 0;
+    // All ones where `.relu` makes the result +0.
+    let relu_zero = if KN {
+        ((x as i32) >> 31) as u32 & k.relu
+    } else {
+        0
+    };
+
+    // Normal results: add the increment below the grid step, shift, re-bias.
+    let add = match M {
+        RN => ((1u32 << (s - 1)) - 1) + ((abs >> s) & 1),
+        RNA => 1u32 << (s - 1),
+        RZ => 0,
+        RP => {
+            if neg {
+                0
+            } else {
+                (1u32 << s) - 1
+            }
+        }
+        RM => {
+            if neg {
+                (1u32 << s) - 1
+            } else {
+                0
+            }
+        }
+        // The discarded bits plus the random bits aligned to their low end carry out of the
+        // grid step exactly when the stochastic rounding rounds away from zero (`w <= s`).
+        _ => (r & ((1u32 << w) - 1)) << (s - w),
+    };
+    let mut mag = (abs.wrapping_add(add) >> s).wrapping_sub(off);
+
+    if sp.bias != 127 {
+        // Results below the smallest normal (all lanes compute it; a select keeps it).
+        let sub = if M == RN {
+            // |x| + 2^k, with 2^k's unit in the last place the destination's subnormal step:
+            // the f32 addition rounds to nearest even on exactly the destination's grid.
+            let magic_bits =
+                const { ((24 - SPECS[F].bias - SPECS[F].man as i32 + 127) as u32) << 23 };
+            (f32::from_bits(abs) + f32::from_bits(magic_bits))
+                .to_bits()
+                .wrapping_sub(magic_bits)
+        } else {
+            let e = abs >> 23;
+            let mant = (abs & 0x007f_ffff) | if e != 0 { 0x0080_0000 } else { 0 };
+            let s_full = (s + e0) as i32 - e.max(1) as i32;
+            let sh = s_full.clamp(0, 31) as u32;
+            match M {
+                RZ => mant >> sh,
+                RNA => (mant + ((1u32 << sh) >> 1)) >> sh,
+                RP | RM => {
+                    let up = if M == RP { !neg } else { neg };
+                    (mant + if up { (1u32 << sh) - 1 } else { 0 }) >> sh
+                }
+                _ => {
+                    let kept = mant >> sh;
+                    let rem = mant & ((1u32 << sh) - 1);
+                    let f = rem >> (s_full - w as i32).clamp(0, 31) as u32;
+                    kept + ((f + (r & ((1u32 << w) - 1))) >> w)
+                }
+            }
+        };
+        if abs < min_norm {
+            mag = sub;
+        }
+    }
+
+    // Overflow, infinities and NaNs (as signed compares: every magnitude is below 2^31).
+    let max = sp.max_enc;
+    let is_nan = abs > 0x7f80_0000;
+    let mut nan_out = is_nan;
+    let finite_only = !sp.has_inf && !sp.has_nan;
+    let mag = if SF || finite_only {
+        (mag as i32).min(max as i32) as u32
+    } else if matches!(M, RN | RNA) && sp.has_inf && sp.inf_enc == max + 1 {
+        (mag as i32).min(sp.inf_enc as i32) as u32
+    } else {
+        let to_inf = match M {
+            RN | RNA => true,
+            RZ => false,
+            RP => !neg,
+            RM => neg,
+            _ => (abs >> s) != (abs.wrapping_add(add) >> s),
+        };
+        let over = (mag as i32) > max as i32;
+        let inf_lane = (over & to_inf) | (abs == 0x7f80_0000);
+        if sp.has_inf {
+            if inf_lane {
+                sp.inf_enc
+            } else {
+                (mag as i32).min(max as i32) as u32
+            }
+        } else {
+            // No infinity: what would be one is NaN (unless `.relu` makes it +0).
+            nan_out |= inf_lane & (relu_zero == 0);
+            (mag as i32).min(max as i32) as u32
+        }
+    };
+    let sign = if sp.signed {
+        (x >> 31) << sp.sign_pos
+    } else {
+        0
+    };
+    // `.relu`: every negative non-NaN result is +0.
+    let full = ((mag << sp.pad) | sign) & !relu_zero;
+    if nan_out {
+        sp.nan_full
+    } else {
+        full
+    }
+}
+
+/// Converts a slice into the natural word `D` of the format; `rnd` has one random value per
+/// element for `RS`, in any word (and is ignored otherwise).
+#[inline(always)]
+pub(crate) fn run<
+    const F: usize,
+    const M: u8,
+    const SF: bool,
+    const KN: bool,
+    D: super::Word,
+    R: super::Word,
+>(
+    src: &[u32],
+    dst: &mut [D],
+    rnd: &[R],
+    k: Knobs,
+) {
+    if M == RS {
+        for ((d, &x), &r) in dst.iter_mut().zip(src).zip(rnd) {
+            *d = D::from_u32(elem::<F, M, SF, KN>(x, r.to_u64() as u32, k));
+        }
+    } else {
+        let k = Knobs { w: 1, ..k };
+        for (d, &x) in dst.iter_mut().zip(src) {
+            *d = D::from_u32(elem::<F, M, SF, KN>(x, 0, k));
+        }
+    }
+}
+
+/// A specialised slice function over the natural word of its format.
+pub(crate) type SliceFn<N> = fn(&[u32], &mut [N], &[u32], Knobs);
+
+/// A specialised `RS` slice function whose random values come in the output word.
+pub(crate) type NarrowFn<N> = fn(&[u32], &mut [N], &[N], Knobs);
+
+/// A specialised `RS` slice function with narrow random values, by natural word.
+#[derive(Clone, Copy)]
+pub(crate) enum NarrowRs {
+    U8(NarrowFn<u8>),
+    U16(NarrowFn<u16>),
+}
+
+/// A specialised slice function, by natural word.
+#[derive(Clone, Copy)]
+pub(crate) enum FastFn {
+    U8(SliceFn<u8>),
+    U16(SliceFn<u16>),
+    U32(SliceFn<u32>),
+}
+
+/// The instance for format index `$f`, word `$d`, the run-time parameters `$p`, among the
+/// directions listed (else `return None`).
+macro_rules! pick {
+    ($f:expr, $d:ty, $p:expr, $($m:ident)*) => {
+        match ($p.mode, $p.satfinite, $p.relu || $p.ftz_in) {
+            $(
+                ($m, false, false) => {
+                    super::simd::fast::<{ $f }, $m, false, false, $d, u32> as SliceFn<$d>
+                }
+                ($m, true, false) => super::simd::fast::<{ $f }, $m, true, false, $d, u32>,
+                ($m, false, true) => super::simd::fast::<{ $f }, $m, false, true, $d, u32>,
+                ($m, true, true) => super::simd::fast::<{ $f }, $m, true, true, $d, u32>,
+            )*
+            _ => return None,
+        }
+    };
+}
+
+/// The `RS` instance for format index `$f` whose random values come in the output word
+/// `$d` (`u8` for the 8-bit formats, `u16` for f16 and bf16).
+macro_rules! pick_rs_narrow {
+    ($f:expr, $d:ty, $p:expr) => {
+        match ($p.satfinite, $p.relu || $p.ftz_in) {
+            (false, false) => super::simd::fast::<{ $f }, RS, false, false, $d, $d> as NarrowFn<$d>,
+            (true, false) => super::simd::fast::<{ $f }, RS, true, false, $d, $d>,
+            (false, true) => super::simd::fast::<{ $f }, RS, false, true, $d, $d>,
+            (true, true) => super::simd::fast::<{ $f }, RS, true, true, $d, $d>,
+        }
+    };
+}
+
+/// The specialised kernel of one conversion.
+#[derive(Clone, Copy)]
+pub(crate) struct Plan {
+    pub(crate) f: FastFn,
+    /// Whether it consumes random values (`RS`).
+    pub(crate) rs: bool,
+    /// For `RS`: the same kernel taking its random values in the output word.
+    pub(crate) narrow: Option<NarrowRs>,
+    pub(crate) knobs: Knobs,
+}
+
+impl Plan {
+    /// The specialised kernel for a conversion the run-time kernel `p` handles, if it has
+    /// one: the formats of [`SPECS`] in the directions PTX has for them (and `rz` for the
+    /// 8-, 6- and 4-bit formats), with `.satfinite`, `.relu` and `.ftz`.
+    pub(crate) fn new(dst: &Format, p: &super::small::Params) -> Option<Plan> {
+        if p.sat || p.pzo || !p.signed || p.saturate_overflow != p.satfinite {
+            return None;
+        }
+        if !super::simd::has_fast() {
+            return None;
+        }
+        let spec = Spec::of(dst);
+        let i = SPECS.iter().position(|s| *s == spec)?;
+        if p.mode == RS && p.rs_width > 23 - spec.man {
+            return None;
+        }
+        let f = match i {
+            I_F16 => FastFn::U16(pick!(I_F16, u16, p, RN RZ RM RP RS)),
+            I_BF16 => FastFn::U16(pick!(I_BF16, u16, p, RN RZ RM RP RS)),
+            I_TF32 => FastFn::U32(pick!(I_TF32, u32, p, RNA RN RZ)),
+            I_E4M3 => FastFn::U8(pick!(I_E4M3, u8, p, RN RZ RS)),
+            I_E5M2 => FastFn::U8(pick!(I_E5M2, u8, p, RN RZ RS)),
+            I_E2M3 => FastFn::U8(pick!(I_E2M3, u8, p, RN RZ RS)),
+            I_E3M2 => FastFn::U8(pick!(I_E3M2, u8, p, RN RZ RS)),
+            I_E2M1 => FastFn::U8(pick!(I_E2M1, u8, p, RN RZ RS)),
+            _ => return None,
+        };
+        let narrow = if p.mode != RS {
+            None
+        } else {
+            match i {
+                I_F16 => Some(NarrowRs::U16(pick_rs_narrow!(I_F16, u16, p))),
+                I_BF16 => Some(NarrowRs::U16(pick_rs_narrow!(I_BF16, u16, p))),
+                I_E4M3 => Some(NarrowRs::U8(pick_rs_narrow!(I_E4M3, u8, p))),
+                I_E5M2 => Some(NarrowRs::U8(pick_rs_narrow!(I_E5M2, u8, p))),
+                I_E2M3 => Some(NarrowRs::U8(pick_rs_narrow!(I_E2M3, u8, p))),
+                I_E3M2 => Some(NarrowRs::U8(pick_rs_narrow!(I_E3M2, u8, p))),
+                I_E2M1 => Some(NarrowRs::U8(pick_rs_narrow!(I_E2M1, u8, p))),
+                _ => None,
+            }
+        };
+        Some(Plan {
+            f,
+            rs: p.mode == RS,
+            narrow,
+            knobs: Knobs {
+                w: p.rs_width,
+                ftz_below: if p.ftz_in { 0x0080_0000 } else { 0 },
+                relu: if p.relu { !0 } else { 0 },
+            },
+        })
+    }
+}
