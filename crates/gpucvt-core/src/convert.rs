@@ -37,7 +37,7 @@
 //! assert_eq!(cvt.apply(0x7f80_0000).bits, 0x7e); // +inf → 448
 //! ```
 
-use crate::format::{Format, Layout};
+use crate::format::{Format, Layout, ZeroExponent};
 use crate::round::{round_magnitude, Magnitude, Rounded, Rounding};
 use crate::value::{Class, Dyadic, Value};
 use core::fmt;
@@ -271,34 +271,58 @@ impl Conversion {
 
     /// Converts one source encoding.
     pub fn apply(&self, bits: u64) -> Outcome {
-        self.run(bits, None)
+        self.run(bits, &mut NoTrace)
     }
 
     /// Converts one source encoding and records the steps.
     pub fn apply_traced(&self, bits: u64) -> (Outcome, Trace) {
         let mut trace = Trace::default();
-        let out = self.run(bits, Some(&mut trace));
+        let out = self.run(bits, &mut trace);
         (out, trace)
     }
 
-    fn run(&self, bits: u64, mut trace: Option<&mut Trace>) -> Outcome {
+    #[inline(always)]
+    fn run<T: Tracer>(&self, bits: u64, trace: &mut T) -> Outcome {
         let mut flags = Flags::empty();
         let mut v = self.src.decode(bits);
-        if let Some(t) = trace.as_deref_mut() {
-            t.source = Some(v);
-        }
+        trace.decoded(v);
         if self.policy.flush_inputs && self.src.is_subnormal(bits) {
             v = Value::zero(v.negative);
             flags |= Flags::FLUSHED;
-            note(&mut trace, Event::FlushedInput);
+            trace.note(Event::FlushedInput);
         }
         convert_value(&v, &self.dst, self.rounding, &self.policy, flags, trace)
     }
 }
 
-fn note(trace: &mut Option<&mut Trace>, e: Event) {
-    if let Some(t) = trace.as_deref_mut() {
-        t.events.push(e);
+/// Where the steps of a conversion go: nowhere ([`NoTrace`], for [`Conversion::apply`]) or
+/// into a [`Trace`]. A compile-time choice, so the untraced path carries none of it.
+trait Tracer {
+    fn decoded(&mut self, v: Value);
+    fn note(&mut self, e: Event);
+    fn round_step(&mut self, r: Rounded);
+}
+
+struct NoTrace;
+
+impl Tracer for NoTrace {
+    #[inline(always)]
+    fn decoded(&mut self, _: Value) {}
+    #[inline(always)]
+    fn note(&mut self, _: Event) {}
+    #[inline(always)]
+    fn round_step(&mut self, _: Rounded) {}
+}
+
+impl Tracer for Trace {
+    fn decoded(&mut self, v: Value) {
+        self.source = Some(v);
+    }
+    fn note(&mut self, e: Event) {
+        self.events.push(e);
+    }
+    fn round_step(&mut self, r: Rounded) {
+        self.rounded = Some(r);
     }
 }
 
@@ -310,7 +334,7 @@ fn note(trace: &mut Option<&mut Trace>, e: Event) {
 /// assert_eq!(out.bits, 0x6); // 4.0
 /// ```
 pub fn convert(v: &Value, dst: &Format, rounding: Rounding, policy: &Policy) -> Outcome {
-    convert_value(v, dst, rounding, policy, Flags::empty(), None)
+    convert_value(v, dst, rounding, policy, Flags::empty(), &mut NoTrace)
 }
 
 /// [`convert`] with a trace of the steps.
@@ -324,22 +348,23 @@ pub fn convert_traced(
         source: Some(*v),
         ..Trace::default()
     };
-    let out = convert_value(v, dst, rounding, policy, Flags::empty(), Some(&mut t));
+    let out = convert_value(v, dst, rounding, policy, Flags::empty(), &mut t);
     (out, t)
 }
 
-fn convert_value(
+#[inline(always)]
+fn convert_value<T: Tracer>(
     v: &Value,
     dst: &Format,
     rounding: Rounding,
     p: &Policy,
     flags: Flags,
-    mut trace: Option<&mut Trace>,
+    trace: &mut T,
 ) -> Outcome {
     let mut flags = flags;
     let out = match dst.layout {
-        Layout::Fixed(_) => to_fixed(v, dst, rounding, p, &mut flags, &mut trace),
-        Layout::Float(_) => to_float(v, dst, rounding, p, &mut flags, &mut trace),
+        Layout::Fixed(_) => to_fixed(v, dst, rounding, p, &mut flags, trace),
+        Layout::Float(_) => to_float(v, dst, rounding, p, &mut flags, trace),
     };
     Outcome { bits: out, flags }
 }
@@ -356,43 +381,42 @@ fn enc(dst: &Format, negative: bool, mag: Option<Dyadic>) -> u64 {
         .expect("internal error: a rounded value must be representable")
 }
 
-fn neg_bits(dst: &Format, bits: u64, negative: bool) -> u64 {
-    match (negative, dst.sign_bit()) {
-        (true, Some(s)) => bits | s,
-        _ => bits,
-    }
-}
-
-fn to_float(
+#[inline(always)]
+fn to_float<T: Tracer>(
     v: &Value,
     dst: &Format,
     rounding: Rounding,
     p: &Policy,
     flags: &mut Flags,
-    trace: &mut Option<&mut Trace>,
+    trace: &mut T,
 ) -> u64 {
     let Layout::Float(l) = dst.layout else {
         unreachable!()
     };
-    let max = dst.max_finite_bits();
+    // The layout's fields, taken out once.
+    let sign = l.sign_bit();
+    let max_body = l.max_finite_body();
+    let max = || max_body << l.pad_bits;
+    let has_zero = l.zero_exponent != ZeroExponent::Normal;
+    let neg_bits = |bits: u64, negative: bool| if negative { bits | sign } else { bits };
     let plus_zero = || dst.zero_bits().unwrap_or(dst.min_positive_bits());
-    let mut negative = v.negative && dst.is_signed();
-    if v.negative && !dst.is_signed() && !v.is_nan() {
-        note(trace, Event::SignDropped);
+    let mut negative = v.negative && l.signed;
+    if v.negative && !l.signed && !v.is_nan() {
+        trace.note(Event::SignDropped);
     }
     let x = match v.class {
         Class::Nan { payload } => {
             if p.sat {
                 *flags |= Flags::INVALID;
-                note(trace, Event::NanToNumber);
+                trace.note(Event::NanToNumber);
                 return plus_zero();
             }
             let Some(canon) = dst.canonical_nan() else {
                 *flags |= Flags::INVALID;
-                note(trace, Event::NanToNumber);
-                return max;
+                trace.note(Event::NanToNumber);
+                return max();
             };
-            note(trace, Event::NanResult);
+            trace.note(Event::NanResult);
             return match p.nan {
                 NanResult::Payload if !p.relu => dst
                     .encode(&Value::nan(v.negative, payload))
@@ -403,7 +427,7 @@ fn to_float(
         Class::Infinite => {
             if p.sat {
                 *flags |= Flags::SATURATED;
-                note(trace, Event::ClampedUnit);
+                trace.note(Event::ClampedUnit);
                 return if v.negative {
                     plus_zero()
                 } else {
@@ -411,33 +435,33 @@ fn to_float(
                 };
             }
             if p.relu && negative {
-                note(trace, Event::Relu);
+                trace.note(Event::Relu);
                 return plus_zero();
             }
             if p.satfinite {
                 *flags |= Flags::SATURATED;
-                note(trace, Event::OverflowToMax);
-                return neg_bits(dst, max, negative);
+                trace.note(Event::OverflowToMax);
+                return neg_bits(max(), negative);
             }
             if let Some(inf) = dst.infinity() {
-                return neg_bits(dst, inf, negative);
+                return neg_bits(inf, negative);
             }
             *flags |= Flags::INVALID;
             return match dst.canonical_nan() {
                 Some(nan) => {
-                    note(trace, Event::OverflowToNan);
+                    trace.note(Event::OverflowToNan);
                     nan
                 }
                 None => {
-                    note(trace, Event::OverflowToMax);
-                    neg_bits(dst, max, negative)
+                    trace.note(Event::OverflowToMax);
+                    neg_bits(max(), negative)
                 }
             };
         }
         Class::Zero => None,
         Class::Finite(d) => {
             if p.scale != 0 {
-                note(trace, Event::Scaled(p.scale));
+                trace.note(Event::Scaled(p.scale));
             }
             Some(d.scale(p.scale))
         }
@@ -450,39 +474,37 @@ fn to_float(
                 *flags |= Flags::SATURATED;
             }
             if v.negative {
-                note(trace, Event::ClampedUnit);
+                trace.note(Event::ClampedUnit);
             }
             return plus_zero();
         }
         if let Some(d) = x {
             if d.cmp_value(&Dyadic::new(1, 0)) == core::cmp::Ordering::Greater {
                 *flags |= Flags::SATURATED;
-                note(trace, Event::ClampedUnit);
+                trace.note(Event::ClampedUnit);
                 x = Some(Dyadic::new(1, 0));
             }
         }
     }
     if p.relu && negative {
-        note(trace, Event::Relu);
+        trace.note(Event::Relu);
         return plus_zero();
     }
     let Some(x) = x else {
-        if !dst.has_zero() {
+        if !has_zero {
             *flags |= Flags::INEXACT | Flags::UNDERFLOW;
-            note(trace, Event::NoZero);
+            trace.note(Event::NoZero);
             return dst.min_positive_bits();
         }
         if negative && p.positive_zero {
-            note(trace, Event::PositiveZero);
+            trace.note(Event::PositiveZero);
             negative = false;
         }
-        return neg_bits(dst, 0, negative);
+        return neg_bits(0, negative);
     };
     let r = round_magnitude(negative, x, dst, rounding);
-    note(trace, Event::Rounded);
-    if let Some(t) = trace.as_deref_mut() {
-        t.rounded = Some(r);
-    }
+    trace.note(Event::Rounded);
+    trace.round_step(r);
     if r.inexact() {
         *flags |= Flags::INEXACT;
     }
@@ -490,30 +512,36 @@ fn to_float(
     // magnitude overflows exactly when its encoding lies beyond the largest finite one.
     let body = l
         .magnitude_body(r.result.m, r.result.q)
-        .filter(|&body| body <= max >> l.pad_bits);
+        .filter(|&body| body <= max_body);
     let Some(body) = body else {
         *flags |= Flags::OVERFLOW | Flags::INEXACT;
         if p.satfinite || p.overflow == Overflow::Saturate {
             *flags |= Flags::SATURATED;
-            note(trace, Event::OverflowToMax);
-            return neg_bits(dst, max, negative);
+            trace.note(Event::OverflowToMax);
+            return neg_bits(max(), negative);
         }
         if rounding.overflows_to_infinity(negative, r.took_upper) {
             if let Some(inf) = dst.infinity() {
-                note(trace, Event::OverflowToInfinity);
-                return neg_bits(dst, inf, negative);
+                trace.note(Event::OverflowToInfinity);
+                return neg_bits(inf, negative);
             }
             if let Some(nan) = dst.canonical_nan() {
-                note(trace, Event::OverflowToNan);
+                trace.note(Event::OverflowToNan);
                 return nan;
             }
         }
-        note(trace, Event::OverflowToMax);
-        return neg_bits(dst, max, negative);
+        trace.note(Event::OverflowToMax);
+        return neg_bits(max(), negative);
     };
-    let mut bits = neg_bits(dst, body << l.pad_bits, negative);
-    if r.inexact() {
-        // Tiny: the exact magnitude is below the smallest normal one.
+    let mut bits = neg_bits(body << l.pad_bits, negative);
+    // Tiny: the exact magnitude is below the smallest normal one. That is 2^(1 − bias) in a
+    // layout with subnormals (where an exponent field of 1 is finite), and below
+    // 2^(2 − bias) in every layout.
+    if r.inexact() && l.zero_exponent == ZeroExponent::Subnormal && l.exp_bits >= 2 {
+        if x.top() < 1 - l.bias {
+            *flags |= Flags::UNDERFLOW;
+        }
+    } else if r.inexact() && x.top() <= 1 - l.bias {
         let min_normal = dst
             .min_normal_bits()
             .map(|b| l.decode_body(b >> l.pad_bits));
@@ -525,35 +553,28 @@ fn to_float(
     }
     if p.flush_outputs && dst.is_subnormal(bits) {
         *flags |= Flags::FLUSHED;
-        note(trace, Event::FlushedOutput);
-        bits = neg_bits(dst, 0, negative);
+        trace.note(Event::FlushedOutput);
+        bits = neg_bits(0, negative);
     }
     // A zero result: −0 → +0 with `.pzo` or `.relu`.
-    if negative
-        && (p.positive_zero || p.relu)
-        && bits & !dst.sign_bit().unwrap_or(0) == 0
-        && dst.has_zero()
-    {
-        note(
-            trace,
-            if p.relu {
-                Event::Relu
-            } else {
-                Event::PositiveZero
-            },
-        );
+    if negative && (p.positive_zero || p.relu) && bits & !sign == 0 && has_zero {
+        trace.note(if p.relu {
+            Event::Relu
+        } else {
+            Event::PositiveZero
+        });
         bits = 0;
     }
     bits
 }
 
-fn to_fixed(
+fn to_fixed<T: Tracer>(
     v: &Value,
     dst: &Format,
     rounding: Rounding,
     p: &Policy,
     flags: &mut Flags,
-    trace: &mut Option<&mut Trace>,
+    trace: &mut T,
 ) -> u64 {
     let Layout::Fixed(l) = dst.layout else {
         unreachable!()
@@ -564,7 +585,7 @@ fn to_fixed(
     let x = match v.class {
         Class::Nan { .. } => {
             *flags |= Flags::INVALID;
-            note(trace, Event::NanToNumber);
+            trace.note(Event::NanToNumber);
             if p.satfinite {
                 // `.satfinite` into a format without NaN: +largest finite (PTX s2f6x2).
                 return max;
@@ -576,27 +597,25 @@ fn to_fixed(
         }
         Class::Infinite | Class::Finite(_) if p.relu && v.negative => {
             // `.relu` (PTX s2f6x2): negative results become +0.
-            note(trace, Event::Relu);
+            trace.note(Event::Relu);
             return 0;
         }
         Class::Infinite => {
             *flags |= Flags::SATURATED | Flags::INVALID;
-            note(trace, Event::ClampedRange);
+            trace.note(Event::ClampedRange);
             return if v.negative { min } else { max };
         }
         Class::Zero => return 0,
         Class::Finite(d) => {
             if p.scale != 0 {
-                note(trace, Event::Scaled(p.scale));
+                trace.note(Event::Scaled(p.scale));
             }
             d.scale(p.scale)
         }
     };
     let r = round_magnitude(v.negative, x, dst, rounding);
-    note(trace, Event::Rounded);
-    if let Some(t) = trace.as_deref_mut() {
-        t.rounded = Some(r);
-    }
+    trace.note(Event::Rounded);
+    trace.round_step(r);
     if r.inexact() {
         *flags |= Flags::INEXACT;
     }
@@ -632,12 +651,12 @@ fn to_fixed(
     }
     *flags |= Flags::OVERFLOW;
     if wrap {
-        note(trace, Event::Wrapped);
+        trace.note(Event::Wrapped);
         let low = if v.negative { m.wrapping_neg() } else { m };
         return (low & width_mask) as u64;
     }
     *flags |= Flags::SATURATED;
-    note(trace, Event::ClampedRange);
+    trace.note(Event::ClampedRange);
     if v.negative {
         min
     } else {

@@ -141,6 +141,33 @@ const fn fixed(name: &'static str, signed: bool, bits: u32, frac_bits: u32) -> F
     }
 }
 
+impl FloatLayout {
+    /// Width of an encoding in bits (including padding).
+    #[inline(always)]
+    pub(crate) const fn width(&self) -> u32 {
+        self.signed as u32 + self.exp_bits + self.man_bits + self.pad_bits
+    }
+
+    /// The sign bit, or 0 for an unsigned layout.
+    #[inline(always)]
+    pub(crate) const fn sign_bit(&self) -> u64 {
+        // `signed` as 0 or 1, moved to the top bit (a shift count of 64, only possible for a
+        // 64-bit unsigned layout, shifts the 0 by 0).
+        (self.signed as u64).wrapping_shl(self.exp_bits + self.man_bits + self.pad_bits)
+    }
+
+    /// The body (encoding without sign and padding) of the largest finite positive value.
+    #[inline(always)]
+    pub(crate) const fn max_finite_body(&self) -> u64 {
+        let all = (1u64 << (self.exp_bits + self.man_bits)) - 1;
+        match self.specials {
+            Specials::Ieee => all - (1u64 << self.man_bits),
+            Specials::NanOnly => all - 1,
+            Specials::None => all,
+        }
+    }
+}
+
 /// IEEE binary64.
 pub const F64: Format = ieee("f64", 11, 52);
 /// IEEE binary32.
@@ -273,7 +300,7 @@ impl Format {
     /// Width of an encoding in bits (including `tf32`'s padding).
     pub const fn width(&self) -> u32 {
         match self.layout {
-            Layout::Float(l) => l.signed as u32 + l.exp_bits + l.man_bits + l.pad_bits,
+            Layout::Float(l) => l.width(),
             Layout::Fixed(l) => l.bits,
         }
     }
@@ -369,15 +396,7 @@ impl Format {
     /// The encoding of the largest finite positive value.
     pub const fn max_finite_bits(&self) -> u64 {
         match self.layout {
-            Layout::Float(l) => {
-                let all = (1u64 << (l.exp_bits + l.man_bits)) - 1;
-                let mag = match l.specials {
-                    Specials::Ieee => all - (1u64 << l.man_bits),
-                    Specials::NanOnly => all - 1,
-                    Specials::None => all,
-                };
-                mag << l.pad_bits
-            }
+            Layout::Float(l) => l.max_finite_body() << l.pad_bits,
             Layout::Fixed(l) => {
                 if l.signed {
                     (1u64 << (l.bits - 1)) - 1

@@ -265,12 +265,12 @@ pub fn round_magnitude(negative: bool, x: Dyadic, fmt: &Format, rounding: Roundi
     };
     let t = x.top();
     // Grid step exponent q, or a gap below the smallest value.
-    let (q, lower_even_by_exponent) = match fmt.layout {
-        Layout::Fixed(l) => (-(l.frac_bits as i32), None),
+    let (q, lower_even_by_exponent, has_zero) = match fmt.layout {
+        Layout::Fixed(l) => (-(l.frac_bits as i32), None, true),
         Layout::Float(l) => {
             let m = l.man_bits as i32;
             match l.zero_exponent {
-                ZeroExponent::Subnormal => ((t.max(1 - l.bias)) - m, None),
+                ZeroExponent::Subnormal => ((t.max(1 - l.bias)) - m, None, true),
                 zx => {
                     let e_lo = -l.bias;
                     // The smallest positive value.
@@ -281,7 +281,11 @@ pub fn round_magnitude(negative: bool, x: Dyadic, fmt: &Format, rounding: Roundi
                     if !rounding.integral && x.cmp_value(&min_pos) == Ordering::Less {
                         return round_in_gap(negative, x, min_pos, zx, rounding, width);
                     }
-                    (t - m, (m == 0).then_some(l.bias))
+                    (
+                        t - m,
+                        (m == 0).then_some(l.bias),
+                        zx != ZeroExponent::Normal,
+                    )
                 }
             }
         }
@@ -293,6 +297,19 @@ pub fn round_magnitude(negative: bool, x: Dyadic, fmt: &Format, rounding: Roundi
         let shift = x.exp - q;
         let m = if shift >= 128 { 0 } else { x.sig << shift };
         (m, None)
+    } else if let (Ok(sig), s @ 1..=63) = (u64::try_from(x.sig), (q - x.exp) as u32) {
+        // The common case, in 64 bits: every source significand fits, and `s` bits of x
+        // below the grid step (as below).
+        let rem = sig & ((1u64 << s) - 1);
+        let half = rem.cmp(&(1u64 << (s - 1)));
+        let fraction = if width == 0 {
+            0 // not stochastic
+        } else if s >= width {
+            (rem >> (s - width)) as u128
+        } else {
+            (rem as u128) << (width - s)
+        };
+        ((sig >> s) as u128, Some(Position { half, fraction }))
     } else {
         let s = (q - x.exp) as u32; // bits of x below the grid step
         let (m, rem) = split(x.sig, s);
@@ -333,7 +350,7 @@ pub fn round_magnitude(negative: bool, x: Dyadic, fmt: &Format, rounding: Roundi
     };
     // A format without zero has nothing below its smallest value (integral roundings of
     // values below 1 land here).
-    if m_lo == 0 && !fmt.has_zero() {
+    if m_lo == 0 && !has_zero {
         return Rounded {
             exact: x,
             lower: None,

@@ -41,6 +41,17 @@ impl Dyadic {
         }
     }
 
+    /// [`Dyadic::new`] for a significand that fits in 64 bits (every decoded float).
+    #[inline(always)]
+    pub(crate) fn from_u64(sig: u64, exp: i32) -> Dyadic {
+        debug_assert!(sig != 0);
+        let tz = sig.trailing_zeros();
+        Dyadic {
+            sig: (sig >> tz) as u128,
+            exp: exp + tz as i32,
+        }
+    }
+
     /// The exponent of the leading bit: the value lies in `[2^t, 2^(t+1))`.
     #[inline]
     pub fn top(&self) -> i32 {
@@ -303,19 +314,20 @@ impl FloatLayout {
             _ => {}
         }
         let m = self.man_bits as i32;
+        // The significand has at most `man_bits + 1` ≤ 64 bits.
         let (sig, exp) = if e == 0 {
             match self.zero_exponent {
-                ZeroExponent::Subnormal => (man as u128, 1 - self.bias - m),
+                ZeroExponent::Subnormal => (man, 1 - self.bias - m),
                 ZeroExponent::NormalExceptZero if man == 0 => (0, 0),
-                _ => ((1u128 << m) | man as u128, -self.bias - m),
+                _ => ((1u64 << m) | man, -self.bias - m),
             }
         } else {
-            ((1u128 << m) | man as u128, e - self.bias - m)
+            ((1u64 << m) | man, e - self.bias - m)
         };
         if sig == 0 {
             Class::Zero
         } else {
-            Class::Finite(Dyadic::new(sig, exp))
+            Class::Finite(Dyadic::from_u64(sig, exp))
         }
     }
 
@@ -333,12 +345,20 @@ impl FloatLayout {
         }
         let man_bits = self.man_bits as i32;
         // Shifts `m` so that its step is 2^(q - shift): left, or right over zero bits.
-        let align = |shift: i32| -> u128 {
-            if shift >= 0 {
-                m << shift
-            } else {
-                debug_assert!(m.trailing_zeros() >= (-shift) as u32, "not on the grid");
-                m >> -shift
+        // The result has at most 64 bits; so does `m` on every path of the rounding routine,
+        // where the shifts are cheaper in 64 bits.
+        let align = |shift: i32| -> u64 {
+            match u64::try_from(m) {
+                Ok(m) if shift >= 0 => m << shift,
+                Ok(m) => {
+                    debug_assert!(m.trailing_zeros() >= (-shift) as u32, "not on the grid");
+                    m >> -shift
+                }
+                Err(_) if shift >= 0 => (m << shift) as u64,
+                Err(_) => {
+                    debug_assert!(m.trailing_zeros() >= (-shift) as u32, "not on the grid");
+                    (m >> -shift) as u64
+                }
             }
         };
         let t = q + bitlen(m) - 1;
@@ -352,14 +372,14 @@ impl FloatLayout {
             if field > (1u64 << self.exp_bits) - 1 {
                 return None;
             }
-            let sig = align(man_bits - (t - q)) as u64;
+            let sig = align(man_bits - (t - q));
             Some((field << self.man_bits) | (sig & ((1u64 << self.man_bits) - 1)))
         } else {
             debug_assert!(
                 self.zero_exponent == ZeroExponent::Subnormal,
                 "not on the grid"
             );
-            Some(align(q - (e_lo - man_bits)) as u64)
+            Some(align(q - (e_lo - man_bits)))
         }
     }
 }
@@ -367,11 +387,11 @@ impl FloatLayout {
 impl Format {
     /// Decodes a bit pattern exactly. Bits above [`Format::width`] are ignored, and so are
     /// the padding bits of `tf32`.
-    #[inline]
+    #[inline(always)]
     pub fn decode(&self, bits: u64) -> Value {
-        let bits = bits & self.mask();
         match self.layout {
             Layout::Fixed(l) => {
+                let bits = bits & self.mask();
                 let negative = l.signed && (bits >> (l.bits - 1)) & 1 == 1;
                 let mag = if negative {
                     // Two's complement magnitude; 2^(bits-1) for the most negative value.
@@ -382,6 +402,8 @@ impl Format {
                 Value::finite(negative, mag, -(l.frac_bits as i32))
             }
             Layout::Float(l) => {
+                // The bits above the width need no mask: the sign and the fields are taken
+                // out by their positions and widths.
                 let body = bits >> l.pad_bits;
                 Value {
                     negative: l.signed && (body >> (l.exp_bits + l.man_bits)) & 1 == 1,

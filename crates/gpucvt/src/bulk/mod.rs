@@ -41,7 +41,7 @@
 //! ```
 
 use crate::core::bulk::{BulkError, Kernel, Strategy, Word};
-use crate::ptx::eval::{evaluate_bits, lane_conversion, lane_random, EvalError};
+use crate::ptx::eval::{evaluate_bits, lane_conversion, lane_rbits_place, EvalError};
 use crate::ptx::form::{CvtForm, RoundMod};
 use core::fmt;
 use rayon::prelude::*;
@@ -431,8 +431,8 @@ impl CvtKernel {
         }
     }
 
-    /// One block through the lane path: lane inputs out, one kernel call per lane, results
-    /// packed in.
+    /// One block through the lane path, with lane buffers of the words the core kernels
+    /// read and write directly.
     fn run_block<S: Word, D: Word>(
         &self,
         k: &Kernel,
@@ -440,56 +440,85 @@ impl CvtKernel {
         dst: &mut [D],
         rbits: Option<&[u32]>,
     ) -> Result<(), CvtBulkError> {
+        let out_bits = self.result_lane_width();
+        if self.src_lane_bits > 32 {
+            return self.lanes_through::<S, D, u64, u64>(k, src, dst, rbits);
+        }
+        match out_bits {
+            0..=8 => self.lanes_through::<S, D, u32, u8>(k, src, dst, rbits),
+            9..=16 => self.lanes_through::<S, D, u32, u16>(k, src, dst, rbits),
+            17..=32 => self.lanes_through::<S, D, u32, u32>(k, src, dst, rbits),
+            _ => self.lanes_through::<S, D, u32, u64>(k, src, dst, rbits),
+        }
+    }
+
+    fn result_lane_width(&self) -> u32 {
+        self.dst_lane_mask.count_ones()
+    }
+
+    /// Lane inputs out (as `LI` words), one kernel call per lane (results as `LO` words,
+    /// random values in the narrowest word their width fits), results packed in.
+    fn lanes_through<S: Word, D: Word, LI: Word, LO: Word>(
+        &self,
+        k: &Kernel,
+        src: &[S],
+        dst: &mut [D],
+        rbits: Option<&[u32]>,
+    ) -> Result<(), CvtBulkError> {
         let n = dst.len();
-        let mut lane_in = [0u32; BLOCK];
-        let mut lane_in64 = [0u64; BLOCK];
-        let mut lane_out = [0u64; BLOCK];
-        let mut rnd = [0u32; BLOCK];
-        let wide = self.src_lane_bits > 32;
+        let mut lane_in = [LI::default(); BLOCK];
+        let mut lane_out = [LO::default(); BLOCK];
         let lanes = self.lanes;
         let slot = self.dst_lane_bits;
+        let src_mask = mask(self.src_lane_bits);
         for lane in 0..lanes {
             // Lane `lane` counts from the most significant.
-            for i in 0..n {
-                let v = if self.packed_src {
-                    let shift = self.src_lane_bits * (lanes - 1 - lane) as u32;
-                    (src[i].to_u64() >> shift) & mask(self.src_lane_bits)
-                } else {
-                    let j = match self.order {
-                        Order::Instruction => lane,
-                        Order::Memory => lanes - 1 - lane,
-                    };
-                    src[i * lanes + j].to_u64()
+            let ins = &mut lane_in[..n];
+            if self.packed_src {
+                let shift = self.src_lane_bits * (lanes - 1 - lane) as u32;
+                for (x, s) in ins.iter_mut().zip(src) {
+                    *x = LI::from_u64((s.to_u64() >> shift) & src_mask);
+                }
+            } else {
+                let j = match self.order {
+                    Order::Instruction => lane,
+                    Order::Memory => lanes - 1 - lane,
                 };
-                if wide {
-                    lane_in64[i] = v;
-                } else {
-                    lane_in[i] = v as u32;
+                for (x, s) in ins.iter_mut().zip(src.iter().skip(j).step_by(lanes)) {
+                    *x = LI::from_u64(s.to_u64());
                 }
             }
             let out = &mut lane_out[..n];
-            match (rbits, wide) {
-                (Some(r), _) => {
-                    for (x, &bits) in rnd[..n].iter_mut().zip(r) {
-                        *x = lane_random(&self.form, bits, lane);
+            match rbits {
+                Some(r) => {
+                    let (shift, width) = lane_rbits_place(&self.form, lane);
+                    let m = mask(width) as u32;
+                    macro_rules! with_random {
+                        ($r:ty) => {{
+                            let mut rnd = [<$r>::default(); BLOCK];
+                            for (x, &bits) in rnd[..n].iter_mut().zip(r) {
+                                *x = ((bits >> shift) & m) as $r;
+                            }
+                            k.convert_stochastic_words(ins, out, &rnd[..n])?
+                        }};
                     }
-                    if wide {
-                        k.convert_stochastic(&lane_in64[..n], out, &rnd[..n])?;
-                    } else {
-                        k.convert_stochastic(&lane_in[..n], out, &rnd[..n])?;
+                    match width {
+                        0..=8 => with_random!(u8),
+                        9..=16 => with_random!(u16),
+                        _ => with_random!(u32),
                     }
                 }
-                (None, true) => k.convert(&lane_in64[..n], out)?,
-                (None, false) => k.convert(&lane_in[..n], out)?,
+                None => k.convert(ins, out)?,
             }
             let shift = slot * (lanes - 1 - lane) as u32;
-            for (d, &o) in dst.iter_mut().zip(out.iter()) {
-                let bits = (o & self.dst_lane_mask) << shift;
-                *d = if lane == 0 {
-                    D::from_u64(bits)
-                } else {
-                    D::from_u64(d.to_u64() | bits)
-                };
+            if lane == 0 {
+                for (d, o) in dst.iter_mut().zip(out.iter()) {
+                    *d = D::from_u64((o.to_u64() & self.dst_lane_mask) << shift);
+                }
+            } else {
+                for (d, o) in dst.iter_mut().zip(out.iter()) {
+                    *d = D::from_u64(d.to_u64() | (o.to_u64() & self.dst_lane_mask) << shift);
+                }
             }
         }
         Ok(())

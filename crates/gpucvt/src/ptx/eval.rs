@@ -402,16 +402,25 @@ pub fn lane_random(form: &CvtForm, rbits: u32, k: usize) -> u32 {
 
 /// The random bits and width lane `k` (0 = most significant) of an `.rs` form uses.
 fn lane_rbits(form: &CvtForm, rbits: u64, k: usize) -> (u64, u32) {
+    let (shift, width) = lane_rbits_place(form, k);
+    ((rbits >> shift) & mask(width), width)
+}
+
+/// Where lane `k`'s random bits sit in `rbits`: (shift of their lowest bit, count).
+///
+/// ```
+/// use gpucvt::ptx::{eval::lane_rbits_place, parse_instruction};
+/// let form = parse_instruction("cvt.rs.satfinite.e2m1x4.f32").unwrap().form;
+/// assert_eq!(lane_rbits_place(&form, 1), (8, 8));
+/// ```
+pub fn lane_rbits_place(form: &CvtForm, k: usize) -> (u32, u32) {
     match (form.dtype, k) {
-        (PtxType::F16x2, 0) => ((rbits >> 16) & 0x1fff, 13),
-        (PtxType::F16x2, _) => (rbits & 0x1fff, 13),
-        (PtxType::Bf16x2, 0) => ((rbits >> 16) & 0xffff, 16),
-        (PtxType::Bf16x2, _) => (rbits & 0xffff, 16),
-        (PtxType::E2m1x4, k) => {
-            let shift = [24, 8, 16, 0][k.min(3)];
-            ((rbits >> shift) & 0xff, 8)
-        }
-        (_, k) => ((rbits >> (24 - 8 * k.min(3) as u32)) & 0xff, 8),
+        (PtxType::F16x2, 0) => (16, 13),
+        (PtxType::F16x2, _) => (0, 13),
+        (PtxType::Bf16x2, 0) => (16, 16),
+        (PtxType::Bf16x2, _) => (0, 16),
+        (PtxType::E2m1x4, k) => ([24, 8, 16, 0][k.min(3)], 8),
+        (_, k) => (24 - 8 * k.min(3) as u32, 8),
     }
 }
 
