@@ -187,6 +187,26 @@ const BLOCK: usize = 2048;
 /// Instructions below which [`CvtKernel::convert_par`] stays on the calling thread.
 pub const PARALLEL_THRESHOLD: usize = 1 << 16;
 
+/// Packs groups of `L` lane results (in source order) into destination words: the first
+/// of a group in the low bits (`memory`) or in the high bits (operand order).
+#[inline(always)]
+fn pack<const L: usize, D: Word, LO: Word>(
+    dst: &mut [D],
+    lanes: &[LO],
+    slot: u32,
+    mask: u64,
+    memory: bool,
+) {
+    for (w, o) in dst.iter_mut().zip(lanes.chunks_exact(L)) {
+        let mut v = 0u64;
+        for (j, x) in o.iter().enumerate() {
+            let place = if memory { j } else { L - 1 - j };
+            v |= (x.to_u64() & mask) << (slot * place as u32);
+        }
+        *w = D::from_u64(v);
+    }
+}
+
 fn mask(bits: u32) -> u64 {
     if bits >= 64 {
         u64::MAX
@@ -470,6 +490,26 @@ impl CvtKernel {
         let mut lane_out = [LO::default(); BLOCK];
         let lanes = self.lanes;
         let slot = self.dst_lane_bits;
+        if !self.packed_src && rbits.is_none() {
+            // Scalar sources and one conversion for every lane: the sources in one kernel
+            // call, in their order, then packed.
+            let per_chunk = BLOCK / lanes;
+            for (s, d) in src.chunks(per_chunk * lanes).zip(dst.chunks_mut(per_chunk)) {
+                let m = s.len();
+                for (x, y) in lane_in[..m].iter_mut().zip(s) {
+                    *x = LI::from_u64(y.to_u64());
+                }
+                k.convert(&lane_in[..m], &mut lane_out[..m])?;
+                let mask = self.dst_lane_mask;
+                let memory = self.order == Order::Memory;
+                match lanes {
+                    2 => pack::<2, D, LO>(d, &lane_out[..m], slot, mask, memory),
+                    4 => pack::<4, D, LO>(d, &lane_out[..m], slot, mask, memory),
+                    _ => pack::<1, D, LO>(d, &lane_out[..m], slot, mask, memory),
+                }
+            }
+            return Ok(());
+        }
         let src_mask = mask(self.src_lane_bits);
         for lane in 0..lanes {
             // Lane `lane` counts from the most significant.

@@ -34,8 +34,12 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// Instructions per unit of work.
-const BATCH: u64 = 1 << 16;
+/// Instructions per unit of work (its buffers stay small enough for the allocator to reuse
+/// them without returning memory to the system).
+const BATCH: u64 = 1 << 13;
+
+/// Instructions per block of a sweep.
+const SWEEP_BLOCK: u64 = 1 << 16;
 
 /// The `rbits` operand of instruction `i` of a sweep seeded with `seed`: the low 32 bits of
 /// splitmix64's output for the state `seed + i`.
@@ -497,17 +501,17 @@ pub fn sweep(
     // Rounds of a few blocks a thread, converted in parallel into one of two buffers while
     // the sink takes the other (the previous round), so that writing or hashing overlaps
     // the conversion.
-    let round = BATCH * 4 * rayon::current_num_threads() as u64;
+    let round = SWEEP_BLOCK * 4 * rayon::current_num_threads() as u64;
     let mut bufs = [
         vec![0u8; round as usize * width],
         vec![0u8; round as usize * width],
     ];
     let convert = |first: u64, bytes: &mut [u8]| -> Result<(), CvtBulkError> {
         bytes
-            .par_chunks_mut(BATCH as usize * width)
+            .par_chunks_mut(SWEEP_BLOCK as usize * width)
             .enumerate()
             .try_for_each(|(b, out)| {
-                let start = first + b as u64 * BATCH;
+                let start = first + b as u64 * SWEEP_BLOCK;
                 let m = (out.len() / width) as u64;
                 sweep_block(&kernel, seed, start, m, out)?;
                 progress(m);
