@@ -40,7 +40,12 @@ fn every_small_source_form_exhaustively() {
 
 #[test]
 fn wide_sources_by_boundaries_and_samples() {
-    for text in ["cvt.rn.f32.f64", "cvt.rz.f16.f64", "cvt.rni.s64.f64", "cvt.rn.f32.s64"] {
+    for text in [
+        "cvt.rn.f32.f64",
+        "cvt.rz.f16.f64",
+        "cvt.rni.s64.f64",
+        "cvt.rn.f32.s64",
+    ] {
         let form = parse_instruction(text).unwrap().form;
         let r = verify(
             &form,
