@@ -26,6 +26,7 @@
 pub mod bulk;
 pub mod convert;
 pub mod format;
+pub mod random;
 pub mod round;
 pub mod value;
 

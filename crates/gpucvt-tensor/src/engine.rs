@@ -13,23 +13,7 @@ use std::sync::{Arc, Mutex};
 /// Elements per unit of parallel work (a multiple of every block size is chosen around it).
 pub(crate) const SUB_ELEMENTS: u64 = 1 << 16;
 
-/// The golden-ratio increment of SplitMix64.
-const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
-
-/// SplitMix64's output function applied to `x + γ`: `splitmix64(s + i·γ)` is the `i`-th
-/// (0-based) output of a SplitMix64 generator seeded with `s`.
-pub fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(GAMMA);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// The random word of element `index` of a tensor whose stream seed is `stream`: the low 32
-/// bits of the `index`-th output of SplitMix64 seeded with `stream`.
-pub fn random_word(stream: u64, index: u64) -> u32 {
-    splitmix64(stream.wrapping_add(index.wrapping_mul(GAMMA))) as u32
-}
+pub use gpucvt_core::random::{random_word, splitmix64};
 
 /// Little-endian loading and storing of encoding words.
 pub(crate) trait Le: Word {

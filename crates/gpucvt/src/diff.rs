@@ -253,14 +253,8 @@ fn combine(o: &Output) -> u128 {
     wide
 }
 
-/// A 64-bit mixer (splitmix64's finaliser): the random part of samples and the choice of
-/// examples.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+/// The mixer of samples and of the choice of examples: SplitMix64's output function.
+use crate::core::random::splitmix64 as mix;
 
 impl Side {
     fn new(instr: Instr, which: &str) -> Result<Side, DiffError> {

@@ -297,6 +297,15 @@ impl CvtKernel {
         }
     }
 
+    /// The operands after the sources and `rbits` that the kernel fixes for every instruction
+    /// (the scale operand of `.scaled` forms, `c` of `cvt.pack`); empty on the lane path.
+    pub(crate) fn extra_operands(&self) -> &[u64] {
+        match &self.plan {
+            Plan::Exact { extra } => extra,
+            Plan::Lanes(_) => &[],
+        }
+    }
+
     /// Source words each instruction takes (`L` for a scalar source type and a packed
     /// destination, else 1).
     pub fn sources_per_result(&self) -> usize {

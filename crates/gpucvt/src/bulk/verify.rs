@@ -28,7 +28,7 @@ use super::{CvtBulkError, CvtKernel, Order, Path};
 use crate::core::bulk::Word;
 use crate::core::convert::Conversion;
 use crate::core::round::{Direction, Rounding};
-use crate::ptx::eval::{evaluate_bits, lane_conversion, lane_random, role_bits, EvalError, Role};
+use crate::ptx::eval::{evaluate_bits, lane_conversion, lane_random, EvalError};
 use crate::ptx::form::CvtForm;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,17 +41,15 @@ const BATCH: u64 = 1 << 13;
 /// Instructions per block of a sweep.
 const SWEEP_BLOCK: u64 = 1 << 16;
 
-/// The `rbits` operand of instruction `i` of a sweep seeded with `seed`: the low 32 bits of
-/// splitmix64's output for the state `seed + i`.
+/// The `rbits` operand of instruction `i` of a sweep seeded with `seed`: word `i` of the
+/// SplitMix64 stream seeded with `seed` ([`crate::core::random::random_word`]), the same
+/// stream `gpucvt convert` uses.
 ///
 /// ```
 /// assert_ne!(gpucvt::bulk::verify::rbits_for(0, 0), gpucvt::bulk::verify::rbits_for(0, 1));
 /// ```
 pub fn rbits_for(seed: u64, i: u64) -> u32 {
-    let mut z = seed.wrapping_add(i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (z ^ (z >> 31)) as u32
+    crate::core::random::random_word(seed, i)
 }
 
 /// How inputs are chosen.
@@ -249,7 +247,7 @@ pub fn verify_with(
     let count = AtomicU64::new(0);
     let batches = total.div_ceil(BATCH);
     let per = kernel.sources_per_result() as u64;
-    let extra = extra_operands(form);
+    let extra = kernel.extra_operands();
     let lanes = LaneModel::new(&kernel)?;
     (0..batches)
         .into_par_iter()
@@ -272,7 +270,7 @@ pub fn verify_with(
                     ops[k] = r[i] as u64;
                     k += 1;
                 }
-                for &e in &extra {
+                for &e in extra {
                     ops[k] = e;
                     k += 1;
                 }
@@ -387,19 +385,6 @@ fn low_mask(bits: u32) -> u64 {
     } else {
         (1u64 << bits) - 1
     }
-}
-
-/// The operands after the sources and `rbits` that [`CvtKernel::new`] fixes.
-fn extra_operands(form: &CvtForm) -> Vec<u64> {
-    crate::ptx::eval::operand_roles(form)
-        .into_iter()
-        .filter_map(|r| match r {
-            Role::Scale if role_bits(form, r) == 8 => Some(0x7f),
-            Role::Scale => Some(0x7f7f),
-            Role::C => Some(0),
-            _ => None,
-        })
-        .collect()
 }
 
 type Batch = (Vec<u64>, Vec<u64>, Option<Vec<u32>>);
