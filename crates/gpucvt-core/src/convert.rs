@@ -274,6 +274,36 @@ impl Conversion {
         self.run(bits, &mut NoTrace)
     }
 
+    /// [`Conversion::apply`] as a function, compiled with this pair of formats as constants
+    /// where gpucvt has such an instance (f32 and f64 sources into the PTX formats), and
+    /// `apply` itself otherwise: the same results, faster when converting many values.
+    ///
+    /// ```
+    /// use gpucvt_core::{Conversion, Policy, Rounding, format::{F32, E4M3}};
+    /// let c = Conversion::new(F32, E4M3, Rounding::RN, Policy::default());
+    /// let apply = c.compiled();
+    /// assert_eq!(apply(&c, 0x3f80_0000), c.apply(0x3f80_0000)); // 1.0 → 0x38
+    /// ```
+    pub fn compiled(&self) -> ApplyFn {
+        compiled::lookup(&self.src, &self.dst).map_or(Conversion::apply, |(one, _)| one)
+    }
+
+    /// A function converting a slice of encodings to their result bits (no [`Flags`]),
+    /// compiled for this pair of formats where [`Conversion::compiled`] is; with random words
+    /// given, each element's stochastic rounding takes its own.
+    ///
+    /// ```
+    /// use gpucvt_core::{Conversion, Policy, Rounding, format::{F32, BF16}};
+    /// let c = Conversion::new(F32, BF16, Rounding::stochastic(0, 16), Policy::default());
+    /// let mut out = [0u64; 2];
+    /// // 1 + 2^-9 is a quarter of the way from 1.0 to the next bf16 (1 + 2^-7).
+    /// (c.compiled_bits())(&c, &[0x3f80_4000; 2], Some(&[0, 0xc000]), &mut out);
+    /// assert_eq!(out, [0x3f80, 0x3f81]);
+    /// ```
+    pub fn compiled_bits(&self) -> BitsFn {
+        compiled::lookup(&self.src, &self.dst).map_or(compiled::bits_by_apply, |(_, many)| many)
+    }
+
     /// Converts one source encoding and records the steps.
     pub fn apply_traced(&self, bits: u64) -> (Outcome, Trace) {
         let mut trace = Trace::default();
@@ -283,17 +313,41 @@ impl Conversion {
 
     #[inline(always)]
     fn run<T: Tracer>(&self, bits: u64, trace: &mut T) -> Outcome {
-        let mut flags = Flags::empty();
-        let mut v = self.src.decode(bits);
-        trace.decoded(v);
-        if self.policy.flush_inputs && self.src.is_subnormal(bits) {
-            v = Value::zero(v.negative);
-            flags |= Flags::FLUSHED;
-            trace.note(Event::FlushedInput);
-        }
-        convert_value(&v, &self.dst, self.rounding, &self.policy, flags, trace)
+        run(
+            &self.src,
+            &self.dst,
+            self.rounding,
+            &self.policy,
+            bits,
+            trace,
+        )
     }
 }
+
+/// [`Conversion::apply`] from the parts of a conversion (so that [`compiled`] can pass its
+/// constant formats without copying the rest).
+#[inline(always)]
+fn run<T: Tracer>(
+    src: &Format,
+    dst: &Format,
+    rounding: Rounding,
+    policy: &Policy,
+    bits: u64,
+    trace: &mut T,
+) -> Outcome {
+    let mut flags = Flags::empty();
+    let mut v = src.decode(bits);
+    trace.decoded(v);
+    if policy.flush_inputs && src.is_subnormal(bits) {
+        v = Value::zero(v.negative);
+        flags |= Flags::FLUSHED;
+        trace.note(Event::FlushedInput);
+    }
+    convert_value(&v, dst, rounding, policy, flags, trace)
+}
+
+mod compiled;
+pub use compiled::{ApplyFn, BitsFn};
 
 /// Where the steps of a conversion go: nowhere ([`NoTrace`], for [`Conversion::apply`]) or
 /// into a [`Trace`]. A compile-time choice, so the untraced path carries none of it.

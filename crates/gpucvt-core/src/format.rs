@@ -298,6 +298,7 @@ impl Format {
     }
 
     /// Width of an encoding in bits (including `tf32`'s padding).
+    #[inline]
     pub const fn width(&self) -> u32 {
         match self.layout {
             Layout::Float(l) => l.width(),
@@ -306,6 +307,7 @@ impl Format {
     }
 
     /// Mask of the bits an encoding may use.
+    #[inline]
     pub const fn mask(&self) -> u64 {
         let w = self.width();
         if w >= 64 {
@@ -374,6 +376,7 @@ impl Format {
     /// The canonical NaN encoding: positive, every exponent and mantissa bit set (also the
     /// padding bits, so `tf32`'s canonical NaN is the `f32` one, `0x7fffffff`). `None` for
     /// formats without NaN.
+    #[inline]
     pub const fn canonical_nan(&self) -> Option<u64> {
         match self.layout {
             Layout::Float(l) if self.has_nan() => {
@@ -384,6 +387,7 @@ impl Format {
     }
 
     /// The encoding of the positive infinity, if the format has one.
+    #[inline]
     pub const fn infinity(&self) -> Option<u64> {
         match self.layout {
             Layout::Float(l) if self.has_infinity() => {
@@ -394,6 +398,7 @@ impl Format {
     }
 
     /// The encoding of the largest finite positive value.
+    #[inline]
     pub const fn max_finite_bits(&self) -> u64 {
         match self.layout {
             Layout::Float(l) => l.max_finite_body() << l.pad_bits,
@@ -410,6 +415,7 @@ impl Format {
     }
 
     /// The encoding of the most negative finite value (`None` for unsigned formats).
+    #[inline]
     pub const fn min_finite_bits(&self) -> Option<u64> {
         match self.layout {
             Layout::Float(l) if l.signed => {
@@ -422,6 +428,7 @@ impl Format {
 
     /// The encoding of the smallest positive value (the smallest subnormal, where there are
     /// subnormals).
+    #[inline]
     pub const fn min_positive_bits(&self) -> u64 {
         match self.layout {
             Layout::Float(l) => match l.zero_exponent {
@@ -433,6 +440,7 @@ impl Format {
     }
 
     /// The encoding of the smallest positive normal value (`None` for fixed point).
+    #[inline]
     pub const fn min_normal_bits(&self) -> Option<u64> {
         match self.layout {
             Layout::Float(l) => Some(match l.zero_exponent {
@@ -445,6 +453,7 @@ impl Format {
     }
 
     /// The encoding of positive zero (`None` for `ue8m0`).
+    #[inline]
     pub const fn zero_bits(&self) -> Option<u64> {
         if self.has_zero() {
             Some(0)
@@ -454,6 +463,7 @@ impl Format {
     }
 
     /// The bit that holds the sign of a float, or the top bit of a signed fixed-point format.
+    #[inline]
     pub const fn sign_bit(&self) -> Option<u64> {
         if self.is_signed() {
             Some(1u64 << (self.width() - 1))

@@ -414,6 +414,7 @@ impl Format {
     }
 
     /// Whether the pattern is a subnormal of a format with subnormals.
+    #[inline]
     pub fn is_subnormal(&self, bits: u64) -> bool {
         match self.layout {
             Layout::Float(l) if l.zero_exponent == ZeroExponent::Subnormal => {

@@ -439,17 +439,31 @@ impl Kernel {
                 }
             }
             Imp::Exact => {
-                let mut c = self.conversion;
-                for (i, (d, s)) in dst.iter_mut().zip(src).enumerate() {
-                    if let (Direction::Stochastic { width, .. }, Random::PerElement(r)) =
-                        (c.rounding.direction, random)
-                    {
-                        c.rounding.direction = Direction::Stochastic {
-                            random: r[i] as u64,
-                            width,
-                        };
+                // The exact core, compiled for the pair where it has an instance, over
+                // chunks of 64-bit words.
+                const CHUNK: usize = 256;
+                let c = &self.conversion;
+                let bits = c.compiled_bits();
+                let stochastic = matches!(c.rounding.direction, Direction::Stochastic { .. });
+                let (mut s64, mut r64, mut d64) = ([0u64; CHUNK], [0u64; CHUNK], [0u64; CHUNK]);
+                for (k, (s, d)) in src.chunks(CHUNK).zip(dst.chunks_mut(CHUNK)).enumerate() {
+                    let n = s.len();
+                    for (w, x) in s64.iter_mut().zip(s) {
+                        *w = x.to_u64();
                     }
-                    *d = D::from_u64(c.apply(s.to_u64()).bits);
+                    let random = match random {
+                        Random::PerElement(r) if stochastic => {
+                            for (w, &x) in r64.iter_mut().zip(&r[k * CHUNK..k * CHUNK + n]) {
+                                *w = x as u64;
+                            }
+                            Some(&r64[..n])
+                        }
+                        _ => None,
+                    };
+                    bits(c, &s64[..n], random, &mut d64[..n]);
+                    for (x, &w) in d.iter_mut().zip(&d64[..n]) {
+                        *x = D::from_u64(w);
+                    }
                 }
             }
         }

@@ -26,8 +26,7 @@
 
 use super::{CvtBulkError, CvtKernel, Order, Path};
 use crate::core::bulk::Word;
-use crate::core::convert::Conversion;
-use crate::core::round::{Direction, Rounding};
+use crate::core::convert::{BitsFn, Conversion};
 use crate::ptx::eval::{evaluate_bits, lane_conversion, lane_random, EvalError};
 use crate::ptx::form::CvtForm;
 use rayon::prelude::*;
@@ -249,68 +248,65 @@ pub fn verify_with(
     let per = kernel.sources_per_result() as u64;
     let extra = kernel.extra_operands();
     let lanes = LaneModel::new(&kernel)?;
-    (0..batches)
-        .into_par_iter()
-        .try_for_each(|b| -> Result<(), CvtBulkError> {
+    (0..batches).into_par_iter().try_for_each_init(
+        Scratch::default,
+        |scratch, b| -> Result<(), CvtBulkError> {
             let first = b * BATCH;
             let n = BATCH.min(total - first);
-            let (fast, src, rbits) = run_batch(&kernel, &units, inputs.seed, first, n)?;
-            let mut ops = [0u64; 8];
-            for i in 0..n as usize {
-                // Instruction order: the memory order reversed for scalar sources.
-                let mut k = 0;
-                for j in (0..per as usize).rev() {
-                    ops[k] = src[i * per as usize + j];
-                    k += 1;
-                }
-                if kernel.packed_src {
-                    ops[..k].reverse();
-                }
-                if let Some(r) = &rbits {
-                    ops[k] = r[i] as u64;
-                    k += 1;
-                }
-                for &e in extra {
-                    ops[k] = e;
-                    k += 1;
-                }
+            run_batch(&kernel, &units, inputs.seed, first, n, scratch)?;
+            let Scratch {
+                src,
+                rbits,
+                fast,
+                exact,
+                lanes: lane_buffers,
+                ..
+            } = scratch;
+            let rbits = kernel.is_stochastic().then_some(&rbits[..]);
+            match &lanes {
+                Some(l) => l.exact_words(src, rbits, exact, lane_buffers),
+                // No lane model: every instruction goes to the whole-instruction model.
+                None => exact
+                    .iter_mut()
+                    .zip(fast.iter())
+                    .for_each(|(e, f)| *e = !*f),
+            }
+            let per = per as usize;
+            for (i, (&f, &e)) in fast.iter().zip(exact.iter()).enumerate() {
                 let index = first + i as u64;
                 // Lanes against the exact core; the whole instruction against the model
                 // every `FULL_EVERY` instructions (and wherever the lanes disagree).
-                let lanes_ok = match &lanes {
-                    Some(l) => {
-                        let word = l.exact(
-                            &src[i * per as usize..(i + 1) * per as usize],
-                            rbits.as_ref().map(|r| r[i]),
-                        );
-                        word == fast[i]
-                    }
-                    None => false,
-                };
-                let exact = if lanes_ok && index % FULL_EVERY != 0 {
-                    fast[i]
-                } else {
-                    model(&ops[..k]).map_err(|error| CvtBulkError::Operand {
-                        index: index as usize,
-                        error,
-                    })?
-                };
-                if exact != fast[i] {
+                if f == e && index % FULL_EVERY != 0 {
+                    continue;
+                }
+                let rbits_i = rbits.map(|r| r[i]);
+                let ops = operands(
+                    &src[i * per..(i + 1) * per],
+                    kernel.packed_src,
+                    rbits_i,
+                    extra,
+                );
+                let exact = model(&ops).map_err(|error| CvtBulkError::Operand {
+                    index: index as usize,
+                    error,
+                })?;
+                if exact != f {
                     count.fetch_add(1, Ordering::Relaxed);
-                    let mut f = found.lock().unwrap_or_else(|p| p.into_inner());
-                    f.push(Mismatch {
-                        index: first + i as u64,
-                        operands: ops[..k].to_vec(),
-                        fast: fast[i],
+                    let mut found = found.lock().unwrap_or_else(|p| p.into_inner());
+                    found.push(Mismatch {
+                        index,
+                        operands: ops,
+                        fast: f,
                         exact,
                     });
-                    f.sort_by_key(|m| m.index);
-                    f.truncate(examples);
+                    found.sort_by_key(|m| m.index);
+                    found.truncate(examples);
                 }
             }
             progress(n);
             Ok(())
-        })?;
+        },
+    )?;
     Ok(Report {
         form: form.spelling(),
         path: kernel.path(),
@@ -320,6 +316,19 @@ pub fn verify_with(
         mismatches: count.into_inner(),
         examples: found.into_inner().unwrap_or_else(|p| p.into_inner()),
     })
+}
+
+/// The operands of one instruction in instruction order, from its source units in memory
+/// order: the memory order reversed for scalar sources, then `rbits`, then the fixed
+/// operands.
+fn operands(units: &[u64], packed_src: bool, rbits: Option<u32>, extra: &[u64]) -> Vec<u64> {
+    let mut ops: Vec<u64> = units.to_vec();
+    if !packed_src {
+        ops.reverse();
+    }
+    ops.extend(rbits.map(u64::from));
+    ops.extend_from_slice(extra);
+    ops
 }
 
 /// How often [`verify`] also evaluates a whole instruction with the PTX model when its
@@ -332,6 +341,9 @@ pub const FULL_EVERY: u64 = 64;
 /// model every [`FULL_EVERY`] instructions.
 struct LaneModel {
     conversion: Conversion,
+    /// The lanes' results, compiled for the pair of formats where gpucvt has an instance
+    /// ([`Conversion::compiled_bits`]).
+    bits: BitsFn,
     form: CvtForm,
     lanes: usize,
     packed_src: bool,
@@ -349,6 +361,7 @@ impl LaneModel {
         let conversion = lane_conversion(&form)?;
         Ok(Some(LaneModel {
             conversion,
+            bits: conversion.compiled_bits(),
             form,
             lanes: form.dtype.lanes() as usize,
             packed_src: form.atype.lanes() > 1,
@@ -358,25 +371,55 @@ impl LaneModel {
         }))
     }
 
-    /// The exact result of one instruction from its source units (memory order).
-    fn exact(&self, units: &[u64], rbits: Option<u32>) -> u64 {
-        let mut word = 0u64;
-        for lane in 0..self.lanes {
-            let input = if self.packed_src {
-                let shift = self.src_lane_bits * (self.lanes - 1 - lane) as u32;
-                (units[0] >> shift) & low_mask(self.src_lane_bits)
-            } else {
-                units[self.lanes - 1 - lane]
-            };
-            let mut c = self.conversion;
-            if let (Some(r), Direction::Stochastic { width, .. }) = (rbits, c.rounding.direction) {
-                c.rounding = Rounding::stochastic(lane_random(&self.form, r, lane) as u64, width);
-            }
-            let bits = c.apply(input).bits & self.lane_mask;
-            word |= bits << (self.slot * (self.lanes - 1 - lane) as u32);
+    /// The exact results of instructions from their source units (memory order) and their
+    /// `rbits`, into `out` (one word per instruction). Lane `j` counts from the low end of
+    /// the result word (the PTX operand order is the other way round: its lane `L − 1 − j`).
+    fn exact_words(
+        &self,
+        units: &[u64],
+        rbits: Option<&[u32]>,
+        out: &mut [u64],
+        lanes: &mut LaneBuffers,
+    ) {
+        let l = self.lanes;
+        let n = out.len();
+        // Each lane's input, instruction by instruction, lane 0 (lowest) first.
+        let inputs: &[u64] = if self.packed_src {
+            let src_mask = low_mask(self.src_lane_bits);
+            lanes.inputs.clear();
+            lanes.inputs.extend(units.iter().flat_map(|&u| {
+                (0..l).map(move |j| (u >> (self.src_lane_bits * j as u32)) & src_mask)
+            }));
+            &lanes.inputs
+        } else {
+            units
+        };
+        let random =
+            rbits.map(|r| {
+                lanes.random.clear();
+                lanes.random.extend(r.iter().flat_map(|&r| {
+                    (0..l).map(move |j| lane_random(&self.form, r, l - 1 - j) as u64)
+                }));
+                &lanes.random[..]
+            });
+        lanes.results.resize(n * l, 0);
+        (self.bits)(&self.conversion, inputs, random, &mut lanes.results);
+        let (mask, slot) = (self.lane_mask, self.slot);
+        for (word, r) in out.iter_mut().zip(lanes.results.chunks_exact(l)) {
+            *word = r
+                .iter()
+                .enumerate()
+                .fold(0, |w, (j, &b)| w | (b & mask) << (slot * j as u32));
         }
-        word
     }
+}
+
+/// The per-lane buffers of [`LaneModel::exact_words`].
+#[derive(Default)]
+struct LaneBuffers {
+    inputs: Vec<u64>,
+    random: Vec<u64>,
+    results: Vec<u64>,
 }
 
 fn low_mask(bits: u32) -> u64 {
@@ -387,30 +430,86 @@ fn low_mask(bits: u32) -> u64 {
     }
 }
 
-type Batch = (Vec<u64>, Vec<u64>, Option<Vec<u32>>);
+/// The buffers of one batch, reused from batch to batch.
+#[derive(Default)]
+struct Scratch {
+    /// Source units, memory order.
+    src: Vec<u64>,
+    /// `rbits` per instruction (stochastic forms).
+    rbits: Vec<u32>,
+    /// The fast kernel's results.
+    fast: Vec<u64>,
+    /// The exact results.
+    exact: Vec<u64>,
+    /// The exact side's lanes.
+    lanes: LaneBuffers,
+    /// The kernel's own words: sources and results as bytes of the caller's word types.
+    words: Words,
+}
 
-/// Runs instructions `first .. first + n` through the fast kernel: their results, their
-/// source units (memory order) and `rbits`.
+/// Runs instructions `first .. first + n` through the fast kernel: their source units
+/// (memory order), `rbits` and results, into `scratch`.
 fn run_batch(
     kernel: &CvtKernel,
     units: &Units,
     seed: u64,
     first: u64,
     n: u64,
-) -> Result<Batch, CvtBulkError> {
+    scratch: &mut Scratch,
+) -> Result<(), CvtBulkError> {
     let per = kernel.sources_per_result() as u64;
-    let src: Vec<u64> = (first * per..(first + n) * per)
-        .map(|u| units.get(u))
-        .collect();
-    let rbits = kernel.is_stochastic().then(|| {
-        (first..first + n)
-            .map(|i| rbits_for(seed, i))
-            .collect::<Vec<u32>>()
-    });
-    let mut out = vec![0u64; n as usize];
-    run_typed(kernel, &src, &mut out, rbits.as_deref())?;
-    Ok((out, src, rbits))
+    let range = first * per..(first + n) * per;
+    scratch.src.clear();
+    if units.exhaustive() {
+        scratch.src.extend(range);
+    } else {
+        scratch.src.extend(range.map(|u| units.get(u)));
+    }
+    scratch.rbits.clear();
+    if kernel.is_stochastic() {
+        scratch
+            .rbits
+            .extend((first..first + n).map(|i| rbits_for(seed, i)));
+    }
+    scratch.fast.resize(n as usize, 0);
+    scratch.exact.resize(n as usize, 0);
+    let rbits = kernel.is_stochastic().then_some(&scratch.rbits[..]);
+    run_typed(
+        kernel,
+        &scratch.src,
+        &mut scratch.fast,
+        rbits,
+        &mut scratch.words,
+    )
 }
+
+/// Reusable word buffers for [`run_typed`].
+#[derive(Default)]
+struct Words {
+    u8s: [Vec<u8>; 2],
+    u16s: [Vec<u16>; 2],
+    u32s: [Vec<u32>; 2],
+    u64s: [Vec<u64>; 2],
+}
+
+/// A word type with its two buffers in [`Words`].
+trait Buffered: Word {
+    fn buffers(w: &mut Words) -> &mut [Vec<Self>; 2];
+}
+
+macro_rules! buffered {
+    ($t:ty, $f:ident) => {
+        impl Buffered for $t {
+            fn buffers(w: &mut Words) -> &mut [Vec<Self>; 2] {
+                &mut w.$f
+            }
+        }
+    };
+}
+buffered!(u8, u8s);
+buffered!(u16, u16s);
+buffered!(u32, u32s);
+buffered!(u64, u64s);
 
 /// Runs the kernel with the word types a caller of that width would use (`u32` sources
 /// for 32-bit inputs, `u16` results for 16-bit ones, …), so that the paths checked are the
@@ -420,31 +519,38 @@ fn run_typed(
     src: &[u64],
     out: &mut [u64],
     rbits: Option<&[u32]>,
+    words: &mut Words,
 ) -> Result<(), CvtBulkError> {
-    fn go<S: Word, D: Word>(
+    fn go<S: Buffered, D: Buffered>(
         kernel: &CvtKernel,
         src: &[u64],
         out: &mut [u64],
         rbits: Option<&[u32]>,
+        words: &mut Words,
     ) -> Result<(), CvtBulkError> {
-        let s: Vec<S> = src.iter().map(|&x| S::from_u64(x)).collect();
-        let mut d = vec![D::default(); out.len()];
-        match rbits {
-            Some(r) => kernel.convert_rs(&s, &mut d, r)?,
-            None => kernel.convert(&s, &mut d)?,
-        }
-        for (o, x) in out.iter_mut().zip(d) {
+        let mut s = std::mem::take(&mut S::buffers(words)[0]);
+        s.clear();
+        s.extend(src.iter().map(|&x| S::from_u64(x)));
+        let mut d = std::mem::take(&mut D::buffers(words)[1]);
+        d.resize(out.len(), D::default());
+        let result = match rbits {
+            Some(r) => kernel.convert_rs(&s, &mut d, r),
+            None => kernel.convert(&s, &mut d),
+        };
+        for (o, x) in out.iter_mut().zip(&d) {
             *o = x.to_u64();
         }
-        Ok(())
+        S::buffers(words)[0] = s;
+        D::buffers(words)[1] = d;
+        result
     }
     macro_rules! by_dst {
         ($s:ty) => {
             match kernel.result_bits() {
-                0..=8 => go::<$s, u8>(kernel, src, out, rbits),
-                9..=16 => go::<$s, u16>(kernel, src, out, rbits),
-                17..=32 => go::<$s, u32>(kernel, src, out, rbits),
-                _ => go::<$s, u64>(kernel, src, out, rbits),
+                0..=8 => go::<$s, u8>(kernel, src, out, rbits, words),
+                9..=16 => go::<$s, u16>(kernel, src, out, rbits, words),
+                17..=32 => go::<$s, u32>(kernel, src, out, rbits, words),
+                _ => go::<$s, u64>(kernel, src, out, rbits, words),
             }
         };
     }
@@ -617,6 +723,49 @@ mod tests {
         assert_eq!(r.examples[0].operands, [0x0100]);
         assert_eq!(r.examples[1].operands, [0x3840]);
         assert_eq!(r.examples[1].fast ^ r.examples[1].exact, 1);
+    }
+
+    #[test]
+    fn the_lane_model_equals_the_ptx_model() {
+        // The lane model is the exact side for every instruction but every 64th: it must
+        // give the PTX model's words for scalar and packed sources, x1/x2/x4, and `rbits`.
+        for text in [
+            "cvt.rn.f16.f32",
+            "cvt.rz.satfinite.e5m2x2.f32",
+            "cvt.rn.satfinite.e4m3x2.f16x2",
+            "cvt.rs.satfinite.e2m1x4.f32",
+            "cvt.rs.relu.f16x2.f32",
+            "cvt.rni.s32.f32",
+        ] {
+            let form = parse_instruction(text).unwrap().form;
+            let kernel = sweep_kernel(&form).unwrap();
+            let model = LaneModel::new(&kernel).unwrap().expect("a lane model");
+            let units = Units::new(&kernel, Inputs::default());
+            let per = kernel.sources_per_result() as u64;
+            let n = 3000u64;
+            // Random units, and half of them near 1.0 where every destination rounds.
+            let src: Vec<u64> = (0..n * per)
+                .map(|u| {
+                    let r = crate::core::random::splitmix64(u);
+                    let unit = units.get(r % units.count());
+                    match (u % 2, kernel.source_bits()) {
+                        (0, 32) => 0x3f00_0000 | (unit & 0x80ff_ffff),
+                        (0, 16) => 0x3800 | (unit & 0x87ff),
+                        _ => unit,
+                    }
+                })
+                .collect();
+            let rbits: Vec<u32> = (0..n).map(|i| rbits_for(7, i)).collect();
+            let rbits = kernel.is_stochastic().then_some(&rbits[..]);
+            let mut words = vec![0u64; n as usize];
+            model.exact_words(&src, rbits, &mut words, &mut LaneBuffers::default());
+            for (i, &w) in words.iter().enumerate() {
+                let units_i = &src[i * per as usize..(i + 1) * per as usize];
+                let ops = operands(units_i, kernel.packed_src, rbits.map(|r| r[i]), &[]);
+                let (want, _) = evaluate_bits(&form, &ops).unwrap();
+                assert_eq!(w, want, "{text} {ops:x?}");
+            }
+        }
     }
 
     #[test]
