@@ -165,6 +165,27 @@ pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool>(
             (f32::from_bits(abs) + f32::from_bits(magic_bits))
                 .to_bits()
                 .wrapping_sub(magic_bits)
+        } else if M == RZ || M == RS {
+            // |x| scaled so that the destination's subnormal step becomes 1 (RZ) or 2^-w
+            // (RS): a multiplication by a power of two, exact, and below 2^(man + w) ≤ 2^23.
+            // Its integer part `t` (the magnitude in subnormal steps, with `w` fraction
+            // bits for RS) comes from the magic-number addition, which rounds to nearest,
+            // corrected down by one where that went up: a floor in five vector operations.
+            // RS then adds the random bits and drops the fraction. (Lanes at or above the
+            // smallest normal are clamped, and not selected below.)
+            let w_here = if M == RS { w } else { 0 };
+            let scale_bits =
+                ((127 + SPECS[F].bias - 1 + SPECS[F].man as i32) as u32 + w_here) << 23;
+            let y = f32::from_bits(abs.min(min_norm)) * f32::from_bits(scale_bits);
+            const TWO_23: f32 = 8_388_608.0;
+            let m = y + TWO_23;
+            let nearest = m.to_bits().wrapping_sub(TWO_23.to_bits());
+            let t = nearest.wrapping_sub(((m - TWO_23) > y) as u32);
+            if M == RZ {
+                t
+            } else {
+                (t + (r & ((1u32 << w) - 1))) >> w
+            }
         } else {
             let e = abs >> 23;
             let mant = (abs & 0x007f_ffff) | if e != 0 { 0x0080_0000 } else { 0 };
