@@ -27,7 +27,7 @@
 use super::{CvtBulkError, CvtKernel, Order, Path};
 use crate::core::bulk::Word;
 use crate::core::convert::{BitsFn, Conversion};
-use crate::ptx::eval::{evaluate_bits, lane_conversion, lane_random, EvalError};
+use crate::ptx::eval::{evaluate_bits, lane_conversion, lane_rbits_place, EvalError};
 use crate::ptx::form::CvtForm;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -394,14 +394,22 @@ impl LaneModel {
         } else {
             units
         };
-        let random =
-            rbits.map(|r| {
-                lanes.random.clear();
-                lanes.random.extend(r.iter().flat_map(|&r| {
-                    (0..l).map(move |j| lane_random(&self.form, r, l - 1 - j) as u64)
-                }));
-                &lanes.random[..]
-            });
+        let random = rbits.map(|r| {
+            // Lane j's random bits: a field of the instruction's `rbits` (`lane_random`).
+            let place: Vec<(u32, u64)> = (0..l)
+                .map(|j| {
+                    let (shift, width) = lane_rbits_place(&self.form, l - 1 - j);
+                    (shift, low_mask(width))
+                })
+                .collect();
+            lanes.random.resize(n * l, 0);
+            for (out, &r) in lanes.random.chunks_exact_mut(l).zip(r) {
+                for (o, &(shift, mask)) in out.iter_mut().zip(&place) {
+                    *o = (r as u64 >> shift) & mask;
+                }
+            }
+            &lanes.random[..]
+        });
         lanes.results.resize(n * l, 0);
         (self.bits)(&self.conversion, inputs, random, &mut lanes.results);
         let (mask, slot) = (self.lane_mask, self.slot);
