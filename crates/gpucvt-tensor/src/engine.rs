@@ -9,14 +9,18 @@ use gpucvt_core::format::{Format, Layout, BF16, F32, F64, TF32, UE8M0};
 use gpucvt_core::round::{Direction, Rounding};
 use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
+use zerocopy::IntoBytes;
 
 /// Elements per unit of parallel work (a multiple of every block size is chosen around it).
 pub(crate) const SUB_ELEMENTS: u64 = 1 << 16;
 
 pub use gpucvt_core::random::{random_word, splitmix64};
 
-/// Little-endian loading and storing of encoding words.
-pub(crate) trait Le: Word {
+/// Little-endian loading and storing of encoding words; as plain bytes (so that a buffer of
+/// them can be viewed as its bytes and back, without copying).
+pub(crate) trait Le:
+    Word + zerocopy::FromBytes + zerocopy::IntoBytes + zerocopy::Immutable + zerocopy::KnownLayout
+{
     fn load(b: &[u8]) -> Self;
     fn store(self, b: &mut [u8]);
 }
@@ -392,18 +396,20 @@ impl Plan {
         SUB_ELEMENTS.div_ceil(unit) * unit
     }
 
-    /// Converts `n` elements (`input` holds exactly their bytes) into `output` (resized to
-    /// the packed output bytes); the first element has index `first` in the tensor. Returns
-    /// the statistics and the block scales.
+    /// Converts `n` elements (`input` holds exactly their bytes) into `output` (exactly the
+    /// packed output bytes); the first element has index `first` in the tensor. Returns the
+    /// statistics and the block scales. Buffers aligned to their words (as the pipeline's,
+    /// which are `u64` buffers) are converted in place on little-endian machines: the kernels
+    /// read the input's bytes as words and write the output's; others are copied through
+    /// word buffers.
     pub(crate) fn convert_chunk(
         &self,
         input: &[u8],
         n: u64,
         first: u64,
-        output: &mut Vec<u8>,
+        output: &mut [u8],
     ) -> (Stats, Vec<u8>) {
-        output.clear();
-        output.resize(self.dst_pack.bytes_for(n) as usize, 0);
+        debug_assert_eq!(output.len() as u64, self.dst_pack.bytes_for(n));
         let sw = match self.src_pack {
             Packing::Bytes(b) => b,
             _ => 1,
@@ -467,9 +473,41 @@ impl Plan {
         first: u64,
         output: &mut [u8],
     ) -> (Stats, Vec<u8>) {
-        unpack(self.src_pack, input, n, &mut sc.src);
-        sc.dst.clear();
-        sc.dst.resize(n, D::default());
+        // The input's words: the bytes themselves where they are the words, else unpacked.
+        let mut src_buf = std::mem::take(&mut sc.src);
+        let src: &[S] = match le_words::<S>(self.src_pack, input) {
+            Some(words) => words,
+            None => {
+                unpack(self.src_pack, input, n, &mut src_buf);
+                &src_buf
+            }
+        };
+        let r = match le_words_mut::<D>(self.dst_pack, output) {
+            Some(dst) => self.convert_words(sc, src, dst, first),
+            None => {
+                let mut dst = std::mem::take(&mut sc.dst);
+                dst.clear();
+                dst.resize(n, D::default());
+                let r = self.convert_words(sc, src, &mut dst, first);
+                pack(self.dst_pack, &dst, output);
+                sc.dst = dst;
+                r
+            }
+        };
+        sc.src = src_buf;
+        r
+    }
+
+    /// Converts the words `src` into `dst` (as long), the first element having index `first`
+    /// in the tensor; returns the statistics and the block scales.
+    fn convert_words<S: Le, D: Le>(
+        &self,
+        sc: &mut Scratch<S, D>,
+        src: &[S],
+        dst: &mut [D],
+        first: u64,
+    ) -> (Stats, Vec<u8>) {
+        let n = src.len();
         if self.stochastic {
             sc.rnd.clear();
             sc.rnd
@@ -480,7 +518,7 @@ impl Plan {
         sc.ks.clear();
         let bsize = self.blocks.map_or(n.max(1), |b| b.size as usize);
         if let Some(b) = self.blocks {
-            for blk in sc.src.chunks(bsize) {
+            for blk in src.chunks(bsize) {
                 let (byte, k) = self.block_scale(&b, blk);
                 scales.push(byte);
                 sc.ks.push(k);
@@ -491,16 +529,16 @@ impl Plan {
         match &self.engine {
             Engine::Direct(kernel) => {
                 let r = if self.stochastic {
-                    kernel.convert_stochastic(&sc.src, &mut sc.dst, &sc.rnd)
+                    kernel.convert_stochastic(src, dst, &sc.rnd)
                 } else {
-                    kernel.convert(&sc.src, &mut sc.dst)
+                    kernel.convert(src, dst)
                 };
                 r.expect("internal error: slice lengths and word widths are checked by the plan");
             }
             Engine::ViaF32 { kernel, widen } => {
                 sc.tmp.clear();
                 sc.exact.clear();
-                for (j, blk) in sc.src.chunks(bsize).enumerate() {
+                for (j, blk) in src.chunks(bsize).enumerate() {
                     let k = sc.ks[j];
                     for (i, x) in blk.iter().enumerate() {
                         let x = x.to_u64();
@@ -528,27 +566,26 @@ impl Plan {
                     }
                 }
                 let r = if self.stochastic {
-                    kernel.convert_stochastic(&sc.tmp, &mut sc.dst, &sc.rnd)
+                    kernel.convert_stochastic(&sc.tmp, dst, &sc.rnd)
                 } else {
-                    kernel.convert(&sc.tmp, &mut sc.dst)
+                    kernel.convert(&sc.tmp, dst)
                 };
                 r.expect("internal error: slice lengths and word widths are checked by the plan");
                 for &i in &sc.exact {
-                    let x = sc.src[i].to_u64();
+                    let x = src[i].to_u64();
                     let k = sc.ks[i / bsize];
                     let r = sc.rnd.get(i).copied().unwrap_or(0);
-                    sc.dst[i] = D::from_u64(self.exact(x, k, r));
+                    dst[i] = D::from_u64(self.exact(x, k, r));
                 }
             }
             Engine::Exact => {
-                for (i, (d, s)) in sc.dst.iter_mut().zip(&sc.src).enumerate() {
+                for (i, (d, s)) in dst.iter_mut().zip(src).enumerate() {
                     let r = sc.rnd.get(i).copied().unwrap_or(0);
                     *d = D::from_u64(self.exact(s.to_u64(), sc.ks[i / bsize], r));
                 }
             }
         }
-        let stats = self.stats(&sc.src, &sc.dst, &sc.ks, &scales, bsize);
-        pack(self.dst_pack, &sc.dst, output);
+        let stats = self.stats(src, dst, &sc.ks, &scales, bsize);
         (stats, scales)
     }
 
@@ -629,6 +666,21 @@ impl Plan {
         }
         st.nan_blocks = scales.iter().filter(|&&s| s == 0xff).count() as u64;
         // f32 sources (4-byte words): the fast statistics.
+        #[cfg(target_arch = "x86_64")]
+        if let Some(FastDst::Table(t)) = &self.fast {
+            if let (Some(zero), Ok(src), Some(dst)) = (
+                t.zero,
+                <[u32] as zerocopy::FromBytes>::ref_from_bytes(src.as_bytes()),
+                (std::mem::size_of::<D>() == 1).then(|| dst.as_bytes()),
+            ) {
+                if self.blocks.is_some() {
+                    self.sse2_stats::<true>(&mut st, src, dst, ks, bsize, t, zero);
+                } else {
+                    self.sse2_stats::<false>(&mut st, src, dst, ks, bsize, t, zero);
+                }
+                return st;
+            }
+        }
         match (&self.fast, std::mem::size_of::<S>()) {
             (Some(FastDst::Table(t)), 4) => self.fast_stats(
                 &mut st,
@@ -718,8 +770,20 @@ impl Plan {
         let mut sum = [0.0f64; LANES];
         let mut max = [st.max_abs_error; LANES];
         let mut counts = [0u64; 6];
+        // The range thresholds of the last block's exponent (blocks mostly share a few).
+        let mut last: Option<(i32, i32, i32)> = None;
         for (j, (sb, db)) in src.chunks(bsize).zip(dst.chunks(bsize)).enumerate() {
-            let down = if SCALED { pow2(-ks[j]) } else { 1.0 };
+            let k = if SCALED { ks[j] } else { 0 };
+            let down = if SCALED { exp2i(-k) } else { 1.0 };
+            // (a · 2^k > hi) ⇔ (a > hi · 2^−k), both products exact.
+            let (t_lo, t_hi) = match last {
+                Some((lk, lo, hi)) if lk == k => (lo, hi),
+                _ => {
+                    let t = (key_below(self.lo * down), key_above(self.hi * down));
+                    last = Some((k, t.0, t.1));
+                    t
+                }
+            };
             // The errors, assuming every element finite on both sides; the lane sums are
             // finite exactly when that holds (an error is at most ~2^256, a block at most
             // 2^16 elements). Otherwise again, leaving the non-finite ones out.
@@ -731,9 +795,6 @@ impl Plan {
             } else {
                 error_pass::<SCALED, true, S, D>(sb, db, down, &fv, &mut sum, &mut max);
             }
-            // (a · 2^k > hi) ⇔ (a > hi · 2^−k), both products exact.
-            let t_hi = key_above(self.hi * down);
-            let t_lo = key_below(self.lo * down);
             let c = match zero {
                 Some(z) if finite => count_finite(sb, db, t_lo, t_hi, relu, z),
                 _ => count_pass(sb, db, t_lo, t_hi, relu, &fc),
@@ -747,6 +808,96 @@ impl Plan {
         st.overflow_to_inf += counts[2];
         st.saturated += counts[3];
         st.flushed_to_zero += counts[4];
+        st.error_elements += counts[5];
+        st.sum_abs_error += sum.iter().sum::<f64>();
+        st.max_abs_error = max.iter().fold(0.0f64, |m, &x| m.max(x));
+    }
+
+    /// [`Plan::fast_stats`] of `f32` sources and destinations of at most 8 bits whose zeros
+    /// are a range of codes, with SSE2 vectors: the same per-element errors added to the same
+    /// eight lanes in the same order (lane pairs in vectors), and the same counts.
+    #[cfg(target_arch = "x86_64")]
+    #[allow(clippy::too_many_arguments)]
+    fn sse2_stats<const SCALED: bool>(
+        &self,
+        st: &mut Stats,
+        src: &[u32],
+        dst: &[u8],
+        ks: &[i32],
+        bsize: usize,
+        t: &DstTable,
+        zero: Codes,
+    ) {
+        use sse2::Acc;
+        let relu = self.conv.policy.relu;
+        let fv = |y: u32| t.val[y as u16 as usize];
+        let fc = |y: u32| t.cls[y as u16 as usize] as u32;
+        let mut counts = [0u64; 6];
+        let mut acc = Acc::new(&[0.0; LANES], &[st.max_abs_error; LANES]);
+        let mut last: Option<(i32, i32, i32)> = None;
+        for (j, (sb, db)) in src.chunks(bsize).zip(dst.chunks(bsize)).enumerate() {
+            let k = if SCALED { ks[j] } else { 0 };
+            let down = if SCALED { exp2i(-k) } else { 1.0 };
+            // (a · 2^k > hi) ⇔ (a > hi · 2^−k), both products exact.
+            let (t_lo, t_hi) = match last {
+                Some((lk, lo, hi)) if lk == k => (lo, hi),
+                _ => {
+                    let t = (key_below(self.lo * down), key_above(self.hi * down));
+                    last = Some((k, t.0, t.1));
+                    t
+                }
+            };
+            let before = acc;
+            let whole = sb.len() / LANES * LANES;
+            let (x, y) = (&sb[..whole], &db[..whole]);
+            let simple = !relu && zero.span == 0 && t_hi >= 0 && t_lo == -1 - t_hi;
+            let args = (&t.val, down, t_lo, t_hi, relu, zero);
+            if simple {
+                sse2::groups::<SCALED, true>(
+                    &mut acc, x, y, args.0, args.1, args.2, args.3, args.4, args.5,
+                );
+            } else {
+                sse2::groups::<SCALED, false>(
+                    &mut acc, x, y, args.0, args.1, args.2, args.3, args.4, args.5,
+                );
+            }
+            let (mut sum, mut max) = acc.lanes();
+            let mut tail = [0u32; 2];
+            if whole < sb.len() {
+                // The last elements, in lanes 0, 1, …: as [`error_pass`] and [`count_finite`].
+                let (xs, ys) = (&sb[whole..], &db[whole..]);
+                error_pass::<SCALED, false, u32, u8>(xs, ys, down, &fv, &mut sum, &mut max);
+                let c = count_finite(xs, ys, t_lo, t_hi, relu, zero);
+                tail = [c[3], c[4]];
+            }
+            // The lane sums are finite exactly when every element is finite on both sides
+            // (an error is at most ~2^256, a block at most 2^16 elements).
+            if sum.iter().all(|x| x.is_finite()) {
+                if whole < sb.len() {
+                    acc.set_lanes(&sum, &max);
+                }
+                counts[3] += tail[0] as u64;
+                counts[4] += tail[1] as u64;
+                counts[5] += sb.len() as u64;
+            } else {
+                // Again, leaving the non-finite elements out, with the general counts.
+                acc = before;
+                let (mut sum, mut max) = acc.lanes();
+                error_pass::<SCALED, true, u32, u8>(sb, db, down, &fv, &mut sum, &mut max);
+                acc.set_lanes(&sum, &max);
+                let c = count_pass(sb, db, t_lo, t_hi, relu, &fc);
+                for (t, c) in counts.iter_mut().zip(c) {
+                    *t += c as u64;
+                }
+            }
+        }
+        let (sum, max) = acc.lanes();
+        let [sat, flushed] = acc.counts();
+        st.nan += counts[0];
+        st.nan_to_number += counts[1];
+        st.overflow_to_inf += counts[2];
+        st.saturated += counts[3] + sat;
+        st.flushed_to_zero += counts[4] + flushed;
         st.error_elements += counts[5];
         st.sum_abs_error += sum.iter().sum::<f64>();
         st.max_abs_error = max.iter().fold(0.0f64, |m, &x| m.max(x));
@@ -927,6 +1078,174 @@ fn error_pass<const SCALED: bool, const SKIP: bool, S: Le, D: Le>(
     (*sum, *max) = (s, m);
 }
 
+/// The loops of [`Plan::sse2_stats`], with SSE2 (part of every `x86_64` target) through the
+/// safe intrinsics of `safe_arch`.
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    use super::{Codes, LANES};
+    use safe_arch::*;
+
+    /// The lane sums of the errors (lanes `2i` and `2i + 1` in `s[i]`), their maximum (in two
+    /// lanes: only the largest of all is reported, and every error is finite here, so that
+    /// it does not matter which lane holds which), the saturated and flushed counts (four
+    /// lanes each).
+    #[derive(Clone, Copy)]
+    pub(super) struct Acc {
+        s: [m128d; 4],
+        m: m128d,
+        sat: m128i,
+        flushed: m128i,
+    }
+
+    impl Acc {
+        pub(super) fn new(sum: &[f64; LANES], max: &[f64; LANES]) -> Acc {
+            let zero = m128d::from_array([0.0; 2]);
+            let mut a = Acc {
+                s: [zero; 4],
+                m: zero,
+                sat: m128i::from([0i32; 4]),
+                flushed: m128i::from([0i32; 4]),
+            };
+            a.set_lanes(sum, max);
+            a
+        }
+
+        /// Sets the lane sums and maxima (the maximum of the lanes' maxima for all).
+        pub(super) fn set_lanes(&mut self, sum: &[f64; LANES], max: &[f64; LANES]) {
+            for i in 0..4 {
+                self.s[i] = m128d::from_array([sum[2 * i], sum[2 * i + 1]]);
+            }
+            let m = max.iter().fold(0.0f64, |m, &x| m.max(x));
+            self.m = m128d::from_array([m, m]);
+        }
+
+        /// The lane sums and maxima (as [`Acc::set_lanes`]: each lane with the largest).
+        pub(super) fn lanes(&self) -> ([f64; LANES], [f64; LANES]) {
+            let mut sum = [0.0; LANES];
+            for i in 0..4 {
+                [sum[2 * i], sum[2 * i + 1]] = self.s[i].to_array();
+            }
+            let [a, b] = self.m.to_array();
+            (sum, [a.max(b); LANES])
+        }
+
+        /// The saturated and flushed counts.
+        pub(super) fn counts(&self) -> [u64; 2] {
+            let total =
+                |v: m128i| -> u64 { <[i32; 4]>::from(v).iter().map(|&c| c as u32 as u64).sum() };
+            [total(self.sat), total(self.flushed)]
+        }
+    }
+
+    /// Adds the errors and counts of `x.len()` (a multiple of [`LANES`]) elements, all
+    /// assumed finite on both sides, as [`super::error_pass`] (without `SKIP`) and
+    /// [`super::count_finite`] do. `SIMPLE`: the common case where the range is symmetric
+    /// (`t_lo = −1 − t_hi`, `t_hi ≥ 0`: out of range ⇔ the magnitude's bits above `t_hi`),
+    /// zero is one magnitude code (`zero.span = 0`) and there is no `.relu`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    pub(super) fn groups<const SCALED: bool, const SIMPLE: bool>(
+        acc: &mut Acc,
+        x: &[u32],
+        y: &[u8],
+        val: &[f64; 1 << 16],
+        down: f64,
+        t_lo: i32,
+        t_hi: i32,
+        relu: bool,
+        zero: Codes,
+    ) {
+        let Acc {
+            mut s,
+            mut m,
+            mut sat,
+            mut flushed,
+        } = *acc;
+        let abs = cast_to_m128d_from_m128i(set_splat_i64_m128i(i64::MAX));
+        let downv = set_splat_m128d(down);
+        let thi = set_splat_i32_m128i(t_hi);
+        let tlo = set_splat_i32_m128i(t_lo);
+        let magnitude = set_splat_i32_m128i(0x7fff_ffff);
+        let relu = set_splat_i32_m128i(if relu { -1 } else { 0 });
+        // The zero codes: lo ≤ y & mask ≤ lo + span (at most 8 bits, so signed compares do).
+        let zmask = set_splat_i32_m128i(zero.mask as i32);
+        let zlo = set_splat_i32_m128i(zero.lo as i32);
+        let zhi = set_splat_i32_m128i(zero.lo.wrapping_add(zero.span) as i32);
+        let nothing = m128i::from([0i32; 4]);
+        for (xc, yc) in x.chunks_exact(LANES).zip(y.chunks_exact(LANES)) {
+            let yq = u64::from_le_bytes(yc.try_into().expect("8 codes"));
+            let code = |i: usize| yc[i] as usize;
+            let xw = [
+                m128i::from([xc[0] as i32, xc[1] as i32, xc[2] as i32, xc[3] as i32]),
+                m128i::from([xc[4] as i32, xc[5] as i32, xc[6] as i32, xc[7] as i32]),
+            ];
+            // The errors.
+            let mut e = [m128d::from_array([0.0; 2]); 4];
+            for (h, &xv) in xw.iter().enumerate() {
+                let f = cast_to_m128_from_m128i(xv);
+                let a = [
+                    convert_to_m128d_from_lower2_m128(f),
+                    convert_to_m128d_from_lower2_m128(move_high_low_m128(f, f)),
+                ];
+                for (p, &a) in a.iter().enumerate() {
+                    let i = 4 * h + 2 * p;
+                    let mut b = m128d::from_array([val[code(i)], val[code(i + 1)]]);
+                    if SCALED {
+                        b = mul_m128d(b, downv);
+                    }
+                    e[2 * h + p] = bitand_m128d(sub_m128d(b, a), abs);
+                    s[2 * h + p] = add_m128d(s[2 * h + p], e[2 * h + p]);
+                }
+            }
+            m = max_m128d(max_m128d(max_m128d(e[0], e[1]), max_m128d(e[2], e[3])), m);
+            // The counts.
+            let yb = unpack_low_i8_m128i(set_i64_m128i_s(yq as i64), nothing);
+            let yw = [
+                unpack_low_i16_m128i(yb, nothing),
+                unpack_high_i16_m128i(yb, nothing),
+            ];
+            for (xv, yv) in xw.into_iter().zip(yw) {
+                let mag = bitand_m128i(xv, magnitude);
+                // Not flushed: the input ±0 (or negative, with .relu), or the output not zero.
+                let x_zero = cmp_eq_mask_i32_m128i(mag, nothing);
+                let ym = bitand_m128i(yv, zmask);
+                if SIMPLE {
+                    sat = sub_i32_m128i(sat, cmp_gt_mask_i32_m128i(mag, thi));
+                    // −1 where flushed: the output zero, the input not.
+                    let f = bitandnot_m128i(x_zero, cmp_eq_mask_i32_m128i(ym, zlo));
+                    flushed = sub_i32_m128i(flushed, f);
+                } else {
+                    let sign = shr_imm_i32_m128i::<31>(xv);
+                    let kx = bitxor_m128i(xv, shr_imm_u32_m128i::<1>(sign));
+                    let out = bitor_m128i(
+                        cmp_gt_mask_i32_m128i(kx, thi),
+                        cmp_lt_mask_i32_m128i(kx, tlo),
+                    );
+                    sat = sub_i32_m128i(sat, out);
+                    let not_counted = bitor_m128i(x_zero, bitand_m128i(sign, relu));
+                    let not_zero = bitor_m128i(
+                        cmp_gt_mask_i32_m128i(ym, zhi),
+                        cmp_lt_mask_i32_m128i(ym, zlo),
+                    );
+                    let f = cmp_eq_mask_i32_m128i(bitor_m128i(not_zero, not_counted), nothing);
+                    flushed = sub_i32_m128i(flushed, f);
+                }
+            }
+        }
+        *acc = Acc { s, m, sat, flushed };
+    }
+}
+
+/// `2^k` (exact; `k` within ±(127 + 1023)).
+#[inline(always)]
+fn exp2i(k: i32) -> f64 {
+    if (-1022..=1023).contains(&k) {
+        f64::from_bits(((k + 1023) as u64) << 52)
+    } else {
+        pow2(k)
+    }
+}
+
 /// The counts of [`Stats`] for `f32` inputs — NaN outputs, NaN to number, overflow to
 /// infinity, saturated, flushed to zero, elements in the errors — from the inputs' bits, the
 /// outputs' class bits (`fc`) and the range thresholds on [`key`]s.
@@ -1027,6 +1346,25 @@ impl<S, D> Default for Scratch<S, D> {
             exact: Vec::new(),
             ks: Vec::new(),
         }
+    }
+}
+
+/// The bytes `b` as words of `S`, when they are exactly that: one element per container of
+/// `S`'s size, on a little-endian machine, `b` aligned to `S`.
+fn le_words<S: Le>(p: Packing, b: &[u8]) -> Option<&[S]> {
+    if cfg!(target_endian = "little") && p == Packing::Bytes(std::mem::size_of::<S>()) {
+        <[S] as zerocopy::FromBytes>::ref_from_bytes(b).ok()
+    } else {
+        None
+    }
+}
+
+/// [`le_words`], mutable.
+fn le_words_mut<D: Le>(p: Packing, b: &mut [u8]) -> Option<&mut [D]> {
+    if cfg!(target_endian = "little") && p == Packing::Bytes(std::mem::size_of::<D>()) {
+        <[D] as zerocopy::FromBytes>::mut_from_bytes(b).ok()
+    } else {
+        None
     }
 }
 
@@ -1209,7 +1547,7 @@ mod tests {
         let plan = Plan::new(conv, Packing::Bytes(4), dst_pack, block, 7);
         assert!(plan.fast.is_some(), "{conv:?}: the fast statistics apply");
         let bytes: Vec<u8> = src.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let mut out = Vec::new();
+        let mut out = vec![0u8; plan.dst_pack.bytes_for(n as u64) as usize];
         let (mut stats, scales) = plan.convert_chunk(&bytes, n as u64, 0, &mut out);
         let cb = crate::dtype::container_bytes(&conv.dst);
         let words: Vec<u64> = out

@@ -322,6 +322,7 @@ pub fn convert_file(
         done: 0,
         total: len,
         progress,
+        buffers: pipeline::Buffers::default(),
     };
     match kind {
         Kind::Safetensors => ctx.safetensors(&mut f, len),
@@ -415,6 +416,7 @@ struct Ctx<'a> {
     done: u64,
     total: u64,
     progress: &'a mut dyn FnMut(u64, u64),
+    buffers: pipeline::Buffers,
 }
 
 fn shape_text(shape: &[u64]) -> String {
@@ -502,6 +504,7 @@ impl Ctx<'_> {
                 progress(done, total);
             },
             &io,
+            &mut self.buffers,
         );
         self.done = done;
         r

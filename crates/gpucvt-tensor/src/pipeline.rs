@@ -8,6 +8,7 @@ use crate::Stats;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::mpsc::{channel, sync_channel};
+use zerocopy::IntoBytes;
 
 /// Input bytes per chunk (about): big enough to amortise the hand-offs, small enough that the
 /// chunks in flight (at most ~4 input and ~4 output buffers) stay far below the memory bound.
@@ -17,6 +18,15 @@ pub(crate) const CHUNK_BYTES: u64 = 8 << 20;
 pub(crate) struct Io<'a> {
     pub input_path: &'a Path,
     pub output_path: &'a Path,
+}
+
+/// The chunk buffers, kept from one tensor to the next (so that each is allocated and
+/// zeroed once): `u64` words, so that the bytes are aligned for the kernels to read and write
+/// them as words in place (`Plan::convert_chunk`).
+#[derive(Default)]
+pub(crate) struct Buffers {
+    inputs: Vec<Vec<u64>>,
+    outputs: Vec<Vec<u64>>,
 }
 
 /// Streams `n` elements of a tensor from `input` through `plan` into `output`, calling
@@ -32,6 +42,7 @@ pub(crate) fn run<R: Read + Send, W: Write + Send>(
     scales: &mut dyn FnMut(&[u8]) -> Result<()>,
     progress: &mut dyn FnMut(u64),
     io: &Io<'_>,
+    buffers: &mut Buffers,
 ) -> Result<Stats> {
     let sub = plan.sub_elements();
     let per = plan.src_pack.bits().max(plan.dst_pack.bits()).max(8) / 8;
@@ -40,29 +51,43 @@ pub(crate) fn run<R: Read + Send, W: Write + Send>(
     if n == 0 {
         return Ok(stats);
     }
+    // The buffers circulate through return channels and go back to `buffers` at the end.
     std::thread::scope(|s| -> Result<Stats> {
-        let (in_tx, in_rx) = sync_channel::<std::io::Result<(Vec<u8>, u64, u64)>>(2);
-        let (in_back_tx, in_back_rx) = channel::<Vec<u8>>();
-        let (out_tx, out_rx) = sync_channel::<Vec<u8>>(2);
-        let (out_back_tx, out_back_rx) = channel::<Vec<u8>>();
+        let (in_tx, in_rx) = sync_channel::<std::io::Result<(Vec<u64>, u64, u64)>>(2);
+        let (in_back_tx, in_back_rx) = channel::<Vec<u64>>();
+        let (out_tx, out_rx) = sync_channel::<(Vec<u64>, usize)>(2);
+        let (out_back_tx, out_back_rx) = channel::<Vec<u64>>();
+        for b in buffers.inputs.drain(..) {
+            let _ = in_back_tx.send(b);
+        }
+        for b in buffers.outputs.drain(..) {
+            let _ = out_back_tx.send(b);
+        }
         let src_pack = plan.src_pack;
         let reader = s.spawn(move || {
             let mut first = 0u64;
             while first < n {
                 let m = chunk.min(n - first);
+                let bytes = src_pack.bytes_for(m) as usize;
                 let mut buf = in_back_rx.try_recv().unwrap_or_default();
-                buf.resize(src_pack.bytes_for(m) as usize, 0);
-                let r = input.read_exact(&mut buf).map(|()| (buf, m, first));
+                if buf.len() < bytes.div_ceil(8) {
+                    buf.resize(bytes.div_ceil(8), 0);
+                }
+                let r = input
+                    .read_exact(&mut buf.as_mut_bytes()[..bytes])
+                    .map(|()| (buf, m, first));
                 let failed = r.is_err();
                 if in_tx.send(r).is_err() || failed {
-                    return;
+                    break;
                 }
                 first += m;
             }
+            // The receiver of the returned buffers, to collect them once converted.
+            in_back_rx
         });
         let writer = s.spawn(move || -> std::io::Result<()> {
-            for buf in out_rx {
-                output.write_all(&buf)?;
+            for (buf, bytes) in out_rx {
+                output.write_all(&buf.as_bytes()[..bytes])?;
                 // The converter may have stopped; then the buffer is simply dropped.
                 let _ = out_back_tx.send(buf);
             }
@@ -80,23 +105,37 @@ pub(crate) fn run<R: Read + Send, W: Write + Send>(
                         Error::io("read", io.input_path, e)
                     }
                 })?;
+                let in_bytes = plan.src_pack.bytes_for(m) as usize;
+                let out_bytes = plan.dst_pack.bytes_for(m) as usize;
                 let mut out = out_back_rx.try_recv().unwrap_or_default();
-                let (st, sc) = pool.install(|| plan.convert_chunk(&buf, m, first, &mut out));
+                if out.len() < out_bytes.div_ceil(8) {
+                    out.resize(out_bytes.div_ceil(8), 0);
+                }
+                let (st, sc) = pool.install(|| {
+                    plan.convert_chunk(
+                        &buf.as_bytes()[..in_bytes],
+                        m,
+                        first,
+                        &mut out.as_mut_bytes()[..out_bytes],
+                    )
+                });
                 stats.merge(&st);
                 scales(&sc)?;
-                let bytes = buf.len() as u64;
                 let _ = in_back_tx.send(buf);
-                if out_tx.send(out).is_err() {
+                if out_tx.send((out, out_bytes)).is_err() {
                     // The writer failed: its error is reported below.
                     break;
                 }
-                progress(bytes);
+                progress(in_bytes as u64);
             }
             Ok(())
         })();
         drop(out_tx);
         let written = writer.join().expect("the writer thread does not panic");
-        let _ = reader.join();
+        let in_back = reader.join().expect("the reader thread does not panic");
+        drop(in_back_tx);
+        buffers.inputs.extend(in_back.try_iter());
+        buffers.outputs.extend(out_back_rx.try_iter());
         result?;
         written.map_err(|e| Error::io("write", io.output_path, e))?;
         Ok(stats)
