@@ -751,6 +751,25 @@ impl Plan {
         }
     }
 
+    /// The range thresholds (as order-preserving keys) of a block scaled by 2^k, `down`
+    /// being 2^−k: (a · 2^k > hi) ⇔ (a > hi · 2^−k), both products exact. `last` keeps the
+    /// last block's, which the next blocks mostly share.
+    fn block_thresholds(
+        &self,
+        k: i32,
+        down: f64,
+        last: &mut Option<(i32, i32, i32)>,
+    ) -> (i32, i32) {
+        match *last {
+            Some((lk, lo, hi)) if lk == k => (lo, hi),
+            _ => {
+                let t = (key_below(self.lo * down), key_above(self.hi * down));
+                *last = Some((k, t.0, t.1));
+                t
+            }
+        }
+    }
+
     /// [`Plan::fast_stats`], with or without block scales: per block, one branch-free pass
     /// for the errors, one for the counts.
     #[allow(clippy::too_many_arguments)]
@@ -775,15 +794,7 @@ impl Plan {
         for (j, (sb, db)) in src.chunks(bsize).zip(dst.chunks(bsize)).enumerate() {
             let k = if SCALED { ks[j] } else { 0 };
             let down = if SCALED { exp2i(-k) } else { 1.0 };
-            // (a · 2^k > hi) ⇔ (a > hi · 2^−k), both products exact.
-            let (t_lo, t_hi) = match last {
-                Some((lk, lo, hi)) if lk == k => (lo, hi),
-                _ => {
-                    let t = (key_below(self.lo * down), key_above(self.hi * down));
-                    last = Some((k, t.0, t.1));
-                    t
-                }
-            };
+            let (t_lo, t_hi) = self.block_thresholds(k, down, &mut last);
             // The errors, assuming every element finite on both sides; the lane sums are
             // finite exactly when that holds (an error is at most ~2^256, a block at most
             // 2^16 elements). Otherwise again, leaving the non-finite ones out.
@@ -838,15 +849,7 @@ impl Plan {
         for (j, (sb, db)) in src.chunks(bsize).zip(dst.chunks(bsize)).enumerate() {
             let k = if SCALED { ks[j] } else { 0 };
             let down = if SCALED { exp2i(-k) } else { 1.0 };
-            // (a · 2^k > hi) ⇔ (a > hi · 2^−k), both products exact.
-            let (t_lo, t_hi) = match last {
-                Some((lk, lo, hi)) if lk == k => (lo, hi),
-                _ => {
-                    let t = (key_below(self.lo * down), key_above(self.hi * down));
-                    last = Some((k, t.0, t.1));
-                    t
-                }
-            };
+            let (t_lo, t_hi) = self.block_thresholds(k, down, &mut last);
             let before = acc;
             let whole = sb.len() / LANES * LANES;
             let (x, y) = (&sb[..whole], &db[..whole]);

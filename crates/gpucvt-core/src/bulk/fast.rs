@@ -191,20 +191,14 @@ pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool>(
             let mant = (abs & 0x007f_ffff) | if e != 0 { 0x0080_0000 } else { 0 };
             let s_full = (s + e0) as i32 - e.max(1) as i32;
             let sh = s_full.clamp(0, 31) as u32;
-            match M {
-                RZ => mant >> sh,
-                RNA => (mant + ((1u32 << sh) >> 1)) >> sh,
-                RP | RM => {
-                    let up = if M == RP { !neg } else { neg };
-                    (mant + if up { (1u32 << sh) - 1 } else { 0 }) >> sh
-                }
-                _ => {
-                    let kept = mant >> sh;
-                    let rem = mant & ((1u32 << sh) - 1);
-                    let f = rem >> (s_full - w as i32).clamp(0, 31) as u32;
-                    kept + ((f + (r & ((1u32 << w) - 1))) >> w)
-                }
-            }
+            // RNA, RP, RM (RN, RZ and RS are above): add the increment, shift.
+            let add = match M {
+                RNA => (1u32 << sh) >> 1,
+                RP if !neg => (1u32 << sh) - 1,
+                RM if neg => (1u32 << sh) - 1,
+                _ => 0,
+            };
+            (mant + add) >> sh
         };
         if abs < min_norm {
             mag = sub;

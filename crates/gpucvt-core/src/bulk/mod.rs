@@ -327,12 +327,7 @@ impl Kernel {
         random: &[u32],
     ) -> Result<(), BulkError> {
         self.check(src, dst)?;
-        if random.len() != src.len() {
-            return Err(BulkError::Random {
-                elements: src.len(),
-                random: random.len(),
-            });
-        }
+        check_random(src.len(), random.len())?;
         self.run(src, dst, Random::PerElement(random));
         Ok(())
     }
@@ -350,12 +345,7 @@ impl Kernel {
         random: &[R],
     ) -> Result<(), BulkError> {
         self.check(src, dst)?;
-        if random.len() != src.len() {
-            return Err(BulkError::Random {
-                elements: src.len(),
-                random: random.len(),
-            });
-        }
+        check_random(src.len(), random.len())?;
         if let Direction::Stochastic { width, .. } = self.conversion.rounding.direction {
             if width > R::BITS {
                 return Err(BulkError::Narrow {
@@ -468,6 +458,14 @@ impl Kernel {
             }
         }
     }
+}
+
+/// One random value per element.
+fn check_random(elements: usize, random: usize) -> Result<(), BulkError> {
+    if random != elements {
+        return Err(BulkError::Random { elements, random });
+    }
+    Ok(())
 }
 
 #[derive(Clone, Copy)]

@@ -263,20 +263,16 @@ pub fn verify_with(
                 ..
             } = scratch;
             let rbits = kernel.is_stochastic().then_some(&rbits[..]);
-            match &lanes {
-                Some(l) => l.exact_words(src, rbits, exact, lane_buffers),
-                // No lane model: every instruction goes to the whole-instruction model.
-                None => exact
-                    .iter_mut()
-                    .zip(fast.iter())
-                    .for_each(|(e, f)| *e = !*f),
+            if let Some(l) = &lanes {
+                l.exact_words(src, rbits, exact, lane_buffers);
             }
             let per = per as usize;
             for (i, (&f, &e)) in fast.iter().zip(exact.iter()).enumerate() {
                 let index = first + i as u64;
                 // Lanes against the exact core; the whole instruction against the model
                 // every `FULL_EVERY` instructions (and wherever the lanes disagree).
-                if f == e && index % FULL_EVERY != 0 {
+                // Without a lane model, every instruction goes to the model.
+                if lanes.is_some() && f == e && index % FULL_EVERY != 0 {
                     continue;
                 }
                 let rbits_i = rbits.map(|r| r[i]);
@@ -451,8 +447,6 @@ struct Scratch {
     exact: Vec<u64>,
     /// The exact side's lanes.
     lanes: LaneBuffers,
-    /// The kernel's own words: sources and results as bytes of the caller's word types.
-    words: Words,
 }
 
 /// Runs instructions `first .. first + n` through the fast kernel: their source units
@@ -482,42 +476,8 @@ fn run_batch(
     scratch.fast.resize(n as usize, 0);
     scratch.exact.resize(n as usize, 0);
     let rbits = kernel.is_stochastic().then_some(&scratch.rbits[..]);
-    run_typed(
-        kernel,
-        &scratch.src,
-        &mut scratch.fast,
-        rbits,
-        &mut scratch.words,
-    )
+    run_typed(kernel, &scratch.src, &mut scratch.fast, rbits)
 }
-
-/// Reusable word buffers for [`run_typed`].
-#[derive(Default)]
-struct Words {
-    u8s: [Vec<u8>; 2],
-    u16s: [Vec<u16>; 2],
-    u32s: [Vec<u32>; 2],
-    u64s: [Vec<u64>; 2],
-}
-
-/// A word type with its two buffers in [`Words`].
-trait Buffered: Word {
-    fn buffers(w: &mut Words) -> &mut [Vec<Self>; 2];
-}
-
-macro_rules! buffered {
-    ($t:ty, $f:ident) => {
-        impl Buffered for $t {
-            fn buffers(w: &mut Words) -> &mut [Vec<Self>; 2] {
-                &mut w.$f
-            }
-        }
-    };
-}
-buffered!(u8, u8s);
-buffered!(u16, u16s);
-buffered!(u32, u32s);
-buffered!(u64, u64s);
 
 /// Runs the kernel with the word types a caller of that width would use (`u32` sources
 /// for 32-bit inputs, `u16` results for 16-bit ones, …), so that the paths checked are the
@@ -527,38 +487,31 @@ fn run_typed(
     src: &[u64],
     out: &mut [u64],
     rbits: Option<&[u32]>,
-    words: &mut Words,
 ) -> Result<(), CvtBulkError> {
-    fn go<S: Buffered, D: Buffered>(
+    fn go<S: Word, D: Word>(
         kernel: &CvtKernel,
         src: &[u64],
         out: &mut [u64],
         rbits: Option<&[u32]>,
-        words: &mut Words,
     ) -> Result<(), CvtBulkError> {
-        let mut s = std::mem::take(&mut S::buffers(words)[0]);
-        s.clear();
-        s.extend(src.iter().map(|&x| S::from_u64(x)));
-        let mut d = std::mem::take(&mut D::buffers(words)[1]);
-        d.resize(out.len(), D::default());
-        let result = match rbits {
-            Some(r) => kernel.convert_rs(&s, &mut d, r),
-            None => kernel.convert(&s, &mut d),
-        };
-        for (o, x) in out.iter_mut().zip(&d) {
+        let s: Vec<S> = src.iter().map(|&x| S::from_u64(x)).collect();
+        let mut d = vec![D::default(); out.len()];
+        match rbits {
+            Some(r) => kernel.convert_rs(&s, &mut d, r)?,
+            None => kernel.convert(&s, &mut d)?,
+        }
+        for (o, x) in out.iter_mut().zip(d) {
             *o = x.to_u64();
         }
-        S::buffers(words)[0] = s;
-        D::buffers(words)[1] = d;
-        result
+        Ok(())
     }
     macro_rules! by_dst {
         ($s:ty) => {
             match kernel.result_bits() {
-                0..=8 => go::<$s, u8>(kernel, src, out, rbits, words),
-                9..=16 => go::<$s, u16>(kernel, src, out, rbits, words),
-                17..=32 => go::<$s, u32>(kernel, src, out, rbits, words),
-                _ => go::<$s, u64>(kernel, src, out, rbits, words),
+                0..=8 => go::<$s, u8>(kernel, src, out, rbits),
+                9..=16 => go::<$s, u16>(kernel, src, out, rbits),
+                17..=32 => go::<$s, u32>(kernel, src, out, rbits),
+                _ => go::<$s, u64>(kernel, src, out, rbits),
             }
         };
     }
