@@ -171,6 +171,22 @@ fn damaged_files_report_positions() {
     positioned(&f.diagnostics, cut);
 }
 
+/// A character of two, three or four bytes at every position of every real file: the
+/// reader's skipping loops step over whole characters (a regression: stepping a byte at a time
+/// left it inside `é` and slicing there panicked).
+#[test]
+fn multi_byte_characters_anywhere() {
+    for (_, text) in files() {
+        let chars: Vec<(usize, char)> = text.char_indices().collect();
+        for (k, &(at, _)) in chars.iter().enumerate() {
+            let wide = ["é", "日", "🦀", "\"é"][k % 4];
+            let edited = format!("{}{wide}{}", &text[..at], &text[at..]);
+            let f = parse_file(&edited);
+            positioned(&f.diagnostics, &edited);
+        }
+    }
+}
+
 const EDITS: &[&str] = &[
     "tile<",
     ">",

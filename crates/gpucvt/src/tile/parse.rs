@@ -281,17 +281,28 @@ impl<'a> Reader<'a> {
         self.pos >= self.bytes.len()
     }
 
+    /// Steps over one whole character (the skipping loops see bytes; stepping a byte at a
+    /// time could leave the position inside a multi-byte character, where slicing panics).
+    fn bump(&mut self) {
+        let n = self
+            .text
+            .get(self.pos..)
+            .and_then(|t| t.chars().next())
+            .map_or(1, char::len_utf8);
+        self.pos = (self.pos + n).min(self.bytes.len());
+    }
+
     /// Skips whitespace and `//` comments.
     fn ws(&mut self) {
         while let Some(b) = self.peek() {
             if b.is_ascii_whitespace() {
                 self.pos += 1;
-            } else if self.text[self.pos..].starts_with("//") {
+            } else if self.starts("//") {
                 while let Some(b) = self.peek() {
                     if b == b'\n' {
                         break;
                     }
-                    self.pos += 1;
+                    self.bump();
                 }
             } else {
                 break;
@@ -311,7 +322,7 @@ impl<'a> Reader<'a> {
     }
 
     fn starts(&self, s: &str) -> bool {
-        self.text[self.pos..].starts_with(s)
+        self.bytes[self.pos.min(self.bytes.len())..].starts_with(s.as_bytes())
     }
 
     fn eat(&mut self, s: &str) -> bool {
@@ -409,9 +420,9 @@ impl<'a> Reader<'a> {
                 b'"' => {
                     self.pos += 1;
                     while let Some(c) = self.peek() {
-                        self.pos += 1;
+                        self.bump();
                         if c == b'\\' {
-                            self.pos += 1;
+                            self.bump();
                         } else if c == b'"' {
                             break;
                         }
@@ -424,7 +435,7 @@ impl<'a> Reader<'a> {
                 }
                 _ => {}
             }
-            self.pos += 1;
+            self.bump();
             if depth.is_empty() {
                 return;
             }
@@ -451,9 +462,9 @@ impl<'a> Reader<'a> {
                         if c == b'\n' {
                             break;
                         }
-                        self.pos += 1;
+                        self.bump();
                         if c == b'\\' {
-                            self.pos = (self.pos + 1).min(self.bytes.len());
+                            self.bump();
                         } else if c == b'"' {
                             break;
                         }
@@ -462,13 +473,13 @@ impl<'a> Reader<'a> {
                 }
                 b'/' if self.starts("//") => {
                     while self.peek().is_some_and(|c| c != b'\n') {
-                        self.pos += 1;
+                        self.bump();
                     }
                     continue;
                 }
                 _ => {}
             }
-            self.pos += 1;
+            self.bump();
         }
     }
 
@@ -715,7 +726,7 @@ impl<'a> Reader<'a> {
                         self.pos = start;
                         self.skip_statement();
                         if self.pos == start {
-                            self.pos = (self.pos + 1).min(self.bytes.len());
+                            self.bump();
                         }
                     }
                 },
