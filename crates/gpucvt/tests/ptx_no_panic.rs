@@ -211,3 +211,17 @@ fn seeds_are_valid() {
     let d = check_file(&f, None, None);
     assert!(d.is_empty(), "{d:?}");
 }
+
+/// A character of two, three or four bytes (or one after a quote or a backslash) at every
+/// position of the file and of every seed instruction: the reader never stops inside one.
+#[test]
+fn multi_byte_characters_anywhere() {
+    let wide = ["é", "日", "🦀", "\"é", "\\é"];
+    for text in SEEDS.iter().copied().chain([FILE]) {
+        for (k, (at, _)) in text.char_indices().enumerate() {
+            let edited = format!("{}{}{}", &text[..at], wide[k % wide.len()], &text[at..]);
+            exercise_instruction(&edited);
+            exercise_file(&edited);
+        }
+    }
+}

@@ -278,3 +278,17 @@ fn the_last_example_is_read_and_executed() {
     assert_eq!(out.cr0.raw(), 0x1030);
     assert_eq!(out.movs.len(), 5); // the indirect mov is not executed
 }
+
+/// A character of two, three or four bytes (or one after a quote or a backslash) at every
+/// position of every example: the reader never stops inside one.
+#[test]
+fn multi_byte_characters_anywhere() {
+    let wide = ["é", "日", "🦀", "\"é", "\\é"];
+    for text in EXAMPLES {
+        for (k, (at, _)) in text.char_indices().enumerate() {
+            let edited = format!("{}{}{}", &text[..at], wide[k % wide.len()], &text[at..]);
+            let (kernel, _) = parse(&edited);
+            let _ = check(&kernel, &CheckOptions::default());
+        }
+    }
+}
