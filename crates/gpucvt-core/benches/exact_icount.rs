@@ -10,8 +10,10 @@
 //! ```
 //!
 //! With `--compiled` it converts through [`Conversion::compiled`] instead, with `--bits`
-//! through [`Conversion::compiled_bits`] (results only, no flags, one call for the slice). Without case names
-//! it runs every case once and prints their names.
+//! through [`Conversion::compiled_bits`] (results only, no flags, one call for the slice);
+//! with `--bits --random` too, stochastic cases take a random word per element (as `gpucvt
+//! verify` passes them: each element's own, at the case's width). Without case names it runs
+//! every case once and prints their names.
 
 use gpucvt_core::format::*;
 use gpucvt_core::{Conversion, Policy, Rounding};
@@ -35,6 +37,9 @@ fn main() {
         ("e4m3-rn", E4M3, Rounding::RN, sf),
         ("e5m2-rz", E5M2, Rounding::RZ, sf),
         ("e2m1-rs", E2M1, Rounding::stochastic(0x5a5a, 8), sf),
+        ("e4m3-rs", E4M3, Rounding::stochastic(0x5a5a, 8), sf),
+        ("f16-rs", F16, Rounding::stochastic(0x5a5a, 13), sf),
+        ("bf16-rs", BF16, Rounding::stochastic(0x5a5a, 16), sf),
         ("ue8m0-rp", UE8M0, Rounding::RP, sf),
         ("s32-rni", S32, Rounding::RNI, none),
     ];
@@ -44,6 +49,8 @@ fn main() {
         .collect();
     let compiled = std::env::args().any(|a| a == "--compiled");
     let bits = std::env::args().any(|a| a == "--bits");
+    let random = std::env::args().any(|a| a == "--random");
+    let words: Vec<u64> = (0..n as u64).map(gpucvt_core::random::splitmix64).collect();
     let wide: Vec<u64> = src.iter().map(|&x| x as u64).collect();
     let mut out = vec![0u64; wide.len()];
     let mut sum = 0u64;
@@ -54,7 +61,8 @@ fn main() {
         println!("{name}");
         let c = black_box(Conversion::new(F32, dst, rounding, policy));
         if bits {
-            (c.compiled_bits())(&c, black_box(&wide), None, &mut out);
+            let words = random.then_some(black_box(&words[..]));
+            (c.compiled_bits())(&c, black_box(&wide), words, &mut out);
             sum = sum.wrapping_add(out.iter().sum::<u64>());
             continue;
         }

@@ -227,8 +227,16 @@ impl Rounded {
 struct Position {
     /// `x − lower` compared with `upper − x`.
     half: Ordering,
-    /// `floor((x − lower) / (upper − lower) × 2^w)` for the stochastic width `w`.
-    fraction: u128,
+    /// `floor((x − lower) / (upper − lower) × 2^w)` for the stochastic width `w` (at most
+    /// 64, so it fits in 64 bits).
+    fraction: u64,
+}
+
+/// The low `width` bits set, for a stochastic width of 1 to 64.
+#[inline(always)]
+fn mask64(width: u32) -> u64 {
+    debug_assert!((1..=64).contains(&width));
+    u64::MAX >> (64 - width)
 }
 
 #[inline]
@@ -302,12 +310,14 @@ pub fn round_magnitude(negative: bool, x: Dyadic, fmt: &Format, rounding: Roundi
         // below the grid step (as below).
         let rem = sig & ((1u64 << s) - 1);
         let half = rem.cmp(&(1u64 << (s - 1)));
+        // rem < 2^s, so the fraction is below 2^width ≤ 2^64; s ≤ 63 and width ≤ 64 keep
+        // both shifts below 64.
         let fraction = if width == 0 {
             0 // not stochastic
         } else if s >= width {
-            (rem >> (s - width)) as u128
+            rem >> (s - width)
         } else {
-            (rem as u128) << (width - s)
+            rem << (width - s)
         };
         ((sig >> s) as u128, Some(Position { half, fraction }))
     } else {
@@ -318,6 +328,7 @@ pub fn round_magnitude(negative: bool, x: Dyadic, fmt: &Format, rounding: Roundi
         } else {
             rem.cmp(&(1u128 << (s - 1)))
         };
+        // rem < 2^s, so the fraction is below 2^width ≤ 2^64.
         let fraction = if width == 0 {
             0 // not stochastic
         } else if s >= width {
@@ -325,10 +336,10 @@ pub fn round_magnitude(negative: bool, x: Dyadic, fmt: &Format, rounding: Roundi
             if d >= 128 {
                 0
             } else {
-                rem >> d
+                (rem >> d) as u64
             }
         } else {
-            rem << (width - s)
+            (rem << (width - s)) as u64
         };
         (m, Some(Position { half, fraction }))
     };
@@ -412,9 +423,10 @@ fn round_in_gap(
     } else {
         x.sig >> -s
     };
+    // x < min_pos, so the quotient is below 2^width ≤ 2^64.
     let pos = Position {
         half,
-        fraction: num / min_pos.sig,
+        fraction: (num / min_pos.sig) as u64,
     };
     let (took_upper, why) = choose(negative, rounding.direction, &pos, true);
     let lower = Magnitude { m: 0, q: 0 };
@@ -447,13 +459,17 @@ fn choose(negative: bool, direction: Direction, pos: &Position, lower_even: bool
         Direction::Up => (!negative, Why::Directed),
         Direction::Stochastic { random, width } => {
             let width = width.clamp(1, 64);
-            let r = random as u128 & mask(width);
-            let carry = pos.fraction + r > mask(width);
+            let mask = mask64(width);
+            let r = random & mask;
+            // fraction + r carries out of `width` bits: r > mask − fraction, without
+            // overflowing 64 bits (the fraction is at most the mask).
+            debug_assert!(pos.fraction <= mask);
+            let carry = r > mask - pos.fraction;
             (
                 carry,
                 Why::Stochastic {
-                    fraction: pos.fraction,
-                    random: r as u64,
+                    fraction: pos.fraction as u128,
+                    random: r,
                     width,
                 },
             )

@@ -19,6 +19,17 @@ pub type ApplyFn = fn(&Conversion, u64) -> Outcome;
 /// width stays the conversion's). See [`Conversion::compiled_bits`].
 pub type BitsFn = fn(&Conversion, &[u64], Option<&[u64]>, &mut [u64]);
 
+/// The stochastic loop of [`bits_loop`]: element `i` rounded with `random[i]` at the
+/// width `$width` (a constant where the caller passes a literal).
+macro_rules! stochastic_loop {
+    ($c:expr, $src_fmt:expr, $dst_fmt:expr, $src:expr, $random:expr, $out:expr, $width:expr) => {
+        for ((o, &x), &r) in $out.iter_mut().zip($src).zip($random) {
+            let rounding = Rounding::stochastic(r, $width);
+            *o = run($src_fmt, $dst_fmt, rounding, &$c.policy, x, &mut NoTrace).bits;
+        }
+    };
+}
+
 /// The loop of a [`BitsFn`] for the formats `$src` and `$dst` (a macro, so that the
 /// conversion is inlined into it).
 macro_rules! bits_loop {
@@ -29,9 +40,14 @@ macro_rules! bits_loop {
         match (random, c.rounding.direction) {
             (Some(random), Direction::Stochastic { width, .. }) => {
                 assert_eq!(random.len(), src.len(), "one random word per source");
-                for ((o, &x), &r) in out.iter_mut().zip(src).zip(random) {
-                    let rounding = Rounding::stochastic(r, width);
-                    *o = run($src_fmt, $dst_fmt, rounding, &c.policy, x, &mut NoTrace).bits;
+                // The widths of PTX `.rs` as constants (8 bits a lane for the fp8/fp6/fp4
+                // destinations, 13 for f16x2, 16 for bf16x2), so that the masks and shifts
+                // of the random bits fold; any other width at run time.
+                match width {
+                    8 => stochastic_loop!(c, $src_fmt, $dst_fmt, src, random, out, 8),
+                    13 => stochastic_loop!(c, $src_fmt, $dst_fmt, src, random, out, 13),
+                    16 => stochastic_loop!(c, $src_fmt, $dst_fmt, src, random, out, 16),
+                    _ => stochastic_loop!(c, $src_fmt, $dst_fmt, src, random, out, width),
                 }
             }
             // The commonest roundings as constants too.
@@ -158,7 +174,12 @@ mod tests {
             Rounding::RP,
             Rounding::RNI,
             Rounding::RZI,
+            // Every width with a loop of its own (8, 13, 16) and others at run time.
+            Rounding::stochastic(0x9e37_79b9, 8),
             Rounding::stochastic(0x9e37_79b9, 13),
+            Rounding::stochastic(0x9e37_79b9, 16),
+            Rounding::stochastic(0x9e37_79b9, 5),
+            Rounding::stochastic(0x9e37_79b9, 64),
         ];
         for (src, dst) in PAIRS {
             let (apply, many) = lookup(src, dst).expect("an instance for every listed pair");

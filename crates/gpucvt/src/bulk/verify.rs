@@ -331,6 +331,28 @@ fn operands(units: &[u64], packed_src: bool, rbits: Option<u32>, extra: &[u64]) 
 /// lanes agree with the exact core.
 pub const FULL_EVERY: u64 = 64;
 
+/// Calls `$f` with the lane count `$l`, as a constant for 1, 2 and 4 lanes (so that the
+/// per-lane loops of [`split_random`] and [`pack`] unroll).
+macro_rules! by_lanes {
+    ($l:expr, |$n:ident| $f:expr) => {
+        match $l {
+            1 => {
+                let $n = 1;
+                $f
+            }
+            2 => {
+                let $n = 2;
+                $f
+            }
+            4 => {
+                let $n = 4;
+                $f
+            }
+            $n => $f,
+        }
+    };
+}
+
 /// The exact side of [`verify`] for forms on the lane path: each lane's input converted by
 /// the exact core ([`Conversion::apply`]), the results packed as the instruction packs
 /// them. The packing itself is checked by evaluating whole instructions with the PTX
@@ -399,22 +421,35 @@ impl LaneModel {
                 })
                 .collect();
             lanes.random.resize(n * l, 0);
-            for (out, &r) in lanes.random.chunks_exact_mut(l).zip(r) {
-                for (o, &(shift, mask)) in out.iter_mut().zip(&place) {
-                    *o = (r as u64 >> shift) & mask;
-                }
-            }
+            by_lanes!(l, |l| split_random(l, r, &place, &mut lanes.random));
             &lanes.random[..]
         });
         lanes.results.resize(n * l, 0);
         (self.bits)(&self.conversion, inputs, random, &mut lanes.results);
         let (mask, slot) = (self.lane_mask, self.slot);
-        for (word, r) in out.iter_mut().zip(lanes.results.chunks_exact(l)) {
-            *word = r
-                .iter()
-                .enumerate()
-                .fold(0, |w, (j, &b)| w | (b & mask) << (slot * j as u32));
+        by_lanes!(l, |l| pack(l, &lanes.results, mask, slot, out));
+    }
+}
+
+/// Each instruction's `rbits` split into its `l` lanes' random bits (`place`: each lane's
+/// shift and mask).
+#[inline(always)]
+fn split_random(l: usize, rbits: &[u32], place: &[(u32, u64)], random: &mut [u64]) {
+    for (out, &r) in random.chunks_exact_mut(l).zip(rbits) {
+        for (o, &(shift, mask)) in out.iter_mut().zip(place) {
+            *o = (r as u64 >> shift) & mask;
         }
+    }
+}
+
+/// Each instruction's `l` lane results packed into one word, lane `j` at `slot · j`.
+#[inline(always)]
+fn pack(l: usize, results: &[u64], mask: u64, slot: u32, out: &mut [u64]) {
+    for (word, r) in out.iter_mut().zip(results.chunks_exact(l)) {
+        *word = r
+            .iter()
+            .enumerate()
+            .fold(0, |w, (j, &b)| w | (b & mask) << (slot * j as u32));
     }
 }
 
