@@ -723,10 +723,7 @@ impl<'a> Direct<'a> {
                 4 => {
                     let t = &mut narrow8[..m];
                     self.lane_results(s, r, t)?;
-                    let mask = self.mask as u8;
-                    for (b, p) in o.iter_mut().zip(t.chunks_exact(2)) {
-                        *b = (p[0] & mask) | (p[1] & mask) << 4;
-                    }
+                    pair_nibbles(t, o, self.mask as u8);
                 }
                 16 => {
                     let t = &mut narrow16[..m];
@@ -760,6 +757,29 @@ impl<'a> Direct<'a> {
             None => self.k.convert(src, out)?,
         }
         Ok(())
+    }
+}
+
+/// Byte `k` of `out`: `lanes[2k]` in the low nibble, `lanes[2k + 1]` in the high one
+/// (each masked with `mask`). Eight lanes at a time in a `u64`.
+fn pair_nibbles(lanes: &[u8], out: &mut [u8], mask: u8) {
+    let m = u64::from_le_bytes([mask; 8]);
+    let mut whole = lanes.chunks_exact(8);
+    let mut outs = out.chunks_exact_mut(4);
+    for (o, l) in (&mut outs).zip(&mut whole) {
+        let x = u64::from_le_bytes(l.try_into().expect("8 bytes")) & m;
+        // Byte 2k: lane 2k | lane 2k+1 << 4; then the even bytes gathered into the low half.
+        let y = (x | x >> 4) & 0x00ff_00ff_00ff_00ff;
+        let y = (y | y >> 8) & 0x0000_ffff_0000_ffff;
+        let y = y | y >> 16;
+        o.copy_from_slice(&(y as u32).to_le_bytes());
+    }
+    for (b, p) in outs
+        .into_remainder()
+        .iter_mut()
+        .zip(whole.remainder().chunks_exact(2))
+    {
+        *b = (p[0] & mask) | (p[1] & mask) << 4;
     }
 }
 
