@@ -24,8 +24,8 @@
 //! every instruction of a form the lane path does not cover (`.scaled`, `cvt.pack`) is also
 //! evaluated whole by [`evaluate_bits`], the PTX model, which checks the packing.
 
-use super::{CvtBulkError, CvtKernel, Order, Path};
-use crate::core::bulk::Word;
+use super::{CvtBulkError, CvtKernel, Order, Path, Plan};
+use crate::core::bulk::{Kernel, Word};
 use crate::core::convert::{BitsFn, Conversion};
 use crate::ptx::eval::{evaluate_bits, lane_conversion, lane_rbits_place, EvalError};
 use crate::ptx::form::CvtForm;
@@ -589,6 +589,7 @@ pub fn sweep(
     // the sink takes the other (the previous round), so that writing or hashing overlaps
     // the conversion.
     let round = SWEEP_BLOCK * 4 * rayon::current_num_threads() as u64;
+    let direct = Direct::new(&kernel, seed);
     let mut bufs = [
         vec![0u8; round as usize * width],
         vec![0u8; round as usize * width],
@@ -600,7 +601,10 @@ pub fn sweep(
             .try_for_each(|(b, out)| {
                 let start = first + b as u64 * SWEEP_BLOCK;
                 let m = (out.len() / width) as u64;
-                sweep_block(&kernel, seed, start, m, out)?;
+                match &direct {
+                    Some(d) => d.run(start, m, out)?,
+                    None => sweep_block(&kernel, seed, start, m, out)?,
+                }
                 progress(m);
                 Ok(())
             })
@@ -622,6 +626,207 @@ pub fn sweep(
         first += n;
     }
     Ok(total)
+}
+
+/// Units per chunk of [`Direct::run`] (its buffers stay in the first-level cache).
+const DIRECT_CHUNK: usize = 4096;
+
+/// The sweep of a form on the lane path whose sources are scalar words of at most 32 bits
+/// and whose lanes fill the result word exactly (`f16`, `e4m3x2`, `e2m1x4`, `bf16x2`, …).
+///
+/// In memory order the result words of consecutive instructions, stored little-endian,
+/// are the lane results of consecutive units, each in its `slot` bits: a sweep's output is
+/// just the per-unit results laid side by side. So a chunk of units is converted by the
+/// lane kernel in one call, into the output bytes themselves (8-bit slots) or into a
+/// narrow buffer that is then copied out (16- and 32-bit slots) or paired into bytes
+/// (4-bit slots). No per-instruction packing, no allocation.
+struct Direct<'a> {
+    k: &'a Kernel,
+    /// Lanes per instruction (1, 2 or 4).
+    lanes: usize,
+    /// Bits per lane in the result word: 4, 8, 16 or 32.
+    slot: u32,
+    /// The lane results' width as a mask (the packing keeps these bits).
+    mask: u32,
+    /// `.rs` forms: where each lane's random bits are.
+    random: Option<LaneRandom>,
+}
+
+/// The random operand of the lanes of a `.rs` form in a sweep.
+struct LaneRandom {
+    seed: u64,
+    /// Lane `j` in memory order (PTX lane `L − 1 − j`): its field of `rbits`, as shift
+    /// and mask.
+    place: [(u32, u32); 4],
+    /// The widest field, which picks the word the random values are handed over in.
+    width: u32,
+}
+
+impl<'a> Direct<'a> {
+    /// The direct path for `kernel`, if its form has one.
+    fn new(kernel: &'a CvtKernel, seed: u64) -> Option<Direct<'a>> {
+        let Plan::Lanes(k) = &kernel.plan else {
+            return None;
+        };
+        let lanes = kernel.lanes;
+        let slot = kernel.dst_lane_bits;
+        let mask = kernel.dst_lane_mask;
+        if kernel.packed_src
+            || kernel.order != Order::Memory
+            || kernel.source_bits() > 32
+            || !matches!(lanes, 1 | 2 | 4)
+            || !matches!(slot, 4 | 8 | 16 | 32)
+            || slot as usize * lanes != result_bytes(kernel) * 8
+            || mask > low_mask(slot)
+        {
+            return None;
+        }
+        let random = kernel.stochastic.then(|| {
+            let mut place = [(0, 0); 4];
+            let mut width = 0;
+            for (j, p) in place.iter_mut().enumerate().take(lanes) {
+                let (shift, w) = lane_rbits_place(&kernel.form, lanes - 1 - j);
+                *p = (shift, low_mask(w) as u32);
+                width = width.max(w);
+            }
+            LaneRandom { seed, place, width }
+        });
+        Some(Direct {
+            k,
+            lanes,
+            slot,
+            mask: mask as u32,
+            random,
+        })
+    }
+
+    /// Instructions `first .. first + n` into `out` (what [`sweep_block`] writes).
+    fn run(&self, first: u64, n: u64, out: &mut [u8]) -> Result<(), CvtBulkError> {
+        match self.random.as_ref().map(|r| r.width) {
+            None | Some(0..=8) => self.run_with::<u8>(first, n, out),
+            Some(9..=16) => self.run_with::<u16>(first, n, out),
+            Some(_) => self.run_with::<u32>(first, n, out),
+        }
+    }
+
+    /// [`Direct::run`] with the random values (if any) in `R` words, as the lane path of
+    /// [`CvtKernel`] hands them over.
+    fn run_with<R: Word>(&self, first: u64, n: u64, out: &mut [u8]) -> Result<(), CvtBulkError> {
+        let l = self.lanes as u64;
+        let units = (n * l) as usize;
+        let first_unit = first * l;
+        let mut src = [0u32; DIRECT_CHUNK];
+        let mut rnd = [R::default(); DIRECT_CHUNK];
+        let mut narrow8 = [0u8; DIRECT_CHUNK];
+        let mut narrow16 = [0u16; DIRECT_CHUNK];
+        let mut narrow32 = [0u32; DIRECT_CHUNK];
+        // Bits of output per unit, and the chunk's bytes.
+        let out_per_chunk = DIRECT_CHUNK * self.slot as usize / 8;
+        for (c, o) in out[..units * self.slot as usize / 8]
+            .chunks_mut(out_per_chunk)
+            .enumerate()
+        {
+            let start = c * DIRECT_CHUNK;
+            let m = (units - start).min(DIRECT_CHUNK);
+            // Units below 2^32: a chunk's units fit `u32`.
+            let base = (first_unit + start as u64) as u32;
+            let s = &mut src[..m];
+            for (j, u) in s.iter_mut().enumerate() {
+                *u = base.wrapping_add(j as u32);
+            }
+            let s = &src[..m];
+            let r = match &self.random {
+                Some(lr) => {
+                    let first_instr = (first_unit + start as u64) / l;
+                    let r = &mut rnd[..m];
+                    match self.lanes {
+                        1 => fill_random::<1, R>(lr, first_instr, r),
+                        2 => fill_random::<2, R>(lr, first_instr, r),
+                        _ => fill_random::<4, R>(lr, first_instr, r),
+                    }
+                    Some(&rnd[..m])
+                }
+                None => None,
+            };
+            match self.slot {
+                8 => {
+                    self.lane_results(s, r, o)?;
+                    if self.mask != 0xff {
+                        o.iter_mut().for_each(|b| *b &= self.mask as u8);
+                    }
+                }
+                4 => {
+                    let t = &mut narrow8[..m];
+                    self.lane_results(s, r, t)?;
+                    pair_nibbles(t, o, self.mask as u8);
+                }
+                16 => {
+                    let t = &mut narrow16[..m];
+                    self.lane_results(s, r, t)?;
+                    let mask = self.mask as u16;
+                    for (b, &x) in o.chunks_exact_mut(2).zip(t.iter()) {
+                        b.copy_from_slice(&(x & mask).to_le_bytes());
+                    }
+                }
+                _ => {
+                    let t = &mut narrow32[..m];
+                    self.lane_results(s, r, t)?;
+                    for (b, &x) in o.chunks_exact_mut(4).zip(t.iter()) {
+                        b.copy_from_slice(&(x & self.mask).to_le_bytes());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every unit's lane result, with its random value for `.rs` forms.
+    fn lane_results<R: Word, LO: Word>(
+        &self,
+        src: &[u32],
+        rnd: Option<&[R]>,
+        out: &mut [LO],
+    ) -> Result<(), CvtBulkError> {
+        match rnd {
+            Some(r) => self.k.convert_stochastic_words(src, out, r)?,
+            None => self.k.convert(src, out)?,
+        }
+        Ok(())
+    }
+}
+
+/// Byte `k` of `out`: `lanes[2k]` in the low nibble, `lanes[2k + 1]` in the high one
+/// (each masked with `mask`). Eight lanes at a time in a `u64`.
+fn pair_nibbles(lanes: &[u8], out: &mut [u8], mask: u8) {
+    let m = u64::from_le_bytes([mask; 8]);
+    let mut whole = lanes.chunks_exact(8);
+    let mut outs = out.chunks_exact_mut(4);
+    for (o, l) in (&mut outs).zip(&mut whole) {
+        let x = u64::from_le_bytes(l.try_into().expect("8 bytes")) & m;
+        // Byte 2k: lane 2k | lane 2k+1 << 4; then the even bytes gathered into the low half.
+        let y = (x | x >> 4) & 0x00ff_00ff_00ff_00ff;
+        let y = (y | y >> 8) & 0x0000_ffff_0000_ffff;
+        let y = y | y >> 16;
+        o.copy_from_slice(&(y as u32).to_le_bytes());
+    }
+    for (b, p) in outs
+        .into_remainder()
+        .iter_mut()
+        .zip(whole.remainder().chunks_exact(2))
+    {
+        *b = (p[0] & mask) | (p[1] & mask) << 4;
+    }
+}
+
+/// The random values of the units of instructions `first …` (`L` units each, memory order):
+/// each unit's field of its instruction's `rbits` ([`rbits_for`]).
+fn fill_random<const L: usize, R: Word>(lr: &LaneRandom, first: u64, out: &mut [R]) {
+    for (i, o) in out.chunks_exact_mut(L).enumerate() {
+        let r = rbits_for(lr.seed, first + i as u64);
+        for (x, &(shift, mask)) in o.iter_mut().zip(&lr.place[..L]) {
+            *x = R::from_u32((r >> shift) & mask);
+        }
+    }
 }
 
 /// One block of a sweep: instructions `first .. first + n`, their results written to `out`
@@ -802,6 +1007,54 @@ mod tests {
         for (j, &b) in bytes.iter().enumerate() {
             let unit = 2 * first + j as u64;
             assert_eq!(b as u64, lane.apply(unit).bits, "unit {unit:#x}");
+        }
+    }
+
+    #[test]
+    fn the_direct_sweep_writes_the_bytes_of_the_generic_one() {
+        // The direct path against `sweep_block` (the slice kernel, packed instruction by
+        // instruction) on blocks at the start, in the middle, at the end of the inputs and
+        // of odd lengths, for x1/x2/x4, 4/8/16/32-bit slots, `.rs` with two seeds.
+        for (text, direct) in [
+            ("cvt.rn.f16.f32", true),
+            ("cvt.rn.satfinite.e4m3x2.f32", true),
+            ("cvt.rz.satfinite.relu.e5m2x2.f32", true),
+            ("cvt.rn.satfinite.e2m1x2.f32", true),
+            ("cvt.rn.satfinite.e2m3x2.f32", true),
+            ("cvt.rz.satfinite.ue8m0x2.f32", true),
+            ("cvt.rn.f16x2.f32", true),
+            ("cvt.rn.bf16x2.f32", true),
+            ("cvt.rs.satfinite.e4m3x4.f32", true),
+            ("cvt.rs.satfinite.e2m1x4.f32", true),
+            ("cvt.rs.satfinite.e3m2x4.f32", true),
+            ("cvt.rs.relu.satfinite.f16x2.f32", true),
+            ("cvt.rs.satfinite.bf16x2.f32", true),
+            ("cvt.rni.s32.f32", true),
+            ("cvt.rn.f32.f16", true),
+            ("cvt.rn.satfinite.e4m3x2.f16x2", false),
+        ] {
+            let form = parse_instruction(text).unwrap().form;
+            let k = sweep_kernel(&form).unwrap();
+            let total = Units::new(&k, Inputs::default()).instructions();
+            let width = result_bytes(&k);
+            for seed in [0u64, 7] {
+                let d = Direct::new(&k, seed);
+                assert_eq!(d.is_some(), direct, "{text}");
+                let Some(d) = d else { continue };
+                for (first, n) in [
+                    (0u64, 5000u64),
+                    (total / 3, 3 * DIRECT_CHUNK as u64 + 1),
+                    (total - 777, 777),
+                    (total - SWEEP_BLOCK, SWEEP_BLOCK),
+                ] {
+                    let (first, n) = (first.min(total), n.min(total - first.min(total)));
+                    let mut want = vec![0u8; n as usize * width];
+                    let mut got = vec![0x5au8; n as usize * width];
+                    sweep_block(&k, seed, first, n, &mut want).unwrap();
+                    d.run(first, n, &mut got).unwrap();
+                    assert!(want == got, "{text} seed {seed} block {first:#x}+{n}");
+                }
+            }
         }
     }
 
