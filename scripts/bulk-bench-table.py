@@ -13,9 +13,10 @@ Markdown table per size: the median time per pass, the input throughput, and the
 roofline-time / kernel-time (so 1.0 is roofline speed, higher is faster), memcpy-time /
 kernel-time, and the speed-up over `half` and `float8` where they have the same conversion.
 The roofline of a kernel is the shift-truncate to its output width (16 bits for f16 and bf16,
-8 bits for the narrow formats, a 32-bit mask loop for tf32). Stochastic kernels with one `u32` random
-value per element (`-rs32`) also show the ratio to the roofline that additionally reads those
-values (`rs roof`); `-rs` kernels read the narrowest random words (u8 or u16).
+8 bits for the narrow formats, a 32-bit mask loop for tf32). Stochastic kernels also show the
+ratio to the roofline that reads the same random bytes (`rs roof`): `roofline-rs-16w` and
+`roofline-rs-8w` (one random value in the output word, u16 or u8) for the `-rs` kernels,
+`roofline-rs-16` and `roofline-rs-8` (one u32 per element) for the `-rs32` kernels.
 """
 import json
 import os
@@ -98,11 +99,13 @@ def main():
             roof = {"f16": "roofline-16", "bf16": "roofline-16", "tf32": "roofline-32"}.get(
                 fmt, "roofline-8")
             rs_roof = {"f16": "roofline-rs-16", "bf16": "roofline-rs-16"}.get(fmt, "roofline-rs-8")
+            if name.endswith("-rs"):
+                rs_roof += "w"  # the random values in the output word
             half = {"f16": "half-f16", "bf16": "half-bf16"}.get(fmt)
             f8 = {"e4m3": "float8-e4m3", "e5m2": "float8-e5m2"}.get(fmt)
             print(
                 f"| {name} | {v / 1e6:.3f} | {gbs(v):.2f} | {r(roof, v)} | "
-                f"{r(rs_roof, v) if name.endswith('-rs32') else '–'} | {r('memcpy', v)} | "
+                f"{r(rs_roof, v) if name.endswith(('-rs', '-rs32')) else '–'} | {r('memcpy', v)} | "
                 f"{r(half, v) if half else '–'} | {r(f8, v) if f8 else '–'} |"
             )
         print()

@@ -5,8 +5,13 @@
 //!   and writes the same bytes as a conversion but does no rounding (the roofline), and
 //!   `roofline-32`, a mask to the tf32 bits (`memcpy` may write with non-temporal stores that
 //!   a plain loop does not use, so it is no roofline for 32-bit results at 64 Mi);
-//! - `roofline-rs-16`, `roofline-rs-8`: the same plus reading one random `u32` per element,
-//!   the bytes a stochastic-rounding kernel must move;
+//! - `roofline-rs-16`, `roofline-rs-8`: the same combined (xor) with one random `u32` per
+//!   element, the bytes a stochastic-rounding kernel moves with `u32` random values (`-rs32`);
+//!   `roofline-rs-16w`, `roofline-rs-8w`: with one random value in the output word (`u16`,
+//!   `u8`), the bytes of the `-rs` kernels;
+//! - the roofline loops are compiled for the instruction set the kernels use (AVX-512 or
+//!   AVX2 where the CPU has it: `gpucvt_core::bulk::baseline`), so that they vectorise as the
+//!   kernels do;
 //! - the `half` crate's `convert_from_f32_slice` (f16 with the F16C path where the CPU has it,
 //!   bf16), and the `float8` crate element by element (e4m3, e5m2);
 //! - gpucvt's kernels for `f32` → f16, bf16, tf32, e4m3, e5m2, e2m3, e3m2, e2m1, ue8m0 in
@@ -30,7 +35,7 @@ use gpucvt_core::Conversion;
 use std::hint::black_box;
 
 mod common;
-use common::{cases, inputs};
+use common::{cases, roofline, Data, ROOFLINES};
 use std::time::Duration;
 
 fn sizes() -> Vec<usize> {
@@ -45,10 +50,7 @@ fn bench(c: &mut Criterion) {
     let only = std::env::var("GPUCVT_BENCH_ONLY").ok();
     for n in sizes() {
         let large = n > 1 << 20;
-        let src = inputs(n);
-        let random: Vec<u32> = src.iter().map(|x| x.rotate_left(7) ^ 0x9e37_79b9).collect();
-        let random16: Vec<u16> = random.iter().map(|&r| r as u16).collect();
-        let random8: Vec<u8> = random.iter().map(|&r| r as u8).collect();
+        let mut data = Data::new(n);
         let mut g = c.benchmark_group(format!("f32x{}Mi", n >> 20));
         g.throughput(Throughput::Bytes(4 * n as u64));
         g.sample_size(10);
@@ -64,51 +66,26 @@ fn bench(c: &mut Criterion) {
         }
         let wanted = |name: &str| only.as_deref().map_or(true, |o| name.contains(o));
 
-        let mut dst32 = vec![0u32; n];
-        let mut dst16 = vec![0u16; n];
-        let mut dst8 = vec![0u8; n];
         if wanted("memcpy") {
             g.bench_function("memcpy", |b| {
-                b.iter(|| dst32.copy_from_slice(black_box(&src)))
+                b.iter(|| data.dst32.copy_from_slice(black_box(&data.src)))
             });
         }
-        if wanted("roofline") {
-            g.bench_function("roofline-16", |b| {
-                b.iter(|| {
-                    for (d, &s) in dst16.iter_mut().zip(black_box(&src)) {
-                        *d = (s >> 16) as u16;
-                    }
-                })
-            });
-            g.bench_function("roofline-8", |b| {
-                b.iter(|| {
-                    for (d, &s) in dst8.iter_mut().zip(black_box(&src)) {
-                        *d = (s >> 24) as u8;
-                    }
-                })
-            });
-            g.bench_function("roofline-32", |b| {
-                b.iter(|| {
-                    for (d, &s) in dst32.iter_mut().zip(black_box(&src)) {
-                        *d = s & 0xffff_e000;
-                    }
-                })
-            });
-            g.bench_function("roofline-rs-16", |b| {
-                b.iter(|| {
-                    for ((d, &s), &r) in dst16.iter_mut().zip(black_box(&src)).zip(&random) {
-                        *d = ((s ^ r) >> 16) as u16;
-                    }
-                })
-            });
-            g.bench_function("roofline-rs-8", |b| {
-                b.iter(|| {
-                    for ((d, &s), &r) in dst8.iter_mut().zip(black_box(&src)).zip(&random) {
-                        *d = ((s ^ r) >> 24) as u8;
-                    }
-                })
-            });
+        for name in ROOFLINES {
+            if wanted(name) {
+                g.bench_function(name, |b| b.iter(|| roofline(name, &mut data)));
+            }
         }
+        let Data {
+            src,
+            random,
+            random16,
+            random8,
+            dst32,
+            dst16,
+            dst8,
+        } = &mut data;
+        let (src, random, random16, random8) = (&src[..], &random[..], &random16[..], &random8[..]);
         let floats: Vec<f32> = src.iter().map(|&b| f32::from_bits(b)).collect();
         if wanted("half") {
             let mut halves = vec![half::f16::ZERO; n];
@@ -116,7 +93,7 @@ fn bench(c: &mut Criterion) {
                 b.iter(|| {
                     half::slice::HalfFloatSliceExt::convert_from_f32_slice(
                         &mut halves[..],
-                        black_box(&floats),
+                        black_box(&floats[..]),
                     )
                 })
             });
@@ -125,7 +102,7 @@ fn bench(c: &mut Criterion) {
                 b.iter(|| {
                     half::slice::HalfFloatSliceExt::convert_from_f32_slice(
                         &mut bhalves[..],
-                        black_box(&floats),
+                        black_box(&floats[..]),
                     )
                 })
             });
@@ -133,14 +110,14 @@ fn bench(c: &mut Criterion) {
         if wanted("float8") {
             g.bench_function("float8-e4m3", |b| {
                 b.iter(|| {
-                    for (d, &f) in dst8.iter_mut().zip(black_box(&floats)) {
+                    for (d, &f) in dst8.iter_mut().zip(black_box(&floats[..])) {
                         *d = float8::F8E4M3::from_f32(f).to_bits();
                     }
                 })
             });
             g.bench_function("float8-e5m2", |b| {
                 b.iter(|| {
-                    for (d, &f) in dst8.iter_mut().zip(black_box(&floats)) {
+                    for (d, &f) in dst8.iter_mut().zip(black_box(&floats[..])) {
                         *d = float8::F8E5M2::from_f32(f).to_bits();
                     }
                 })
@@ -157,13 +134,13 @@ fn bench(c: &mut Criterion) {
             if !name.ends_with("-rs") {
                 match dst.width() {
                     w if w <= 8 => g.bench_function(id, |b| {
-                        b.iter(|| k.convert(black_box(&src), &mut dst8).unwrap())
+                        b.iter(|| k.convert(black_box(src), &mut dst8[..]).unwrap())
                     }),
                     w if w <= 16 => g.bench_function(id, |b| {
-                        b.iter(|| k.convert(black_box(&src), &mut dst16).unwrap())
+                        b.iter(|| k.convert(black_box(src), &mut dst16[..]).unwrap())
                     }),
                     _ => g.bench_function(id, |b| {
-                        b.iter(|| k.convert(black_box(&src), &mut dst32).unwrap())
+                        b.iter(|| k.convert(black_box(src), &mut dst32[..]).unwrap())
                     }),
                 };
                 continue;
@@ -172,26 +149,26 @@ fn bench(c: &mut Criterion) {
             if dst.width() <= 8 {
                 g.bench_function(id, |b| {
                     b.iter(|| {
-                        k.convert_stochastic_words(black_box(&src), &mut dst8, &random8)
+                        k.convert_stochastic_words(black_box(src), &mut dst8[..], random8)
                             .unwrap()
                     })
                 });
                 g.bench_function(id32, |b| {
                     b.iter(|| {
-                        k.convert_stochastic(black_box(&src), &mut dst8, &random)
+                        k.convert_stochastic(black_box(src), &mut dst8[..], random)
                             .unwrap()
                     })
                 });
             } else {
                 g.bench_function(id, |b| {
                     b.iter(|| {
-                        k.convert_stochastic_words(black_box(&src), &mut dst16, &random16)
+                        k.convert_stochastic_words(black_box(src), &mut dst16[..], random16)
                             .unwrap()
                     })
                 });
                 g.bench_function(id32, |b| {
                     b.iter(|| {
-                        k.convert_stochastic(black_box(&src), &mut dst16, &random)
+                        k.convert_stochastic(black_box(src), &mut dst16[..], random)
                             .unwrap()
                     })
                 });

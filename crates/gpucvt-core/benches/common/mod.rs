@@ -1,5 +1,7 @@
-//! What the `bulk` and `bulk_icount` benchmarks share: the inputs and the cases.
+//! What the `bulk` and `bulk_icount` benchmarks share: the inputs, the cases and the roofline
+//! loops.
 
+use gpucvt_core::bulk::baseline;
 use gpucvt_core::format::*;
 use gpucvt_core::{Policy, Rounding};
 
@@ -60,4 +62,73 @@ pub fn cases() -> Vec<(&'static str, Format, Rounding, Policy)> {
         ("ue8m0-rz", UE8M0, Rounding::RZ, sf),
         ("ue8m0-rp", UE8M0, Rounding::RP, sf),
     ]
+}
+
+/// The inputs of one size, the random values in three widths and the output buffers.
+pub struct Data {
+    pub src: Vec<u32>,
+    pub random: Vec<u32>,
+    pub random16: Vec<u16>,
+    pub random8: Vec<u8>,
+    pub dst32: Vec<u32>,
+    pub dst16: Vec<u16>,
+    pub dst8: Vec<u8>,
+}
+
+impl Data {
+    /// `n` inputs, `n` random values (the low 16 and 8 bits of the same `u32` values in the
+    /// narrow words) and zeroed outputs.
+    pub fn new(n: usize) -> Data {
+        let src = inputs(n);
+        let random: Vec<u32> = src.iter().map(|x| x.rotate_left(7) ^ 0x9e37_79b9).collect();
+        Data {
+            random16: random.iter().map(|&r| r as u16).collect(),
+            random8: random.iter().map(|&r| r as u8).collect(),
+            random,
+            src,
+            dst32: vec![0; n],
+            dst16: vec![0; n],
+            dst8: vec![0; n],
+        }
+    }
+}
+
+/// The roofline loops: a plain shift-truncate of `f32` bit patterns that reads and writes the
+/// bytes of a conversion but does no rounding (`-16`, `-8`: into 16- or 8-bit words; `-32`: a
+/// mask to the tf32 bits), `-rs-16`, `-rs-8` the same combined with one `u32` random value per
+/// element (the bytes of `Kernel::convert_stochastic`), `-rs-16w`, `-rs-8w` with one random
+/// value in the output word (`u16`, `u8`: the bytes of `Kernel::convert_stochastic_words`).
+/// Every loop depends on all it reads, and is compiled for the instruction set the kernels
+/// use (`gpucvt_core::bulk::baseline`).
+pub const ROOFLINES: [&str; 7] = [
+    "roofline-16",
+    "roofline-8",
+    "roofline-32",
+    "roofline-rs-16",
+    "roofline-rs-8",
+    "roofline-rs-16w",
+    "roofline-rs-8w",
+];
+
+/// Runs the roofline loop `name` (one of [`ROOFLINES`]) once over `d`.
+pub fn roofline(name: &str, d: &mut Data) {
+    let src = std::hint::black_box(&d.src[..]);
+    match name {
+        "roofline-16" => baseline::map(src, &mut d.dst16, |s| (s >> 16) as u16),
+        "roofline-8" => baseline::map(src, &mut d.dst8, |s| (s >> 24) as u8),
+        "roofline-32" => baseline::map(src, &mut d.dst32, |s| s & 0xffff_e000),
+        "roofline-rs-16" => {
+            baseline::map_random(src, &d.random, &mut d.dst16, |s, r| ((s ^ r) >> 16) as u16)
+        }
+        "roofline-rs-8" => {
+            baseline::map_random(src, &d.random, &mut d.dst8, |s, r| ((s ^ r) >> 24) as u8)
+        }
+        "roofline-rs-16w" => {
+            baseline::map_random(src, &d.random16, &mut d.dst16, |s, r| (s >> 16) as u16 ^ r)
+        }
+        "roofline-rs-8w" => {
+            baseline::map_random(src, &d.random8, &mut d.dst8, |s, r| (s >> 24) as u8 ^ r)
+        }
+        _ => panic!("no roofline {name}"),
+    }
 }

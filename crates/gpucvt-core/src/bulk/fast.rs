@@ -1,19 +1,23 @@
 //! `f32` → small float, specialised at compile time.
 //!
 //! The same conversion as [`super::small`], but with the destination format, the rounding
-//! direction and the policy as compile-time constants: `elem::<F, M, P>` is monomorphised per
-//! (format, mode, policy) so that every field of the format becomes an immediate and every
-//! policy test folds away. The kernel picks one instance per slice ([`super::Kernel::new`]);
-//! conversions outside the instantiated set go through the run-time-parameterised kernel of
-//! `small.rs`.
+//! direction and the policy as compile-time constants: `elem::<F, M, SF, KN, W>` is
+//! monomorphised per (format, mode, policy) so that every field of the format becomes an
+//! immediate and every policy test folds away; stochastic rounding has an instance whose random
+//! width `W` is the format's PTX width ([`PTX_RS_WIDTH`]) and one that reads the width at run
+//! time. The kernel picks one instance per slice ([`super::Kernel::new`]); conversions outside
+//! the instantiated set go through the run-time-parameterised kernel of `small.rs`.
 //!
-//! The rounding is an add-then-shift on the `f32` bit pattern (the increment for the
-//! direction is added below the destination's last mantissa bit, then the pattern is shifted
-//! and re-biased; a carry into the exponent is the right result). Results below the
+//! The deterministic roundings are an add-then-shift on the `f32` bit pattern (the increment
+//! for the direction is added below the destination's last mantissa bit, then the pattern is
+//! shifted and re-biased; a carry into the exponent is the right result). Results below the
 //! destination's smallest normal use a second path: for round-to-nearest-even the
 //! floating-point "magic number" addition (the hardware rounds the `f32` sum exactly as the
-//! destination grid requires), for the other directions a per-lane variable shift. Formats with
-//! the `f32` exponent range (`bf16`, `tf32`) need no second path.
+//! destination grid requires), for round-toward-zero a scaled floor, for the other directions
+//! a per-lane variable shift. Stochastic rounding truncates the magnitude to `w` bits below the
+//! destination's grid step (a shift of the pattern, or per-lane of the significand below the
+//! smallest normal), adds the random bits and shifts them out, in integer operations only.
+//! Formats with the `f32` exponent range (`bf16`, `tf32`) need no second path.
 //!
 //! The exact core is the reference: `tests.rs` compares every instance with it.
 
@@ -99,17 +103,25 @@ pub(crate) struct Knobs {
     pub(crate) relu: u32,
 }
 
+/// The random width of each format's PTX `.rs` form (`rbits` holds 13 bits per `f16x2`
+/// lane, 16 per `bf16x2` lane, 8 per lane of the FP8/FP6/FP4 x4 forms; 0: no `.rs` form).
+/// The `RS` kernels have an instance with this width as a compile-time constant (the mask,
+/// the shifts and the subnormal scale become immediates); other widths use the instance
+/// that reads the width from [`Knobs::w`].
+pub(crate) const PTX_RS_WIDTH: [u32; 8] = [13, 16, 0, 8, 8, 8, 8, 8];
+
 /// Converts one `f32` bit pattern into the full encoding of format `SPECS[F]`, rounding in
 /// direction `M`, with `.satfinite` if `SF`, applying `.relu` and `.ftz` from `k` only if `KN`
-/// (without, they cost nothing). `r` is the random value for `RS`.
+/// (without, they cost nothing). `r` is the random value for `RS`, of width `W` (`1 ..=
+/// 23 − man bits`), or of width `k.w` if `W` is 0.
 #[inline(always)]
-pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool>(
+pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool, const W: u32>(
     x: u32,
     r: u32,
     k: Knobs,
 ) -> u32 {
     let sp = const { SPECS[F] };
-    let w = k.w;
+    let w = if W != 0 { W } else { k.w };
     // Bits of an `f32` significand below the destination's grid step, for normal results.
     let s = const { 23 - SPECS[F].man };
     // Biased `f32` exponent of the destination's smallest normal, and its bit pattern.
@@ -130,80 +142,31 @@ pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool>(
         0
     };
 
-    // Normal results: add the increment below the grid step, shift, re-bias.
-    let add = match M {
-        RN => ((1u32 << (s - 1)) - 1) + ((abs >> s) & 1),
-        RNA => 1u32 << (s - 1),
-        RZ => 0,
-        RP => {
-            if neg {
-                0
+    let mag = if M == RS {
+        // Stochastic rounding: the magnitude in units of the grid step `2^-w` apart, `t`
+        // (truncated), plus the random bits, shifted right by `w`: the discarded bits plus
+        // the random bits carry out of the grid step exactly when the rounding goes away
+        // from zero. Normal results take `t` from the `f32` pattern (re-biased in advance:
+        // the shift by `w` then gives the encoding); results below the smallest normal from
+        // the significand with its leading one, shifted right per lane (by 32 or more: 0,
+        // as for `f32` subnormals). Integer operations only, and one select.
+        let tn = (abs >> (s - w)).wrapping_sub(off << w);
+        let t = if sp.bias != 127 {
+            let m24 = (abs & 0x007f_ffff) | 0x0080_0000;
+            let sh = (s - w + e0).wrapping_sub(abs >> 23);
+            let ts = m24.checked_shr(sh).unwrap_or(0);
+            if abs < min_norm {
+                ts
             } else {
-                (1u32 << s) - 1
-            }
-        }
-        RM => {
-            if neg {
-                (1u32 << s) - 1
-            } else {
-                0
-            }
-        }
-        // The discarded bits plus the random bits aligned to their low end carry out of the
-        // grid step exactly when the stochastic rounding rounds away from zero (`w <= s`).
-        _ => (r & ((1u32 << w) - 1)) << (s - w),
-    };
-    let mut mag = (abs.wrapping_add(add) >> s).wrapping_sub(off);
-
-    if sp.bias != 127 {
-        // Results below the smallest normal (all lanes compute it; a select keeps it).
-        let sub = if M == RN {
-            // |x| + 2^k, with 2^k's unit in the last place the destination's subnormal step:
-            // the f32 addition rounds to nearest even on exactly the destination's grid.
-            let magic_bits =
-                const { ((24 - SPECS[F].bias - SPECS[F].man as i32 + 127) as u32) << 23 };
-            (f32::from_bits(abs) + f32::from_bits(magic_bits))
-                .to_bits()
-                .wrapping_sub(magic_bits)
-        } else if M == RZ || M == RS {
-            // |x| scaled so that the destination's subnormal step becomes 1 (RZ) or 2^-w
-            // (RS): a multiplication by a power of two, exact, and below 2^(man + w) ≤ 2^23.
-            // Its integer part `t` (the magnitude in subnormal steps, with `w` fraction
-            // bits for RS) comes from the magic-number addition, which rounds to nearest,
-            // corrected down by one where that went up: a floor in five vector operations.
-            // RS then adds the random bits and drops the fraction. (Lanes at or above the
-            // smallest normal are clamped, and not selected below.)
-            let w_here = if M == RS { w } else { 0 };
-            let scale_bits =
-                ((127 + SPECS[F].bias - 1 + SPECS[F].man as i32) as u32 + w_here) << 23;
-            let y = f32::from_bits(abs.min(min_norm)) * f32::from_bits(scale_bits);
-            const TWO_23: f32 = 8_388_608.0;
-            let m = y + TWO_23;
-            let nearest = m.to_bits().wrapping_sub(TWO_23.to_bits());
-            let t = nearest.wrapping_sub(((m - TWO_23) > y) as u32);
-            if M == RZ {
-                t
-            } else {
-                (t + (r & ((1u32 << w) - 1))) >> w
+                tn
             }
         } else {
-            let e = abs >> 23;
-            let mant = (abs & 0x007f_ffff) | if e != 0 { 0x0080_0000 } else { 0 };
-            let s_full = (s + e0) as i32 - e.max(1) as i32;
-            let sh = s_full.clamp(0, 31) as u32;
-            // RNA, RP, RM (RN, RZ and RS are above): add the increment, shift.
-            let add = match M {
-                RNA => (1u32 << sh) >> 1,
-                RP if !neg => (1u32 << sh) - 1,
-                RM if neg => (1u32 << sh) - 1,
-                _ => 0,
-            };
-            (mant + add) >> sh
+            tn
         };
-        if abs < min_norm {
-            mag = sub;
-        }
-    }
+        t.wrapping_add(r & ((1u32 << w) - 1)) >> w
+    } else {
+        mag_det::<F, M>(abs, neg)
+    };
 
     // Overflow, infinities and NaNs (as signed compares: every magnitude is below 2^31).
     let max = sp.max_enc;
@@ -214,13 +177,22 @@ pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool>(
         (mag as i32).min(max as i32) as u32
     } else if matches!(M, RN | RNA) && sp.has_inf && sp.inf_enc == max + 1 {
         (mag as i32).min(sp.inf_enc as i32) as u32
+    } else if M == RS && sp.has_inf && sp.inf_enc == max + 1 {
+        // Overflows go to infinity where the rounding went up, else to the largest finite
+        // value: `mag` less the excess of the truncated magnitude `lo` over the largest
+        // finite value (the truncation of infinity counted as one step below it, so that it
+        // stays infinite). Below the smallest normal `lo` is under `off + 2^man`, no excess.
+        let lo = (abs.min(0x7f7f_ffff) >> s) as i32;
+        let excess = (lo - (max + off) as i32).max(0);
+        (mag as i32 - excess) as u32
     } else {
         let to_inf = match M {
             RN | RNA => true,
             RZ => false,
             RP => !neg,
             RM => neg,
-            _ => (abs >> s) != (abs.wrapping_add(add) >> s),
+            // Rounded up (only read where `mag` overflows: normal results).
+            _ => mag.wrapping_add(off) != abs >> s,
         };
         let over = (mag as i32) > max as i32;
         let inf_lane = (over & to_inf) | (abs == 0x7f80_0000);
@@ -236,6 +208,20 @@ pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool>(
             (mag as i32).min(max as i32) as u32
         }
     };
+    if M == RS && const { simple_nan(&SPECS[F], SF) } {
+        // NaN results only from NaN inputs: the NaN magnitude is selected before the sign,
+        // which (as `.relu`) applies to negative non-NaN inputs only: below `0xff80_0001` as
+        // a signed number.
+        let neg_num = (x as i32) < 0xff80_0001u32 as i32;
+        let mag = if is_nan { sp.nan_full >> sp.pad } else { mag };
+        let sign = if sp.signed && neg_num {
+            1 << sp.sign_pos
+        } else {
+            0
+        };
+        let relu_zero = if KN && neg_num { k.relu } else { 0 };
+        return ((mag << sp.pad) | sign) & !relu_zero;
+    }
     let sign = if sp.signed {
         (x >> 31) << sp.sign_pos
     } else {
@@ -250,14 +236,87 @@ pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool>(
     }
 }
 
+/// Whether NaN inputs are the only NaN results of format `sp` (with `.satfinite` if `sf`)
+/// and its NaN encoding is a positive magnitude: then the NaN can be selected before the
+/// sign is applied.
+const fn simple_nan(sp: &Spec, sf: bool) -> bool {
+    (sf || sp.has_inf || !sp.has_nan)
+        && sp.nan_full < 1 << sp.sign_pos
+        && (sp.nan_full >> sp.pad) << sp.pad == sp.nan_full
+}
+
+/// The magnitude encoding of `abs` (an `f32` magnitude pattern, negative if `neg`) rounded in
+/// the deterministic direction `M` (not `RS`), before overflow and NaN handling.
+#[inline(always)]
+fn mag_det<const F: usize, const M: u8>(abs: u32, neg: bool) -> u32 {
+    let sp = const { SPECS[F] };
+    let s = const { 23 - SPECS[F].man };
+    let e0 = const { (128 - SPECS[F].bias) as u32 };
+    let min_norm = e0 << 23;
+    let off = const { ((127 - SPECS[F].bias) as u32) << SPECS[F].man };
+
+    // Normal results: add the increment below the grid step, shift, re-bias.
+    let add = match M {
+        RN => ((1u32 << (s - 1)) - 1) + ((abs >> s) & 1),
+        RNA => 1u32 << (s - 1),
+        RP if !neg => (1u32 << s) - 1,
+        RM if neg => (1u32 << s) - 1,
+        _ => 0,
+    };
+    let mut mag = (abs.wrapping_add(add) >> s).wrapping_sub(off);
+
+    if sp.bias != 127 {
+        // Results below the smallest normal (all lanes compute it; a select keeps it).
+        let sub = if M == RN {
+            // |x| + 2^k, with 2^k's unit in the last place the destination's subnormal step:
+            // the f32 addition rounds to nearest even on exactly the destination's grid.
+            let magic_bits =
+                const { ((24 - SPECS[F].bias - SPECS[F].man as i32 + 127) as u32) << 23 };
+            (f32::from_bits(abs) + f32::from_bits(magic_bits))
+                .to_bits()
+                .wrapping_sub(magic_bits)
+        } else if M == RZ {
+            // |x| scaled so that the destination's subnormal step becomes 1: a
+            // multiplication by a power of two, exact, and below 2^man. Its integer part
+            // comes from the magic-number addition, which rounds to nearest, corrected down
+            // by one where that went up: a floor in five vector operations. (Lanes at or
+            // above the smallest normal are clamped, and not selected below.)
+            let scale_bits = ((127 + SPECS[F].bias - 1 + SPECS[F].man as i32) as u32) << 23;
+            let y = f32::from_bits(abs.min(min_norm)) * f32::from_bits(scale_bits);
+            const TWO_23: f32 = 8_388_608.0;
+            let m = y + TWO_23;
+            let nearest = m.to_bits().wrapping_sub(TWO_23.to_bits());
+            nearest.wrapping_sub(((m - TWO_23) > y) as u32)
+        } else {
+            let e = abs >> 23;
+            let mant = (abs & 0x007f_ffff) | if e != 0 { 0x0080_0000 } else { 0 };
+            let s_full = (s + e0) as i32 - e.max(1) as i32;
+            let sh = s_full.clamp(0, 31) as u32;
+            // RNA, RP, RM (RN and RZ are above): add the increment, shift.
+            let add = match M {
+                RNA => (1u32 << sh) >> 1,
+                RP if !neg => (1u32 << sh) - 1,
+                RM if neg => (1u32 << sh) - 1,
+                _ => 0,
+            };
+            (mant + add) >> sh
+        };
+        if abs < min_norm {
+            mag = sub;
+        }
+    }
+    mag
+}
+
 /// Converts a slice into the natural word `D` of the format; `rnd` has one random value per
-/// element for `RS`, in any word (and is ignored otherwise).
+/// element for `RS`, in any word, of width `W` (0: `k.w`; ignored otherwise).
 #[inline(always)]
 pub(crate) fn run<
     const F: usize,
     const M: u8,
     const SF: bool,
     const KN: bool,
+    const W: u32,
     D: super::Word,
     R: super::Word,
 >(
@@ -268,12 +327,12 @@ pub(crate) fn run<
 ) {
     if M == RS {
         for ((d, &x), &r) in dst.iter_mut().zip(src).zip(rnd) {
-            *d = D::from_u32(elem::<F, M, SF, KN>(x, r.to_u64() as u32, k));
+            *d = D::from_u32(elem::<F, M, SF, KN, W>(x, r.to_u64() as u32, k));
         }
     } else {
         let k = Knobs { w: 1, ..k };
         for (d, &x) in dst.iter_mut().zip(src) {
-            *d = D::from_u32(elem::<F, M, SF, KN>(x, 0, k));
+            *d = D::from_u32(elem::<F, M, SF, KN, 0>(x, 0, k));
         }
     }
 }
@@ -299,18 +358,42 @@ pub(crate) enum FastFn {
     U32(SliceFn<u32>),
 }
 
+/// The instance for format index `$f`, word `$d`, random word `$r`, constant random width
+/// `$w` (0: run-time), the run-time parameters `$p`, direction `$m`, by policy.
+macro_rules! policies {
+    ($f:expr, $m:expr, $w:expr, $d:ty, $r:ty, $p:expr) => {
+        match ($p.satfinite, $p.relu || $p.ftz_in) {
+            (false, false) => {
+                super::simd::fast::<{ $f }, { $m }, false, false, { $w }, $d, $r>
+                    as fn(&[u32], &mut [$d], &[$r], Knobs)
+            }
+            (true, false) => super::simd::fast::<{ $f }, { $m }, true, false, { $w }, $d, $r>,
+            (false, true) => super::simd::fast::<{ $f }, { $m }, false, true, { $w }, $d, $r>,
+            (true, true) => super::simd::fast::<{ $f }, { $m }, true, true, { $w }, $d, $r>,
+        }
+    };
+}
+
 /// The instance for format index `$f`, word `$d`, the run-time parameters `$p`, among the
-/// directions listed (else `return None`).
+/// directions listed (else `return None`); after `RS;`, also `RS`: with the format's PTX
+/// width as a constant when the conversion has that width, else with the run-time width.
 macro_rules! pick {
-    ($f:expr, $d:ty, $p:expr, $($m:ident)*) => {
-        match ($p.mode, $p.satfinite, $p.relu || $p.ftz_in) {
+    ($f:expr, $d:ty, $p:expr, RS; $($m:ident)*) => {
+        match $p.mode {
+            RS if $p.rs_width == PTX_RS_WIDTH[$f] => {
+                policies!($f, RS, PTX_RS_WIDTH[$f], $d, u32, $p) as SliceFn<$d>
+            }
+            RS => policies!($f, RS, 0, $d, u32, $p),
             $(
-                ($m, false, false) => {
-                    super::simd::fast::<{ $f }, $m, false, false, $d, u32> as SliceFn<$d>
-                }
-                ($m, true, false) => super::simd::fast::<{ $f }, $m, true, false, $d, u32>,
-                ($m, false, true) => super::simd::fast::<{ $f }, $m, false, true, $d, u32>,
-                ($m, true, true) => super::simd::fast::<{ $f }, $m, true, true, $d, u32>,
+                $m => policies!($f, $m, 0, $d, u32, $p),
+            )*
+            _ => return None,
+        }
+    };
+    ($f:expr, $d:ty, $p:expr; $($m:ident)*) => {
+        match $p.mode {
+            $(
+                $m => policies!($f, $m, 0, $d, u32, $p) as SliceFn<$d>,
             )*
             _ => return None,
         }
@@ -318,14 +401,14 @@ macro_rules! pick {
 }
 
 /// The `RS` instance for format index `$f` whose random values come in the output word
-/// `$d` (`u8` for the 8-bit formats, `u16` for f16 and bf16).
+/// `$d` (`u8` for the 8-bit formats, `u16` for f16 and bf16), with the PTX width as a
+/// constant when the conversion has it.
 macro_rules! pick_rs_narrow {
     ($f:expr, $d:ty, $p:expr) => {
-        match ($p.satfinite, $p.relu || $p.ftz_in) {
-            (false, false) => super::simd::fast::<{ $f }, RS, false, false, $d, $d> as NarrowFn<$d>,
-            (true, false) => super::simd::fast::<{ $f }, RS, true, false, $d, $d>,
-            (false, true) => super::simd::fast::<{ $f }, RS, false, true, $d, $d>,
-            (true, true) => super::simd::fast::<{ $f }, RS, true, true, $d, $d>,
+        if $p.rs_width == PTX_RS_WIDTH[$f] {
+            policies!($f, RS, PTX_RS_WIDTH[$f], $d, $d, $p) as NarrowFn<$d>
+        } else {
+            policies!($f, RS, 0, $d, $d, $p)
         }
     };
 }
@@ -358,14 +441,14 @@ impl Plan {
             return None;
         }
         let f = match i {
-            I_F16 => FastFn::U16(pick!(I_F16, u16, p, RN RZ RM RP RS)),
-            I_BF16 => FastFn::U16(pick!(I_BF16, u16, p, RN RZ RM RP RS)),
-            I_TF32 => FastFn::U32(pick!(I_TF32, u32, p, RNA RN RZ)),
-            I_E4M3 => FastFn::U8(pick!(I_E4M3, u8, p, RN RZ RS)),
-            I_E5M2 => FastFn::U8(pick!(I_E5M2, u8, p, RN RZ RS)),
-            I_E2M3 => FastFn::U8(pick!(I_E2M3, u8, p, RN RZ RS)),
-            I_E3M2 => FastFn::U8(pick!(I_E3M2, u8, p, RN RZ RS)),
-            I_E2M1 => FastFn::U8(pick!(I_E2M1, u8, p, RN RZ RS)),
+            I_F16 => FastFn::U16(pick!(I_F16, u16, p, RS; RN RZ RM RP)),
+            I_BF16 => FastFn::U16(pick!(I_BF16, u16, p, RS; RN RZ RM RP)),
+            I_TF32 => FastFn::U32(pick!(I_TF32, u32, p; RNA RN RZ)),
+            I_E4M3 => FastFn::U8(pick!(I_E4M3, u8, p, RS; RN RZ)),
+            I_E5M2 => FastFn::U8(pick!(I_E5M2, u8, p, RS; RN RZ)),
+            I_E2M3 => FastFn::U8(pick!(I_E2M3, u8, p, RS; RN RZ)),
+            I_E3M2 => FastFn::U8(pick!(I_E3M2, u8, p, RS; RN RZ)),
+            I_E2M1 => FastFn::U8(pick!(I_E2M1, u8, p, RS; RN RZ)),
             _ => return None,
         };
         let narrow = if p.mode != RS {

@@ -73,12 +73,13 @@ unsafe fn small_avx512<const MODE: u8, D: Word>(
 
 /// `f32` → small float, specialised (`fast.rs`) for format `F`, direction `M`, `.satfinite`
 /// (`SF`) and the run-time policies (`KN`), into the format's natural word `D`, with random
-/// values (`RS`) in words `R`.
+/// values (`RS`) in words `R` of width `W` (0: the run-time width of the knobs).
 pub(super) fn fast<
     const F: usize,
     const M: u8,
     const SF: bool,
     const KN: bool,
+    const W: u32,
     D: Word,
     R: Word,
 >(
@@ -94,19 +95,19 @@ pub(super) fn fast<
             && is_x86_feature_detected!("avx512vl")
         {
             // SAFETY: the CPU has every feature `fast_avx512` enables (checked just above).
-            unsafe { fast_avx512::<F, M, SF, KN, D, R>(src, dst, rnd, k) };
+            unsafe { fast_avx512::<F, M, SF, KN, W, D, R>(src, dst, rnd, k) };
             return;
         }
         if is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above).
-            unsafe { fast_avx2::<F, M, SF, KN, D, R>(src, dst, rnd, k) };
+            unsafe { fast_avx2::<F, M, SF, KN, W, D, R>(src, dst, rnd, k) };
             return;
         }
         // `Plan::new` does not choose these kernels without AVX2.
         unreachable!("specialised kernels need AVX2 on x86-64");
     }
     #[cfg(not(target_arch = "x86_64"))]
-    fast::run::<F, M, SF, KN, D, R>(src, dst, rnd, k);
+    fast::run::<F, M, SF, KN, W, D, R>(src, dst, rnd, k);
 }
 
 /// Whether the specialised kernels run here: on x86-64 they are compiled for AVX2 and
@@ -130,6 +131,7 @@ unsafe fn fast_avx2<
     const M: u8,
     const SF: bool,
     const KN: bool,
+    const W: u32,
     D: Word,
     R: Word,
 >(
@@ -138,7 +140,7 @@ unsafe fn fast_avx2<
     rnd: &[R],
     k: fast::Knobs,
 ) {
-    fast::run::<F, M, SF, KN, D, R>(src, dst, rnd, k);
+    fast::run::<F, M, SF, KN, W, D, R>(src, dst, rnd, k);
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -148,6 +150,7 @@ unsafe fn fast_avx512<
     const M: u8,
     const SF: bool,
     const KN: bool,
+    const W: u32,
     D: Word,
     R: Word,
 >(
@@ -156,7 +159,7 @@ unsafe fn fast_avx512<
     rnd: &[R],
     k: fast::Knobs,
 ) {
-    fast::run::<F, M, SF, KN, D, R>(src, dst, rnd, k);
+    fast::run::<F, M, SF, KN, W, D, R>(src, dst, rnd, k);
 }
 
 /// Widens random values to `u32` (the low 32 bits), compiled for the best instruction set.
@@ -227,6 +230,7 @@ pub(super) fn fast_isa<
     const M: u8,
     const SF: bool,
     const KN: bool,
+    const W: u32,
     D: Word,
     R: Word,
 >(
@@ -237,11 +241,11 @@ pub(super) fn fast_isa<
     k: fast::Knobs,
 ) -> bool {
     match isa {
-        0 => fast::run::<F, M, SF, KN, D, R>(src, dst, rnd, k),
+        0 => fast::run::<F, M, SF, KN, W, D, R>(src, dst, rnd, k),
         #[cfg(target_arch = "x86_64")]
         1 if is_x86_feature_detected!("avx2") => {
             // SAFETY: the CPU has AVX2 (checked just above).
-            unsafe { fast_avx2::<F, M, SF, KN, D, R>(src, dst, rnd, k) }
+            unsafe { fast_avx2::<F, M, SF, KN, W, D, R>(src, dst, rnd, k) }
         }
         #[cfg(target_arch = "x86_64")]
         2 if is_x86_feature_detected!("avx512f")
@@ -249,9 +253,111 @@ pub(super) fn fast_isa<
             && is_x86_feature_detected!("avx512vl") =>
         {
             // SAFETY: the CPU has every feature `fast_avx512` enables (checked just above).
-            unsafe { fast_avx512::<F, M, SF, KN, D, R>(src, dst, rnd, k) }
+            unsafe { fast_avx512::<F, M, SF, KN, W, D, R>(src, dst, rnd, k) }
         }
         _ => return false,
     }
     true
+}
+
+/// `dst[i] = f(src[i])`, compiled like the kernels (AVX-512, AVX2 or the baseline target, the
+/// best the CPU has): the benchmarks' roofline loops ([`super::baseline`]).
+pub(super) fn map<D: Word, F: Fn(u32) -> D + Copy>(src: &[u32], dst: &mut [D], f: F) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl")
+        {
+            // SAFETY: the CPU has every feature `map_avx512` enables (checked just above).
+            unsafe { map_avx512(src, dst, f) };
+            return;
+        }
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { map_avx2(src, dst, f) };
+            return;
+        }
+    }
+    map_plain(src, dst, f);
+}
+
+#[inline(always)]
+fn map_plain<D: Word, F: Fn(u32) -> D>(src: &[u32], dst: &mut [D], f: F) {
+    for (d, &s) in dst.iter_mut().zip(src) {
+        *d = f(s);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn map_avx2<D: Word, F: Fn(u32) -> D>(src: &[u32], dst: &mut [D], f: F) {
+    map_plain(src, dst, f);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn map_avx512<D: Word, F: Fn(u32) -> D>(src: &[u32], dst: &mut [D], f: F) {
+    map_plain(src, dst, f);
+}
+
+/// `dst[i] = f(src[i], rnd[i])`, compiled like [`map`].
+pub(super) fn map_random<R: Word, D: Word, F: Fn(u32, R) -> D + Copy>(
+    src: &[u32],
+    rnd: &[R],
+    dst: &mut [D],
+    f: F,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl")
+        {
+            // SAFETY: the CPU has every feature `map_random_avx512` enables (checked just
+            // above).
+            unsafe { map_random_avx512(src, rnd, dst, f) };
+            return;
+        }
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { map_random_avx2(src, rnd, dst, f) };
+            return;
+        }
+    }
+    map_random_plain(src, rnd, dst, f);
+}
+
+#[inline(always)]
+fn map_random_plain<R: Word, D: Word, F: Fn(u32, R) -> D>(
+    src: &[u32],
+    rnd: &[R],
+    dst: &mut [D],
+    f: F,
+) {
+    for ((d, &s), &r) in dst.iter_mut().zip(src).zip(rnd) {
+        *d = f(s, r);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn map_random_avx2<R: Word, D: Word, F: Fn(u32, R) -> D>(
+    src: &[u32],
+    rnd: &[R],
+    dst: &mut [D],
+    f: F,
+) {
+    map_random_plain(src, rnd, dst, f);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn map_random_avx512<R: Word, D: Word, F: Fn(u32, R) -> D>(
+    src: &[u32],
+    rnd: &[R],
+    dst: &mut [D],
+    f: F,
+) {
+    map_random_plain(src, rnd, dst, f);
 }

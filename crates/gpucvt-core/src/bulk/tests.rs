@@ -439,6 +439,23 @@ fn check_words<D: Word>(k: &Kernel, inputs: &[u32], random: &[u32], want: &[u32]
     }
 }
 
+/// Runs `k` over `inputs` with the random values truncated to words of type `N`, into words of
+/// type `N`, and checks against `want`.
+fn check_narrow<N: Word>(k: &Kernel, inputs: &[u32], random: &[u32], want: &[u32], what: &str) {
+    let r: Vec<N> = random.iter().map(|&r| N::from_u32(r)).collect();
+    let mut out = vec![N::default(); inputs.len()];
+    k.convert_stochastic_words(inputs, &mut out, &r).unwrap();
+    for (i, (&x, got)) in inputs.iter().zip(&out).enumerate() {
+        assert_eq!(
+            got.to_u64(),
+            want[i] as u64,
+            "f32 {x:#010x} (random {:#x}) → {what} ({}-bit words and random)",
+            r[i].to_u64(),
+            N::BITS
+        );
+    }
+}
+
 #[test]
 fn specialised_kernels_equal_the_core() {
     let mut rng = Rng(0x5eed_1234_abcd_0001);
@@ -475,6 +492,19 @@ fn specialised_kernels_equal_the_core() {
                     _ => {}
                 }
                 check_words::<u32>(&k, &inputs, &random, &want, &what);
+                // Random values in the output word (the kernels that read them directly),
+                // with bits above the width set.
+                if let Direction::Stochastic { width, .. } = rounding.direction {
+                    match dst.width() {
+                        w if w <= 8 && width <= 8 => {
+                            check_narrow::<u8>(&k, &inputs, &random, &want, &what)
+                        }
+                        w if w <= 16 && width <= 16 => {
+                            check_narrow::<u16>(&k, &inputs, &random, &want, &what)
+                        }
+                        _ => {}
+                    }
+                }
                 // Short slices (vector tails), and one random value for every element.
                 let n = 3000;
                 if let Direction::Stochastic { width, .. } = rounding.direction {
@@ -566,7 +596,8 @@ fn specs_match_the_run_time_parameters() {
 }
 
 /// A few instances compiled for every instruction set the CPU has (the dispatch runs only the
-/// best one), against the exact core.
+/// best one), against the exact core; the `RS` ones with a run-time random width (`W` = 0)
+/// and with the PTX width as a constant.
 #[test]
 fn specialised_kernels_agree_on_every_instruction_set() {
     use fast::*;
@@ -574,42 +605,47 @@ fn specialised_kernels_agree_on_every_instruction_set() {
     let mut inputs: Vec<u32> = boundary_f32().into_iter().chain(specials()).collect();
     inputs.extend((0..20_000).map(|_| rng.next()));
     let random: Vec<u32> = inputs.iter().map(|_| rng.next()).collect();
-    fn run_all<const F: usize, const M: u8, const SF: bool, const KN: bool, D: Word>(
+    /// Runs one instance with random words `R` (the low bits of `random`).
+    fn run_all<
+        const F: usize,
+        const M: u8,
+        const SF: bool,
+        const KN: bool,
+        const W: u32,
+        D: Word,
+        R: Word,
+    >(
         conv: Conversion,
         inputs: &[u32],
         random: &[u32],
     ) {
-        let Direction::Stochastic { width, .. } = conv.rounding.direction else {
-            return run_all_w::<F, M, SF, KN, D>(conv, inputs, random, 1);
+        let w = match conv.rounding.direction {
+            Direction::Stochastic { width, .. } => width,
+            _ => 1,
         };
-        run_all_w::<F, M, SF, KN, D>(conv, inputs, random, width)
-    }
-    fn run_all_w<const F: usize, const M: u8, const SF: bool, const KN: bool, D: Word>(
-        conv: Conversion,
-        inputs: &[u32],
-        random: &[u32],
-        w: u32,
-    ) {
+        assert!(W == 0 || W == w, "constant width {W}, conversion width {w}");
         let p = conv.policy;
         let k = Knobs {
             w,
             ftz_below: if p.flush_inputs { 0x0080_0000 } else { 0 },
             relu: if p.relu { !0 } else { 0 },
         };
+        let random: Vec<R> = random.iter().map(|&r| R::from_u32(r)).collect();
         for isa in 0..3 {
             let mut out = vec![D::default(); inputs.len()];
-            if !simd::fast_isa::<F, M, SF, KN, D, u32>(isa, inputs, &mut out, random, k) {
+            if !simd::fast_isa::<F, M, SF, KN, W, D, R>(isa, inputs, &mut out, &random, k) {
                 continue;
             }
             for (i, (&x, got)) in inputs.iter().zip(&out).enumerate() {
                 let mut c = conv;
                 if let Direction::Stochastic { width, .. } = c.rounding.direction {
-                    c.rounding = Rounding::stochastic(random[i] as u64, width);
+                    c.rounding = Rounding::stochastic(random[i].to_u64(), width);
                 }
                 assert_eq!(
                     got.to_u64(),
                     c.apply(x as u64).bits,
-                    "{x:#x} {c:?} isa {isa}"
+                    "{x:#x} {c:?} isa {isa} W {W} {}-bit random",
+                    R::BITS
                 );
             }
         }
@@ -625,59 +661,42 @@ fn specialised_kernels_agree_on_every_instruction_set() {
         ..d
     };
     let c = |f, r, p| Conversion::new(F32, f, r, p);
-    run_all::<I_F16, { small::RN }, false, false, u16>(c(F16, Rounding::RN, d), &inputs, &random);
-    run_all::<I_F16, { small::RS }, false, true, u16>(
-        c(F16, Rounding::stochastic(0, 13), relu_ftz),
-        &inputs,
-        &random,
-    );
-    run_all::<I_BF16, { small::RP }, false, false, u16>(c(BF16, Rounding::RP, d), &inputs, &random);
-    run_all::<I_TF32, { small::RNA }, false, false, u32>(
-        c(TF32, Rounding::RNA, d),
-        &inputs,
-        &random,
-    );
-    run_all::<I_E4M3, { small::RN }, true, false, u8>(c(E4M3, Rounding::RN, sf), &inputs, &random);
+    let (i, r) = (&inputs[..], &random[..]);
+    run_all::<I_F16, { small::RN }, false, false, 0, u16, u32>(c(F16, Rounding::RN, d), i, r);
+    let f16_rs = c(F16, Rounding::stochastic(0, 13), relu_ftz);
+    run_all::<I_F16, { small::RS }, false, true, 0, u16, u32>(f16_rs, i, r);
+    run_all::<I_F16, { small::RS }, false, true, 13, u16, u32>(f16_rs, i, r);
+    run_all::<I_F16, { small::RS }, false, true, 13, u16, u16>(f16_rs, i, r);
+    let f16_rs = c(F16, Rounding::stochastic(0, 13), d);
+    run_all::<I_F16, { small::RS }, false, false, 13, u16, u16>(f16_rs, i, r);
+    let bf16_rs = c(BF16, Rounding::stochastic(0, 16), sf);
+    run_all::<I_BF16, { small::RS }, true, false, 16, u16, u16>(bf16_rs, i, r);
+    run_all::<I_BF16, { small::RS }, true, false, 16, u16, u32>(bf16_rs, i, r);
+    run_all::<I_BF16, { small::RP }, false, false, 0, u16, u32>(c(BF16, Rounding::RP, d), i, r);
+    run_all::<I_TF32, { small::RNA }, false, false, 0, u32, u32>(c(TF32, Rounding::RNA, d), i, r);
+    run_all::<I_E4M3, { small::RN }, true, false, 0, u8, u32>(c(E4M3, Rounding::RN, sf), i, r);
     // The run-time policies, switched off.
-    run_all::<I_E4M3, { small::RN }, true, true, u8>(c(E4M3, Rounding::RN, sf), &inputs, &random);
-    run_all::<I_E4M3, { small::RZ }, false, true, u8>(
+    run_all::<I_E4M3, { small::RN }, true, true, 0, u8, u32>(c(E4M3, Rounding::RN, sf), i, r);
+    run_all::<I_E4M3, { small::RZ }, false, true, 0, u8, u32>(
         c(E4M3, Rounding::RZ, relu_ftz),
-        &inputs,
-        &random,
+        i,
+        r,
     );
-    run_all::<I_E5M2, { small::RS }, false, false, u8>(
-        c(E5M2, Rounding::stochastic(0, 8), d),
-        &inputs,
-        &random,
-    );
+    let e5m2_rs = c(E5M2, Rounding::stochastic(0, 8), d);
+    run_all::<I_E5M2, { small::RS }, false, false, 0, u8, u32>(e5m2_rs, i, r);
+    run_all::<I_E5M2, { small::RS }, false, false, 8, u8, u8>(e5m2_rs, i, r);
     // Random values in the output word.
-    let random8: Vec<u8> = random.iter().map(|&r| r as u8).collect();
-    let conv = c(E4M3, Rounding::stochastic(0, 8), sf);
-    for isa in 0..3 {
-        let mut out = vec![0u8; inputs.len()];
-        let k = Knobs {
-            w: 8,
-            ftz_below: 0,
-            relu: 0,
-        };
-        if !simd::fast_isa::<I_E4M3, { small::RS }, true, false, u8, u8>(
-            isa, &inputs, &mut out, &random8, k,
-        ) {
-            continue;
-        }
-        for (i, (&x, &got)) in inputs.iter().zip(&out).enumerate() {
-            let c = Conversion {
-                rounding: Rounding::stochastic(random8[i] as u64, 8),
-                ..conv
-            };
-            assert_eq!(got as u64, c.apply(x as u64).bits, "{x:#x} isa {isa}");
-        }
-    }
-    run_all::<I_E2M1, { small::RS }, true, false, u8>(
-        c(E2M1, Rounding::stochastic(0, 8), sf),
-        &inputs,
-        &random,
-    );
+    let e4m3_rs = c(E4M3, Rounding::stochastic(0, 8), sf);
+    run_all::<I_E4M3, { small::RS }, true, false, 0, u8, u8>(e4m3_rs, i, r);
+    run_all::<I_E4M3, { small::RS }, true, false, 8, u8, u8>(e4m3_rs, i, r);
+    run_all::<I_E4M3, { small::RS }, true, true, 8, u8, u32>(e4m3_rs, i, r);
+    let e2m1_rs = c(E2M1, Rounding::stochastic(0, 8), sf);
+    run_all::<I_E2M1, { small::RS }, true, false, 0, u8, u32>(e2m1_rs, i, r);
+    run_all::<I_E2M1, { small::RS }, true, false, 8, u8, u8>(e2m1_rs, i, r);
+    let e2m3_rs = c(E2M3, Rounding::stochastic(0, 8), sf);
+    run_all::<I_E2M3, { small::RS }, true, false, 8, u8, u8>(e2m3_rs, i, r);
+    let e3m2_rs = c(E3M2, Rounding::stochastic(0, 8), relu_ftz);
+    run_all::<I_E3M2, { small::RS }, false, true, 8, u8, u8>(e3m2_rs, i, r);
 }
 
 #[test]
