@@ -3,9 +3,10 @@
 
 use crate::dtype::Packing;
 use crate::{ScaleMethod, Stats};
+use gpucvt_core::bulk::{vectorized, Vectorizable};
 use gpucvt_core::bulk::{Kernel, Word};
 use gpucvt_core::convert::Conversion;
-use gpucvt_core::format::{Format, Layout, BF16, F32, F64, TF32, UE8M0};
+use gpucvt_core::format::{Format, Layout, Specials, ZeroExponent, BF16, F32, F64, TF32, UE8M0};
 use gpucvt_core::round::{Direction, Rounding};
 use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
@@ -101,6 +102,98 @@ pub(crate) struct DstTable {
     cls: Box<[u8; 1 << 16]>,
     /// The zero encodings as a range of magnitudes, when they are one.
     zero: Option<Codes>,
+    /// The values computed from the bits, when that gives the table's.
+    arith: Option<Arith>,
+}
+
+/// Decodes the encodings of a float format of at most 16 bits with IEEE-style subnormals
+/// whose values are all `f32` numbers arithmetically — 32-bit integer and `f32` operations
+/// that the compiler vectorizes, instead of table lookups: finite encodings to exactly the
+/// value [`DstTable`] holds, the others to NaN (which is all the statistics need of them:
+/// they leave the errors out).
+#[derive(Clone, Copy, Debug)]
+struct Arith {
+    /// The magnitude bits.
+    mag: i32,
+    /// The sign bit (0 for unsigned formats), and the shift that takes it to bit 31.
+    sign: i32,
+    sign_shift: u32,
+    /// The shift that takes the magnitude's mantissa field to the top of an `f32`'s.
+    shift: u32,
+    /// The smallest normal magnitude and the smallest non-finite one (`i32::MAX`: none).
+    min_normal: i32,
+    special: i32,
+    /// Added to the shifted magnitude: normal encodings get their exponent rebiased; a
+    /// subnormal one `m` becomes `2^emin · (1 + m / 2^man_bits)`, from which `2^emin` is
+    /// then subtracted (exactly).
+    normal_offset: i32,
+    subnormal_offset: i32,
+    emin: f32,
+}
+
+impl Arith {
+    /// The decoder of `f`, if it has one and it gives the values of `val` (checked for every
+    /// encoding).
+    fn new(f: &Format, val: &[f64]) -> Option<Arith> {
+        let Layout::Float(l) = f.layout else {
+            return None;
+        };
+        let width = f.width();
+        let emin = 1 - l.bias;
+        // The exponents of the normal numbers (and of 2^emin) must be f32's.
+        let emax = (1 << l.exp_bits) - 1 - l.bias - (l.specials == Specials::Ieee) as i32;
+        if width > 16
+            || l.pad_bits != 0
+            || l.zero_exponent != ZeroExponent::Subnormal
+            || l.man_bits > 23
+            || l.exp_bits == 0
+            || emin < -126
+            || emax > 127
+        {
+            return None;
+        }
+        let mag_bits = width - l.signed as u32;
+        let special = (0..1i32 << mag_bits)
+            .find(|&m| !val[m as usize].is_finite())
+            .unwrap_or(i32::MAX);
+        let a = Arith {
+            mag: (1 << mag_bits) - 1,
+            sign: if l.signed { 1 << (width - 1) } else { 0 },
+            sign_shift: 32 - width,
+            shift: 23 - l.man_bits,
+            min_normal: 1 << l.man_bits,
+            special,
+            normal_offset: (127 - l.bias) << 23,
+            subnormal_offset: (127 + emin) << 23,
+            emin: exp2i(emin) as f32,
+        };
+        (0..1u32 << width)
+            .all(|y| {
+                let (v, w) = (a.get(y) as f64, val[y as usize]);
+                if w.is_finite() {
+                    v.to_bits() == w.to_bits()
+                } else {
+                    v.is_nan()
+                }
+            })
+            .then_some(a)
+    }
+
+    /// The value of encoding `y` (branch-free).
+    #[inline(always)]
+    fn get(self, y: u32) -> f32 {
+        let y = y as i32;
+        let m = y & self.mag;
+        let sub = m < self.min_normal;
+        let bits = (m << self.shift).wrapping_add(if sub {
+            self.subnormal_offset
+        } else {
+            self.normal_offset
+        });
+        let v = f32::from_bits(bits as u32) - if sub { self.emin } else { 0.0 };
+        let v = if m >= self.special { f32::NAN } else { v };
+        f32::from_bits(v.to_bits() | ((y & self.sign) << self.sign_shift) as u32)
+    }
 }
 
 /// A set of encodings of a format given as a range of magnitudes: `y` is in it ⇔
@@ -167,6 +260,7 @@ impl DstTable {
         let zero = Codes::find(f.width(), |y| cls[y as usize] & ZERO as u8 != 0);
         let t = Arc::new(DstTable {
             zero,
+            arith: Arith::new(f, &val),
             val: val.into_boxed_slice().try_into().expect("2^16 entries"),
             cls: cls.into_boxed_slice().try_into().expect("2^16 entries"),
         });
@@ -665,7 +759,50 @@ impl Plan {
             st.blocks = ks.len() as u64;
         }
         st.nan_blocks = scales.iter().filter(|&&s| s == 0xff).count() as u64;
-        // f32 sources (4-byte words): the fast statistics.
+        // f32 sources (4-byte words) into formats decoded arithmetically: the fast statistics,
+        // vectorized with the widest instruction set there is.
+        if std::mem::size_of::<S>() == 4 {
+            match &self.fast {
+                Some(FastDst::Table(t)) => {
+                    if let (Some(a), Some(zero)) = (t.arith, t.zero) {
+                        vectorized(FastJob {
+                            plan: self,
+                            st: &mut st,
+                            src,
+                            dst,
+                            ks,
+                            bsize,
+                            zero,
+                            fv: move |y| a.get(y),
+                            fc: |y| t.cls[y as u16 as usize] as u32,
+                            slow: |y| t.val[y as u16 as usize],
+                        });
+                        return st;
+                    }
+                }
+                Some(FastDst::Bf16) => {
+                    vectorized(FastJob {
+                        plan: self,
+                        st: &mut st,
+                        src,
+                        dst,
+                        ks,
+                        bsize,
+                        zero: Codes {
+                            mask: 0x7fff,
+                            lo: 0,
+                            span: 0,
+                        },
+                        fv: |y| f32::from_bits(y << 16),
+                        fc: |y| f32_class(y << 16),
+                        slow: |y| f32::from_bits(y << 16) as f64,
+                    });
+                    return st;
+                }
+                _ => {}
+            }
+        }
+        // Other formats of at most 8 bits (with zeros in a range of codes): SSE2.
         #[cfg(target_arch = "x86_64")]
         if let Some(FastDst::Table(t)) = &self.fast {
             if let (Some(zero), Ok(src), Some(dst)) = (
@@ -691,20 +828,6 @@ impl Plan {
                 t.zero,
                 |y| t.val[y as u16 as usize],
                 |y| t.cls[y as u16 as usize] as u32,
-            ),
-            (Some(FastDst::Bf16), 4) => self.fast_stats(
-                &mut st,
-                src,
-                dst,
-                ks,
-                bsize,
-                Some(Codes {
-                    mask: 0x7fff,
-                    lo: 0,
-                    span: 0,
-                }),
-                |y| f32::from_bits(y << 16) as f64,
-                |y| f32_class(y << 16),
             ),
             (Some(FastDst::F32), 4) => self.fast_stats(
                 &mut st,
@@ -1034,6 +1157,197 @@ impl Plan {
         st.max_abs_error = max.iter().fold(0.0f64, |m, &x| m.max(x));
     }
 }
+
+/// The statistics of `f32` sources into formats whose values are `f32` numbers computed
+/// from the bits (`fv`), as work for [`vectorized`]: [`Plan::fast_stats`] with the blocks of
+/// finite elements in one pass ([`finite_groups`]).
+struct FastJob<'a, S, D, FV, FC, FS> {
+    plan: &'a Plan,
+    st: &'a mut Stats,
+    src: &'a [S],
+    dst: &'a [D],
+    ks: &'a [i32],
+    bsize: usize,
+    zero: Codes,
+    /// The value of a finite encoding (NaN for the others).
+    fv: FV,
+    /// The class bits of an encoding.
+    fc: FC,
+    /// The value of any encoding.
+    slow: FS,
+}
+
+impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64> Vectorizable
+    for FastJob<'_, S, D, FV, FC, FS>
+{
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        if self.plan.blocks.is_some() {
+            self.go::<true>()
+        } else {
+            self.go::<false>()
+        }
+    }
+}
+
+impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
+    FastJob<'_, S, D, FV, FC, FS>
+{
+    /// As [`Plan::fast_stats_k`].
+    #[inline(always)]
+    fn go<const SCALED: bool>(self) {
+        let FastJob {
+            plan,
+            st,
+            src,
+            dst,
+            ks,
+            bsize,
+            zero,
+            fv,
+            fc,
+            slow,
+        } = self;
+        let relu = plan.conv.policy.relu;
+        let mut acc = Groups {
+            sum: [0.0; LANES],
+            max: [st.max_abs_error; LANES],
+            sat: [0; LANES],
+            flushed: [0; LANES],
+        };
+        let mut counts = [0u64; 6];
+        let mut last: Option<(i32, i32, i32)> = None;
+        let mut errors = [0.0f64; PIECE];
+        for (j, (sb, db)) in src.chunks(bsize).zip(dst.chunks(bsize)).enumerate() {
+            let k = if SCALED { ks[j] } else { 0 };
+            let down = if SCALED { exp2i(-k) } else { 1.0 };
+            let (t_lo, t_hi) = plan.block_thresholds(k, down, &mut last);
+            let mut g = acc;
+            g.sat = [0; LANES];
+            g.flushed = [0; LANES];
+            let sb: &[u32] = <[u32] as zerocopy::FromBytes>::ref_from_bytes(sb.as_bytes())
+                .expect("4-byte words");
+            finite_groups::<SCALED, D>(
+                &mut g,
+                &mut errors,
+                sb,
+                db,
+                &fv,
+                down,
+                t_lo,
+                t_hi,
+                relu,
+                zero,
+            );
+            // The lane sums are finite exactly when every element is finite on both sides
+            // (an error is at most ~2^256, a block at most 2^16 elements).
+            if g.sum.iter().all(|x| x.is_finite()) {
+                acc.sum = g.sum;
+                acc.max = g.max;
+                counts[3] += g.sat.iter().map(|&c| c as u64).sum::<u64>();
+                counts[4] += g.flushed.iter().map(|&c| c as u64).sum::<u64>();
+                counts[5] += sb.len() as u64;
+            } else {
+                // Again, leaving the non-finite elements out, with the general counts.
+                error_pass::<SCALED, true, u32, D>(sb, db, down, &slow, &mut acc.sum, &mut acc.max);
+                let c = count_pass(sb, db, t_lo, t_hi, relu, &fc);
+                for (t, c) in counts.iter_mut().zip(c) {
+                    *t += c as u64;
+                }
+            }
+        }
+        st.nan += counts[0];
+        st.nan_to_number += counts[1];
+        st.overflow_to_inf += counts[2];
+        st.saturated += counts[3];
+        st.flushed_to_zero += counts[4];
+        st.error_elements += counts[5];
+        st.sum_abs_error += acc.sum.iter().sum::<f64>();
+        st.max_abs_error = acc.max.iter().fold(0.0f64, |m, &x| m.max(x));
+    }
+}
+
+/// The lane sums and maxima of the errors and the lane counts of [`finite_groups`].
+#[derive(Clone, Copy)]
+struct Groups {
+    sum: [f64; LANES],
+    max: [f64; LANES],
+    sat: [u32; LANES],
+    flushed: [u32; LANES],
+}
+
+/// Adds the errors and the saturated and flushed counts of `x.len()` elements, all assumed
+/// finite on both sides (a non-finite one makes the sums non-finite), as [`error_pass`]
+/// (without `SKIP`) and [`count_finite`] do: element `i` in lane `i mod LANES`. In pieces of
+/// [`PIECE`] elements: the errors and counts element by element (loops the compiler
+/// vectorizes), then the errors added to the lanes, a vector of [`LANES`] at a time.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn finite_groups<const SCALED: bool, D: Le>(
+    g: &mut Groups,
+    errors: &mut [f64; PIECE],
+    x: &[u32],
+    y: &[D],
+    fv: &impl Fn(u32) -> f32,
+    down: f64,
+    t_lo: i32,
+    t_hi: i32,
+    relu: bool,
+    zero: Codes,
+) {
+    let relu = relu as u32;
+    let Groups {
+        mut sum,
+        mut max,
+        mut sat,
+        mut flushed,
+    } = *g;
+    for (xp, yp) in x.chunks(PIECE).zip(y.chunks(PIECE)) {
+        let e = &mut errors[..xp.len()];
+        // The largest error by its bits: errors are not negative, and where one is NaN the
+        // sums are too (and the block is done again).
+        let mut top = 0u64;
+        for ((e, &xv), yv) in e.iter_mut().zip(xp).zip(yp) {
+            let a = f32::from_bits(xv) as f64;
+            let b = fv(yv.to_u64() as u32) as f64;
+            let b = if SCALED { b * down } else { b };
+            *e = (b - a).abs();
+            top = top.max(e.to_bits());
+        }
+        max[0] = max[0].max(f64::from_bits(top));
+        let (mut s, mut f) = (0u32, 0u32);
+        for (&xv, yv) in xp.iter().zip(yp) {
+            let kx = key(xv);
+            s += ((kx > t_hi) | (kx < t_lo)) as u32;
+            let counted = (xv & 0x7fff_ffff != 0) as u32 & ((relu & (xv >> 31)) ^ 1);
+            f += zero.test(yv.to_u64() as u32) as u32 & counted;
+        }
+        sat[0] += s;
+        flushed[0] += f;
+        let mut es = e.chunks_exact(LANES);
+        for c in es.by_ref() {
+            for l in 0..LANES {
+                sum[l] += c[l];
+            }
+        }
+        // Only the last piece is short.
+        for (l, &v) in es.remainder().iter().enumerate() {
+            sum[l] += v;
+        }
+    }
+    *g = Groups {
+        sum,
+        max,
+        sat,
+        flushed,
+    };
+}
+
+/// Elements per piece of [`finite_groups`] (a multiple of [`LANES`]; the errors of a piece
+/// stay in the first-level cache).
+const PIECE: usize = 512;
 
 /// Lanes of the error sums (element `i` of a block goes to lane `i mod LANES`).
 const LANES: usize = 8;
@@ -1426,7 +1740,7 @@ pub(crate) fn pack<D: Le>(p: Packing, words: &[D], out: &mut [u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpucvt_core::format::{E2M1, E4M3, E5M2, F16, S8, U8};
+    use gpucvt_core::format::{E2M1, E2M3, E3M2, E4M3, E5M2, F16, S8, U8};
     use gpucvt_core::Policy;
 
     /// Inputs that exercise every class: NaNs, infinities, zeros, subnormals, the largest
@@ -1630,6 +1944,26 @@ mod tests {
             check(conv(E2M1, Rounding::RN, sf), Some((32, method)));
             check(conv(E4M3, Rounding::RN, plain), Some((16, method)));
         }
+    }
+
+    #[test]
+    fn arithmetic_decoders_give_the_table_values() {
+        // `Arith::new` checks every encoding against the table: these formats must pass
+        // (else the statistics fall back to the slower paths), the others need not.
+        for f in [E4M3, E5M2, E2M1, E2M3, E3M2, F16, BF16] {
+            let t = DstTable::of(&f);
+            let a = t
+                .arith
+                .unwrap_or_else(|| panic!("{f}: no arithmetic decoder"));
+            for y in 0..1u32 << f.width() {
+                let (v, w) = (a.get(y) as f64, f.decode(y as u64).to_f64_lossy());
+                assert!(
+                    v.to_bits() == w.to_bits() || (v.is_nan() && !w.is_finite()),
+                    "{f} {y:#x}: {v} != {w}"
+                );
+            }
+        }
+        assert!(DstTable::of(&UE8M0).arith.is_none());
     }
 
     #[test]

@@ -140,6 +140,39 @@ impl Word for u32 {
     }
 }
 
+/// Work to be compiled for the best instruction set of the running CPU: see [`vectorized`].
+pub trait Vectorizable {
+    /// What the work returns.
+    type Output;
+    /// Does the work. Mark it `#[inline(always)]`, and the functions it calls whose loops
+    /// should be vectorized too: only code inlined into it is compiled for the wider
+    /// instruction sets.
+    fn run(self) -> Self::Output;
+}
+
+/// Runs `work` compiled for AVX-512 (F, BW, VL) or AVX2 where the CPU has them (x86-64),
+/// else for the baseline target: a safe entry to the run-time dispatch of `simd.rs` for loops
+/// of other crates that the compiler vectorizes better with wider vectors (the conversion
+/// kernels of this module dispatch by themselves). The result is the same whichever version
+/// runs, as long as the work is ordinary safe Rust (the compiler does not reorder floating-point
+/// operations for vectors).
+///
+/// ```
+/// use gpucvt_core::bulk::{vectorized, Vectorizable};
+/// struct Sum<'a>(&'a [u32]);
+/// impl Vectorizable for Sum<'_> {
+///     type Output = u64;
+///     #[inline(always)]
+///     fn run(self) -> u64 {
+///         self.0.iter().map(|&x| x as u64).sum()
+///     }
+/// }
+/// assert_eq!(vectorized(Sum(&[1, 2, 3])), 6);
+/// ```
+pub fn vectorized<V: Vectorizable>(work: V) -> V::Output {
+    simd::vectorized(work)
+}
+
 /// Why a bulk conversion was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BulkError {

@@ -6,9 +6,12 @@
 //! and the best version the running CPU supports is called. Calling a
 //! `#[target_feature]` function is `unsafe` only because the CPU must have the feature; each
 //! call below is guarded by `is_x86_feature_detected!` for exactly the features it enables.
+//! [`vectorized`] does the same for work of other crates (the statistics of
+//! `gpucvt-tensor`): a generic `#[target_feature]` function into which the work's
+//! `#[inline(always)]` code is inlined.
 #![allow(unsafe_code)]
 
-use super::{fast, small, ue8m0, Word};
+use super::{fast, small, ue8m0, Vectorizable, Word};
 
 macro_rules! dispatch_small {
     ($p:expr, $src:expr, $dst:expr, $r:expr, $mode:ident) => {
@@ -219,6 +222,38 @@ unsafe fn ue8m0_avx2<const UP: bool, const P: u8, D: Word>(src: &[u32], dst: &mu
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 unsafe fn ue8m0_avx512<const UP: bool, const P: u8, D: Word>(src: &[u32], dst: &mut [D]) {
     ue8m0::run::<UP, P, D>(src, dst);
+}
+
+/// [`super::vectorized`]: `work.run()` compiled for AVX-512, AVX2 or the baseline target.
+pub(super) fn vectorized<V: Vectorizable>(work: V) -> V::Output {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl")
+        {
+            // SAFETY: the CPU has every feature `vectorized_avx512` enables (checked just
+            // above).
+            return unsafe { vectorized_avx512(work) };
+        }
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { vectorized_avx2(work) };
+        }
+    }
+    work.run()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn vectorized_avx2<V: Vectorizable>(work: V) -> V::Output {
+    work.run()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn vectorized_avx512<V: Vectorizable>(work: V) -> V::Output {
+    work.run()
 }
 
 /// Runs the specialised kernel compiled for one instruction set — 0: the baseline target,
