@@ -10,7 +10,7 @@
 //!   `roofline-rs-16w`, `roofline-rs-8w`: with one random value in the output word (`u16`,
 //!   `u8`), the bytes of the `-rs` kernels;
 //! - the roofline loops are compiled for the instruction set the kernels use (AVX-512 or
-//!   AVX2 where the CPU has it: `gpucvt_core::bulk::baseline`), so that they vectorise as the
+//!   AVX2 where the CPU has it: `gpucvt_core::bulk::vectorized`), so that they vectorise as the
 //!   kernels do;
 //! - the `half` crate's `convert_from_f32_slice` (f16 with the F16C path where the CPU has it,
 //!   bf16), and the `float8` crate element by element (e4m3, e5m2);

@@ -1,7 +1,7 @@
 //! What the `bulk` and `bulk_icount` benchmarks share: the inputs, the cases and the roofline
 //! loops.
 
-use gpucvt_core::bulk::baseline;
+use gpucvt_core::bulk::{vectorized, Vectorizable, Word};
 use gpucvt_core::format::*;
 use gpucvt_core::{Policy, Rounding};
 
@@ -99,7 +99,7 @@ impl Data {
 /// element (the bytes of `Kernel::convert_stochastic`), `-rs-16w`, `-rs-8w` with one random
 /// value in the output word (`u16`, `u8`: the bytes of `Kernel::convert_stochastic_words`).
 /// Every loop depends on all it reads, and is compiled for the instruction set the kernels
-/// use (`gpucvt_core::bulk::baseline`).
+/// use (through `gpucvt_core::bulk::vectorized`).
 pub const ROOFLINES: [&str; 7] = [
     "roofline-16",
     "roofline-8",
@@ -110,25 +110,47 @@ pub const ROOFLINES: [&str; 7] = [
     "roofline-rs-8w",
 ];
 
+/// `dst[i] = f(src[i], rnd[i])` over the common length (`rnd` empty: `f(src[i], 0)`),
+/// compiled for the instruction set the kernels use.
+struct Map<'a, R, D, F> {
+    src: &'a [u32],
+    rnd: &'a [R],
+    dst: &'a mut [D],
+    f: F,
+}
+
+impl<R: Word, D: Word, F: Fn(u32, R) -> D> Vectorizable for Map<'_, R, D, F> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        if self.rnd.is_empty() {
+            for (d, &s) in self.dst.iter_mut().zip(self.src) {
+                *d = (self.f)(s, R::from_u32(0));
+            }
+        } else {
+            for ((d, &s), &r) in self.dst.iter_mut().zip(self.src).zip(self.rnd) {
+                *d = (self.f)(s, r);
+            }
+        }
+    }
+}
+
+fn map<R: Word, D: Word>(src: &[u32], rnd: &[R], dst: &mut [D], f: impl Fn(u32, R) -> D) {
+    vectorized(Map { src, rnd, dst, f });
+}
+
 /// Runs the roofline loop `name` (one of [`ROOFLINES`]) once over `d`.
 pub fn roofline(name: &str, d: &mut Data) {
     let src = std::hint::black_box(&d.src[..]);
+    let none: &[u32] = &[];
     match name {
-        "roofline-16" => baseline::map(src, &mut d.dst16, |s| (s >> 16) as u16),
-        "roofline-8" => baseline::map(src, &mut d.dst8, |s| (s >> 24) as u8),
-        "roofline-32" => baseline::map(src, &mut d.dst32, |s| s & 0xffff_e000),
-        "roofline-rs-16" => {
-            baseline::map_random(src, &d.random, &mut d.dst16, |s, r| ((s ^ r) >> 16) as u16)
-        }
-        "roofline-rs-8" => {
-            baseline::map_random(src, &d.random, &mut d.dst8, |s, r| ((s ^ r) >> 24) as u8)
-        }
-        "roofline-rs-16w" => {
-            baseline::map_random(src, &d.random16, &mut d.dst16, |s, r| (s >> 16) as u16 ^ r)
-        }
-        "roofline-rs-8w" => {
-            baseline::map_random(src, &d.random8, &mut d.dst8, |s, r| (s >> 24) as u8 ^ r)
-        }
+        "roofline-16" => map(src, none, &mut d.dst16, |s, _| (s >> 16) as u16),
+        "roofline-8" => map(src, none, &mut d.dst8, |s, _| (s >> 24) as u8),
+        "roofline-32" => map(src, none, &mut d.dst32, |s, _| s & 0xffff_e000),
+        "roofline-rs-16" => map(src, &d.random, &mut d.dst16, |s, r| ((s ^ r) >> 16) as u16),
+        "roofline-rs-8" => map(src, &d.random, &mut d.dst8, |s, r| ((s ^ r) >> 24) as u8),
+        "roofline-rs-16w" => map(src, &d.random16, &mut d.dst16, |s, r| (s >> 16) as u16 ^ r),
+        "roofline-rs-8w" => map(src, &d.random8, &mut d.dst8, |s, r| (s >> 24) as u8 ^ r),
         _ => panic!("no roofline {name}"),
     }
 }

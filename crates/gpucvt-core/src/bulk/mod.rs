@@ -493,31 +493,6 @@ impl Kernel {
     }
 }
 
-/// Loops for benchmark baselines, compiled like the kernels: for AVX-512 and AVX2, the best
-/// the CPU has chosen at run time, else for the baseline target. A roofline written as
-/// `baseline::map(&src, &mut dst, |s| (s >> 24) as u8)` is vectorised with the same
-/// instructions as the kernel it is compared with (a plain loop in a benchmark would be
-/// compiled for the baseline target only). Not part of the stable interface.
-#[doc(hidden)]
-pub mod baseline {
-    use super::{simd, Word};
-
-    /// `dst[i] = f(src[i])` over the common length.
-    pub fn map<D: Word, F: Fn(u32) -> D + Copy>(src: &[u32], dst: &mut [D], f: F) {
-        simd::map(src, dst, f)
-    }
-
-    /// `dst[i] = f(src[i], rnd[i])` over the common length.
-    pub fn map_random<R: Word, D: Word, F: Fn(u32, R) -> D + Copy>(
-        src: &[u32],
-        rnd: &[R],
-        dst: &mut [D],
-        f: F,
-    ) {
-        simd::map_random(src, rnd, dst, f)
-    }
-}
-
 /// One random value per element.
 fn check_random(elements: usize, random: usize) -> Result<(), BulkError> {
     if random != elements {
