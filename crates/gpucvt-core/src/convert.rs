@@ -454,108 +454,42 @@ fn to_float<T: Tracer>(
     let has_zero = l.zero_exponent != ZeroExponent::Normal;
     let neg_bits = |bits: u64, negative: bool| if negative { bits | sign } else { bits };
     let plus_zero = || dst.zero_bits().unwrap_or(dst.min_positive_bits());
-    let mut negative = v.negative && l.signed;
+    let negative = v.negative && l.signed;
     if v.negative && !l.signed && !v.is_nan() {
         trace.note(Event::SignDropped);
     }
-    let x = match v.class {
-        Class::Nan { payload } => {
-            if p.sat {
-                *flags |= Flags::INVALID;
-                trace.note(Event::NanToNumber);
-                return plus_zero();
-            }
-            let Some(canon) = dst.canonical_nan() else {
-                *flags |= Flags::INVALID;
-                trace.note(Event::NanToNumber);
-                return max();
-            };
-            trace.note(Event::NanResult);
-            return match p.nan {
-                NanResult::Payload if !p.relu => dst
-                    .encode(&Value::nan(v.negative, payload))
-                    .unwrap_or(canon),
-                _ => canon,
-            };
-        }
-        Class::Infinite => {
-            if p.sat {
-                *flags |= Flags::SATURATED;
-                trace.note(Event::ClampedUnit);
-                return if v.negative {
-                    plus_zero()
-                } else {
-                    enc(dst, false, Some(Dyadic::new(1, 0)))
-                };
-            }
-            if p.relu && negative {
-                trace.note(Event::Relu);
-                return plus_zero();
-            }
-            if p.satfinite {
-                *flags |= Flags::SATURATED;
-                trace.note(Event::OverflowToMax);
-                return neg_bits(max(), negative);
-            }
-            if let Some(inf) = dst.infinity() {
-                return neg_bits(inf, negative);
-            }
-            *flags |= Flags::INVALID;
-            return match dst.canonical_nan() {
-                Some(nan) => {
-                    trace.note(Event::OverflowToNan);
-                    nan
-                }
-                None => {
-                    trace.note(Event::OverflowToMax);
-                    neg_bits(max(), negative)
-                }
-            };
-        }
-        Class::Zero => None,
-        Class::Finite(d) => {
-            if p.scale != 0 {
-                trace.note(Event::Scaled(p.scale));
-            }
-            Some(d.scale(p.scale))
-        }
+    let Class::Finite(d) = v.class else {
+        // NaN, infinity and zero: no rounding (out of line, so that finite values, the
+        // common case, take one branch).
+        let nan = match v.class {
+            Class::Nan { payload } => Some(payload),
+            _ => None,
+        };
+        let infinite = v.class == Class::Infinite;
+        return special_to_float(v.negative, nan, infinite, dst, p, flags, trace);
     };
+    if p.scale != 0 {
+        trace.note(Event::Scaled(p.scale));
+    }
+    let x = d.scale(p.scale);
     // `.sat` and `.relu` act on the exact value.
     let mut x = x;
     if p.sat {
-        if v.negative || x.is_none() {
-            if v.negative && x.is_some() {
-                *flags |= Flags::SATURATED;
-            }
-            if v.negative {
-                trace.note(Event::ClampedUnit);
-            }
+        if v.negative {
+            *flags |= Flags::SATURATED;
+            trace.note(Event::ClampedUnit);
             return plus_zero();
         }
-        if let Some(d) = x {
-            if d.cmp_value(&Dyadic::new(1, 0)) == core::cmp::Ordering::Greater {
-                *flags |= Flags::SATURATED;
-                trace.note(Event::ClampedUnit);
-                x = Some(Dyadic::new(1, 0));
-            }
+        if x.cmp_value(&Dyadic::new(1, 0)) == core::cmp::Ordering::Greater {
+            *flags |= Flags::SATURATED;
+            trace.note(Event::ClampedUnit);
+            x = Dyadic::new(1, 0);
         }
     }
     if p.relu && negative {
         trace.note(Event::Relu);
         return plus_zero();
     }
-    let Some(x) = x else {
-        if !has_zero {
-            *flags |= Flags::INEXACT | Flags::UNDERFLOW;
-            trace.note(Event::NoZero);
-            return dst.min_positive_bits();
-        }
-        if negative && p.positive_zero {
-            trace.note(Event::PositiveZero);
-            negative = false;
-        }
-        return neg_bits(0, negative);
-    };
     let r = round_magnitude(negative, x, dst, rounding);
     trace.note(Event::Rounded);
     trace.round_step(r);
@@ -564,8 +498,11 @@ fn to_float<T: Tracer>(
     }
     // Encodings of a layout are ordered as the magnitudes they stand for, so the rounded
     // magnitude overflows exactly when its encoding lies beyond the largest finite one.
-    let body = l
-        .magnitude_body(r.result.m, r.result.q)
+    // On a float grid the multiple has at most `man_bits + 2` bits, so it fits in 64 (the
+    // failing conversion would be an overflow anyway).
+    let body = u64::try_from(r.result.m)
+        .ok()
+        .and_then(|m| l.magnitude_body(m, r.result.q))
         .filter(|&body| body <= max_body);
     let Some(body) = body else {
         *flags |= Flags::OVERFLOW | Flags::INEXACT;
@@ -620,6 +557,106 @@ fn to_float<T: Tracer>(
         bits = 0;
     }
     bits
+}
+
+/// [`to_float`] of a value that is not rounded (of sign `v_negative`): a NaN (with the
+/// payload `nan`), an infinity, or else a zero.
+#[inline(never)]
+fn special_to_float<T: Tracer>(
+    v_negative: bool,
+    nan: Option<u64>,
+    infinite: bool,
+    dst: &Format,
+    p: &Policy,
+    flags: &mut Flags,
+    trace: &mut T,
+) -> u64 {
+    let Layout::Float(l) = dst.layout else {
+        unreachable!()
+    };
+    let sign = l.sign_bit();
+    let max = || l.max_finite_body() << l.pad_bits;
+    let has_zero = l.zero_exponent != ZeroExponent::Normal;
+    let neg_bits = |bits: u64, negative: bool| if negative { bits | sign } else { bits };
+    let plus_zero = || dst.zero_bits().unwrap_or(dst.min_positive_bits());
+    let mut negative = v_negative && l.signed;
+    match (nan, infinite) {
+        (Some(payload), _) => {
+            if p.sat {
+                *flags |= Flags::INVALID;
+                trace.note(Event::NanToNumber);
+                return plus_zero();
+            }
+            let Some(canon) = dst.canonical_nan() else {
+                *flags |= Flags::INVALID;
+                trace.note(Event::NanToNumber);
+                return max();
+            };
+            trace.note(Event::NanResult);
+            match p.nan {
+                NanResult::Payload if !p.relu => dst
+                    .encode(&Value::nan(v_negative, payload))
+                    .unwrap_or(canon),
+                _ => canon,
+            }
+        }
+        (None, true) => {
+            if p.sat {
+                *flags |= Flags::SATURATED;
+                trace.note(Event::ClampedUnit);
+                return if v_negative {
+                    plus_zero()
+                } else {
+                    enc(dst, false, Some(Dyadic::new(1, 0)))
+                };
+            }
+            if p.relu && negative {
+                trace.note(Event::Relu);
+                return plus_zero();
+            }
+            if p.satfinite {
+                *flags |= Flags::SATURATED;
+                trace.note(Event::OverflowToMax);
+                return neg_bits(max(), negative);
+            }
+            if let Some(inf) = dst.infinity() {
+                return neg_bits(inf, negative);
+            }
+            *flags |= Flags::INVALID;
+            match dst.canonical_nan() {
+                Some(nan) => {
+                    trace.note(Event::OverflowToNan);
+                    nan
+                }
+                None => {
+                    trace.note(Event::OverflowToMax);
+                    neg_bits(max(), negative)
+                }
+            }
+        }
+        (None, false) => {
+            // `.sat` and `.relu` give +0; so does a negative zero with `.pzo`.
+            if p.sat || (p.relu && negative) {
+                if p.sat && v_negative {
+                    trace.note(Event::ClampedUnit);
+                }
+                if !p.sat {
+                    trace.note(Event::Relu);
+                }
+                return plus_zero();
+            }
+            if !has_zero {
+                *flags |= Flags::INEXACT | Flags::UNDERFLOW;
+                trace.note(Event::NoZero);
+                return dst.min_positive_bits();
+            }
+            if negative && p.positive_zero {
+                trace.note(Event::PositiveZero);
+                negative = false;
+            }
+            neg_bits(0, negative)
+        }
+    }
 }
 
 fn to_fixed<T: Tracer>(

@@ -225,11 +225,25 @@ impl Rounded {
 
 /// Where the value sits between its neighbours.
 struct Position {
-    /// `x − lower` compared with `upper − x`.
-    half: Ordering,
+    /// `x − lower > upper − x`.
+    above_half: bool,
+    /// `x − lower = upper − x`.
+    at_half: bool,
     /// `floor((x − lower) / (upper − lower) × 2^w)` for the stochastic width `w` (at most
     /// 64, so it fits in 64 bits).
     fraction: u64,
+}
+
+impl Position {
+    /// The position from `x − lower` compared with `upper − x`.
+    #[inline(always)]
+    fn new(half: Ordering, fraction: u64) -> Position {
+        Position {
+            above_half: half == Ordering::Greater,
+            at_half: half == Ordering::Equal,
+            fraction,
+        }
+    }
 }
 
 /// The low `width` bits set, for a stochastic width of 1 to 64.
@@ -251,11 +265,10 @@ fn mask(width: u32) -> u128 {
 /// `sig` split at bit `s`: `(sig >> s, sig mod 2^s)`, for any `s`.
 #[inline]
 fn split(sig: u128, s: u32) -> (u128, u128) {
-    match u64::try_from(sig) {
-        // The significands of every source format fit in 64 bits: a faster path.
-        Ok(sig) if s < 64 => ((sig >> s) as u128, (sig & ((1u64 << s) - 1)) as u128),
-        _ if s >= 128 => (0, sig),
-        _ => (sig >> s, sig & mask(s)),
+    if s >= 128 {
+        (0, sig)
+    } else {
+        (sig >> s, sig & mask(s))
     }
 }
 
@@ -267,11 +280,72 @@ fn split(sig: u128, s: u32) -> (u128, u128) {
 /// format without zero — its smallest value, which every smaller magnitude is forced to.
 #[inline(always)]
 pub fn round_magnitude(negative: bool, x: Dyadic, fmt: &Format, rounding: Rounding) -> Rounded {
+    // Every decoded value has a significand of at most 64 bits (floats at most 53, integers
+    // at most 64): the routine then runs on a `u64` significand, in 64-bit arithmetic. Only
+    // wider values (built otherwise, such as parsed from text) take the same routine on a
+    // `u128` significand, out of line.
+    match u64::try_from(x.sig) {
+        Ok(sig) => round_dyadic(negative, sig, x.exp, fmt, rounding),
+        Err(_) => round_wide(negative, x, fmt, rounding),
+    }
+}
+
+/// [`round_dyadic`] on a `u128` significand, out of line.
+#[cold]
+#[inline(never)]
+fn round_wide(negative: bool, x: Dyadic, fmt: &Format, rounding: Rounding) -> Rounded {
+    round_dyadic(negative, x.sig, x.exp, fmt, rounding)
+}
+
+/// A significand type of [`round_dyadic`]: `u64` (every decoded value) or `u128`.
+trait Significand: Copy + Into<u128> {
+    /// The number of significant bits.
+    fn bitlen(self) -> i32;
+    /// The significand as a `u64`, if it fits.
+    fn narrow(self) -> Option<u64>;
+}
+
+impl Significand for u64 {
+    #[inline(always)]
+    fn bitlen(self) -> i32 {
+        64 - self.leading_zeros() as i32
+    }
+    #[inline(always)]
+    fn narrow(self) -> Option<u64> {
+        Some(self)
+    }
+}
+
+impl Significand for u128 {
+    #[inline(always)]
+    fn bitlen(self) -> i32 {
+        bitlen(self)
+    }
+    #[inline(always)]
+    fn narrow(self) -> Option<u64> {
+        u64::try_from(self).ok()
+    }
+}
+
+/// The body of [`round_magnitude`], for the magnitude `sig × 2^exp`.
+#[inline(always)]
+fn round_dyadic<S: Significand>(
+    negative: bool,
+    sig: S,
+    exp: i32,
+    fmt: &Format,
+    rounding: Rounding,
+) -> Rounded {
+    let x = Dyadic {
+        sig: sig.into(),
+        exp,
+    };
     let width = match rounding.direction {
         Direction::Stochastic { width, .. } => width.clamp(1, 64),
         _ => 0,
     };
-    let t = x.top();
+    // The exponent of the leading bit.
+    let t = exp + sig.bitlen() - 1;
     // Grid step exponent q, or a gap below the smallest value.
     let (q, lower_even_by_exponent, has_zero) = match fmt.layout {
         Layout::Fixed(l) => (-(l.frac_bits as i32), None, true),
@@ -301,25 +375,34 @@ pub fn round_magnitude(negative: bool, x: Dyadic, fmt: &Format, rounding: Roundi
     let q = if rounding.integral { q.max(0) } else { q };
     let huge = t - q >= 127;
     // m_lo = floor(x / 2^q) (mod 2^128), and the position of x in [m_lo, m_lo + 1).
-    let (m_lo, pos) = if q <= x.exp {
+    let (m_lo, m_up, pos) = if q <= x.exp {
         let shift = x.exp - q;
         let m = if shift >= 128 { 0 } else { x.sig << shift };
-        (m, None)
-    } else if let (Ok(sig), s @ 1..=63) = (u64::try_from(x.sig), (q - x.exp) as u32) {
-        // The common case, in 64 bits: every source significand fits, and `s` bits of x
-        // below the grid step (as below).
-        let rem = sig & ((1u64 << s) - 1);
-        let half = rem.cmp(&(1u64 << (s - 1)));
-        // rem < 2^s, so the fraction is below 2^width ≤ 2^64; s ≤ 63 and width ≤ 64 keep
-        // both shifts below 64.
+        (m, m, None)
+    } else if let Some(sig) = sig.narrow() {
+        // The common case, in 64 bits (every decoded value).
+        // `s` bits of x lie below the grid step (at least 1); `below` is them as a fraction
+        // of the step in 64 bits, truncated when s > 64 (x is then less than half a step
+        // above m_lo, and the fraction below 2^63).
+        let s = (q - x.exp) as u32;
+        let (m, below) = if s < 64 {
+            (sig >> s, sig << (64 - s))
+        } else {
+            (0, sig.checked_shr(s - 64).unwrap_or(0))
+        };
+        // The top `width` bits of the fraction (width ≤ 64).
         let fraction = if width == 0 {
             0 // not stochastic
-        } else if s >= width {
-            rem >> (s - width)
         } else {
-            rem << (width - s)
+            below >> (64 - width)
         };
-        ((sig >> s) as u128, Some(Position { half, fraction }))
+        let pos = Position {
+            above_half: below > 1 << 63,
+            at_half: below == 1 << 63,
+            fraction,
+        };
+        // m < 2^63: the upper neighbour too fits in 64 bits.
+        (m as u128, (m + 1) as u128, Some(pos))
     } else {
         let s = (q - x.exp) as u32; // bits of x below the grid step
         let (m, rem) = split(x.sig, s);
@@ -341,13 +424,10 @@ pub fn round_magnitude(negative: bool, x: Dyadic, fmt: &Format, rounding: Roundi
         } else {
             (rem << (width - s)) as u64
         };
-        (m, Some(Position { half, fraction }))
+        (m, m.wrapping_add(1), Some(Position::new(half, fraction)))
     };
     let lower = Magnitude { m: m_lo, q };
-    let upper = Magnitude {
-        m: m_lo.wrapping_add(1),
-        q,
-    };
+    let upper = Magnitude { m: m_up, q };
     let Some(pos) = pos else {
         return Rounded {
             exact: x,
@@ -424,10 +504,7 @@ fn round_in_gap(
         x.sig >> -s
     };
     // x < min_pos, so the quotient is below 2^width ≤ 2^64.
-    let pos = Position {
-        half,
-        fraction: (num / min_pos.sig) as u64,
-    };
+    let pos = Position::new(half, (num / min_pos.sig) as u64);
     let (took_upper, why) = choose(negative, rounding.direction, &pos, true);
     let lower = Magnitude { m: 0, q: 0 };
     Rounded {
@@ -444,16 +521,9 @@ fn round_in_gap(
 #[inline(always)]
 fn choose(negative: bool, direction: Direction, pos: &Position, lower_even: bool) -> (bool, Why) {
     match direction {
-        Direction::NearestEven => match pos.half {
-            Ordering::Less => (false, Why::Nearer),
-            Ordering::Greater => (true, Why::Nearer),
-            Ordering::Equal => (!lower_even, Why::TieEven),
-        },
-        Direction::NearestAway => match pos.half {
-            Ordering::Less => (false, Why::Nearer),
-            Ordering::Greater => (true, Why::Nearer),
-            Ordering::Equal => (true, Why::TieAway),
-        },
+        Direction::NearestEven if pos.at_half => (!lower_even, Why::TieEven),
+        Direction::NearestAway if pos.at_half => (true, Why::TieAway),
+        Direction::NearestEven | Direction::NearestAway => (pos.above_half, Why::Nearer),
         Direction::TowardZero => (false, Why::Directed),
         Direction::Down => (negative, Why::Directed),
         Direction::Up => (!negative, Why::Directed),

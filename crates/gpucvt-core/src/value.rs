@@ -339,29 +339,21 @@ impl FloatLayout {
     /// finite value of the layout) is returned as is: bodies are ordered as the magnitudes of
     /// the grid they stand for, so the caller can compare with the largest finite body.
     #[inline]
-    pub(crate) fn magnitude_body(&self, m: u128, q: i32) -> Option<u64> {
+    pub(crate) fn magnitude_body(&self, m: u64, q: i32) -> Option<u64> {
         if m == 0 {
             return Some(0);
         }
         let man_bits = self.man_bits as i32;
         // Shifts `m` so that its step is 2^(q - shift): left, or right over zero bits.
-        // The result has at most 64 bits; so does `m` on every path of the rounding routine,
-        // where the shifts are cheaper in 64 bits.
         let align = |shift: i32| -> u64 {
-            match u64::try_from(m) {
-                Ok(m) if shift >= 0 => m << shift,
-                Ok(m) => {
-                    debug_assert!(m.trailing_zeros() >= (-shift) as u32, "not on the grid");
-                    m >> -shift
-                }
-                Err(_) if shift >= 0 => (m << shift) as u64,
-                Err(_) => {
-                    debug_assert!(m.trailing_zeros() >= (-shift) as u32, "not on the grid");
-                    (m >> -shift) as u64
-                }
+            if shift >= 0 {
+                m << shift
+            } else {
+                debug_assert!(m.trailing_zeros() >= (-shift) as u32, "not on the grid");
+                m >> -shift
             }
         };
-        let t = q + bitlen(m) - 1;
+        let t = q + (63 - m.leading_zeros() as i32);
         let e_lo = match self.zero_exponent {
             ZeroExponent::Subnormal => 1 - self.bias,
             _ => -self.bias,
