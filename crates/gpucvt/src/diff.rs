@@ -366,7 +366,10 @@ impl Side {
                 k.policy.nan = NanResult::Canonical;
                 let nan_exact = k != c || matches!(self.exact, Exact::Plan(_));
                 let kernel = Kernel::new(k);
-                if matches!(kernel.strategy(), Strategy::F32Small | Strategy::F32Ue8m0) {
+                if matches!(
+                    kernel.strategy(),
+                    Strategy::F32Small | Strategy::F32Ue8m0 | Strategy::F32Int
+                ) {
                     let fast = Fast::Kernel { kernel, nan_exact };
                     if self.agrees(&fast) {
                         return fast;

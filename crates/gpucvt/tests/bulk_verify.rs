@@ -92,5 +92,9 @@ full! {
     ue8m0x2_rp: "cvt.rp.satfinite.ue8m0x2.f32",
     ue8m0x2_rz: "cvt.rz.satfinite.ue8m0x2.f32",
     s32_rni: "cvt.rni.s32.f32",
+    u32_rpi: "cvt.rpi.u32.f32",
+    u8_rmi_ftz_sat: "cvt.rmi.ftz.sat.u8.f32",
+    s16_rzi: "cvt.rzi.s16.f32",
+    s64_rni: "cvt.rni.s64.f32",
     e4m3x2_f16x2: "cvt.rn.satfinite.e4m3x2.f16x2",
 }

@@ -11,6 +11,9 @@
 //!   vector instruction per element with AVX-512, so they run at memory speed); the rest
 //!   (`.sat`, `.pzo`, other directions, unsigned formats, wide random values) a kernel that
 //!   reads the format and policy at run time. [`Strategy::F32Small`] names both.
+//! - `f32` sources into 8-, 16-, 32- and 64-bit integers in the deterministic roundings
+//!   (PTX `cvt.{rni,rzi,rmi,rpi}[.ftz][.sat]` into `s8`…`u64`): branch-free code rounding
+//!   and clamping in `f32` (`int.rs`, dispatched like the small-float kernels).
 //! - Everything else: the exact core, element by element.
 //!
 //! Stochastic rounding takes one random value per element, as `u32`
@@ -32,6 +35,7 @@
 //! ```
 
 mod fast;
+mod int;
 mod simd;
 mod small;
 mod ue8m0;
@@ -231,6 +235,8 @@ pub enum Strategy {
     F32Small,
     /// The `f32` → `ue8m0` kernel.
     F32Ue8m0,
+    /// The branch-free `f32` → integer kernel.
+    F32Int,
     /// The exact core, element by element.
     Exact,
 }
@@ -249,6 +255,7 @@ enum Imp {
     /// Run-time parameters (`small.rs`): the rarer policies.
     Small(small::Params),
     Ue8m0(fast::Plan),
+    Int(int::Params),
     Exact,
 }
 
@@ -284,6 +291,10 @@ impl Kernel {
                 ue8m0::Params::new(&conversion.dst, conversion.rounding, &conversion.policy)
             {
                 Imp::Ue8m0(ue8m0_plan(&p))
+            } else if let Some(p) =
+                int::Params::new(&conversion.dst, conversion.rounding, &conversion.policy)
+            {
+                Imp::Int(p)
             } else {
                 Imp::Exact
             }
@@ -306,6 +317,7 @@ impl Kernel {
             Imp::Table(_) => Strategy::Table,
             Imp::Fast(_) | Imp::Small(_) => Strategy::F32Small,
             Imp::Ue8m0(_) => Strategy::F32Ue8m0,
+            Imp::Int(_) => Strategy::F32Int,
             Imp::Exact => Strategy::Exact,
         }
     }
@@ -461,6 +473,19 @@ impl Kernel {
                     }
                 }
             }
+            Imp::Int(p) => match S::as_u32_slice(src) {
+                Some(src) => int::convert(p, src, dst),
+                None => {
+                    let mut buf = [0u32; 1024];
+                    for (s, d) in src.chunks(1024).zip(dst.chunks_mut(1024)) {
+                        let b = &mut buf[..s.len()];
+                        for (b, s) in b.iter_mut().zip(s) {
+                            *b = s.to_u64() as u32;
+                        }
+                        int::convert(p, b, d);
+                    }
+                }
+            },
             Imp::Exact => {
                 // The exact core, compiled for the pair where it has an instance, over
                 // chunks of 64-bit words.

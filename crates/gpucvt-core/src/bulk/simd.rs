@@ -11,7 +11,7 @@
 //! `#[inline(always)]` code is inlined.
 #![allow(unsafe_code)]
 
-use super::{fast, small, ue8m0, Vectorizable, Word};
+use super::{fast, int, small, ue8m0, Vectorizable, Word};
 
 macro_rules! dispatch_small {
     ($p:expr, $src:expr, $dst:expr, $r:expr, $mode:ident) => {
@@ -293,4 +293,48 @@ pub(super) fn fast_isa<
         _ => return false,
     }
     true
+}
+
+/// `f32` → integer (`int.rs`) over a slice, for rounding mode `M` and destination kind
+/// `K`, compiled for the best instruction set the CPU has up to
+/// `isa` — 0: the baseline target, 1: AVX2, 2: AVX-512 (the kernel asks for 2; tests run
+/// each).
+pub(super) fn int_isa<const M: u8, const K: u8, D: Word>(
+    isa: u8,
+    src: &[u32],
+    dst: &mut [D],
+    k: int::Knobs,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if isa >= 2
+            && is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl")
+            && is_x86_feature_detected!("avx512dq")
+        {
+            // SAFETY: the CPU has every feature `int_avx512` enables (checked just above).
+            unsafe { int_avx512::<M, K, D>(src, dst, k) };
+            return;
+        }
+        if isa >= 1 && is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { int_avx2::<M, K, D>(src, dst, k) };
+            return;
+        }
+    }
+    let _ = isa;
+    int::run::<M, K, D>(src, dst, k);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn int_avx2<const M: u8, const K: u8, D: Word>(src: &[u32], dst: &mut [D], k: int::Knobs) {
+    int::run::<M, K, D>(src, dst, k);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+unsafe fn int_avx512<const M: u8, const K: u8, D: Word>(src: &[u32], dst: &mut [D], k: int::Knobs) {
+    int::run::<M, K, D>(src, dst, k);
 }

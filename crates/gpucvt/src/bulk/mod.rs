@@ -443,7 +443,10 @@ impl CvtKernel {
             Plan::Lanes(k) => {
                 // The f32 kernels read `u32` words; other word types go through the blocks.
                 let direct = S::BITS == 32
-                    || !matches!(k.strategy(), Strategy::F32Small | Strategy::F32Ue8m0);
+                    || !matches!(
+                        k.strategy(),
+                        Strategy::F32Small | Strategy::F32Ue8m0 | Strategy::F32Int
+                    );
                 if self.lanes == 1 && !self.packed_src && !self.stochastic && direct {
                     k.convert(src, dst)?;
                     return Ok(());

@@ -1,0 +1,242 @@
+//! `f32` → integer (PTX `cvt.{rni,rzi,rmi,rpi}[.ftz][.sat].{s,u}{8,16,32,64}.f32`), branch
+//! free: round in `f32` (rounding an `f32` to an integral `f32` is exact), clamp in `f32` to
+//! bounds that are themselves `f32` values, convert, and put the policy's value in place of
+//! NaN.
+//!
+//! The bounds: a destination of at most 16 bits has both ends exactly representable, so the
+//! clamped value converts exactly. The 32- and 64-bit ends `2^31 − 1`, `2^32 − 1`, … are not
+//! `f32` values; there the upper bound is the power of two above them, which is replaced by
+//! the largest integer (every integral `f32` below that power of two is in range).
+
+use crate::convert::{IntNan, IntOverflow, Policy};
+use crate::format::{Format, Layout};
+use crate::round::{Direction, Rounding};
+
+/// Rounding modes (the const parameter `M` of [`run32`] and [`run64`]).
+pub(crate) const RN: u8 = 0;
+/// Nearest, ties away from zero.
+pub(crate) const RNA: u8 = 1;
+/// Toward zero.
+pub(crate) const RZ: u8 = 2;
+/// Toward −∞.
+pub(crate) const RM: u8 = 3;
+/// Toward +∞.
+pub(crate) const RP: u8 = 4;
+
+/// Destination kinds (the const parameter `K` of [`run`]): 8- and 16-bit integers.
+pub(crate) const NARROW: u8 = 0;
+/// `s32`.
+pub(crate) const S32: u8 = 1;
+/// `u32`.
+pub(crate) const U32: u8 = 2;
+/// `s64`.
+pub(crate) const S64: u8 = 3;
+/// `u64`.
+pub(crate) const U64: u8 = 4;
+
+/// The run-time parameters of a kernel.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Knobs {
+    /// ANDed into subnormal inputs: the sign bit alone with `.ftz` (they become zeros),
+    /// every bit otherwise.
+    pub sub_mask: u32,
+    /// The clamp bounds (integral `f32` values).
+    pub lo: f32,
+    /// See `lo`.
+    pub hi: f32,
+    /// What NaN becomes.
+    pub nan: u64,
+    /// The destination's width as a mask.
+    pub mask: u64,
+}
+
+/// A conversion the kernel handles.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Params {
+    /// Rounding mode, one of the constants above.
+    pub mode: u8,
+    /// Destination kind, one of the constants above.
+    pub kind: u8,
+    /// Run-time parameters.
+    pub knobs: Knobs,
+}
+
+impl Params {
+    /// The kernel's parameters for `f32` → `dst`, if it handles the conversion: an 8-, 16-,
+    /// 32- or 64-bit integer destination, a deterministic rounding, no scaling and no
+    /// wrapping overflow.
+    pub(crate) fn new(dst: &Format, rounding: Rounding, p: &Policy) -> Option<Params> {
+        let Layout::Fixed(l) = dst.layout else {
+            return None;
+        };
+        if l.frac_bits != 0
+            || !matches!(l.bits, 8 | 16 | 32 | 64)
+            || p.scale != 0
+            || (p.int_overflow == IntOverflow::Wrap && !p.sat)
+        {
+            return None;
+        }
+        let mode = match rounding.direction {
+            Direction::NearestEven => RN,
+            Direction::NearestAway => RNA,
+            Direction::TowardZero => RZ,
+            Direction::Down => RM,
+            Direction::Up => RP,
+            Direction::Stochastic { .. } => return None,
+        };
+        let bits = l.bits as i32;
+        let kind = match (l.signed, l.bits) {
+            (true, 64) => S64,
+            (false, 64) => U64,
+            (true, 32) => S32,
+            (false, 32) => U32,
+            _ => NARROW,
+        };
+        // Powers of two, so exact in f32.
+        let pow2 = |e: i32| f32::from_bits(((127 + e) as u32) << 23);
+        let (lo, hi) = match (l.signed, l.bits) {
+            (true, 8 | 16) => (-pow2(bits - 1), pow2(bits - 1) - 1.0),
+            (false, 8 | 16) => (0.0, pow2(bits) - 1.0),
+            // Saturated by the conversion.
+            (true, _) => (-pow2(bits - 1), pow2(bits - 1)),
+            (false, _) => (0.0, pow2(bits)),
+        };
+        let lo = if p.relu { 0.0 } else { lo };
+        let nan = if p.satfinite {
+            dst.max_finite_bits()
+        } else {
+            match p.int_nan {
+                IntNan::Zero => 0,
+                IntNan::HighBit => 1u64 << (l.bits - 1),
+            }
+        };
+        Some(Params {
+            mode,
+            kind,
+            knobs: Knobs {
+                sub_mask: if p.flush_inputs {
+                    0x8000_0000
+                } else {
+                    u32::MAX
+                },
+                lo,
+                hi,
+                nan,
+                mask: dst.mask(),
+            },
+        })
+    }
+}
+
+/// The input after `.ftz`, rounded to an integral value and clamped; NaN stays NaN.
+#[inline(always)]
+fn rounded<const M: u8>(b: u32, k: &Knobs) -> f32 {
+    let b = b & if b & 0x7f80_0000 == 0 {
+        k.sub_mask
+    } else {
+        u32::MAX
+    };
+    let x = f32::from_bits(b);
+    let r = match M {
+        RN => x.round_ties_even(),
+        RNA => x.round(),
+        RZ => x.trunc(),
+        RM => x.floor(),
+        _ => x.ceil(),
+    };
+    // Compare and select (not `max`/`min`, which need extra work for NaN).
+    let r = if r < k.lo { k.lo } else { r };
+    if r > k.hi {
+        k.hi
+    } else {
+        r
+    }
+}
+
+#[inline(always)]
+fn is_nan(b: u32) -> bool {
+    b & 0x7fff_ffff > 0x7f80_0000
+}
+
+/// An integral `f32` of magnitude at most 2^22 as a two's complement integer: adding
+/// 1.5 · 2^23 (exactly) puts it in the low bits of the mantissa. (Rust's `as` conversions
+/// saturate, which compilers turn into scalar code.)
+#[inline(always)]
+fn small_int(f: f32) -> u32 {
+    (f + 12_582_912.0).to_bits().wrapping_sub(0x4b40_0000)
+}
+
+/// Converts into integers of at most 32 bits (kind `K`).
+#[inline(always)]
+fn run32<const M: u8, const K: u8, D: super::Word>(src: &[u32], dst: &mut [D], k: Knobs) {
+    let (nan, mask) = (k.nan as u32, k.mask as u32);
+    for (d, &b) in dst.iter_mut().zip(src) {
+        let r = rounded::<M>(b, &k);
+        let v = if K != NARROW {
+            // 32-bit destinations: the upper bound is 2^31 or 2^32, which saturates.
+            // Two halves of 16 bits, each exact.
+            let h = (r * (1.0 / 65536.0)).trunc();
+            let l = r - h * 65536.0;
+            let v = (small_int(h) << 16).wrapping_add(small_int(l));
+            let top = if K == U32 { u32::MAX } else { i32::MAX as u32 };
+            if r >= k.hi {
+                top
+            } else {
+                v
+            }
+        } else {
+            small_int(r)
+        };
+        *d = D::from_u32(if is_nan(b) { nan } else { v & mask });
+    }
+}
+
+/// Converts into 64-bit integers, unsigned if `U`.
+#[inline(always)]
+fn run64<const M: u8, const U: bool, D: super::Word>(src: &[u32], dst: &mut [D], k: Knobs) {
+    for (d, &b) in dst.iter_mut().zip(src) {
+        let r = rounded::<M>(b, &k);
+        let v = if U { r as u64 } else { r as i64 as u64 };
+        *d = D::from_u64(if is_nan(b) { k.nan } else { v });
+    }
+}
+
+/// Runs the kernel of `p` (through the best instruction set, `super::simd`).
+pub(crate) fn convert<D: super::Word>(p: &Params, src: &[u32], dst: &mut [D]) {
+    convert_isa(p, 2, src, dst);
+}
+
+/// [`convert`] through the best instruction set up to `isa` (see `super::simd::int_isa`).
+pub(crate) fn convert_isa<D: super::Word>(p: &Params, isa: u8, src: &[u32], dst: &mut [D]) {
+    macro_rules! modes {
+        ($k:expr) => {
+            match p.mode {
+                RN => super::simd::int_isa::<RN, $k, D>(isa, src, dst, p.knobs),
+                RNA => super::simd::int_isa::<RNA, $k, D>(isa, src, dst, p.knobs),
+                RZ => super::simd::int_isa::<RZ, $k, D>(isa, src, dst, p.knobs),
+                RM => super::simd::int_isa::<RM, $k, D>(isa, src, dst, p.knobs),
+                _ => super::simd::int_isa::<RP, $k, D>(isa, src, dst, p.knobs),
+            }
+        };
+    }
+    match p.kind {
+        NARROW => modes!(NARROW),
+        S32 => modes!(S32),
+        U32 => modes!(U32),
+        S64 => modes!(S64),
+        _ => modes!(U64),
+    }
+}
+
+/// The kernel for rounding mode `M` and destination kind `K`.
+#[inline(always)]
+pub(crate) fn run<const M: u8, const K: u8, D: super::Word>(src: &[u32], dst: &mut [D], k: Knobs) {
+    match K {
+        S64 => run64::<M, false, D>(src, dst, k),
+        U64 => run64::<M, true, D>(src, dst, k),
+        _ => run32::<M, K, D>(src, dst, k),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,256 @@
+//! The `f32` → integer kernel against the exact core, for every width, rounding and policy
+//! it accepts, compiled for every instruction set the CPU has. (All 2^32 inputs: the ignored
+//! `s32_rni` test of `gpucvt` and `gpucvt verify`.)
+
+use super::super::{Kernel, Strategy, Word};
+use super::{convert_isa, Params};
+use crate::convert::{Conversion, IntNan, IntOverflow, Policy};
+use crate::format::*;
+use crate::round::Rounding;
+
+/// xorshift*, so failures are reproducible.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u32 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
+    }
+}
+
+/// Dense at every exponent, around every small integer and half-integer, around every
+/// power of two up to 2^65 (the range ends of every width), both signs; NaNs, infinities,
+/// subnormals; and random patterns.
+fn inputs() -> Vec<u32> {
+    let mut v = Vec::new();
+    let mants = [
+        0u32, 1, 2, 3, 0x7f_ffff, 0x7f_fffe, 0x40_0000, 0x40_0001, 0x3f_ffff, 0x20_0000, 0x60_0000,
+    ];
+    for e in 0..=255u32 {
+        for &m in &mants {
+            v.push(e << 23 | m);
+        }
+        for k in 0..23 {
+            let b = 1u32 << k;
+            v.extend([
+                e << 23 | b,
+                e << 23 | (b - 1),
+                e << 23 | (b + 1) & 0x7f_ffff,
+            ]);
+            v.extend([
+                e << 23 | (3 * b) & 0x7f_ffff,
+                e << 23 | (b << 1 | b >> 1) & 0x7f_ffff,
+            ]);
+        }
+    }
+    let mut around = |x: f32| {
+        let b = x.to_bits() as i64;
+        for d in -6..=6 {
+            v.push((b + d).clamp(0, 0x7f80_0000) as u32);
+        }
+    };
+    for k in 0..=300 {
+        around(k as f32);
+        around(k as f32 + 0.5);
+    }
+    for e in 0..=65 {
+        let p = 2f64.powi(e) as f32;
+        around(p);
+        around(p - 1.0);
+        around(p + 1.0);
+        around(p - 0.5);
+    }
+    v.extend([0x7f80_0001, 0x7fc0_0000, 0x7fff_ffff, 0x7fa0_0000]);
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    for _ in 0..20_000 {
+        v.push(rng.next());
+    }
+    let neg: Vec<u32> = v.iter().map(|x| x | 0x8000_0000).collect();
+    v.extend(neg);
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+const INTS: [Format; 8] = [S8, U8, S16, U16, S32, U32, S64, U64];
+
+fn roundings() -> Vec<Rounding> {
+    vec![
+        Rounding::RNI,
+        Rounding::RZI,
+        Rounding::RMI,
+        Rounding::RPI,
+        Rounding::RN,
+        Rounding::RNA,
+        Rounding::RZ,
+        Rounding::RM,
+        Rounding::RP,
+    ]
+}
+
+fn policies() -> Vec<Policy> {
+    let d = Policy::default();
+    let ftz = Policy {
+        flush_inputs: true,
+        ..d
+    };
+    vec![
+        d,
+        ftz,
+        Policy { sat: true, ..d },
+        Policy { sat: true, ..ftz },
+        Policy {
+            int_nan: IntNan::HighBit,
+            ..d
+        },
+        Policy {
+            int_nan: IntNan::HighBit,
+            sat: true,
+            ..ftz
+        },
+        Policy {
+            satfinite: true,
+            ..d
+        },
+        Policy { relu: true, ..d },
+        Policy {
+            relu: true,
+            int_nan: IntNan::HighBit,
+            ..ftz
+        },
+        Policy {
+            int_overflow: IntOverflow::Wrap,
+            sat: true,
+            ..d
+        },
+        // Knobs that do not act on integer destinations.
+        Policy {
+            flush_outputs: true,
+            positive_zero: true,
+            overflow: crate::convert::Overflow::Saturate,
+            nan: crate::convert::NanResult::Payload,
+            ..d
+        },
+    ]
+}
+
+/// Compares `got` with `want`, the exact results.
+fn compare<D: Word>(c: &Conversion, src: &[u32], want: &[u64], got: &[D], what: &str) {
+    for ((&x, &want), &g) in src.iter().zip(want).zip(got) {
+        if g.to_u64() != want {
+            panic!(
+                "{what}: {} {:?} {:?}: {x:#010x} ({}) gave {:#x}, exact {want:#x}",
+                c.dst,
+                c.rounding,
+                c.policy,
+                f32::from_bits(x),
+                g.to_u64()
+            );
+        }
+    }
+}
+
+/// The natural word of a width, through `Kernel::convert`.
+fn natural<D: Word>(k: &Kernel, src: &[u32]) -> Vec<D> {
+    let mut out = vec![D::default(); src.len()];
+    k.convert(src, &mut out).unwrap();
+    out
+}
+
+#[test]
+fn every_width_rounding_and_policy_matches_the_exact_core() {
+    let src = inputs();
+    let src64: Vec<u64> = src.iter().map(|&x| x as u64).collect();
+    for dst in INTS {
+        for rounding in roundings() {
+            for policy in policies() {
+                let c = Conversion::new(F32, dst, rounding, policy);
+                let k = Kernel::new(c);
+                assert_eq!(
+                    k.strategy(),
+                    Strategy::F32Int,
+                    "{dst} {rounding:?} {policy:?}"
+                );
+                let p = Params::new(&dst, rounding, &policy).unwrap();
+                let want: Vec<u64> = src.iter().map(|&x| c.apply(x as u64).bits).collect();
+                for isa in 0..=2 {
+                    let mut out = vec![0u64; src.len()];
+                    convert_isa(&p, isa, &src, &mut out);
+                    compare(&c, &src, &want, &out, &format!("isa {isa}"));
+                }
+                // Through the kernel: the natural word, and `u64` words in and out.
+                match dst.width() {
+                    8 => compare(&c, &src, &want, &natural::<u8>(&k, &src), "u8 words"),
+                    16 => compare(&c, &src, &want, &natural::<u16>(&k, &src), "u16 words"),
+                    32 => compare(&c, &src, &want, &natural::<u32>(&k, &src), "u32 words"),
+                    _ => {}
+                }
+                let mut out = vec![0u64; src.len()];
+                k.convert(&src64, &mut out).unwrap();
+                compare(&c, &src, &want, &out, "u64 words");
+            }
+        }
+    }
+}
+
+#[test]
+fn other_integer_conversions_keep_the_exact_core() {
+    let d = Policy::default();
+    let wrap = Policy {
+        int_overflow: IntOverflow::Wrap,
+        ..d
+    };
+    let scaled = Policy { scale: 3, ..d };
+    for (dst, rounding, policy) in [
+        (S32, Rounding::RNI, wrap),
+        (U8, Rounding::RZI, scaled),
+        (S32, Rounding::stochastic(5, 8), d),
+        (S4, Rounding::RNI, d),
+        (U2, Rounding::RNI, d),
+        (S2F6, Rounding::RN, d),
+    ] {
+        let k = Kernel::new(Conversion::new(F32, dst, rounding, policy));
+        assert_ne!(
+            k.strategy(),
+            Strategy::F32Int,
+            "{dst} {rounding:?} {policy:?}"
+        );
+    }
+}
+
+#[test]
+fn ptx_examples() {
+    let c = |dst, r| Kernel::new(Conversion::new(F32, dst, r, Policy::default()));
+    let src = [
+        2.5f32,
+        -2.5,
+        3e9,
+        -3e9,
+        f32::NAN,
+        -0.75,
+        255.5,
+        f32::INFINITY,
+    ]
+    .map(f32::to_bits);
+    let mut out = [0u32; 8];
+    c(S32, Rounding::RNI).convert(&src, &mut out).unwrap();
+    assert_eq!(
+        out,
+        [
+            2,
+            -2i32 as u32,
+            0x7fff_ffff,
+            0x8000_0000,
+            0,
+            0xffff_ffff,
+            256,
+            0x7fff_ffff
+        ]
+    );
+    c(U8, Rounding::RMI).convert(&src, &mut out).unwrap();
+    assert_eq!(out, [2, 0, 255, 0, 0, 0, 255, 255]);
+    let mut out = [0u64; 8];
+    c(U32, Rounding::RPI).convert(&src, &mut out).unwrap();
+    assert_eq!(out, [3, 0, 3_000_000_000, 0, 0, 0, 256, 0xffff_ffff]);
+}
