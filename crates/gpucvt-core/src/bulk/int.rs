@@ -12,16 +12,8 @@ use crate::convert::{IntNan, IntOverflow, Policy};
 use crate::format::{Format, Layout};
 use crate::round::{Direction, Rounding};
 
-/// Rounding modes (the const parameter `M` of [`run32`] and [`run64`]).
-pub(crate) const RN: u8 = 0;
-/// Nearest, ties away from zero.
-pub(crate) const RNA: u8 = 1;
-/// Toward zero.
-pub(crate) const RZ: u8 = 2;
-/// Toward −∞.
-pub(crate) const RM: u8 = 3;
-/// Toward +∞.
-pub(crate) const RP: u8 = 4;
+// The rounding modes (the const parameter `M` of `run32` and `run64`) are `small.rs`'s.
+use super::small::{RM, RN, RNA, RP, RZ};
 
 /// Destination kinds (the const parameter `K` of [`run`]): 8- and 16-bit integers.
 pub(crate) const NARROW: u8 = 0;
