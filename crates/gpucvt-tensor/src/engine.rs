@@ -937,14 +937,7 @@ impl Plan {
                 *t += c as u64;
             }
         }
-        st.nan += counts[0];
-        st.nan_to_number += counts[1];
-        st.overflow_to_inf += counts[2];
-        st.saturated += counts[3];
-        st.flushed_to_zero += counts[4];
-        st.error_elements += counts[5];
-        st.sum_abs_error += sum.iter().sum::<f64>();
-        st.max_abs_error = max.iter().fold(0.0f64, |m, &x| m.max(x));
+        add_counts(st, &counts, &sum, &max);
     }
 
     /// [`Plan::fast_stats`] of `f32` sources and destinations of at most 8 bits whose zeros
@@ -1019,14 +1012,9 @@ impl Plan {
         }
         let (sum, max) = acc.lanes();
         let [sat, flushed] = acc.counts();
-        st.nan += counts[0];
-        st.nan_to_number += counts[1];
-        st.overflow_to_inf += counts[2];
-        st.saturated += counts[3] + sat;
-        st.flushed_to_zero += counts[4] + flushed;
-        st.error_elements += counts[5];
-        st.sum_abs_error += sum.iter().sum::<f64>();
-        st.max_abs_error = max.iter().fold(0.0f64, |m, &x| m.max(x));
+        counts[3] += sat;
+        counts[4] += flushed;
+        add_counts(st, &counts, &sum, &max);
     }
 
     /// The statistics through general decoders (any formats).
@@ -1258,14 +1246,7 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
                 }
             }
         }
-        st.nan += counts[0];
-        st.nan_to_number += counts[1];
-        st.overflow_to_inf += counts[2];
-        st.saturated += counts[3];
-        st.flushed_to_zero += counts[4];
-        st.error_elements += counts[5];
-        st.sum_abs_error += acc.sum.iter().sum::<f64>();
-        st.max_abs_error = acc.max.iter().fold(0.0f64, |m, &x| m.max(x));
+        add_counts(st, &counts, &acc.sum, &acc.max);
     }
 }
 
@@ -1735,6 +1716,19 @@ pub(crate) fn pack<D: Le>(p: Packing, words: &[D], out: &mut [u8]) {
             }
         }
     }
+}
+
+/// Adds a statistics pass's counts (NaN, NaN to number, overflow to ∞, saturated, flushed,
+/// error elements) and error lanes to `st`.
+fn add_counts(st: &mut Stats, counts: &[u64; 6], sum: &[f64], max: &[f64]) {
+    st.nan += counts[0];
+    st.nan_to_number += counts[1];
+    st.overflow_to_inf += counts[2];
+    st.saturated += counts[3];
+    st.flushed_to_zero += counts[4];
+    st.error_elements += counts[5];
+    st.sum_abs_error += sum.iter().sum::<f64>();
+    st.max_abs_error = max.iter().fold(0.0f64, |m, &x| m.max(x));
 }
 
 #[cfg(test)]

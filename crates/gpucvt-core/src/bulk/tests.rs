@@ -7,9 +7,9 @@ use crate::format::*;
 use crate::round::Rounding;
 
 /// A small deterministic generator (xorshift*), so failures are reproducible.
-struct Rng(u64);
+pub(super) struct Rng(pub(super) u64);
 impl Rng {
-    fn next(&mut self) -> u32 {
+    pub(super) fn next(&mut self) -> u32 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;

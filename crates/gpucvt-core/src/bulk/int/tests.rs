@@ -8,16 +8,8 @@ use crate::convert::{Conversion, IntNan, IntOverflow, Policy};
 use crate::format::*;
 use crate::round::Rounding;
 
-/// xorshift*, so failures are reproducible.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
-    }
-}
+// The bulk tests' reproducible generator.
+use super::super::tests::Rng;
 
 /// Dense at every exponent, around every small integer and half-integer, around every
 /// power of two up to 2^65 (the range ends of every width), both signs; NaNs, infinities,
