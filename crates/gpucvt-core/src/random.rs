@@ -25,3 +25,56 @@ pub fn splitmix64(x: u64) -> u64 {
 pub fn random_word(stream: u64, index: u64) -> u32 {
     splitmix64(stream.wrapping_add(index.wrapping_mul(GAMMA))) as u32
 }
+
+/// Words `first, first + 1, …` of the stream seeded with `stream` into `out`:
+/// `out[j] == random_word(stream, first + j)`, many at a time (compiled for AVX-512 or AVX2
+/// where the CPU has them), for tools that need long runs of the stream.
+///
+/// ```
+/// use gpucvt_core::random::{random_word, random_words};
+/// let mut w = [0u32; 5];
+/// random_words(9, 1 << 40, &mut w);
+/// assert_eq!(w[3], random_word(9, (1 << 40) + 3));
+/// ```
+pub fn random_words(stream: u64, first: u64, out: &mut [u32]) {
+    crate::bulk::random_words_isa(2, stream, first, out);
+}
+
+/// [`random_words`] as plain code, to be inlined into a loop compiled for wider vectors:
+/// the `j`-th word's generator state is `stream + (first + j + 1)·γ`, so the words are
+/// independent of each other.
+#[inline(always)]
+pub(crate) fn fill_words(stream: u64, first: u64, out: &mut [u32]) {
+    let base = stream.wrapping_add(first.wrapping_mul(GAMMA));
+    for (j, o) in out.iter_mut().enumerate() {
+        *o = splitmix64(base.wrapping_add((j as u64).wrapping_mul(GAMMA))) as u32;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_of_words_are_the_stream_on_every_instruction_set() {
+        // Lengths around the vector widths, starts near the wrap-around of the index and
+        // of the state.
+        for stream in [0u64, 7, u64::MAX, GAMMA.wrapping_neg()] {
+            for first in [0u64, 1, 1 << 33, u64::MAX - 40] {
+                for n in [0usize, 1, 7, 8, 15, 16, 17, 63, 100, 1025] {
+                    let want: Vec<u32> = (0..n as u64)
+                        .map(|j| random_word(stream, first.wrapping_add(j)))
+                        .collect();
+                    for isa in 0..=2 {
+                        let mut got = vec![0x5a5a_5a5a; n];
+                        crate::bulk::random_words_isa(isa, stream, first, &mut got);
+                        assert_eq!(got, want, "isa {isa} stream {stream:#x} first {first:#x}");
+                    }
+                    let mut got = vec![0; n];
+                    random_words(stream, first, &mut got);
+                    assert_eq!(got, want);
+                }
+            }
+        }
+    }
+}

@@ -183,12 +183,37 @@ fn run32<const M: u8, const K: u8, D: super::Word>(src: &[u32], dst: &mut [D], k
     }
 }
 
-/// Converts into 64-bit integers, unsigned if `U`.
+/// An integral `f32` below 2^64 in magnitude as a 64-bit two's complement integer (wrapping):
+/// its significand shifted into place, then negated if negative. Being integral, a value
+/// below 2^23 loses only zero bits to the right shift; zeros (the only integral `f32`s with
+/// an exponent below 127) have no significand. Integer shifts and a select in 64-bit lanes,
+/// where Rust's saturating `as` would compile to scalar code.
+#[inline(always)]
+fn int64(r: f32) -> u64 {
+    let b = r.to_bits();
+    let e = (b >> 23) & 0xff;
+    let m = u64::from(b & 0x7f_ffff | if e == 0 { 0 } else { 0x80_0000 });
+    // r = m · 2^(e − 150).
+    let v = if e >= 150 {
+        m << (e.wrapping_sub(150) & 63)
+    } else {
+        m >> (150u32.wrapping_sub(e) & 63)
+    };
+    if b >> 31 != 0 {
+        v.wrapping_neg()
+    } else {
+        v
+    }
+}
+
+/// Converts into 64-bit integers, unsigned if `U`. The upper bound is 2^63 or 2^64, which
+/// saturates; every other clamped value is exact (`int64`).
 #[inline(always)]
 fn run64<const M: u8, const U: bool, D: super::Word>(src: &[u32], dst: &mut [D], k: Knobs) {
+    let top = if U { u64::MAX } else { i64::MAX as u64 };
     for (d, &b) in dst.iter_mut().zip(src) {
         let r = rounded::<M>(b, &k);
-        let v = if U { r as u64 } else { r as i64 as u64 };
+        let v = if r >= k.hi { top } else { int64(r) };
         *d = D::from_u64(if is_nan(b) { k.nan } else { v });
     }
 }

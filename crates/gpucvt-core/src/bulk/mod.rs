@@ -177,6 +177,12 @@ pub fn vectorized<V: Vectorizable>(work: V) -> V::Output {
     simd::vectorized(work)
 }
 
+/// [`crate::random::random_words`] compiled for the best instruction set up to `isa` (see
+/// `simd::random_words_isa`).
+pub(crate) fn random_words_isa(isa: u8, stream: u64, first: u64, out: &mut [u32]) {
+    simd::random_words_isa(isa, stream, first, out);
+}
+
 /// Why a bulk conversion was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BulkError {

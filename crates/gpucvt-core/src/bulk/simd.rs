@@ -338,3 +338,43 @@ unsafe fn int_avx2<const M: u8, const K: u8, D: Word>(src: &[u32], dst: &mut [D]
 unsafe fn int_avx512<const M: u8, const K: u8, D: Word>(src: &[u32], dst: &mut [D], k: int::Knobs) {
     int::run::<M, K, D>(src, dst, k);
 }
+
+/// Words of the random stream (`crate::random::fill_words`) compiled for the best
+/// instruction set the CPU has up to `isa` — 0: the baseline target, 1: AVX2, 2: AVX-512
+/// with DQ (its 64-bit multiplication) — (`random::random_words` asks for 2; tests run
+/// each).
+pub(super) fn random_words_isa(isa: u8, stream: u64, first: u64, out: &mut [u32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if isa >= 2
+            && is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl")
+            && is_x86_feature_detected!("avx512dq")
+        {
+            // SAFETY: the CPU has every feature `random_words_avx512` enables (checked just
+            // above).
+            unsafe { random_words_avx512(stream, first, out) };
+            return;
+        }
+        if isa >= 1 && is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { random_words_avx2(stream, first, out) };
+            return;
+        }
+    }
+    let _ = isa;
+    crate::random::fill_words(stream, first, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn random_words_avx2(stream: u64, first: u64, out: &mut [u32]) {
+    crate::random::fill_words(stream, first, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+unsafe fn random_words_avx512(stream: u64, first: u64, out: &mut [u32]) {
+    crate::random::fill_words(stream, first, out);
+}

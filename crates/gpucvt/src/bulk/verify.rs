@@ -25,7 +25,7 @@
 //! evaluated whole by [`evaluate_bits`], the PTX model, which checks the packing.
 
 use super::{CvtBulkError, CvtKernel, Order, Path, Plan};
-use crate::core::bulk::{Kernel, Word};
+use crate::core::bulk::{vectorized, Kernel, Vectorizable, Word};
 use crate::core::convert::{BitsFn, Conversion};
 use crate::ptx::eval::{evaluate_bits, lane_conversion, lane_rbits_place, EvalError};
 use crate::ptx::form::CvtForm;
@@ -638,16 +638,16 @@ const DIRECT_CHUNK: usize = 4096;
 /// are the lane results of consecutive units, each in its `slot` bits: a sweep's output is
 /// just the per-unit results laid side by side. So a chunk of units is converted by the
 /// lane kernel in one call, into the output bytes themselves (8-bit slots) or into a
-/// narrow buffer that is then copied out (16- and 32-bit slots) or paired into bytes
+/// narrow buffer that is then copied out (16-, 32- and 64-bit slots) or paired into bytes
 /// (4-bit slots). No per-instruction packing, no allocation.
 struct Direct<'a> {
     k: &'a Kernel,
     /// Lanes per instruction (1, 2 or 4).
     lanes: usize,
-    /// Bits per lane in the result word: 4, 8, 16 or 32.
+    /// Bits per lane in the result word: 4, 8, 16, 32 or 64.
     slot: u32,
     /// The lane results' width as a mask (the packing keeps these bits).
-    mask: u32,
+    mask: u64,
     /// `.rs` forms: where each lane's random bits are.
     random: Option<LaneRandom>,
 }
@@ -675,7 +675,7 @@ impl<'a> Direct<'a> {
             || kernel.order != Order::Memory
             || kernel.source_bits() > 32
             || !matches!(lanes, 1 | 2 | 4)
-            || !matches!(slot, 4 | 8 | 16 | 32)
+            || !matches!(slot, 4 | 8 | 16 | 32 | 64)
             || slot as usize * lanes != result_bytes(kernel) * 8
             || mask > low_mask(slot)
         {
@@ -695,7 +695,7 @@ impl<'a> Direct<'a> {
             k,
             lanes,
             slot,
-            mask: mask as u32,
+            mask,
             random,
         })
     }
@@ -717,9 +717,11 @@ impl<'a> Direct<'a> {
         let first_unit = first * l;
         let mut src = [0u32; DIRECT_CHUNK];
         let mut rnd = [R::default(); DIRECT_CHUNK];
+        let mut words = [0u32; DIRECT_CHUNK];
         let mut narrow8 = [0u8; DIRECT_CHUNK];
         let mut narrow16 = [0u16; DIRECT_CHUNK];
         let mut narrow32 = [0u32; DIRECT_CHUNK];
+        let mut narrow64 = [0u64; DIRECT_CHUNK];
         // Bits of output per unit, and the chunk's bytes.
         let out_per_chunk = DIRECT_CHUNK * self.slot as usize / 8;
         for (c, o) in out[..units * self.slot as usize / 8]
@@ -740,9 +742,9 @@ impl<'a> Direct<'a> {
                     let first_instr = (first_unit + start as u64) / l;
                     let r = &mut rnd[..m];
                     match self.lanes {
-                        1 => fill_random::<1, R>(lr, first_instr, r),
-                        2 => fill_random::<2, R>(lr, first_instr, r),
-                        _ => fill_random::<4, R>(lr, first_instr, r),
+                        1 => fill_random::<1, R>(lr, first_instr, &mut words, r),
+                        2 => fill_random::<2, R>(lr, first_instr, &mut words, r),
+                        _ => fill_random::<4, R>(lr, first_instr, &mut words, r),
                     }
                     Some(&rnd[..m])
                 }
@@ -768,10 +770,18 @@ impl<'a> Direct<'a> {
                         b.copy_from_slice(&(x & mask).to_le_bytes());
                     }
                 }
-                _ => {
+                32 => {
                     let t = &mut narrow32[..m];
                     self.lane_results(s, r, t)?;
+                    let mask = self.mask as u32;
                     for (b, &x) in o.chunks_exact_mut(4).zip(t.iter()) {
+                        b.copy_from_slice(&(x & mask).to_le_bytes());
+                    }
+                }
+                _ => {
+                    let t = &mut narrow64[..m];
+                    self.lane_results(s, r, t)?;
+                    for (b, &x) in o.chunks_exact_mut(8).zip(t.iter()) {
                         b.copy_from_slice(&(x & self.mask).to_le_bytes());
                     }
                 }
@@ -819,12 +829,55 @@ fn pair_nibbles(lanes: &[u8], out: &mut [u8], mask: u8) {
 }
 
 /// The random values of the units of instructions `first …` (`L` units each, memory order):
-/// each unit's field of its instruction's `rbits` ([`rbits_for`]).
-fn fill_random<const L: usize, R: Word>(lr: &LaneRandom, first: u64, out: &mut [R]) {
-    for (i, o) in out.chunks_exact_mut(L).enumerate() {
-        let r = rbits_for(lr.seed, first + i as u64);
-        for (x, &(shift, mask)) in o.iter_mut().zip(&lr.place[..L]) {
-            *x = R::from_u32((r >> shift) & mask);
+/// each unit's field of its instruction's `rbits` ([`rbits_for`]). The words come from
+/// [`crate::core::random::random_words`] into `words` (one per instruction), then are split
+/// by a loop compiled for wide vectors ([`SplitRandom`]).
+fn fill_random<const L: usize, R: Word>(
+    lr: &LaneRandom,
+    first: u64,
+    words: &mut [u32],
+    out: &mut [R],
+) {
+    let words = &mut words[..out.len() / L];
+    crate::core::random::random_words(lr.seed, first, words);
+    vectorized(SplitRandom::<L, R> {
+        words,
+        place: &lr.place,
+        out,
+    });
+}
+
+/// Each instruction's `rbits` (`words`) split into the random values of its `L` units.
+struct SplitRandom<'a, const L: usize, R> {
+    words: &'a [u32],
+    place: &'a [(u32, u32); 4],
+    out: &'a mut [R],
+}
+
+impl<const L: usize, R: Word> Vectorizable for SplitRandom<'_, L, R> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        let place = &self.place[..L];
+        if let Some(bytes) = R::as_u8_slice_mut(self.out) {
+            // Byte fields: an instruction's `L` values as one little-endian word (one store
+            // per instruction rather than `L` interleaved ones).
+            for (o, &r) in bytes.chunks_exact_mut(L).zip(self.words) {
+                let w = place
+                    .iter()
+                    .enumerate()
+                    .fold(0u32, |w, (j, &(shift, mask))| {
+                        w | ((r >> shift) & mask) << (8 * j)
+                    });
+                o.copy_from_slice(&w.to_le_bytes()[..L]);
+            }
+        } else {
+            for (o, &r) in self.out.chunks_exact_mut(L).zip(self.words) {
+                for (x, &(shift, mask)) in o.iter_mut().zip(place) {
+                    *x = R::from_u32((r >> shift) & mask);
+                }
+            }
         }
     }
 }
@@ -1014,7 +1067,7 @@ mod tests {
     fn the_direct_sweep_writes_the_bytes_of_the_generic_one() {
         // The direct path against `sweep_block` (the slice kernel, packed instruction by
         // instruction) on blocks at the start, in the middle, at the end of the inputs and
-        // of odd lengths, for x1/x2/x4, 4/8/16/32-bit slots, `.rs` with two seeds.
+        // of odd lengths, for x1/x2/x4, 4/8/16/32/64-bit slots, `.rs` with two seeds.
         for (text, direct) in [
             ("cvt.rn.f16.f32", true),
             ("cvt.rn.satfinite.e4m3x2.f32", true),
@@ -1030,6 +1083,10 @@ mod tests {
             ("cvt.rs.relu.satfinite.f16x2.f32", true),
             ("cvt.rs.satfinite.bf16x2.f32", true),
             ("cvt.rni.s32.f32", true),
+            ("cvt.rni.s64.f32", true),
+            ("cvt.rzi.u64.f32", true),
+            ("cvt.rmi.ftz.s64.f32", true),
+            ("cvt.rn.f64.f32", true),
             ("cvt.rn.f32.f16", true),
             ("cvt.rn.satfinite.e4m3x2.f16x2", false),
         ] {

@@ -246,3 +246,75 @@ fn ptx_examples() {
     c(U32, Rounding::RPI).convert(&src, &mut out).unwrap();
     assert_eq!(out, [3, 0, 3_000_000_000, 0, 0, 0, 256, 0xffff_ffff]);
 }
+
+#[test]
+fn sixty_four_bit_ends_on_every_instruction_set() {
+    // The 64-bit kernels (significand shifted into 64-bit lanes) at the ends of their
+    // ranges, on every instruction set and at every offset within a vector (slices of
+    // every length up to 40, so that each value also lands in the scalar remainder).
+    let d = Policy::default();
+    let ftz = Policy {
+        flush_inputs: true,
+        ..d
+    };
+    let nan_high = Policy {
+        int_nan: IntNan::HighBit,
+        ..d
+    };
+    let big = f32::from_bits(0x5eff_ffff); // 2^63 − 2^39, the largest f32 below 2^63
+    let ubig = f32::from_bits(0x5f7f_ffff); // 2^64 − 2^40
+    let sub = f32::from_bits(0x0000_0001);
+    #[rustfmt::skip]
+    let cases: [(Format, Rounding, Policy, f32, u64); 24] = [
+        (S64, Rounding::RNI, d, big, 0x7fff_ff80_0000_0000),
+        (S64, Rounding::RNI, d, -big, 0x8000_0080_0000_0000),
+        (S64, Rounding::RNI, d, -9.223_372e18, i64::MIN as u64), // −2^63
+        (S64, Rounding::RNI, d, 9.223_372e18, i64::MAX as u64), // 2^63: saturates
+        (S64, Rounding::RZI, d, f32::INFINITY, i64::MAX as u64),
+        (S64, Rounding::RZI, d, f32::NEG_INFINITY, i64::MIN as u64),
+        (S64, Rounding::RZI, d, -1e30, i64::MIN as u64),
+        (S64, Rounding::RZI, d, f32::NAN, 0),
+        (S64, Rounding::RZI, nan_high, f32::NAN, 1 << 63),
+        (S64, Rounding::RPI, d, sub, 1),
+        (S64, Rounding::RPI, ftz, sub, 0),
+        (S64, Rounding::RMI, d, -sub, u64::MAX),
+        (S64, Rounding::RMI, ftz, -sub, 0),
+        (S64, Rounding::RNI, d, -16_777_217.0, (-16_777_216i64) as u64),
+        (S64, Rounding::RMI, d, -2.5, (-3i64) as u64),
+        (S64, Rounding::RNI, d, 1.5 * 2f32.powi(40), 3 << 39),
+        (U64, Rounding::RNI, d, ubig, 0xffff_ff00_0000_0000),
+        (U64, Rounding::RNI, d, 1.844_674_4e19, u64::MAX), // 2^64: saturates
+        (U64, Rounding::RZI, d, f32::INFINITY, u64::MAX),
+        (U64, Rounding::RZI, d, -1e30, 0),
+        (U64, Rounding::RPI, d, -0.5, 0),
+        (U64, Rounding::RPI, d, sub, 1),
+        (U64, Rounding::RPI, ftz, sub, 0),
+        (U64, Rounding::RZI, d, 2f32.powi(63), 1 << 63),
+    ];
+    for (dst, rounding, policy, x, want) in cases {
+        let c = Conversion::new(F32, dst, rounding, policy);
+        let x = x.to_bits();
+        assert_eq!(
+            c.apply(x as u64).bits,
+            want,
+            "exact core: {dst} {rounding:?} {x:#x}"
+        );
+        let p = Params::new(&dst, rounding, &policy).unwrap();
+        for len in 1..=40usize {
+            // `x` at every position of a slice of ordinary values.
+            for at in [0, len / 2, len - 1] {
+                let mut src: Vec<u32> = (0..len as u32)
+                    .map(|i| (i as f32 * 3.7).to_bits())
+                    .collect();
+                src[at] = x;
+                let exact: Vec<u64> = src.iter().map(|&s| c.apply(s as u64).bits).collect();
+                for isa in 0..=2 {
+                    let mut out = vec![0x5a5au64; len];
+                    convert_isa(&p, isa, &src, &mut out);
+                    compare(&c, &src, &exact, &out, &format!("isa {isa} len {len}"));
+                    assert_eq!(out[at], want);
+                }
+            }
+        }
+    }
+}
