@@ -376,9 +376,24 @@ pub(crate) struct Plan {
     dst_dec: Decoder,
     /// The fast statistics of `f32`/`tf32` sources.
     fast: Option<FastDst>,
+    /// The bulk kernel of `rp` block scales (`cvt.rp.satfinite.ue8m0.f32`).
+    rp_scale: Option<Kernel>,
     /// The destination range for the `saturated` count.
     lo: f64,
     hi: f64,
+}
+
+/// The conversion of `amax / max` to the `rp` block scale: `cvt.rp.satfinite.ue8m0x2.f32`.
+fn rp_scale_conversion() -> Conversion {
+    Conversion::new(
+        F32,
+        UE8M0,
+        Rounding::RP,
+        gpucvt_core::Policy {
+            satfinite: true,
+            ..Default::default()
+        },
+    )
 }
 
 fn floor_log2(x: f64) -> i32 {
@@ -479,6 +494,9 @@ impl Plan {
             } else {
                 None
             },
+            rp_scale: block
+                .filter(|b| b.1 == ScaleMethod::Rp)
+                .map(|_| Kernel::new(rp_scale_conversion())),
             lo,
             hi,
         }
@@ -611,11 +629,23 @@ impl Plan {
         let mut scales = Vec::new();
         sc.ks.clear();
         let bsize = self.blocks.map_or(n.max(1), |b| b.size as usize);
+        // The words of an `f32` source (always 4-byte words), for the vectorized passes.
+        let words = match self.src_dec {
+            Decoder::F32 => <[u32] as zerocopy::FromBytes>::ref_from_bytes(src.as_bytes()).ok(),
+            _ => None,
+        };
         if let Some(b) = self.blocks {
-            for blk in src.chunks(bsize) {
-                let (byte, k) = self.block_scale(&b, blk);
-                scales.push(byte);
-                sc.ks.push(k);
+            match words {
+                Some(w) => {
+                    self.block_scales_f32(&b, w, bsize, &mut scales, &mut sc.ks, &mut sc.tmp)
+                }
+                None => {
+                    for blk in src.chunks(bsize) {
+                        let (byte, k) = self.block_scale(&b, blk);
+                        scales.push(byte);
+                        sc.ks.push(k);
+                    }
+                }
             }
         } else {
             sc.ks.push(0);
@@ -632,7 +662,19 @@ impl Plan {
             Engine::ViaF32 { kernel, widen } => {
                 sc.tmp.clear();
                 sc.exact.clear();
-                for (j, blk) in src.chunks(bsize).enumerate() {
+                if let (None, Some(words)) = (widen, words) {
+                    // `f32` sources: the same scaled words and exact elements, vectorized.
+                    sc.tmp.resize(n, 0);
+                    vectorized(ScaleJob {
+                        src: words,
+                        ks: &sc.ks,
+                        bsize,
+                        out: &mut sc.tmp,
+                        exact: &mut sc.exact,
+                    });
+                }
+                let scalar = sc.tmp.len() != n;
+                for (j, blk) in src.chunks(bsize).enumerate().filter(|_| scalar) {
                     let k = sc.ks[j];
                     for (i, x) in blk.iter().enumerate() {
                         let x = x.to_u64();
@@ -695,6 +737,75 @@ impl Plan {
         c.apply(x).bits
     }
 
+    /// The scale bytes and exponents ([`Plan::block_scale`]) of the blocks of the words of an
+    /// `f32` source, appended to `scales` and `ks` (`tmp`: scratch): the largest magnitudes
+    /// vectorized, the `rp` scales by the bulk `ue8m0` kernel.
+    fn block_scales_f32(
+        &self,
+        b: &Blocks,
+        src: &[u32],
+        bsize: usize,
+        scales: &mut Vec<u8>,
+        ks: &mut Vec<i32>,
+        tmp: &mut Vec<u32>,
+    ) {
+        tmp.clear();
+        vectorized(BlockMax {
+            src,
+            bsize,
+            out: tmp,
+        });
+        let first = scales.len();
+        match &self.rp_scale {
+            None => scales.extend(
+                tmp.iter()
+                    .map(|&m| self.amax_scale(b, f32::from_bits(m) as f64).0),
+            ),
+            Some(kernel) => {
+                // `amax / max` of each block (as `f32`) through `cvt.rp.satfinite.ue8m0.f32`
+                // (the NaN-scale blocks are set below).
+                let q: Vec<u32> = tmp
+                    .iter()
+                    .map(|&m| (f32::from_bits(m & 0x7fff_ffff) / b.max_f32).to_bits())
+                    .collect();
+                scales.resize(first + q.len(), 0);
+                kernel
+                    .convert(&q, &mut scales[first..])
+                    .expect("internal error: one scale per block");
+            }
+        }
+        for (s, &m) in scales[first..].iter_mut().zip(tmp.iter()) {
+            if m >= 0x7f80_0000 {
+                // NaN or infinity in the block: the NaN scale, elements unscaled.
+                *s = 0xff;
+            }
+        }
+        ks.extend(
+            scales[first..]
+                .iter()
+                .map(|&s| if s == 0xff { 0 } else { 127 - s as i32 }),
+        );
+    }
+
+    /// The scale byte and exponent of a block of finite elements whose largest magnitude is
+    /// `amax`.
+    fn amax_scale(&self, b: &Blocks, amax: f64) -> (u8, i32) {
+        let shared = match b.method {
+            ScaleMethod::Ocp => {
+                if amax == 0.0 {
+                    -127
+                } else {
+                    (floor_log2(amax) - b.emax).clamp(-127, 127)
+                }
+            }
+            ScaleMethod::Rp => {
+                let q = (amax as f32) / b.max_f32;
+                rp_scale_conversion().apply(q.to_bits() as u64).bits as i32 - 127
+            }
+        };
+        ((shared + 127) as u8, -shared)
+    }
+
     /// The scale byte of a block and the exponent its elements are multiplied by.
     fn block_scale<S: Le>(&self, b: &Blocks, blk: &[S]) -> (u8, i32) {
         let mut amax = 0.0f64;
@@ -718,29 +829,7 @@ impl Plan {
                 amax = amax.max(v);
             }
         }
-        let shared = match b.method {
-            ScaleMethod::Ocp => {
-                if amax == 0.0 {
-                    -127
-                } else {
-                    (floor_log2(amax) - b.emax).clamp(-127, 127)
-                }
-            }
-            ScaleMethod::Rp => {
-                let q = (amax as f32) / b.max_f32;
-                let c = Conversion::new(
-                    F32,
-                    UE8M0,
-                    Rounding::RP,
-                    gpucvt_core::Policy {
-                        satfinite: true,
-                        ..Default::default()
-                    },
-                );
-                c.apply(q.to_bits() as u64).bits as i32 - 127
-            }
-        };
-        ((shared + 127) as u8, -shared)
+        self.amax_scale(b, amax)
     }
 
     fn stats<S: Le, D: Le>(
@@ -1143,6 +1232,95 @@ impl Plan {
         st.error_elements += total(&acc[5]);
         st.sum_abs_error += sum.iter().sum::<f64>();
         st.max_abs_error = max.iter().fold(0.0f64, |m, &x| m.max(x));
+    }
+}
+
+/// The largest magnitude of each block of `f32` words, as the encoding without its sign bit
+/// (appended to `out`), as work for [`vectorized`].
+struct BlockMax<'a> {
+    src: &'a [u32],
+    bsize: usize,
+    out: &'a mut Vec<u32>,
+}
+
+impl Vectorizable for BlockMax<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        #[inline(always)]
+        fn max_abs(blk: &[u32]) -> u32 {
+            blk.iter().fold(0, |m, &x| m.max(x & 0x7fff_ffff))
+        }
+        if self.bsize == 32 {
+            // The MX block size, unrolled.
+            let whole = self.src.chunks_exact(32);
+            let rest = whole.remainder();
+            self.out.extend(whole.map(max_abs));
+            if !rest.is_empty() {
+                self.out.push(max_abs(rest));
+            }
+        } else {
+            self.out.extend(self.src.chunks(self.bsize).map(max_abs));
+        }
+    }
+}
+
+/// Scales `f32` words by 2^k per block (`ks`) into `out` as [`Engine::ViaF32`] does, as work
+/// for [`vectorized`]: a normal value whose exponent stays normal gets its exponent field
+/// adjusted; the others are left as they are and, unless they are zeros, infinities or NaNs
+/// (which scaling leaves alone) or `k` is 0, their indices are appended to `exact`.
+struct ScaleJob<'a> {
+    src: &'a [u32],
+    ks: &'a [i32],
+    bsize: usize,
+    out: &'a mut [u32],
+    exact: &'a mut Vec<usize>,
+}
+
+impl Vectorizable for ScaleJob<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        /// The scaled word and whether the element needs the exact core.
+        #[inline(always)]
+        fn scale(x: u32, k: i32) -> (u32, bool) {
+            let e = (x >> 23) & 0xff;
+            // Both the exponent field and the scaled one in 1..=254.
+            let ok = (e.wrapping_sub(1) < 254) & (((e as i32 + k - 1) as u32) < 254);
+            let y = if ok {
+                x.wrapping_add((k as u32) << 23)
+            } else {
+                x
+            };
+            (y, !ok & (e != 255) & (x & 0x7fff_ffff != 0))
+        }
+        let blocks = self
+            .src
+            .chunks(self.bsize)
+            .zip(self.out.chunks_mut(self.bsize));
+        for (j, ((s, o), &k)) in blocks.zip(self.ks).enumerate() {
+            if k == 0 {
+                o.copy_from_slice(s);
+                continue;
+            }
+            let mut any = false;
+            for (x, y) in s.iter().zip(o.iter_mut()) {
+                let (w, ex) = scale(*x, k);
+                *y = w;
+                any |= ex;
+            }
+            if any {
+                let at = j * self.bsize;
+                self.exact.extend(
+                    s.iter()
+                        .enumerate()
+                        .filter(|&(_, &x)| scale(x, k).1)
+                        .map(|(i, _)| at + i),
+                );
+            }
+        }
     }
 }
 
@@ -1699,13 +1877,7 @@ pub(crate) fn pack<D: Le>(p: Packing, words: &[D], out: &mut [u8]) {
                 d.store(o);
             }
         }
-        Packing::Nibbles => {
-            for (o, pair) in out.iter_mut().zip(words.chunks(2)) {
-                let lo = pair[0].to_u64() as u8 & 0xf;
-                let hi = pair.get(1).map_or(0, |d| d.to_u64() as u8 & 0xf);
-                *o = lo | hi << 4;
-            }
-        }
+        Packing::Nibbles => vectorized(PackNibbles { words, out }),
         Packing::Sixes => {
             for (o, quad) in out.chunks_exact_mut(3).zip(words.chunks(4)) {
                 let mut v = 0u32;
@@ -1714,6 +1886,30 @@ pub(crate) fn pack<D: Le>(p: Packing, words: &[D], out: &mut [u8]) {
                 }
                 o.copy_from_slice(&v.to_le_bytes()[..3]);
             }
+        }
+    }
+}
+
+/// Packs words into nibbles (the low four bits of each, two to a byte, the first in the low
+/// half), as work for [`vectorized`].
+struct PackNibbles<'a, D> {
+    words: &'a [D],
+    out: &'a mut [u8],
+}
+
+impl<D: Le> Vectorizable for PackNibbles<'_, D> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        let pairs = self.words.chunks_exact(2);
+        let last = pairs.remainder().first();
+        let mut out = self.out.iter_mut();
+        for (o, pair) in out.by_ref().zip(pairs) {
+            *o = (pair[0].to_u64() as u8 & 0xf) | (pair[1].to_u64() as u8) << 4;
+        }
+        if let (Some(o), Some(d)) = (out.next(), last) {
+            *o = d.to_u64() as u8 & 0xf;
         }
     }
 }
