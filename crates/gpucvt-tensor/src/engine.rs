@@ -376,6 +376,9 @@ pub(crate) struct Plan {
     dst_dec: Decoder,
     /// The fast statistics of `f32`/`tf32` sources.
     fast: Option<FastDst>,
+    /// The range thresholds ([`Plan::block_thresholds`]) of the block exponents −127..=127
+    /// (empty without blocks).
+    thresholds: Box<[(i32, i32)]>,
     /// The bulk kernel of `rp` block scales (`cvt.rp.satfinite.ue8m0.f32`).
     rp_scale: Option<Kernel>,
     /// The destination range for the `saturated` count.
@@ -493,6 +496,15 @@ impl Plan {
                 }
             } else {
                 None
+            },
+            thresholds: match block {
+                Some(_) => (-127..=127)
+                    .map(|k| {
+                        let down = exp2i(-k);
+                        (key_below(lo * down), key_above(hi * down))
+                    })
+                    .collect(),
+                None => Box::new([]),
             },
             rp_scale: block
                 .filter(|b| b.1 == ScaleMethod::Rp)
@@ -964,14 +976,18 @@ impl Plan {
     }
 
     /// The range thresholds (as order-preserving keys) of a block scaled by 2^k, `down`
-    /// being 2^−k: (a · 2^k > hi) ⇔ (a > hi · 2^−k), both products exact. `last` keeps the
-    /// last block's, which the next blocks mostly share.
+    /// being 2^−k: (a · 2^k > hi) ⇔ (a > hi · 2^−k), both products exact. From the table of
+    /// block exponents, if there is one; else `last` keeps the last block's, which the next
+    /// blocks mostly share.
     fn block_thresholds(
         &self,
         k: i32,
         down: f64,
         last: &mut Option<(i32, i32, i32)>,
     ) -> (i32, i32) {
+        if let Some(&t) = self.thresholds.get(k.wrapping_add(127) as usize) {
+            return t;
+        }
         match *last {
             Some((lk, lo, hi)) if lk == k => (lo, hi),
             _ => {
@@ -1386,15 +1402,18 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
         let mut counts = [0u64; 6];
         let mut last: Option<(i32, i32, i32)> = None;
         let mut errors = [0.0f64; PIECE];
-        for (j, (sb, db)) in src.chunks(bsize).zip(dst.chunks(bsize)).enumerate() {
-            let k = if SCALED { ks[j] } else { 0 };
+        // One block, on its own.
+        let mut block = |k: i32,
+                         sb: &[u32],
+                         db: &[D],
+                         acc: &mut Groups,
+                         counts: &mut [u64; 6],
+                         last: &mut Option<(i32, i32, i32)>| {
             let down = if SCALED { exp2i(-k) } else { 1.0 };
-            let (t_lo, t_hi) = plan.block_thresholds(k, down, &mut last);
-            let mut g = acc;
+            let (t_lo, t_hi) = plan.block_thresholds(k, down, last);
+            let mut g = *acc;
             g.sat = [0; LANES];
             g.flushed = [0; LANES];
-            let sb: &[u32] = <[u32] as zerocopy::FromBytes>::ref_from_bytes(sb.as_bytes())
-                .expect("4-byte words");
             finite_groups::<SCALED, D>(
                 &mut g,
                 &mut errors,
@@ -1422,6 +1441,46 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
                 for (t, c) in counts.iter_mut().zip(c) {
                     *t += c as u64;
                 }
+            }
+        };
+        let src: &[u32] =
+            <[u32] as zerocopy::FromBytes>::ref_from_bytes(src.as_bytes()).expect("4-byte words");
+        // Small blocks whose elements fill whole lane vectors: groups of blocks of about
+        // [`PIECE`] elements in one pass ([`scaled_group`]), and the group again block by block
+        // when an element is not finite on both sides (the same sums: element `i` of a block
+        // goes to lane `i mod LANES` either way, the lanes adding in the same order).
+        let per = if SCALED && bsize % LANES == 0 {
+            (PIECE / bsize).max(1)
+        } else {
+            1
+        };
+        if per > 1 {
+            let groups = src.chunks(bsize * per).zip(dst.chunks(bsize * per));
+            for ((sg, dg), kg) in groups.zip(ks.chunks(per)) {
+                let mut g = acc;
+                g.sat = [0; LANES];
+                g.flushed = [0; LANES];
+                for ((sb, db), &k) in sg.chunks(bsize).zip(dg.chunks(bsize)).zip(kg) {
+                    let down = exp2i(-k);
+                    let (t_lo, t_hi) = plan.block_thresholds(k, down, &mut last);
+                    scaled_group(&mut g, sb, db, &fv, down, t_lo, t_hi, relu, zero);
+                }
+                if g.sum.iter().all(|x| x.is_finite()) {
+                    acc.sum = g.sum;
+                    acc.max = g.max;
+                    counts[3] += g.sat.iter().map(|&c| c as u64).sum::<u64>();
+                    counts[4] += g.flushed.iter().map(|&c| c as u64).sum::<u64>();
+                    counts[5] += sg.len() as u64;
+                } else {
+                    for ((sb, db), &k) in sg.chunks(bsize).zip(dg.chunks(bsize)).zip(kg) {
+                        block(k, sb, db, &mut acc, &mut counts, &mut last);
+                    }
+                }
+            }
+        } else {
+            for (j, (sb, db)) in src.chunks(bsize).zip(dst.chunks(bsize)).enumerate() {
+                let k = if SCALED { ks[j] } else { 0 };
+                block(k, sb, db, &mut acc, &mut counts, &mut last);
             }
         }
         add_counts(st, &counts, &acc.sum, &acc.max);
@@ -1494,6 +1553,52 @@ fn finite_groups<const SCALED: bool, D: Le>(
         // Only the last piece is short.
         for (l, &v) in es.remainder().iter().enumerate() {
             sum[l] += v;
+        }
+    }
+    *g = Groups {
+        sum,
+        max,
+        sat,
+        flushed,
+    };
+}
+
+/// [`finite_groups`] of one block of a multiple of [`LANES`] elements, scaled, in a single
+/// pass with lane-wise sums, maxima and counts (no reduction across lanes): the same sums
+/// (element `i` in lane `i mod LANES`, in order), maxima and counts.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn scaled_group<D: Le>(
+    g: &mut Groups,
+    x: &[u32],
+    y: &[D],
+    fv: &impl Fn(u32) -> f32,
+    down: f64,
+    t_lo: i32,
+    t_hi: i32,
+    relu: bool,
+    zero: Codes,
+) {
+    let relu = relu as u32;
+    let Groups {
+        mut sum,
+        mut max,
+        mut sat,
+        mut flushed,
+    } = *g;
+    for (xc, yc) in x.chunks_exact(LANES).zip(y.chunks_exact(LANES)) {
+        for l in 0..LANES {
+            let (xv, yv) = (xc[l], yc[l].to_u64() as u32);
+            let a = f32::from_bits(xv) as f64;
+            let e = (fv(yv) as f64 * down - a).abs();
+            sum[l] += e;
+            // NaN errors are left out here, but make the sums NaN (and the group is done
+            // again).
+            max[l] = if e > max[l] { e } else { max[l] };
+            let kx = key(xv);
+            sat[l] += ((kx > t_hi) | (kx < t_lo)) as u32;
+            let counted = (xv & 0x7fff_ffff != 0) as u32 & ((relu & (xv >> 31)) ^ 1);
+            flushed[l] += zero.test(yv) as u32 & counted;
         }
     }
     *g = Groups {
