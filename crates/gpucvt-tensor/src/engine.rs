@@ -649,7 +649,7 @@ impl Plan {
         if let Some(b) = self.blocks {
             match words {
                 Some(w) => {
-                    self.block_scales_f32(&b, w, bsize, &mut scales, &mut sc.ks, &mut sc.tmp)
+                    self.block_scales_f32(&b, w, bsize, &mut scales, &mut sc.ks, &mut sc.amax)
                 }
                 None => {
                     for blk in src.chunks(bsize) {
@@ -672,10 +672,11 @@ impl Plan {
                 r.expect("internal error: slice lengths and word widths are checked by the plan");
             }
             Engine::ViaF32 { kernel, widen } => {
-                sc.tmp.clear();
                 sc.exact.clear();
-                if let (None, Some(words)) = (widen, words) {
-                    // `f32` sources: the same scaled words and exact elements, vectorized.
+                let vector = widen.is_none() && words.is_some();
+                if let (true, Some(words)) = (vector, words) {
+                    // `f32` sources: the same scaled words and exact elements, vectorized
+                    // (every word of `tmp` is written: no need to clear it).
                     sc.tmp.resize(n, 0);
                     vectorized(ScaleJob {
                         src: words,
@@ -685,8 +686,10 @@ impl Plan {
                         exact: &mut sc.exact,
                     });
                 }
-                let scalar = sc.tmp.len() != n;
-                for (j, blk) in src.chunks(bsize).enumerate().filter(|_| scalar) {
+                if !vector {
+                    sc.tmp.clear();
+                }
+                for (j, blk) in src.chunks(bsize).enumerate().filter(|_| !vector) {
                     let k = sc.ks[j];
                     for (i, x) in blk.iter().enumerate() {
                         let x = x.to_u64();
@@ -1913,6 +1916,8 @@ struct Scratch<S, D> {
     dst: Vec<D>,
     rnd: Vec<u32>,
     tmp: Vec<u32>,
+    /// The largest magnitudes of the blocks of `f32` words.
+    amax: Vec<u32>,
     exact: Vec<usize>,
     ks: Vec<i32>,
 }
@@ -1924,6 +1929,7 @@ impl<S, D> Default for Scratch<S, D> {
             dst: Vec::new(),
             rnd: Vec::new(),
             tmp: Vec::new(),
+            amax: Vec::new(),
             exact: Vec::new(),
             ks: Vec::new(),
         }
