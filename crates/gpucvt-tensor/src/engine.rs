@@ -1460,24 +1460,28 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
         if per > 1 {
             let groups = src.chunks(bsize * per).zip(dst.chunks(bsize * per));
             for ((sg, dg), kg) in groups.zip(ks.chunks(per)) {
-                let mut g = acc;
-                g.sat = [0; LANES];
-                g.flushed = [0; LANES];
-                for ((sb, db), &k) in sg.chunks(bsize).zip(dg.chunks(bsize)).zip(kg) {
-                    let down = exp2i(-k);
-                    let (t_lo, t_hi) = plan.block_thresholds(k, down, &mut last);
-                    scaled_group(&mut g, sb, db, &fv, down, t_lo, t_hi, relu, zero);
-                }
-                if g.sum.iter().all(|x| x.is_finite()) {
-                    acc.sum = g.sum;
-                    acc.max = g.max;
-                    counts[3] += g.sat.iter().map(|&c| c as u64).sum::<u64>();
-                    counts[4] += g.flushed.iter().map(|&c| c as u64).sum::<u64>();
-                    counts[5] += sg.len() as u64;
-                } else {
+                // (A last block that is not whole lane vectors, never in files: block by
+                // block.)
+                if sg.len() % LANES == 0 {
+                    let mut g = acc;
+                    g.sat = [0; LANES];
+                    g.flushed = [0; LANES];
                     for ((sb, db), &k) in sg.chunks(bsize).zip(dg.chunks(bsize)).zip(kg) {
-                        block(k, sb, db, &mut acc, &mut counts, &mut last);
+                        let down = exp2i(-k);
+                        let (t_lo, t_hi) = plan.block_thresholds(k, down, &mut last);
+                        scaled_group(&mut g, sb, db, &fv, down, t_lo, t_hi, relu, zero);
                     }
+                    if g.sum.iter().all(|x| x.is_finite()) {
+                        acc.sum = g.sum;
+                        acc.max = g.max;
+                        counts[3] += g.sat.iter().map(|&c| c as u64).sum::<u64>();
+                        counts[4] += g.flushed.iter().map(|&c| c as u64).sum::<u64>();
+                        counts[5] += sg.len() as u64;
+                        continue;
+                    }
+                }
+                for ((sb, db), &k) in sg.chunks(bsize).zip(dg.chunks(bsize)).zip(kg) {
+                    block(k, sb, db, &mut acc, &mut counts, &mut last);
                 }
             }
         } else {
@@ -1990,6 +1994,17 @@ pub(crate) fn pack<D: Le>(p: Packing, words: &[D], out: &mut [u8]) {
         }
         Packing::Nibbles => vectorized(PackNibbles { words, out }),
         Packing::Sixes => {
+            // Eight words to six bytes at a time, then the rest four to three.
+            let whole = (words.len() / 8).min(out.len() / 6);
+            let (w8, words) = words.split_at(whole * 8);
+            let (o6, out) = out.split_at_mut(whole * 6);
+            for (o, oct) in o6.chunks_exact_mut(6).zip(w8.chunks_exact(8)) {
+                let mut v = 0u64;
+                for (k, d) in oct.iter().enumerate() {
+                    v |= (d.to_u64() & 0x3f) << (6 * k);
+                }
+                o.copy_from_slice(&v.to_le_bytes()[..6]);
+            }
             for (o, quad) in out.chunks_exact_mut(3).zip(words.chunks(4)) {
                 let mut v = 0u32;
                 for (k, d) in quad.iter().enumerate() {
@@ -2244,6 +2259,185 @@ mod tests {
         for method in [ScaleMethod::Ocp, ScaleMethod::Rp] {
             check(conv(E2M1, Rounding::RN, sf), Some((32, method)));
             check(conv(E4M3, Rounding::RN, plain), Some((16, method)));
+        }
+    }
+
+    /// `f32` words in blocks of varied magnitudes: per block a top binade anywhere in the
+    /// `f32` range and elements up to 40 binades below it (into the subnormals), some whole
+    /// blocks of zeros or of subnormals, and NaNs, infinities, the largest and the smallest
+    /// values sprinkled in (about one block in ten has a NaN or an infinity).
+    fn mx_data(n: usize, bsize: usize, seed: u64) -> Vec<u32> {
+        let mut r = seed << 32;
+        let mut next = move || {
+            r += 1;
+            splitmix64(r)
+        };
+        let mut v = Vec::with_capacity(n + bsize);
+        while v.len() < n {
+            let kind = next() % 16;
+            let top = (next() % 254) as u32 + 1;
+            for _ in 0..bsize {
+                let x = next();
+                let sign = x as u32 & 0x8000_0000;
+                let frac = (x >> 8) as u32 & 0x007f_ffff;
+                let w = match kind {
+                    0 => sign,
+                    1 => sign | frac,
+                    _ => sign | top.saturating_sub(((x >> 40) % 40) as u32) << 23 | frac,
+                };
+                v.push(match (x >> 50) % 1024 {
+                    0 => 0x7fc0_0000 | sign | (x >> 2) as u32 & 0x3f_ffff,
+                    1 => 0x7f80_0000 | sign,
+                    2..=5 => 0x7f7f_ffff | sign,
+                    6..=9 => 1 | sign,
+                    _ => w,
+                });
+            }
+        }
+        v.truncate(n);
+        v
+    }
+
+    /// The MX block path of `f32` sources (block maxima, scales, scaling, kernels, packing)
+    /// against the scalar block scale of [`Plan::block_scale`] and the exact core element
+    /// by element ([`Plan::exact`]); its statistics against [`reference`].
+    #[test]
+    fn block_path_equals_the_exact_core() {
+        use crate::dtype::dense_packing as packing;
+        let sf = Policy {
+            satfinite: true,
+            ..Policy::default()
+        };
+        let plain = Policy::default();
+        let mut configs = 0;
+        for dst in [E2M1, E4M3, E5M2, E2M3, E3M2] {
+            for (rounding, policy) in [
+                (Rounding::RN, sf),
+                (Rounding::RN, plain),
+                (Rounding::RZ, sf),
+                (Rounding::stochastic(0, 8), sf),
+            ] {
+                for method in [ScaleMethod::Ocp, ScaleMethod::Rp] {
+                    for (bsize, n) in [(32usize, 70_000usize), (16, 3001), (12, 3000)] {
+                        if bsize != 32 && dst != E2M1 && dst != E4M3 {
+                            continue;
+                        }
+                        let conv = Conversion::new(F32, dst, rounding, policy);
+                        let seed = configs as u64;
+                        check_blocks(conv, method, bsize, mx_data(n, bsize, seed), packing(&dst));
+                        configs += 1;
+                    }
+                }
+            }
+        }
+        assert!(configs >= 40);
+    }
+
+    fn check_blocks(
+        conv: Conversion,
+        method: ScaleMethod,
+        bsize: usize,
+        src: Vec<u32>,
+        pack_as: Packing,
+    ) {
+        let n = src.len();
+        let first = 1000;
+        let block = Some((bsize as u64, method));
+        let what = format!("{conv:?} {method:?} {bsize}");
+        // Unpacked words (compared with the exact core), and packed as the file format is.
+        let plan = Plan::new(conv, Packing::Bytes(4), Packing::Bytes(1), block, 3);
+        let bytes: Vec<u8> = src.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let mut out = vec![0u8; n];
+        let (stats, scales) = plan.convert_chunk(&bytes, n as u64, first, &mut out);
+        let Some(b) = plan.blocks else { unreachable!() };
+        let stochastic = plan.stochastic;
+        let (mut exact_scales, mut exact_out) = (Vec::new(), Vec::new());
+        for (j, blk) in src.chunks(bsize).enumerate() {
+            let (byte, k) = plan.block_scale(&b, blk);
+            exact_scales.push(byte);
+            for (i, &x) in blk.iter().enumerate() {
+                let at = (j * bsize + i) as u64;
+                let r = if stochastic {
+                    random_word(plan.stream, first + at)
+                } else {
+                    0
+                };
+                exact_out.push(plan.exact(x as u64, k, r) as u8);
+            }
+        }
+        assert_eq!(scales, exact_scales, "{what}: scales");
+        for (i, (&got, &want)) in out.iter().zip(&exact_out).enumerate() {
+            assert_eq!(got, want, "{what}: element {i} ({:#010x})", src[i]);
+        }
+        let nan_blocks = scales.iter().filter(|&&s| s == 0xff).count();
+        assert!(
+            nan_blocks > 0 && nan_blocks < scales.len(),
+            "{what}: NaN blocks"
+        );
+        // The statistics, merged over the parallel work units in order as the engine does.
+        let words: Vec<u64> = out.iter().map(|&y| y as u64).collect();
+        let sub = plan.sub_elements() as usize;
+        let (mut got, mut w) = (Stats::default(), Stats::default());
+        got.merge(&stats);
+        for (i, (x, y)) in src.chunks(sub).zip(words.chunks(sub)).enumerate() {
+            let sc = &scales[i * sub / bsize..];
+            w.merge(&reference(
+                &plan,
+                x,
+                y,
+                &sc[..x.len().div_ceil(bsize)],
+                bsize,
+            ));
+        }
+        assert!(n > sub || bsize != 32, "{what}: several work units");
+        assert_eq!(got, w, "{what}: statistics");
+        // Packed: the same statistics and the packed words.
+        let units = n - n % pack_as.unit() as usize;
+        let packed = Plan::new(conv, Packing::Bytes(4), pack_as, block, 3);
+        let mut pout = vec![0u8; pack_as.bytes_for(units as u64) as usize];
+        let (pstats, pscales) =
+            packed.convert_chunk(&bytes[..4 * units], units as u64, first, &mut pout);
+        let mut unpacked: Vec<u8> = Vec::new();
+        unpack(pack_as, &pout, units, &mut unpacked);
+        let bits = pack_as.bits() as u32;
+        let low: Vec<u8> = exact_out[..units]
+            .iter()
+            .map(|&y| y & ((1u16 << bits.min(8)) - 1) as u8)
+            .collect();
+        assert_eq!(unpacked, low, "{what}: packed");
+        assert_eq!(
+            pscales,
+            scales[..units.div_ceil(bsize)],
+            "{what}: packed scales"
+        );
+        if units == n {
+            assert_eq!(pstats, stats, "{what}: packed statistics");
+        }
+    }
+
+    /// Packing and unpacking nibbles and six-bit groups, against the bits laid out one
+    /// element after another (little-endian, the first element in the lowest bits).
+    #[test]
+    fn packing_lays_out_the_bits() {
+        for p in [Packing::Nibbles, Packing::Sixes] {
+            let bits = p.bits() as usize;
+            for n in (0..100).step_by(p.unit() as usize) {
+                let words: Vec<u8> = (0..n).map(|i| splitmix64(i as u64 + 77) as u8).collect();
+                let mut out = vec![0u8; p.bytes_for(n as u64) as usize];
+                pack(p, &words, &mut out);
+                let mut want = vec![0u8; out.len()];
+                for (i, &w) in words.iter().enumerate() {
+                    for b in 0..bits {
+                        let at = i * bits + b;
+                        want[at / 8] |= ((w >> b) & 1) << (at % 8);
+                    }
+                }
+                assert_eq!(out, want, "{p:?} {n}");
+                let mut back: Vec<u8> = Vec::new();
+                unpack(p, &out, n, &mut back);
+                let low: Vec<u8> = words.iter().map(|&w| w & ((1 << bits) - 1) as u8).collect();
+                assert_eq!(back, low, "{p:?} {n}");
+            }
         }
     }
 
