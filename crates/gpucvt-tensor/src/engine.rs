@@ -376,9 +376,27 @@ pub(crate) struct Plan {
     dst_dec: Decoder,
     /// The fast statistics of `f32`/`tf32` sources.
     fast: Option<FastDst>,
+    /// The range thresholds ([`Plan::block_thresholds`]) of the block exponents −127..=127
+    /// (empty without blocks).
+    thresholds: Box<[(i32, i32)]>,
+    /// The bulk kernel of `rp` block scales (`cvt.rp.satfinite.ue8m0.f32`).
+    rp_scale: Option<Kernel>,
     /// The destination range for the `saturated` count.
     lo: f64,
     hi: f64,
+}
+
+/// The conversion of `amax / max` to the `rp` block scale: `cvt.rp.satfinite.ue8m0x2.f32`.
+fn rp_scale_conversion() -> Conversion {
+    Conversion::new(
+        F32,
+        UE8M0,
+        Rounding::RP,
+        gpucvt_core::Policy {
+            satfinite: true,
+            ..Default::default()
+        },
+    )
 }
 
 fn floor_log2(x: f64) -> i32 {
@@ -479,6 +497,18 @@ impl Plan {
             } else {
                 None
             },
+            thresholds: match block {
+                Some(_) => (-127..=127)
+                    .map(|k| {
+                        let down = exp2i(-k);
+                        (key_below(lo * down), key_above(hi * down))
+                    })
+                    .collect(),
+                None => Box::new([]),
+            },
+            rp_scale: block
+                .filter(|b| b.1 == ScaleMethod::Rp)
+                .map(|_| Kernel::new(rp_scale_conversion())),
             lo,
             hi,
         }
@@ -611,11 +641,23 @@ impl Plan {
         let mut scales = Vec::new();
         sc.ks.clear();
         let bsize = self.blocks.map_or(n.max(1), |b| b.size as usize);
+        // The words of an `f32` source (always 4-byte words), for the vectorized passes.
+        let words = match self.src_dec {
+            Decoder::F32 => <[u32] as zerocopy::FromBytes>::ref_from_bytes(src.as_bytes()).ok(),
+            _ => None,
+        };
         if let Some(b) = self.blocks {
-            for blk in src.chunks(bsize) {
-                let (byte, k) = self.block_scale(&b, blk);
-                scales.push(byte);
-                sc.ks.push(k);
+            match words {
+                Some(w) => {
+                    self.block_scales_f32(&b, w, bsize, &mut scales, &mut sc.ks, &mut sc.amax)
+                }
+                None => {
+                    for blk in src.chunks(bsize) {
+                        let (byte, k) = self.block_scale(&b, blk);
+                        scales.push(byte);
+                        sc.ks.push(k);
+                    }
+                }
             }
         } else {
             sc.ks.push(0);
@@ -630,9 +672,24 @@ impl Plan {
                 r.expect("internal error: slice lengths and word widths are checked by the plan");
             }
             Engine::ViaF32 { kernel, widen } => {
-                sc.tmp.clear();
                 sc.exact.clear();
-                for (j, blk) in src.chunks(bsize).enumerate() {
+                let vector = widen.is_none() && words.is_some();
+                if let (true, Some(words)) = (vector, words) {
+                    // `f32` sources: the same scaled words and exact elements, vectorized
+                    // (every word of `tmp` is written: no need to clear it).
+                    sc.tmp.resize(n, 0);
+                    vectorized(ScaleJob {
+                        src: words,
+                        ks: &sc.ks,
+                        bsize,
+                        out: &mut sc.tmp,
+                        exact: &mut sc.exact,
+                    });
+                }
+                if !vector {
+                    sc.tmp.clear();
+                }
+                for (j, blk) in src.chunks(bsize).enumerate().filter(|_| !vector) {
                     let k = sc.ks[j];
                     for (i, x) in blk.iter().enumerate() {
                         let x = x.to_u64();
@@ -695,6 +752,75 @@ impl Plan {
         c.apply(x).bits
     }
 
+    /// The scale bytes and exponents ([`Plan::block_scale`]) of the blocks of the words of an
+    /// `f32` source, appended to `scales` and `ks` (`tmp`: scratch): the largest magnitudes
+    /// vectorized, the `rp` scales by the bulk `ue8m0` kernel.
+    fn block_scales_f32(
+        &self,
+        b: &Blocks,
+        src: &[u32],
+        bsize: usize,
+        scales: &mut Vec<u8>,
+        ks: &mut Vec<i32>,
+        tmp: &mut Vec<u32>,
+    ) {
+        tmp.clear();
+        vectorized(BlockMax {
+            src,
+            bsize,
+            out: tmp,
+        });
+        let first = scales.len();
+        match &self.rp_scale {
+            None => scales.extend(
+                tmp.iter()
+                    .map(|&m| self.amax_scale(b, f32::from_bits(m) as f64).0),
+            ),
+            Some(kernel) => {
+                // `amax / max` of each block (as `f32`) through `cvt.rp.satfinite.ue8m0.f32`
+                // (the NaN-scale blocks are set below).
+                let q: Vec<u32> = tmp
+                    .iter()
+                    .map(|&m| (f32::from_bits(m & 0x7fff_ffff) / b.max_f32).to_bits())
+                    .collect();
+                scales.resize(first + q.len(), 0);
+                kernel
+                    .convert(&q, &mut scales[first..])
+                    .expect("internal error: one scale per block");
+            }
+        }
+        for (s, &m) in scales[first..].iter_mut().zip(tmp.iter()) {
+            if m >= 0x7f80_0000 {
+                // NaN or infinity in the block: the NaN scale, elements unscaled.
+                *s = 0xff;
+            }
+        }
+        ks.extend(
+            scales[first..]
+                .iter()
+                .map(|&s| if s == 0xff { 0 } else { 127 - s as i32 }),
+        );
+    }
+
+    /// The scale byte and exponent of a block of finite elements whose largest magnitude is
+    /// `amax`.
+    fn amax_scale(&self, b: &Blocks, amax: f64) -> (u8, i32) {
+        let shared = match b.method {
+            ScaleMethod::Ocp => {
+                if amax == 0.0 {
+                    -127
+                } else {
+                    (floor_log2(amax) - b.emax).clamp(-127, 127)
+                }
+            }
+            ScaleMethod::Rp => {
+                let q = (amax as f32) / b.max_f32;
+                rp_scale_conversion().apply(q.to_bits() as u64).bits as i32 - 127
+            }
+        };
+        ((shared + 127) as u8, -shared)
+    }
+
     /// The scale byte of a block and the exponent its elements are multiplied by.
     fn block_scale<S: Le>(&self, b: &Blocks, blk: &[S]) -> (u8, i32) {
         let mut amax = 0.0f64;
@@ -718,29 +844,7 @@ impl Plan {
                 amax = amax.max(v);
             }
         }
-        let shared = match b.method {
-            ScaleMethod::Ocp => {
-                if amax == 0.0 {
-                    -127
-                } else {
-                    (floor_log2(amax) - b.emax).clamp(-127, 127)
-                }
-            }
-            ScaleMethod::Rp => {
-                let q = (amax as f32) / b.max_f32;
-                let c = Conversion::new(
-                    F32,
-                    UE8M0,
-                    Rounding::RP,
-                    gpucvt_core::Policy {
-                        satfinite: true,
-                        ..Default::default()
-                    },
-                );
-                c.apply(q.to_bits() as u64).bits as i32 - 127
-            }
-        };
-        ((shared + 127) as u8, -shared)
+        self.amax_scale(b, amax)
     }
 
     fn stats<S: Le, D: Le>(
@@ -875,14 +979,18 @@ impl Plan {
     }
 
     /// The range thresholds (as order-preserving keys) of a block scaled by 2^k, `down`
-    /// being 2^−k: (a · 2^k > hi) ⇔ (a > hi · 2^−k), both products exact. `last` keeps the
-    /// last block's, which the next blocks mostly share.
+    /// being 2^−k: (a · 2^k > hi) ⇔ (a > hi · 2^−k), both products exact. From the table of
+    /// block exponents, if there is one; else `last` keeps the last block's, which the next
+    /// blocks mostly share.
     fn block_thresholds(
         &self,
         k: i32,
         down: f64,
         last: &mut Option<(i32, i32, i32)>,
     ) -> (i32, i32) {
+        if let Some(&t) = self.thresholds.get(k.wrapping_add(127) as usize) {
+            return t;
+        }
         match *last {
             Some((lk, lo, hi)) if lk == k => (lo, hi),
             _ => {
@@ -1146,6 +1254,95 @@ impl Plan {
     }
 }
 
+/// The largest magnitude of each block of `f32` words, as the encoding without its sign bit
+/// (appended to `out`), as work for [`vectorized`].
+struct BlockMax<'a> {
+    src: &'a [u32],
+    bsize: usize,
+    out: &'a mut Vec<u32>,
+}
+
+impl Vectorizable for BlockMax<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        #[inline(always)]
+        fn max_abs(blk: &[u32]) -> u32 {
+            blk.iter().fold(0, |m, &x| m.max(x & 0x7fff_ffff))
+        }
+        if self.bsize == 32 {
+            // The MX block size, unrolled.
+            let whole = self.src.chunks_exact(32);
+            let rest = whole.remainder();
+            self.out.extend(whole.map(max_abs));
+            if !rest.is_empty() {
+                self.out.push(max_abs(rest));
+            }
+        } else {
+            self.out.extend(self.src.chunks(self.bsize).map(max_abs));
+        }
+    }
+}
+
+/// Scales `f32` words by 2^k per block (`ks`) into `out` as [`Engine::ViaF32`] does, as work
+/// for [`vectorized`]: a normal value whose exponent stays normal gets its exponent field
+/// adjusted; the others are left as they are and, unless they are zeros, infinities or NaNs
+/// (which scaling leaves alone) or `k` is 0, their indices are appended to `exact`.
+struct ScaleJob<'a> {
+    src: &'a [u32],
+    ks: &'a [i32],
+    bsize: usize,
+    out: &'a mut [u32],
+    exact: &'a mut Vec<usize>,
+}
+
+impl Vectorizable for ScaleJob<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        /// The scaled word and whether the element needs the exact core.
+        #[inline(always)]
+        fn scale(x: u32, k: i32) -> (u32, bool) {
+            let e = (x >> 23) & 0xff;
+            // Both the exponent field and the scaled one in 1..=254.
+            let ok = (e.wrapping_sub(1) < 254) & (((e as i32 + k - 1) as u32) < 254);
+            let y = if ok {
+                x.wrapping_add((k as u32) << 23)
+            } else {
+                x
+            };
+            (y, !ok & (e != 255) & (x & 0x7fff_ffff != 0))
+        }
+        let blocks = self
+            .src
+            .chunks(self.bsize)
+            .zip(self.out.chunks_mut(self.bsize));
+        for (j, ((s, o), &k)) in blocks.zip(self.ks).enumerate() {
+            if k == 0 {
+                o.copy_from_slice(s);
+                continue;
+            }
+            let mut any = false;
+            for (x, y) in s.iter().zip(o.iter_mut()) {
+                let (w, ex) = scale(*x, k);
+                *y = w;
+                any |= ex;
+            }
+            if any {
+                let at = j * self.bsize;
+                self.exact.extend(
+                    s.iter()
+                        .enumerate()
+                        .filter(|&(_, &x)| scale(x, k).1)
+                        .map(|(i, _)| at + i),
+                );
+            }
+        }
+    }
+}
+
 /// The statistics of `f32` sources into formats whose values are `f32` numbers computed
 /// from the bits (`fv`), as work for [`vectorized`]: [`Plan::fast_stats`] with the blocks of
 /// finite elements in one pass ([`finite_groups`]).
@@ -1208,15 +1405,18 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
         let mut counts = [0u64; 6];
         let mut last: Option<(i32, i32, i32)> = None;
         let mut errors = [0.0f64; PIECE];
-        for (j, (sb, db)) in src.chunks(bsize).zip(dst.chunks(bsize)).enumerate() {
-            let k = if SCALED { ks[j] } else { 0 };
+        // One block, on its own.
+        let mut block = |k: i32,
+                         sb: &[u32],
+                         db: &[D],
+                         acc: &mut Groups,
+                         counts: &mut [u64; 6],
+                         last: &mut Option<(i32, i32, i32)>| {
             let down = if SCALED { exp2i(-k) } else { 1.0 };
-            let (t_lo, t_hi) = plan.block_thresholds(k, down, &mut last);
-            let mut g = acc;
+            let (t_lo, t_hi) = plan.block_thresholds(k, down, last);
+            let mut g = *acc;
             g.sat = [0; LANES];
             g.flushed = [0; LANES];
-            let sb: &[u32] = <[u32] as zerocopy::FromBytes>::ref_from_bytes(sb.as_bytes())
-                .expect("4-byte words");
             finite_groups::<SCALED, D>(
                 &mut g,
                 &mut errors,
@@ -1244,6 +1444,50 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
                 for (t, c) in counts.iter_mut().zip(c) {
                     *t += c as u64;
                 }
+            }
+        };
+        let src: &[u32] =
+            <[u32] as zerocopy::FromBytes>::ref_from_bytes(src.as_bytes()).expect("4-byte words");
+        // Small blocks whose elements fill whole lane vectors: groups of blocks of about
+        // [`PIECE`] elements in one pass ([`scaled_group`]), and the group again block by block
+        // when an element is not finite on both sides (the same sums: element `i` of a block
+        // goes to lane `i mod LANES` either way, the lanes adding in the same order).
+        let per = if SCALED && bsize % LANES == 0 {
+            (PIECE / bsize).max(1)
+        } else {
+            1
+        };
+        if per > 1 {
+            let groups = src.chunks(bsize * per).zip(dst.chunks(bsize * per));
+            for ((sg, dg), kg) in groups.zip(ks.chunks(per)) {
+                // (A last block that is not whole lane vectors, never in files: block by
+                // block.)
+                if sg.len() % LANES == 0 {
+                    let mut g = acc;
+                    g.sat = [0; LANES];
+                    g.flushed = [0; LANES];
+                    for ((sb, db), &k) in sg.chunks(bsize).zip(dg.chunks(bsize)).zip(kg) {
+                        let down = exp2i(-k);
+                        let (t_lo, t_hi) = plan.block_thresholds(k, down, &mut last);
+                        scaled_group(&mut g, sb, db, &fv, down, t_lo, t_hi, relu, zero);
+                    }
+                    if g.sum.iter().all(|x| x.is_finite()) {
+                        acc.sum = g.sum;
+                        acc.max = g.max;
+                        counts[3] += g.sat.iter().map(|&c| c as u64).sum::<u64>();
+                        counts[4] += g.flushed.iter().map(|&c| c as u64).sum::<u64>();
+                        counts[5] += sg.len() as u64;
+                        continue;
+                    }
+                }
+                for ((sb, db), &k) in sg.chunks(bsize).zip(dg.chunks(bsize)).zip(kg) {
+                    block(k, sb, db, &mut acc, &mut counts, &mut last);
+                }
+            }
+        } else {
+            for (j, (sb, db)) in src.chunks(bsize).zip(dst.chunks(bsize)).enumerate() {
+                let k = if SCALED { ks[j] } else { 0 };
+                block(k, sb, db, &mut acc, &mut counts, &mut last);
             }
         }
         add_counts(st, &counts, &acc.sum, &acc.max);
@@ -1316,6 +1560,52 @@ fn finite_groups<const SCALED: bool, D: Le>(
         // Only the last piece is short.
         for (l, &v) in es.remainder().iter().enumerate() {
             sum[l] += v;
+        }
+    }
+    *g = Groups {
+        sum,
+        max,
+        sat,
+        flushed,
+    };
+}
+
+/// [`finite_groups`] of one block of a multiple of [`LANES`] elements, scaled, in a single
+/// pass with lane-wise sums, maxima and counts (no reduction across lanes): the same sums
+/// (element `i` in lane `i mod LANES`, in order), maxima and counts.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn scaled_group<D: Le>(
+    g: &mut Groups,
+    x: &[u32],
+    y: &[D],
+    fv: &impl Fn(u32) -> f32,
+    down: f64,
+    t_lo: i32,
+    t_hi: i32,
+    relu: bool,
+    zero: Codes,
+) {
+    let relu = relu as u32;
+    let Groups {
+        mut sum,
+        mut max,
+        mut sat,
+        mut flushed,
+    } = *g;
+    for (xc, yc) in x.chunks_exact(LANES).zip(y.chunks_exact(LANES)) {
+        for l in 0..LANES {
+            let (xv, yv) = (xc[l], yc[l].to_u64() as u32);
+            let a = f32::from_bits(xv) as f64;
+            let e = (fv(yv) as f64 * down - a).abs();
+            sum[l] += e;
+            // NaN errors are left out here, but make the sums NaN (and the group is done
+            // again).
+            max[l] = if e > max[l] { e } else { max[l] };
+            let kx = key(xv);
+            sat[l] += ((kx > t_hi) | (kx < t_lo)) as u32;
+            let counted = (xv & 0x7fff_ffff != 0) as u32 & ((relu & (xv >> 31)) ^ 1);
+            flushed[l] += zero.test(yv) as u32 & counted;
         }
     }
     *g = Groups {
@@ -1630,6 +1920,8 @@ struct Scratch<S, D> {
     dst: Vec<D>,
     rnd: Vec<u32>,
     tmp: Vec<u32>,
+    /// The largest magnitudes of the blocks of `f32` words.
+    amax: Vec<u32>,
     exact: Vec<usize>,
     ks: Vec<i32>,
 }
@@ -1641,6 +1933,7 @@ impl<S, D> Default for Scratch<S, D> {
             dst: Vec::new(),
             rnd: Vec::new(),
             tmp: Vec::new(),
+            amax: Vec::new(),
             exact: Vec::new(),
             ks: Vec::new(),
         }
@@ -1699,14 +1992,19 @@ pub(crate) fn pack<D: Le>(p: Packing, words: &[D], out: &mut [u8]) {
                 d.store(o);
             }
         }
-        Packing::Nibbles => {
-            for (o, pair) in out.iter_mut().zip(words.chunks(2)) {
-                let lo = pair[0].to_u64() as u8 & 0xf;
-                let hi = pair.get(1).map_or(0, |d| d.to_u64() as u8 & 0xf);
-                *o = lo | hi << 4;
-            }
-        }
+        Packing::Nibbles => vectorized(PackNibbles { words, out }),
         Packing::Sixes => {
+            // Eight words to six bytes at a time, then the rest four to three.
+            let whole = (words.len() / 8).min(out.len() / 6);
+            let (w8, words) = words.split_at(whole * 8);
+            let (o6, out) = out.split_at_mut(whole * 6);
+            for (o, oct) in o6.chunks_exact_mut(6).zip(w8.chunks_exact(8)) {
+                let mut v = 0u64;
+                for (k, d) in oct.iter().enumerate() {
+                    v |= (d.to_u64() & 0x3f) << (6 * k);
+                }
+                o.copy_from_slice(&v.to_le_bytes()[..6]);
+            }
             for (o, quad) in out.chunks_exact_mut(3).zip(words.chunks(4)) {
                 let mut v = 0u32;
                 for (k, d) in quad.iter().enumerate() {
@@ -1714,6 +2012,30 @@ pub(crate) fn pack<D: Le>(p: Packing, words: &[D], out: &mut [u8]) {
                 }
                 o.copy_from_slice(&v.to_le_bytes()[..3]);
             }
+        }
+    }
+}
+
+/// Packs words into nibbles (the low four bits of each, two to a byte, the first in the low
+/// half), as work for [`vectorized`].
+struct PackNibbles<'a, D> {
+    words: &'a [D],
+    out: &'a mut [u8],
+}
+
+impl<D: Le> Vectorizable for PackNibbles<'_, D> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        let pairs = self.words.chunks_exact(2);
+        let last = pairs.remainder().first();
+        let mut out = self.out.iter_mut();
+        for (o, pair) in out.by_ref().zip(pairs) {
+            *o = (pair[0].to_u64() as u8 & 0xf) | (pair[1].to_u64() as u8) << 4;
+        }
+        if let (Some(o), Some(d)) = (out.next(), last) {
+            *o = d.to_u64() as u8 & 0xf;
         }
     }
 }
@@ -1937,6 +2259,185 @@ mod tests {
         for method in [ScaleMethod::Ocp, ScaleMethod::Rp] {
             check(conv(E2M1, Rounding::RN, sf), Some((32, method)));
             check(conv(E4M3, Rounding::RN, plain), Some((16, method)));
+        }
+    }
+
+    /// `f32` words in blocks of varied magnitudes: per block a top binade anywhere in the
+    /// `f32` range and elements up to 40 binades below it (into the subnormals), some whole
+    /// blocks of zeros or of subnormals, and NaNs, infinities, the largest and the smallest
+    /// values sprinkled in (about one block in ten has a NaN or an infinity).
+    fn mx_data(n: usize, bsize: usize, seed: u64) -> Vec<u32> {
+        let mut r = seed << 32;
+        let mut next = move || {
+            r += 1;
+            splitmix64(r)
+        };
+        let mut v = Vec::with_capacity(n + bsize);
+        while v.len() < n {
+            let kind = next() % 16;
+            let top = (next() % 254) as u32 + 1;
+            for _ in 0..bsize {
+                let x = next();
+                let sign = x as u32 & 0x8000_0000;
+                let frac = (x >> 8) as u32 & 0x007f_ffff;
+                let w = match kind {
+                    0 => sign,
+                    1 => sign | frac,
+                    _ => sign | top.saturating_sub(((x >> 40) % 40) as u32) << 23 | frac,
+                };
+                v.push(match (x >> 50) % 1024 {
+                    0 => 0x7fc0_0000 | sign | (x >> 2) as u32 & 0x3f_ffff,
+                    1 => 0x7f80_0000 | sign,
+                    2..=5 => 0x7f7f_ffff | sign,
+                    6..=9 => 1 | sign,
+                    _ => w,
+                });
+            }
+        }
+        v.truncate(n);
+        v
+    }
+
+    /// The MX block path of `f32` sources (block maxima, scales, scaling, kernels, packing)
+    /// against the scalar block scale of [`Plan::block_scale`] and the exact core element
+    /// by element ([`Plan::exact`]); its statistics against [`reference`].
+    #[test]
+    fn block_path_equals_the_exact_core() {
+        use crate::dtype::dense_packing as packing;
+        let sf = Policy {
+            satfinite: true,
+            ..Policy::default()
+        };
+        let plain = Policy::default();
+        let mut configs = 0;
+        for dst in [E2M1, E4M3, E5M2, E2M3, E3M2] {
+            for (rounding, policy) in [
+                (Rounding::RN, sf),
+                (Rounding::RN, plain),
+                (Rounding::RZ, sf),
+                (Rounding::stochastic(0, 8), sf),
+            ] {
+                for method in [ScaleMethod::Ocp, ScaleMethod::Rp] {
+                    for (bsize, n) in [(32usize, 70_000usize), (16, 3001), (12, 3000)] {
+                        if bsize != 32 && dst != E2M1 && dst != E4M3 {
+                            continue;
+                        }
+                        let conv = Conversion::new(F32, dst, rounding, policy);
+                        let seed = configs as u64;
+                        check_blocks(conv, method, bsize, mx_data(n, bsize, seed), packing(&dst));
+                        configs += 1;
+                    }
+                }
+            }
+        }
+        assert!(configs >= 40);
+    }
+
+    fn check_blocks(
+        conv: Conversion,
+        method: ScaleMethod,
+        bsize: usize,
+        src: Vec<u32>,
+        pack_as: Packing,
+    ) {
+        let n = src.len();
+        let first = 1000;
+        let block = Some((bsize as u64, method));
+        let what = format!("{conv:?} {method:?} {bsize}");
+        // Unpacked words (compared with the exact core), and packed as the file format is.
+        let plan = Plan::new(conv, Packing::Bytes(4), Packing::Bytes(1), block, 3);
+        let bytes: Vec<u8> = src.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let mut out = vec![0u8; n];
+        let (stats, scales) = plan.convert_chunk(&bytes, n as u64, first, &mut out);
+        let Some(b) = plan.blocks else { unreachable!() };
+        let stochastic = plan.stochastic;
+        let (mut exact_scales, mut exact_out) = (Vec::new(), Vec::new());
+        for (j, blk) in src.chunks(bsize).enumerate() {
+            let (byte, k) = plan.block_scale(&b, blk);
+            exact_scales.push(byte);
+            for (i, &x) in blk.iter().enumerate() {
+                let at = (j * bsize + i) as u64;
+                let r = if stochastic {
+                    random_word(plan.stream, first + at)
+                } else {
+                    0
+                };
+                exact_out.push(plan.exact(x as u64, k, r) as u8);
+            }
+        }
+        assert_eq!(scales, exact_scales, "{what}: scales");
+        for (i, (&got, &want)) in out.iter().zip(&exact_out).enumerate() {
+            assert_eq!(got, want, "{what}: element {i} ({:#010x})", src[i]);
+        }
+        let nan_blocks = scales.iter().filter(|&&s| s == 0xff).count();
+        assert!(
+            nan_blocks > 0 && nan_blocks < scales.len(),
+            "{what}: NaN blocks"
+        );
+        // The statistics, merged over the parallel work units in order as the engine does.
+        let words: Vec<u64> = out.iter().map(|&y| y as u64).collect();
+        let sub = plan.sub_elements() as usize;
+        let (mut got, mut w) = (Stats::default(), Stats::default());
+        got.merge(&stats);
+        for (i, (x, y)) in src.chunks(sub).zip(words.chunks(sub)).enumerate() {
+            let sc = &scales[i * sub / bsize..];
+            w.merge(&reference(
+                &plan,
+                x,
+                y,
+                &sc[..x.len().div_ceil(bsize)],
+                bsize,
+            ));
+        }
+        assert!(n > sub || bsize != 32, "{what}: several work units");
+        assert_eq!(got, w, "{what}: statistics");
+        // Packed: the same statistics and the packed words.
+        let units = n - n % pack_as.unit() as usize;
+        let packed = Plan::new(conv, Packing::Bytes(4), pack_as, block, 3);
+        let mut pout = vec![0u8; pack_as.bytes_for(units as u64) as usize];
+        let (pstats, pscales) =
+            packed.convert_chunk(&bytes[..4 * units], units as u64, first, &mut pout);
+        let mut unpacked: Vec<u8> = Vec::new();
+        unpack(pack_as, &pout, units, &mut unpacked);
+        let bits = pack_as.bits() as u32;
+        let low: Vec<u8> = exact_out[..units]
+            .iter()
+            .map(|&y| y & ((1u16 << bits.min(8)) - 1) as u8)
+            .collect();
+        assert_eq!(unpacked, low, "{what}: packed");
+        assert_eq!(
+            pscales,
+            scales[..units.div_ceil(bsize)],
+            "{what}: packed scales"
+        );
+        if units == n {
+            assert_eq!(pstats, stats, "{what}: packed statistics");
+        }
+    }
+
+    /// Packing and unpacking nibbles and six-bit groups, against the bits laid out one
+    /// element after another (little-endian, the first element in the lowest bits).
+    #[test]
+    fn packing_lays_out_the_bits() {
+        for p in [Packing::Nibbles, Packing::Sixes] {
+            let bits = p.bits() as usize;
+            for n in (0..100).step_by(p.unit() as usize) {
+                let words: Vec<u8> = (0..n).map(|i| splitmix64(i as u64 + 77) as u8).collect();
+                let mut out = vec![0u8; p.bytes_for(n as u64) as usize];
+                pack(p, &words, &mut out);
+                let mut want = vec![0u8; out.len()];
+                for (i, &w) in words.iter().enumerate() {
+                    for b in 0..bits {
+                        let at = i * bits + b;
+                        want[at / 8] |= ((w >> b) & 1) << (at % 8);
+                    }
+                }
+                assert_eq!(out, want, "{p:?} {n}");
+                let mut back: Vec<u8> = Vec::new();
+                unpack(p, &out, n, &mut back);
+                let low: Vec<u8> = words.iter().map(|&w| w & ((1 << bits) - 1) as u8).collect();
+                assert_eq!(back, low, "{p:?} {n}");
+            }
         }
     }
 
