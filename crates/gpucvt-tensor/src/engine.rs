@@ -634,8 +634,8 @@ impl Plan {
         let n = src.len();
         if self.stochastic {
             sc.rnd.clear();
-            sc.rnd
-                .extend((0..n as u64).map(|i| random_word(self.stream, first + i)));
+            sc.rnd.resize(n, 0);
+            gpucvt_core::random::random_words(self.stream, first, &mut sc.rnd);
         }
         // Block scales: the exponent k each element is multiplied by (2^k), per block.
         let mut scales = Vec::new();
