@@ -2,7 +2,8 @@
 //!
 //! The ISA dialects differ in the knobs of [`Policy`], never in the arithmetic: every
 //! conversion decodes exactly, applies the policy's input rules, calls the one rounding
-//! routine ([`crate::round::round_magnitude`]) and applies the policy's output rules.
+//! routine ([`crate::round::round_magnitude`]; into a fixed-point destination, the same
+//! steps in 64-bit arithmetic for a decoded value) and applies the policy's output rules.
 //!
 //! The order of the steps, for a float destination:
 //!
