@@ -42,6 +42,12 @@ fn main() {
         ("bf16-rs", BF16, Rounding::stochastic(0x5a5a, 16), sf),
         ("ue8m0-rp", UE8M0, Rounding::RP, sf),
         ("s32-rni", S32, Rounding::RNI, none),
+        ("s32-rzi", S32, Rounding::RZI, none),
+        ("u8-rni", U8, Rounding::RNI, none),
+        ("u8-rzi", U8, Rounding::RZI, none),
+        ("s64-rni", S64, Rounding::RNI, none),
+        ("s64-rzi", S64, Rounding::RZI, none),
+        ("u32-rmi", U32, Rounding::RMI, none),
     ];
     let wanted: Vec<String> = std::env::args()
         .skip(1)

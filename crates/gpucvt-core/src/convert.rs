@@ -2,7 +2,8 @@
 //!
 //! The ISA dialects differ in the knobs of [`Policy`], never in the arithmetic: every
 //! conversion decodes exactly, applies the policy's input rules, calls the one rounding
-//! routine ([`crate::round::round_magnitude`]) and applies the policy's output rules.
+//! routine ([`crate::round::round_magnitude`]; into a fixed-point destination, the same
+//! steps in 64-bit arithmetic for a decoded value) and applies the policy's output rules.
 //!
 //! The order of the steps, for a float destination:
 //!
@@ -37,8 +38,8 @@
 //! assert_eq!(cvt.apply(0x7f80_0000).bits, 0x7e); // +inf → 448
 //! ```
 
-use crate::format::{Format, Layout, ZeroExponent};
-use crate::round::{round_magnitude, Magnitude, Rounded, Rounding};
+use crate::format::{FixedLayout, Format, Layout, ZeroExponent};
+use crate::round::{round_below_step_u64, round_magnitude, Magnitude, Rounded, Rounding};
 use crate::value::{Class, Dyadic, Value};
 use core::fmt;
 
@@ -352,6 +353,8 @@ pub use compiled::{ApplyFn, BitsFn};
 /// Where the steps of a conversion go: nowhere ([`NoTrace`], for [`Conversion::apply`]) or
 /// into a [`Trace`]. A compile-time choice, so the untraced path carries none of it.
 trait Tracer {
+    /// Whether the steps are recorded (the untraced path may take shortcuts).
+    const TRACES: bool;
     fn decoded(&mut self, v: Value);
     fn note(&mut self, e: Event);
     fn round_step(&mut self, r: Rounded);
@@ -360,6 +363,7 @@ trait Tracer {
 struct NoTrace;
 
 impl Tracer for NoTrace {
+    const TRACES: bool = false;
     #[inline(always)]
     fn decoded(&mut self, _: Value) {}
     #[inline(always)]
@@ -369,6 +373,7 @@ impl Tracer for NoTrace {
 }
 
 impl Tracer for Trace {
+    const TRACES: bool = true;
     fn decoded(&mut self, v: Value) {
         self.source = Some(v);
     }
@@ -659,6 +664,7 @@ fn special_to_float<T: Tracer>(
     }
 }
 
+#[inline(always)]
 fn to_fixed<T: Tracer>(
     v: &Value,
     dst: &Format,
@@ -670,41 +676,123 @@ fn to_fixed<T: Tracer>(
     let Layout::Fixed(l) = dst.layout else {
         unreachable!()
     };
-    let max = dst.max_finite_bits();
-    let min = dst.min_finite_bits().unwrap_or(0);
-    let wrap = p.int_overflow == IntOverflow::Wrap && !p.sat;
     let x = match v.class {
-        Class::Nan { .. } => {
-            *flags |= Flags::INVALID;
-            trace.note(Event::NanToNumber);
-            if p.satfinite {
-                // `.satfinite` into a format without NaN: +largest finite (PTX s2f6x2).
-                return max;
-            }
-            return match p.int_nan {
-                IntNan::Zero => 0,
-                IntNan::HighBit => 1u64 << (l.bits - 1),
-            };
-        }
-        Class::Infinite | Class::Finite(_) if p.relu && v.negative => {
-            // `.relu` (PTX s2f6x2): negative results become +0.
-            trace.note(Event::Relu);
-            return 0;
-        }
-        Class::Infinite => {
-            *flags |= Flags::SATURATED | Flags::INVALID;
-            trace.note(Event::ClampedRange);
-            return if v.negative { min } else { max };
-        }
-        Class::Zero => return 0,
-        Class::Finite(d) => {
+        Class::Finite(d) if !(p.relu && v.negative) => {
             if p.scale != 0 {
                 trace.note(Event::Scaled(p.scale));
             }
             d.scale(p.scale)
         }
+        _ => return special_to_fixed(v, dst, p, flags, trace),
     };
-    let r = round_magnitude(v.negative, x, dst, rounding);
+    // Every decoded value has a significand of at most 64 bits: 64-bit arithmetic, unless a
+    // trace wants the whole rounding step (or the value is wider).
+    match u64::try_from(x.sig) {
+        Ok(sig) if !T::TRACES => {
+            let (n, big, inexact) = fixed_multiple(v.negative, sig, x.exp, &l, rounding);
+            if inexact {
+                *flags |= Flags::INEXACT;
+            }
+            fixed_range(v.negative, n as u128, big, dst, p, flags, trace)
+        }
+        _ => to_fixed_wide(v.negative, x, dst, rounding, p, flags, trace),
+    }
+}
+
+/// [`to_fixed`] of a value that is not rounded: a NaN, an infinity, a zero, or a negative
+/// value under `.relu`.
+#[inline(never)]
+fn special_to_fixed<T: Tracer>(
+    v: &Value,
+    dst: &Format,
+    p: &Policy,
+    flags: &mut Flags,
+    trace: &mut T,
+) -> u64 {
+    let Layout::Fixed(l) = dst.layout else {
+        unreachable!()
+    };
+    match v.class {
+        Class::Nan { .. } => {
+            *flags |= Flags::INVALID;
+            trace.note(Event::NanToNumber);
+            if p.satfinite {
+                // `.satfinite` into a format without NaN: +largest finite (PTX s2f6x2).
+                return dst.max_finite_bits();
+            }
+            match p.int_nan {
+                IntNan::Zero => 0,
+                IntNan::HighBit => 1u64 << (l.bits - 1),
+            }
+        }
+        Class::Infinite | Class::Finite(_) if p.relu && v.negative => {
+            // `.relu` (PTX s2f6x2): negative results become +0.
+            trace.note(Event::Relu);
+            0
+        }
+        Class::Infinite => {
+            *flags |= Flags::SATURATED | Flags::INVALID;
+            trace.note(Event::ClampedRange);
+            if v.negative {
+                dst.min_finite_bits().unwrap_or(0)
+            } else {
+                dst.max_finite_bits()
+            }
+        }
+        Class::Zero | Class::Finite(_) => 0,
+    }
+}
+
+/// The rounding of [`to_fixed`] for the magnitude `sig × 2^exp`, in 64-bit arithmetic: the
+/// rounded magnitude in units of the destination's last place modulo 2^64, whether it is
+/// 2^64 or more, and whether it is inexact. The same as [`round_magnitude`] followed by
+/// [`to_fixed_wide`]'s rescaling (whose multiple is the same modulo 2^128).
+#[inline(always)]
+fn fixed_multiple(
+    negative: bool,
+    sig: u64,
+    exp: i32,
+    l: &FixedLayout,
+    rounding: Rounding,
+) -> (u64, bool, bool) {
+    let f = l.frac_bits as i64;
+    // The grid step 2^q: the last place, or 1 for an integral rounding.
+    let q = if rounding.integral { (-f).max(0) } else { -f };
+    let exp = exp as i64;
+    // The multiple m of 2^q, then shifted left by q + f into units of 2^-f.
+    let (m, shift, inexact) = if q <= exp {
+        (sig, exp + f, false)
+    } else {
+        let s = (q - exp).min(u32::MAX as i64) as u32;
+        (
+            round_below_step_u64(negative, sig, s, rounding),
+            q + f,
+            true,
+        )
+    };
+    // 0 ≤ shift; m << shift is 2^64 or more when m has more than 64 − shift bits.
+    let shift = shift.min(u32::MAX as i64) as u32;
+    let big = m != 0 && m.leading_zeros() < shift;
+    let n = m.checked_shl(shift).unwrap_or(0);
+    (n, big, inexact)
+}
+
+/// [`to_fixed`] through [`round_magnitude`] in 128-bit arithmetic, with the whole rounding
+/// step traced (and for significands wider than 64 bits).
+#[inline(never)]
+fn to_fixed_wide<T: Tracer>(
+    negative: bool,
+    x: Dyadic,
+    dst: &Format,
+    rounding: Rounding,
+    p: &Policy,
+    flags: &mut Flags,
+    trace: &mut T,
+) -> u64 {
+    let Layout::Fixed(l) = dst.layout else {
+        unreachable!()
+    };
+    let r = round_magnitude(negative, x, dst, rounding);
     trace.note(Event::Rounded);
     trace.round_step(r);
     if r.inexact() {
@@ -723,35 +811,55 @@ fn to_fixed<T: Tracer>(
             r.huge || r.result.m >> (128 - shift) != 0,
         )
     };
-    let width_mask = dst.mask() as u128;
+    fixed_range(negative, m, huge, dst, p, flags, trace)
+}
+
+/// The encoding of the rounded magnitude `m` (in units of the last place; correct modulo
+/// 2^64 at least, and with `huge` set when it is 2^64 or more) of sign `negative`: itself
+/// when in range, otherwise clamped or wrapped.
+#[inline(always)]
+fn fixed_range<T: Tracer>(
+    negative: bool,
+    m: u128,
+    huge: bool,
+    dst: &Format,
+    p: &Policy,
+    flags: &mut Flags,
+    trace: &mut T,
+) -> u64 {
+    let Layout::Fixed(l) = dst.layout else {
+        unreachable!()
+    };
+    let width_mask = dst.mask();
     // In range? Magnitudes of the negative side go one further for signed formats.
-    let limit: u128 = match (l.signed, v.negative) {
-        (true, false) => (1u128 << (l.bits - 1)) - 1,
-        (true, true) => 1u128 << (l.bits - 1),
+    let limit: u64 = match (l.signed, negative) {
+        (true, false) => (1u64 << (l.bits - 1)) - 1,
+        (true, true) => 1u64 << (l.bits - 1),
         (false, false) => width_mask,
         (false, true) => 0,
     };
-    let in_range = !huge && m <= limit;
-    if in_range {
-        let bits = if v.negative {
-            (m.wrapping_neg() & width_mask) as u64
+    // Only the low 64 bits count from here on: the destination is at most 64 bits wide.
+    let huge = huge || m >> 64 != 0;
+    let m = m as u64;
+    if !huge && m <= limit {
+        return if negative {
+            m.wrapping_neg() & width_mask
         } else {
-            m as u64
+            m
         };
-        return bits;
     }
     *flags |= Flags::OVERFLOW;
-    if wrap {
+    if p.int_overflow == IntOverflow::Wrap && !p.sat {
         trace.note(Event::Wrapped);
-        let low = if v.negative { m.wrapping_neg() } else { m };
-        return (low & width_mask) as u64;
+        let low = if negative { m.wrapping_neg() } else { m };
+        return low & width_mask;
     }
     *flags |= Flags::SATURATED;
     trace.note(Event::ClampedRange);
-    if v.negative {
-        min
+    if negative {
+        dst.min_finite_bits().unwrap_or(0)
     } else {
-        max
+        dst.max_finite_bits()
     }
 }
 

@@ -129,6 +129,15 @@ impl Rounding {
         }
     }
 
+    /// The stochastic width clamped to 1 to 64, or 0 for the other directions.
+    #[inline(always)]
+    pub(crate) fn stochastic_width(&self) -> u32 {
+        match self.direction {
+            Direction::Stochastic { width, .. } => width.clamp(1, 64),
+            _ => 0,
+        }
+    }
+
     /// Whether a result that overflows the destination's range becomes infinity (`true`) or
     /// the largest finite value (`false`), as IEEE 754 §7.4 defines for each direction.
     /// `toward_larger` says whether the rounding stepped away from zero (used by
@@ -340,10 +349,7 @@ fn round_dyadic<S: Significand>(
         sig: sig.into(),
         exp,
     };
-    let width = match rounding.direction {
-        Direction::Stochastic { width, .. } => width.clamp(1, 64),
-        _ => 0,
-    };
+    let width = rounding.stochastic_width();
     // The exponent of the leading bit.
     let t = exp + sig.bitlen() - 1;
     // Grid step exponent q, or a gap below the smallest value.
@@ -381,26 +387,7 @@ fn round_dyadic<S: Significand>(
         (m, m, None)
     } else if let Some(sig) = sig.narrow() {
         // The common case, in 64 bits (every decoded value).
-        // `s` bits of x lie below the grid step (at least 1); `below` is them as a fraction
-        // of the step in 64 bits, truncated when s > 64 (x is then less than half a step
-        // above m_lo, and the fraction below 2^63).
-        let s = (q - x.exp) as u32;
-        let (m, below) = if s < 64 {
-            (sig >> s, sig << (64 - s))
-        } else {
-            (0, sig.checked_shr(s - 64).unwrap_or(0))
-        };
-        // The top `width` bits of the fraction (width ≤ 64).
-        let fraction = if width == 0 {
-            0 // not stochastic
-        } else {
-            below >> (64 - width)
-        };
-        let pos = Position {
-            above_half: below > 1 << 63,
-            at_half: below == 1 << 63,
-            fraction,
-        };
+        let (m, pos) = split_u64(sig, (q - x.exp) as u32, width);
         // m < 2^63: the upper neighbour too fits in 64 bits.
         (m as u128, (m + 1) as u128, Some(pos))
     } else {
@@ -467,6 +454,46 @@ fn round_dyadic<S: Significand>(
         result: if took_upper { upper } else { lower },
         huge,
     }
+}
+
+/// `sig × 2^-s`, for `s ≥ 1` bits of `sig` below the grid step, split into the multiple of
+/// the step below it (less than 2^63) and its position between that multiple and the next,
+/// with the stochastic fraction of `width` bits (0: not stochastic).
+#[inline(always)]
+fn split_u64(sig: u64, s: u32, width: u32) -> (u64, Position) {
+    debug_assert!(s >= 1);
+    // `below` is the bits under the step as a fraction of the step in 64 bits, truncated
+    // when s > 64 (x is then less than half a step above m, and the fraction below 2^63).
+    let (m, below) = if s < 64 {
+        (sig >> s, sig << (64 - s))
+    } else {
+        (0, sig.checked_shr(s - 64).unwrap_or(0))
+    };
+    // The top `width` bits of the fraction (width ≤ 64).
+    let fraction = if width == 0 {
+        0 // not stochastic
+    } else {
+        below >> (64 - width)
+    };
+    let pos = Position {
+        above_half: below > 1 << 63,
+        at_half: below == 1 << 63,
+        fraction,
+    };
+    (m, pos)
+}
+
+/// [`round_magnitude`] onto the grid of step 2^q of a fixed-point format (zero included,
+/// evenness by the multiple's last bit), for the magnitude `sig × 2^exp` with `exp < q`
+/// (`s = q − exp` bits below the step), in 64-bit arithmetic: the same
+/// [`Rounded::took_upper`] and [`Rounded::result`] (a multiple of 2^q, at most 2^63). The
+/// result is always inexact ([`Rounded::inexact`]). [`crate::convert`] uses it for the
+/// common case of a fixed-point destination; [`round_magnitude`] takes the same steps.
+#[inline(always)]
+pub(crate) fn round_below_step_u64(negative: bool, sig: u64, s: u32, rounding: Rounding) -> u64 {
+    let (m, pos) = split_u64(sig, s, rounding.stochastic_width());
+    let (took_upper, _) = choose(negative, rounding.direction, &pos, m % 2 == 0);
+    m + took_upper as u64
 }
 
 /// Rounding below the smallest positive value of a format without subnormals.

@@ -30,9 +30,34 @@ macro_rules! stochastic_loop {
     };
 }
 
+/// `out[i]` converted from `src[i]` with the rounding `$rounding` (a constant where the
+/// caller passes one).
+macro_rules! rounding_loop {
+    ($c:expr, $src_fmt:expr, $dst_fmt:expr, $src:expr, $out:expr, $rounding:expr) => {
+        for (o, &x) in $out.iter_mut().zip($src) {
+            *o = run($src_fmt, $dst_fmt, $rounding, &$c.policy, x, &mut NoTrace).bits;
+        }
+    };
+}
+
 /// The loop of a [`BitsFn`] for the formats `$src` and `$dst` (a macro, so that the
-/// conversion is inlined into it).
+/// conversion is inlined into it). With `integral` last (the fixed-point destinations), the
+/// integral roundings get loops of their own too.
 macro_rules! bits_loop {
+    ($c:expr, $src_fmt:expr, $dst_fmt:expr, $src:expr, $random:expr, $out:expr, integral) => {{
+        let (c, src, random, out): (&Conversion, &[u64], Option<&[u64]>, &mut [u64]) =
+            ($c, $src, $random, $out);
+        assert_eq!(src.len(), out.len(), "one result per source");
+        // `.rni .rzi .rmi .rpi` (float to integer) as constants, so that the grid step of 1
+        // and the direction fold.
+        match c.rounding {
+            Rounding::RNI => rounding_loop!(c, $src_fmt, $dst_fmt, src, out, Rounding::RNI),
+            Rounding::RZI => rounding_loop!(c, $src_fmt, $dst_fmt, src, out, Rounding::RZI),
+            Rounding::RMI => rounding_loop!(c, $src_fmt, $dst_fmt, src, out, Rounding::RMI),
+            Rounding::RPI => rounding_loop!(c, $src_fmt, $dst_fmt, src, out, Rounding::RPI),
+            _ => bits_loop!(c, $src_fmt, $dst_fmt, src, random, out),
+        }
+    }};
     ($c:expr, $src_fmt:expr, $dst_fmt:expr, $src:expr, $random:expr, $out:expr) => {{
         let (c, src, random, out): (&Conversion, &[u64], Option<&[u64]>, &mut [u64]) =
             ($c, $src, $random, $out);
@@ -52,20 +77,12 @@ macro_rules! bits_loop {
             }
             // The commonest roundings as constants too.
             (_, _) if c.rounding == Rounding::RN => {
-                for (o, &x) in out.iter_mut().zip(src) {
-                    *o = run($src_fmt, $dst_fmt, Rounding::RN, &c.policy, x, &mut NoTrace).bits;
-                }
+                rounding_loop!(c, $src_fmt, $dst_fmt, src, out, Rounding::RN)
             }
             (_, _) if c.rounding == Rounding::RZ => {
-                for (o, &x) in out.iter_mut().zip(src) {
-                    *o = run($src_fmt, $dst_fmt, Rounding::RZ, &c.policy, x, &mut NoTrace).bits;
-                }
+                rounding_loop!(c, $src_fmt, $dst_fmt, src, out, Rounding::RZ)
             }
-            _ => {
-                for (o, &x) in out.iter_mut().zip(src) {
-                    *o = run($src_fmt, $dst_fmt, c.rounding, &c.policy, x, &mut NoTrace).bits;
-                }
-            }
+            _ => rounding_loop!(c, $src_fmt, $dst_fmt, src, out, c.rounding),
         }
     }};
 }
@@ -76,23 +93,17 @@ pub(super) fn bits_by_apply(c: &Conversion, src: &[u64], random: Option<&[u64]>,
 }
 
 macro_rules! pairs {
-    ($($src:ident => [$($dst:ident),* $(,)?]),* $(,)?) => {
+    ($($src:ident => [$($dst:ident),* $(,)?] [$($int:ident),* $(,)?]),* $(,)?) => {
         /// The instances for `src` → `dst`, if there are.
         pub(super) fn lookup(src: &Format, dst: &Format) -> Option<(ApplyFn, BitsFn)> {
             $($(
                 if *src == $src && *dst == $dst {
-                    fn one(c: &Conversion, bits: u64) -> Outcome {
-                        run(&$src, &$dst, c.rounding, &c.policy, bits, &mut NoTrace)
-                    }
-                    fn many(
-                        c: &Conversion,
-                        src: &[u64],
-                        random: Option<&[u64]>,
-                        out: &mut [u64],
-                    ) {
-                        bits_loop!(c, &$src, &$dst, src, random, out)
-                    }
-                    return Some((one, many));
+                    return Some(pairs!(@fns $src, $dst));
+                }
+            )*
+            $(
+                if *src == $src && *dst == $int {
+                    return Some(pairs!(@fns $src, $int, integral));
                 }
             )*)*
             None
@@ -100,16 +111,26 @@ macro_rules! pairs {
 
         /// Every pair with an instance.
         #[cfg(test)]
-        pub(super) const PAIRS: &[(Format, Format)] = &[$($(($src, $dst)),*),*];
+        pub(super) const PAIRS: &[(Format, Format)] =
+            &[$($(($src, $dst),)* $(($src, $int),)*)*];
     };
+    (@fns $src:ident, $dst:ident $(, $integral:ident)?) => {{
+        fn one(c: &Conversion, bits: u64) -> Outcome {
+            run(&$src, &$dst, c.rounding, &c.policy, bits, &mut NoTrace)
+        }
+        fn many(c: &Conversion, src: &[u64], random: Option<&[u64]>, out: &mut [u64]) {
+            bits_loop!(c, &$src, &$dst, src, random, out $(, $integral)?)
+        }
+        (one as ApplyFn, many as BitsFn)
+    }};
 }
 
+// Float destinations first, then the fixed-point ones (with loops for the integral
+// roundings).
 pairs! {
-    F32 => [
-        F16, BF16, TF32, E4M3, E5M2, E2M3, E3M2, E2M1, UE8M0, UE4M3, S2F6, F64,
-        S8, S16, S32, S64, U8, U16, U32, U64,
-    ],
-    F64 => [F32, F16, BF16, TF32, S32, S64, U32, U64],
+    F32 => [F16, BF16, TF32, E4M3, E5M2, E2M3, E3M2, E2M1, UE8M0, UE4M3, F64]
+        [S2F6, S8, S16, S32, S64, U8, U16, U32, U64],
+    F64 => [F32, F16, BF16, TF32] [S32, S64, U32, U64],
 }
 
 #[cfg(test)]
@@ -174,6 +195,8 @@ mod tests {
             Rounding::RP,
             Rounding::RNI,
             Rounding::RZI,
+            Rounding::RMI,
+            Rounding::RPI,
             // Every width with a loop of its own (8, 13, 16) and others at run time.
             Rounding::stochastic(0x9e37_79b9, 8),
             Rounding::stochastic(0x9e37_79b9, 13),

@@ -267,14 +267,10 @@ pub fn verify_with(
                 l.exact_words(src, rbits, exact, lane_buffers);
             }
             let per = per as usize;
-            for (i, (&f, &e)) in fast.iter().zip(exact.iter()).enumerate() {
+            // Instruction `i` against the model.
+            let full = |i: usize| -> Result<(), CvtBulkError> {
                 let index = first + i as u64;
-                // Lanes against the exact core; the whole instruction against the model
-                // every `FULL_EVERY` instructions (and wherever the lanes disagree).
-                // Without a lane model, every instruction goes to the model.
-                if lanes.is_some() && f == e && index % FULL_EVERY != 0 {
-                    continue;
-                }
+                let f = fast[i];
                 let rbits_i = rbits.map(|r| r[i]);
                 let ops = operands(
                     &src[i * per..(i + 1) * per],
@@ -298,6 +294,25 @@ pub fn verify_with(
                     found.sort_by_key(|m| m.index);
                     found.truncate(examples);
                 }
+                Ok(())
+            };
+            if lanes.is_none() {
+                // Without a lane model, every instruction goes to the model.
+                (0..fast.len()).try_for_each(full)?;
+                progress(n);
+                return Ok(());
+            }
+            // Lanes against the exact core; the whole instruction against the model every
+            // `FULL_EVERY` instructions (and wherever the lanes disagree). A chunk of 64
+            // instructions at a time: a mask of those for the model, in a loop without
+            // branches.
+            for (c, (fs, es)) in fast.chunks(64).zip(exact.chunks(64)).enumerate() {
+                let mut todo = to_model(first + (c * 64) as u64, fs, es);
+                while todo != 0 {
+                    let j = todo.trailing_zeros() as usize;
+                    todo &= todo - 1;
+                    full(c * 64 + j)?;
+                }
             }
             progress(n);
             Ok(())
@@ -312,6 +327,25 @@ pub fn verify_with(
         mismatches: count.into_inner(),
         examples: found.into_inner().unwrap_or_else(|p| p.into_inner()),
     })
+}
+
+/// Which of up to 64 instructions, the first of index `first`, [`verify`] evaluates with
+/// the model (bit `j` for instruction `first + j`): those whose lanes disagree (`fast[j] ≠
+/// exact[j]`) and every `FULL_EVERY`-th.
+fn to_model(first: u64, fast: &[u64], exact: &[u64]) -> u64 {
+    debug_assert!(fast.len() <= 64 && exact.len() == fast.len());
+    // Without branches, so that the loop over agreeing lanes stays cheap.
+    let mut todo = fast
+        .iter()
+        .zip(exact)
+        .enumerate()
+        .fold(0u64, |m, (j, (f, e))| m | ((f != e) as u64) << j);
+    let mut j = (FULL_EVERY - first % FULL_EVERY) % FULL_EVERY;
+    while j < fast.len() as u64 {
+        todo |= 1 << j;
+        j += FULL_EVERY;
+    }
+    todo
 }
 
 /// The operands of one instruction in instruction order, from its source units in memory
@@ -977,6 +1011,30 @@ mod tests {
         assert_eq!(r.examples[0].operands, [0x0100]);
         assert_eq!(r.examples[1].operands, [0x3840]);
         assert_eq!(r.examples[1].fast ^ r.examples[1].exact, 1);
+    }
+
+    #[test]
+    fn the_model_sees_disagreements_and_every_full_every_th() {
+        for first in [0, 1, 63, 64, 100, FULL_EVERY * 7 - 5] {
+            for len in [1usize, 13, 63, 64] {
+                let fast: Vec<u64> = (0..len as u64)
+                    .map(crate::core::random::splitmix64)
+                    .collect();
+                // Disagree at a few positions (none of them special).
+                let mut exact = fast.clone();
+                for j in [2usize, 17, 40, 62] {
+                    if j < len {
+                        exact[j] ^= 1 << (j % 7);
+                    }
+                }
+                let todo = to_model(first, &fast, &exact);
+                for j in 0..64 {
+                    let want =
+                        j < len && (fast[j] != exact[j] || (first + j as u64) % FULL_EVERY == 0);
+                    assert_eq!(todo >> j & 1 == 1, want, "first {first} len {len} j {j}");
+                }
+            }
+        }
     }
 
     #[test]
