@@ -766,10 +766,10 @@ impl<'a> Direct<'a> {
             let m = (units - start).min(DIRECT_CHUNK);
             // Units below 2^32: a chunk's units fit `u32`.
             let base = (first_unit + start as u64) as u32;
-            let s = &mut src[..m];
-            for (j, u) in s.iter_mut().enumerate() {
-                *u = base.wrapping_add(j as u32);
-            }
+            vectorized(Iota {
+                base,
+                out: &mut src[..m],
+            });
             let s = &src[..m];
             let r = match &self.random {
                 Some(lr) => {
@@ -799,25 +799,29 @@ impl<'a> Direct<'a> {
                 16 => {
                     let t = &mut narrow16[..m];
                     self.lane_results(s, r, t)?;
-                    let mask = self.mask as u16;
-                    for (b, &x) in o.chunks_exact_mut(2).zip(t.iter()) {
-                        b.copy_from_slice(&(x & mask).to_le_bytes());
-                    }
+                    vectorized(LeBytes {
+                        words: &*t,
+                        mask: self.mask as u16,
+                        out: o,
+                    });
                 }
                 32 => {
                     let t = &mut narrow32[..m];
                     self.lane_results(s, r, t)?;
-                    let mask = self.mask as u32;
-                    for (b, &x) in o.chunks_exact_mut(4).zip(t.iter()) {
-                        b.copy_from_slice(&(x & mask).to_le_bytes());
-                    }
+                    vectorized(LeBytes {
+                        words: &*t,
+                        mask: self.mask as u32,
+                        out: o,
+                    });
                 }
                 _ => {
                     let t = &mut narrow64[..m];
                     self.lane_results(s, r, t)?;
-                    for (b, &x) in o.chunks_exact_mut(8).zip(t.iter()) {
-                        b.copy_from_slice(&(x & self.mask).to_le_bytes());
-                    }
+                    vectorized(LeBytes {
+                        words: &*t,
+                        mask: self.mask,
+                        out: o,
+                    });
                 }
             }
         }
@@ -838,6 +842,48 @@ impl<'a> Direct<'a> {
         Ok(())
     }
 }
+
+/// `out[j] = base + j` (wrapping), compiled for wide vectors.
+struct Iota<'a> {
+    base: u32,
+    out: &'a mut [u32],
+}
+
+impl Vectorizable for Iota<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        for (j, u) in self.out.iter_mut().enumerate() {
+            *u = self.base.wrapping_add(j as u32);
+        }
+    }
+}
+
+/// `words`, each masked with `mask`, stored little-endian into `out`, compiled for wide
+/// vectors.
+struct LeBytes<'a, T> {
+    words: &'a [T],
+    mask: T,
+    out: &'a mut [u8],
+}
+
+macro_rules! le_bytes {
+    ($($t:ty),*) => {$(
+        impl Vectorizable for LeBytes<'_, $t> {
+            type Output = ();
+
+            #[inline(always)]
+            fn run(self) {
+                const N: usize = std::mem::size_of::<$t>();
+                for (b, &x) in self.out.chunks_exact_mut(N).zip(self.words) {
+                    b.copy_from_slice(&(x & self.mask).to_le_bytes());
+                }
+            }
+        }
+    )*};
+}
+le_bytes!(u16, u32, u64);
 
 /// Byte `k` of `out`: `lanes[2k]` in the low nibble, `lanes[2k + 1]` in the high one
 /// (each masked with `mask`). Eight lanes at a time in a `u64`.
