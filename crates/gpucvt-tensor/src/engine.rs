@@ -1405,47 +1405,53 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
         let mut counts = [0u64; 6];
         let mut last: Option<(i32, i32, i32)> = None;
         let mut errors = [0.0f64; PIECE];
-        // One block, on its own.
-        let mut block = |k: i32,
-                         sb: &[u32],
-                         db: &[D],
-                         acc: &mut Groups,
-                         counts: &mut [u64; 6],
-                         last: &mut Option<(i32, i32, i32)>| {
-            let down = if SCALED { exp2i(-k) } else { 1.0 };
-            let (t_lo, t_hi) = plan.block_thresholds(k, down, last);
-            let mut g = *acc;
-            g.sat = [0; LANES];
-            g.flushed = [0; LANES];
-            finite_groups::<SCALED, D>(
-                &mut g,
-                &mut errors,
-                sb,
-                db,
-                &fv,
-                down,
-                t_lo,
-                t_hi,
-                relu,
-                zero,
-            );
-            // The lane sums are finite exactly when every element is finite on both sides
-            // (an error is at most ~2^256, a block at most 2^16 elements).
-            if g.sum.iter().all(|x| x.is_finite()) {
-                acc.sum = g.sum;
-                acc.max = g.max;
-                counts[3] += g.sat.iter().map(|&c| c as u64).sum::<u64>();
-                counts[4] += g.flushed.iter().map(|&c| c as u64).sum::<u64>();
-                counts[5] += sb.len() as u64;
-            } else {
-                // Again, leaving the non-finite elements out, with the general counts.
-                error_pass::<SCALED, true, u32, D>(sb, db, down, &slow, &mut acc.sum, &mut acc.max);
-                let c = count_pass(sb, db, t_lo, t_hi, relu, &fc);
-                for (t, c) in counts.iter_mut().zip(c) {
-                    *t += c as u64;
+        // One block, on its own. (A macro, not a closure: a closure that is not inlined
+        // would be compiled for the baseline target, not for `vectorized`'s.)
+        macro_rules! block {
+            ($k:expr, $sb:expr, $db:expr) => {{
+                let (k, sb, db): (i32, &[u32], &[D]) = ($k, $sb, $db);
+                let down = if SCALED { exp2i(-k) } else { 1.0 };
+                let (t_lo, t_hi) = plan.block_thresholds(k, down, &mut last);
+                let mut g = acc;
+                g.sat = [0; LANES];
+                g.flushed = [0; LANES];
+                finite_groups::<SCALED, D>(
+                    &mut g,
+                    &mut errors,
+                    sb,
+                    db,
+                    &fv,
+                    down,
+                    t_lo,
+                    t_hi,
+                    relu,
+                    zero,
+                );
+                // The lane sums are finite exactly when every element is finite on both sides
+                // (an error is at most ~2^256, a block at most 2^16 elements).
+                if g.sum.iter().all(|x| x.is_finite()) {
+                    acc.sum = g.sum;
+                    acc.max = g.max;
+                    counts[3] += g.sat.iter().map(|&c| c as u64).sum::<u64>();
+                    counts[4] += g.flushed.iter().map(|&c| c as u64).sum::<u64>();
+                    counts[5] += sb.len() as u64;
+                } else {
+                    // Again, leaving the non-finite elements out, with the general counts.
+                    error_pass::<SCALED, true, u32, D>(
+                        sb,
+                        db,
+                        down,
+                        &slow,
+                        &mut acc.sum,
+                        &mut acc.max,
+                    );
+                    let c = count_pass(sb, db, t_lo, t_hi, relu, &fc);
+                    for (t, c) in counts.iter_mut().zip(c) {
+                        *t += c as u64;
+                    }
                 }
-            }
-        };
+            }};
+        }
         let src: &[u32] =
             <[u32] as zerocopy::FromBytes>::ref_from_bytes(src.as_bytes()).expect("4-byte words");
         // Small blocks whose elements fill whole lane vectors: groups of blocks of about
@@ -1481,13 +1487,13 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
                     }
                 }
                 for ((sb, db), &k) in sg.chunks(bsize).zip(dg.chunks(bsize)).zip(kg) {
-                    block(k, sb, db, &mut acc, &mut counts, &mut last);
+                    block!(k, sb, db);
                 }
             }
         } else {
             for (j, (sb, db)) in src.chunks(bsize).zip(dst.chunks(bsize)).enumerate() {
                 let k = if SCALED { ks[j] } else { 0 };
-                block(k, sb, db, &mut acc, &mut counts, &mut last);
+                block!(k, sb, db);
             }
         }
         add_counts(st, &counts, &acc.sum, &acc.max);
