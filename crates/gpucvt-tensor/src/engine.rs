@@ -1414,7 +1414,12 @@ impl OcpScaleJob<'_> {
         let blocks = self.src.chunks(bsize).zip(self.out.chunks_mut(bsize));
         let per = self.scales.iter_mut().zip(self.ks.iter_mut());
         for (j, ((s, o), (byte, k))) in blocks.zip(per).enumerate() {
-            let m = s.iter().fold(0, |m, &x| m.max(x & 0x7fff_ffff));
+            let m = if s.len() == bsize {
+                // (Whole blocks: a loop of a fixed count where `bsize` is a constant.)
+                s[..bsize].iter().fold(0, |m, &x| m.max(x & 0x7fff_ffff))
+            } else {
+                s.iter().fold(0, |m, &x| m.max(x & 0x7fff_ffff))
+            };
             (*byte, *k) = if m >= 0x7f80_0000 {
                 // NaN or infinity in the block: the NaN scale, elements unscaled.
                 (0xff, 0)
@@ -1693,22 +1698,41 @@ fn scaled_group<D: Le>(
         mut sat,
         mut flushed,
     } = *g;
+    // One block; with `SYM`, its range is symmetric: `t_lo = −1 − t_hi` and `t_hi ≥ 0`, so
+    // that (as `key(−m) = −1 − m`) an element is out of it exactly when its magnitude's bits
+    // are above `t_hi`.
+    macro_rules! block {
+        ($sym:expr, $xb:expr, $yb:expr, $down:expr, $t_lo:expr, $t_hi:expr) => {{
+            let (xb, yb, down, t_lo, t_hi): (&[u32], &[D], f64, i32, i32) =
+                ($xb, $yb, $down, $t_lo, $t_hi);
+            for (xc, yc) in xb.chunks_exact(LANES).zip(yb.chunks_exact(LANES)) {
+                for l in 0..LANES {
+                    let (xv, yv) = (xc[l], yc[l].to_u64() as u32);
+                    let a = f32::from_bits(xv) as f64;
+                    let e = (fv(yv) as f64 * down - a).abs();
+                    sum[l] += e;
+                    // NaN errors are left out here, but make the sums NaN (and the group is
+                    // done again).
+                    max[l] = if e > max[l] { e } else { max[l] };
+                    let m = xv & 0x7fff_ffff;
+                    sat[l] += if $sym {
+                        (m as i32 > t_hi) as u32
+                    } else {
+                        let kx = key(xv);
+                        ((kx > t_hi) | (kx < t_lo)) as u32
+                    };
+                    let counted = (m != 0) as u32 & ((relu & (xv >> 31)) ^ 1);
+                    flushed[l] += zero.test(yv) as u32 & counted;
+                }
+            }
+        }};
+    }
     let blocks = x.chunks(bsize).zip(y.chunks(bsize));
     for ((xb, yb), &(down, t_lo, t_hi)) in blocks.zip(par) {
-        for (xc, yc) in xb.chunks_exact(LANES).zip(yb.chunks_exact(LANES)) {
-            for l in 0..LANES {
-                let (xv, yv) = (xc[l], yc[l].to_u64() as u32);
-                let a = f32::from_bits(xv) as f64;
-                let e = (fv(yv) as f64 * down - a).abs();
-                sum[l] += e;
-                // NaN errors are left out here, but make the sums NaN (and the group is done
-                // again).
-                max[l] = if e > max[l] { e } else { max[l] };
-                let kx = key(xv);
-                sat[l] += ((kx > t_hi) | (kx < t_lo)) as u32;
-                let counted = (xv & 0x7fff_ffff != 0) as u32 & ((relu & (xv >> 31)) ^ 1);
-                flushed[l] += zero.test(yv) as u32 & counted;
-            }
+        if t_hi >= 0 && t_lo == -1 - t_hi {
+            block!(true, xb, yb, down, t_lo, t_hi);
+        } else {
+            block!(false, xb, yb, down, t_lo, t_hi);
         }
     }
     *g = Groups {
