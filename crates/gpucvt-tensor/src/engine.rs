@@ -1433,7 +1433,11 @@ impl OcpScaleJob<'_> {
                 };
                 ((shared + 127) as u8, -shared)
             };
-            scale_block(s, o, *k, j * bsize, self.exact);
+            if s.len() == bsize {
+                scale_block(&s[..bsize], &mut o[..bsize], *k, j * bsize, self.exact);
+            } else {
+                scale_block(s, o, *k, j * bsize, self.exact);
+            }
         }
     }
 }
