@@ -399,6 +399,7 @@ fn rp_scale_conversion() -> Conversion {
     )
 }
 
+#[inline(always)]
 fn floor_log2(x: f64) -> i32 {
     let b = x.to_bits();
     let e = ((b >> 52) & 0x7ff) as i32;
@@ -609,8 +610,9 @@ impl Plan {
         let r = match le_words_mut::<D>(self.dst_pack, output) {
             Some(dst) => self.convert_words(sc, src, dst, first),
             None => {
+                // (Every word is written: the old ones need not be cleared.)
                 let mut dst = std::mem::take(&mut sc.dst);
-                dst.clear();
+                dst.truncate(n);
                 dst.resize(n, D::default());
                 let r = self.convert_words(sc, src, &mut dst, first);
                 pack(self.dst_pack, &dst, output);
@@ -646,7 +648,32 @@ impl Plan {
             Decoder::F32 => <[u32] as zerocopy::FromBytes>::ref_from_bytes(src.as_bytes()).ok(),
             _ => None,
         };
-        if let Some(b) = self.blocks {
+        // `f32` sources into formats reached through `f32` words, with `ocp` block scales: the
+        // scales and the scaled words in one pass ([`OcpScaleJob`]).
+        let fused = match (&self.engine, words, self.blocks) {
+            (Engine::ViaF32 { widen: None, .. }, Some(w), Some(b))
+                if b.method == ScaleMethod::Ocp =>
+            {
+                let nb = w.len().div_ceil(bsize);
+                scales.resize(nb, 0);
+                sc.ks.resize(nb, 0);
+                sc.tmp.resize(n, 0);
+                sc.exact.clear();
+                vectorized(OcpScaleJob {
+                    src: w,
+                    bsize,
+                    emax: b.emax,
+                    scales: &mut scales,
+                    ks: &mut sc.ks,
+                    out: &mut sc.tmp,
+                    exact: &mut sc.exact,
+                });
+                true
+            }
+            _ => false,
+        };
+        if fused {
+        } else if let Some(b) = self.blocks {
             match words {
                 Some(w) => {
                     self.block_scales_f32(&b, w, bsize, &mut scales, &mut sc.ks, &mut sc.amax)
@@ -672,9 +699,11 @@ impl Plan {
                 r.expect("internal error: slice lengths and word widths are checked by the plan");
             }
             Engine::ViaF32 { kernel, widen } => {
-                sc.exact.clear();
                 let vector = widen.is_none() && words.is_some();
-                if let (true, Some(words)) = (vector, words) {
+                if !fused {
+                    sc.exact.clear();
+                }
+                if let (true, false, Some(words)) = (vector, fused, words) {
                     // `f32` sources: the same scaled words and exact elements, vectorized
                     // (every word of `tmp` is written: no need to clear it).
                     sc.tmp.resize(n, 0);
@@ -1302,42 +1331,112 @@ impl Vectorizable for ScaleJob<'_> {
 
     #[inline(always)]
     fn run(self) {
-        /// The scaled word and whether the element needs the exact core.
-        #[inline(always)]
-        fn scale(x: u32, k: i32) -> (u32, bool) {
-            let e = (x >> 23) & 0xff;
-            // Both the exponent field and the scaled one in 1..=254.
-            let ok = (e.wrapping_sub(1) < 254) & (((e as i32 + k - 1) as u32) < 254);
-            let y = if ok {
-                x.wrapping_add((k as u32) << 23)
-            } else {
-                x
-            };
-            (y, !ok & (e != 255) & (x & 0x7fff_ffff != 0))
-        }
         let blocks = self
             .src
             .chunks(self.bsize)
             .zip(self.out.chunks_mut(self.bsize));
         for (j, ((s, o), &k)) in blocks.zip(self.ks).enumerate() {
-            if k == 0 {
-                o.copy_from_slice(s);
-                continue;
+            scale_block(s, o, k, j * self.bsize, self.exact);
+        }
+    }
+}
+
+/// The scaled word and whether the element needs the exact core ([`ScaleJob`]).
+#[inline(always)]
+fn scale(x: u32, k: i32) -> (u32, bool) {
+    let e = (x >> 23) & 0xff;
+    // Both the exponent field and the scaled one in 1..=254.
+    let ok = (e.wrapping_sub(1) < 254) & (((e as i32 + k - 1) as u32) < 254);
+    let y = if ok {
+        x.wrapping_add((k as u32) << 23)
+    } else {
+        x
+    };
+    (y, !ok & (e != 255) & (x & 0x7fff_ffff != 0))
+}
+
+/// One block of [`ScaleJob`]: `s` scaled by 2^k into `o`, the indices of the elements that
+/// need the exact core (the first having index `at`) appended to `exact`.
+#[inline(always)]
+fn scale_block(s: &[u32], o: &mut [u32], k: i32, at: usize, exact: &mut Vec<usize>) {
+    if k == 0 {
+        o.copy_from_slice(s);
+        return;
+    }
+    let mut any = false;
+    for (x, y) in s.iter().zip(o.iter_mut()) {
+        let (w, ex) = scale(*x, k);
+        *y = w;
+        any |= ex;
+    }
+    if any {
+        for (i, &x) in s.iter().enumerate() {
+            if scale(x, k).1 {
+                exact.push(at + i);
             }
-            let mut any = false;
-            for (x, y) in s.iter().zip(o.iter_mut()) {
-                let (w, ex) = scale(*x, k);
-                *y = w;
-                any |= ex;
-            }
-            if any {
-                let at = j * self.bsize;
-                self.exact.extend(
-                    s.iter()
-                        .enumerate()
-                        .filter(|&(_, &x)| scale(x, k).1)
-                        .map(|(i, _)| at + i),
-                );
+        }
+    }
+}
+
+/// The `ocp` block scales of the words of an `f32` source (one byte and exponent per block,
+/// as [`Plan::block_scales_f32`] gives them) and the words scaled by them (as [`ScaleJob`]),
+/// block by block in one pass (a block still in the first-level cache when it is scaled),
+/// as work for [`vectorized`].
+struct OcpScaleJob<'a> {
+    src: &'a [u32],
+    bsize: usize,
+    /// [`Blocks::emax`].
+    emax: i32,
+    scales: &'a mut [u8],
+    ks: &'a mut [i32],
+    out: &'a mut [u32],
+    exact: &'a mut Vec<usize>,
+}
+
+impl Vectorizable for OcpScaleJob<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        if self.bsize == 32 {
+            // The MX block size, unrolled.
+            self.go(32)
+        } else {
+            let bsize = self.bsize;
+            self.go(bsize)
+        }
+    }
+}
+
+impl OcpScaleJob<'_> {
+    #[inline(always)]
+    fn go(self, bsize: usize) {
+        let blocks = self.src.chunks(bsize).zip(self.out.chunks_mut(bsize));
+        let per = self.scales.iter_mut().zip(self.ks.iter_mut());
+        for (j, ((s, o), (byte, k))) in blocks.zip(per).enumerate() {
+            let m = if s.len() == bsize {
+                // (Whole blocks: a loop of a fixed count where `bsize` is a constant.)
+                s[..bsize].iter().fold(0, |m, &x| m.max(x & 0x7fff_ffff))
+            } else {
+                s.iter().fold(0, |m, &x| m.max(x & 0x7fff_ffff))
+            };
+            (*byte, *k) = if m >= 0x7f80_0000 {
+                // NaN or infinity in the block: the NaN scale, elements unscaled.
+                (0xff, 0)
+            } else {
+                // [`Plan::amax_scale`], `ocp`.
+                let amax = f32::from_bits(m) as f64;
+                let shared = if amax == 0.0 {
+                    -127
+                } else {
+                    (floor_log2(amax) - self.emax).clamp(-127, 127)
+                };
+                ((shared + 127) as u8, -shared)
+            };
+            if s.len() == bsize {
+                scale_block(&s[..bsize], &mut o[..bsize], *k, j * bsize, self.exact);
+            } else {
+                scale_block(s, o, *k, j * bsize, self.exact);
             }
         }
     }
@@ -1472,11 +1571,15 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
                     let mut g = acc;
                     g.sat = [0; LANES];
                     g.flushed = [0; LANES];
-                    for ((sb, db), &k) in sg.chunks(bsize).zip(dg.chunks(bsize)).zip(kg) {
+                    // The blocks' factors and range thresholds first, so that the pass over
+                    // the group keeps its accumulators in registers.
+                    let mut par = [(0.0f64, 0i32, 0i32); PIECE / LANES];
+                    for (p, &k) in par.iter_mut().zip(kg) {
                         let down = exp2i(-k);
                         let (t_lo, t_hi) = plan.block_thresholds(k, down, &mut last);
-                        scaled_group(&mut g, sb, db, &fv, down, t_lo, t_hi, relu, zero);
+                        *p = (down, t_lo, t_hi);
                     }
+                    scaled_group(&mut g, sg, dg, bsize, &par[..kg.len()], &fv, relu, zero);
                     if g.sum.iter().all(|x| x.is_finite()) {
                         acc.sum = g.sum;
                         acc.max = g.max;
@@ -1576,19 +1679,19 @@ fn finite_groups<const SCALED: bool, D: Le>(
     };
 }
 
-/// [`finite_groups`] of one block of a multiple of [`LANES`] elements, scaled, in a single
-/// pass with lane-wise sums, maxima and counts (no reduction across lanes): the same sums
-/// (element `i` in lane `i mod LANES`, in order), maxima and counts.
+/// [`finite_groups`] of a group of blocks of `bsize` elements, a multiple of [`LANES`],
+/// scaled (`par`: each block's factor 2^−k and range thresholds), in a single pass with
+/// lane-wise sums, maxima and counts (no reduction across lanes): the same sums (element `i`
+/// of a block in lane `i mod LANES`, in order), maxima and counts.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn scaled_group<D: Le>(
     g: &mut Groups,
     x: &[u32],
     y: &[D],
+    bsize: usize,
+    par: &[(f64, i32, i32)],
     fv: &impl Fn(u32) -> f32,
-    down: f64,
-    t_lo: i32,
-    t_hi: i32,
     relu: bool,
     zero: Codes,
 ) {
@@ -1599,19 +1702,41 @@ fn scaled_group<D: Le>(
         mut sat,
         mut flushed,
     } = *g;
-    for (xc, yc) in x.chunks_exact(LANES).zip(y.chunks_exact(LANES)) {
-        for l in 0..LANES {
-            let (xv, yv) = (xc[l], yc[l].to_u64() as u32);
-            let a = f32::from_bits(xv) as f64;
-            let e = (fv(yv) as f64 * down - a).abs();
-            sum[l] += e;
-            // NaN errors are left out here, but make the sums NaN (and the group is done
-            // again).
-            max[l] = if e > max[l] { e } else { max[l] };
-            let kx = key(xv);
-            sat[l] += ((kx > t_hi) | (kx < t_lo)) as u32;
-            let counted = (xv & 0x7fff_ffff != 0) as u32 & ((relu & (xv >> 31)) ^ 1);
-            flushed[l] += zero.test(yv) as u32 & counted;
+    // One block; with `SYM`, its range is symmetric: `t_lo = −1 − t_hi` and `t_hi ≥ 0`, so
+    // that (as `key(−m) = −1 − m`) an element is out of it exactly when its magnitude's bits
+    // are above `t_hi`.
+    macro_rules! block {
+        ($sym:expr, $xb:expr, $yb:expr, $down:expr, $t_lo:expr, $t_hi:expr) => {{
+            let (xb, yb, down, t_lo, t_hi): (&[u32], &[D], f64, i32, i32) =
+                ($xb, $yb, $down, $t_lo, $t_hi);
+            for (xc, yc) in xb.chunks_exact(LANES).zip(yb.chunks_exact(LANES)) {
+                for l in 0..LANES {
+                    let (xv, yv) = (xc[l], yc[l].to_u64() as u32);
+                    let a = f32::from_bits(xv) as f64;
+                    let e = (fv(yv) as f64 * down - a).abs();
+                    sum[l] += e;
+                    // NaN errors are left out here, but make the sums NaN (and the group is
+                    // done again).
+                    max[l] = if e > max[l] { e } else { max[l] };
+                    let m = xv & 0x7fff_ffff;
+                    sat[l] += if $sym {
+                        (m as i32 > t_hi) as u32
+                    } else {
+                        let kx = key(xv);
+                        ((kx > t_hi) | (kx < t_lo)) as u32
+                    };
+                    let counted = (m != 0) as u32 & ((relu & (xv >> 31)) ^ 1);
+                    flushed[l] += zero.test(yv) as u32 & counted;
+                }
+            }
+        }};
+    }
+    let blocks = x.chunks(bsize).zip(y.chunks(bsize));
+    for ((xb, yb), &(down, t_lo, t_hi)) in blocks.zip(par) {
+        if t_hi >= 0 && t_lo == -1 - t_hi {
+            block!(true, xb, yb, down, t_lo, t_hi);
+        } else {
+            block!(false, xb, yb, down, t_lo, t_hi);
         }
     }
     *g = Groups {
