@@ -177,6 +177,11 @@ pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool, 
         (mag as i32).min(max as i32) as u32
     } else if matches!(M, RN | RNA) && sp.has_inf && sp.inf_enc == max + 1 {
         (mag as i32).min(sp.inf_enc as i32) as u32
+    } else if M == RZ && sp.bias == 127 && sp.has_inf && sp.inf_enc == max + 1 {
+        // Truncation in the `f32` exponent range (bf16, tf32): a finite magnitude stays at
+        // most the largest finite encoding, infinity gives the infinity encoding (and NaN is
+        // selected below): nothing to clamp.
+        mag
     } else if M == RS && sp.has_inf && sp.inf_enc == max + 1 {
         // Overflows go to infinity where the rounding went up, else to the largest finite
         // value: `mag` less the excess of the truncated magnitude `lo` over the largest
