@@ -82,6 +82,7 @@ full! {
     bf16_rz: "cvt.rz.bf16.f32",
     bf16x2_rs: "cvt.rs.satfinite.bf16x2.f32",
     tf32_rna: "cvt.rna.satfinite.tf32.f32",
+    tf32_rz: "cvt.rz.tf32.f32",
     e4m3x2_rn: "cvt.rn.satfinite.e4m3x2.f32",
     e4m3x4_rs: "cvt.rs.satfinite.e4m3x4.f32",
     e5m2x2_rn_relu: "cvt.rn.satfinite.relu.e5m2x2.f32",
@@ -96,5 +97,6 @@ full! {
     u8_rmi_ftz_sat: "cvt.rmi.ftz.sat.u8.f32",
     s16_rzi: "cvt.rzi.s16.f32",
     s64_rni: "cvt.rni.s64.f32",
+    u64_rzi: "cvt.rzi.u64.f32",
     e4m3x2_f16x2: "cvt.rn.satfinite.e4m3x2.f16x2",
 }
