@@ -13,6 +13,7 @@ pub const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// SplitMix64's output function applied to `x + γ`: `splitmix64(s + i·γ)` is the `i`-th
 /// (0-based) output of a SplitMix64 generator seeded with `s`.
+#[inline(always)]
 pub fn splitmix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(GAMMA);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -37,17 +38,33 @@ pub fn random_word(stream: u64, index: u64) -> u32 {
 /// assert_eq!(w[3], random_word(9, (1 << 40) + 3));
 /// ```
 pub fn random_words(stream: u64, first: u64, out: &mut [u32]) {
-    crate::bulk::random_words_isa(2, stream, first, out);
+    random_words_isa(2, stream, first, out);
 }
 
-/// [`random_words`] as plain code, to be inlined into a loop compiled for wider vectors:
-/// the `j`-th word's generator state is `stream + (first + j + 1)·γ`, so the words are
-/// independent of each other.
-#[inline(always)]
-pub(crate) fn fill_words(stream: u64, first: u64, out: &mut [u32]) {
-    let base = stream.wrapping_add(first.wrapping_mul(GAMMA));
-    for (j, o) in out.iter_mut().enumerate() {
-        *o = splitmix64(base.wrapping_add((j as u64).wrapping_mul(GAMMA))) as u32;
+/// [`random_words`] through the best instruction set up to `isa`
+/// ([`crate::bulk::vectorized_isa`]; tests run each).
+fn random_words_isa(isa: u8, stream: u64, first: u64, out: &mut [u32]) {
+    crate::bulk::vectorized_isa(isa, Words { stream, first, out });
+}
+
+/// [`random_words`] as work for a loop compiled for wider vectors: the `j`-th word's
+/// generator state is `stream + (first + j + 1)·γ`, so the words are independent of each
+/// other.
+struct Words<'a> {
+    stream: u64,
+    first: u64,
+    out: &'a mut [u32],
+}
+
+impl crate::bulk::Vectorizable for Words<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        let base = self.stream.wrapping_add(self.first.wrapping_mul(GAMMA));
+        for (j, o) in self.out.iter_mut().enumerate() {
+            *o = splitmix64(base.wrapping_add((j as u64).wrapping_mul(GAMMA))) as u32;
+        }
     }
 }
 
@@ -67,7 +84,7 @@ mod tests {
                         .collect();
                     for isa in 0..=2 {
                         let mut got = vec![0x5a5a_5a5a; n];
-                        crate::bulk::random_words_isa(isa, stream, first, &mut got);
+                        random_words_isa(isa, stream, first, &mut got);
                         assert_eq!(got, want, "isa {isa} stream {stream:#x} first {first:#x}");
                     }
                     let mut got = vec![0; n];

@@ -9,7 +9,7 @@ mod reference;
 
 use gpucvt_core::format::{
     BF16, CATALOGUE, E2M1, E2M3, E3M2, E4M3, E5M2, F16, F32, F64, S16, S2F6, S32, S4, S64, S8, U16,
-    U32, U8, UE4M3, UE5M3, UE8M0, VF,
+    U32, U64, U8, UE4M3, UE5M3, UE8M0, VF,
 };
 use gpucvt_core::{Conversion, Format, NanResult, Overflow, Policy, Rounding};
 use num_traits::{One, Signed, Zero};
@@ -296,6 +296,37 @@ proptest! {
         let bits = bits & mask(&src);
         let c = Conversion::new(src, dst, r, policies()[pi].policy);
         prop_assert_eq!(c.apply_traced(bits).0, c.apply(bits));
+    }
+}
+
+/// Conversions into fixed-point formats take a 64-bit path when untraced and the 128-bit
+/// rounding step when traced: the two agree on every `f16` and `bf16` input.
+#[test]
+fn traced_and_plain_fixed_point_conversions_agree_on_every_16_bit_input() {
+    let roundings = [
+        Rounding::RNI,
+        Rounding::RZI,
+        Rounding::RMI,
+        Rounding::RPI,
+        Rounding::RN,
+        Rounding::RM,
+        Rounding::stochastic(0x5a5a_5a5a, 9),
+    ];
+    for src in [F16, BF16] {
+        for dst in [S8, U16, S32, U64, S2F6] {
+            for r in roundings {
+                for p in policies().iter().step_by(3) {
+                    let c = Conversion::new(src, dst, r, p.policy);
+                    for bits in 0..1u64 << 16 {
+                        assert_eq!(
+                            c.apply_traced(bits).0,
+                            c.apply(bits),
+                            "{src} {bits:#x} -> {dst} {r:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
 

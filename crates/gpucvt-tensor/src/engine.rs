@@ -294,6 +294,21 @@ fn key(w: u32) -> i32 {
     s ^ ((s >> 31) & 0x7fff_ffff)
 }
 
+/// 1 if the `f32` pattern `x` lies outside the keys `t_lo ..= t_hi` (its conversion
+/// saturates), else 0.
+#[inline(always)]
+fn outside(x: u32, t_lo: i32, t_hi: i32) -> u32 {
+    let k = key(x);
+    ((k > t_hi) | (k < t_lo)) as u32
+}
+
+/// 1 if a zero result of the `f32` pattern `x` counts as flushed: `x` is not a zero, and not
+/// negative under `.relu` (`relu` 1 or 0), else 0.
+#[inline(always)]
+fn flush_counts(x: u32, relu: u32) -> u32 {
+    (x & 0x7fff_ffff != 0) as u32 & ((relu & (x >> 31)) ^ 1)
+}
+
 /// The encoding of a key (the inverse of [`key`]).
 fn unkey(k: i32) -> u32 {
     (k ^ ((k >> 31) & 0x7fff_ffff)) as u32
@@ -1653,10 +1668,8 @@ fn finite_groups<const SCALED: bool, D: Le>(
         max[0] = max[0].max(f64::from_bits(top));
         let (mut s, mut f) = (0u32, 0u32);
         for (&xv, yv) in xp.iter().zip(yp) {
-            let kx = key(xv);
-            s += ((kx > t_hi) | (kx < t_lo)) as u32;
-            let counted = (xv & 0x7fff_ffff != 0) as u32 & ((relu & (xv >> 31)) ^ 1);
-            f += zero.test(yv.to_u64() as u32) as u32 & counted;
+            s += outside(xv, t_lo, t_hi);
+            f += zero.test(yv.to_u64() as u32) as u32 & flush_counts(xv, relu);
         }
         sat[0] += s;
         flushed[0] += f;
@@ -1718,15 +1731,12 @@ fn scaled_group<D: Le>(
                     // NaN errors are left out here, but make the sums NaN (and the group is
                     // done again).
                     max[l] = if e > max[l] { e } else { max[l] };
-                    let m = xv & 0x7fff_ffff;
                     sat[l] += if $sym {
-                        (m as i32 > t_hi) as u32
+                        ((xv & 0x7fff_ffff) as i32 > t_hi) as u32
                     } else {
-                        let kx = key(xv);
-                        ((kx > t_hi) | (kx < t_lo)) as u32
+                        outside(xv, t_lo, t_hi)
                     };
-                    let counted = (m != 0) as u32 & ((relu & (xv >> 31)) ^ 1);
-                    flushed[l] += zero.test(yv) as u32 & counted;
+                    flushed[l] += zero.test(yv) as u32 & flush_counts(xv, relu);
                 }
             }
         }};
@@ -1991,8 +2001,7 @@ fn count_pass<S: Le, D: Le>(
         let bz = (cl & ZERO) >> 2;
         // Neither side NaN, the output not infinite.
         let rest = (bn | an | binf) ^ 1;
-        let kx = key(x);
-        let out = ((kx > t_hi) | (kx < t_lo)) as u32;
+        let out = outside(x, t_lo, t_hi);
         let nonzero_finite = ((ax != 0) & (ax < INF_BITS)) as u32;
         c[0] += bn;
         c[1] += an & (bn ^ 1);
@@ -2020,10 +2029,8 @@ fn count_finite<S: Le, D: Le>(
     let (mut sat, mut flushed) = (0u32, 0u32);
     for (x, y) in src.iter().zip(dst) {
         let x = x.to_u64() as u32;
-        let kx = key(x);
-        sat += ((kx > t_hi) | (kx < t_lo)) as u32;
-        let counted = (x & 0x7fff_ffff != 0) as u32 & ((relu & (x >> 31)) ^ 1);
-        flushed += zero.test(y.to_u64() as u32) as u32 & counted;
+        sat += outside(x, t_lo, t_hi);
+        flushed += zero.test(y.to_u64() as u32) as u32 & flush_counts(x, relu);
     }
     [0, 0, 0, sat, flushed, src.len() as u32]
 }

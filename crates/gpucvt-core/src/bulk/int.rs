@@ -223,16 +223,29 @@ pub(crate) fn convert<D: super::Word>(p: &Params, src: &[u32], dst: &mut [D]) {
     convert_isa(p, 2, src, dst);
 }
 
-/// [`convert`] through the best instruction set up to `isa` (see `super::simd::int_isa`).
+/// [`convert`] through the best instruction set up to `isa` (see
+/// [`super::vectorized_isa`]).
 pub(crate) fn convert_isa<D: super::Word>(p: &Params, isa: u8, src: &[u32], dst: &mut [D]) {
+    macro_rules! job {
+        ($m:expr, $k:expr) => {
+            super::vectorized_isa(
+                isa,
+                Job::<$m, $k, D> {
+                    src,
+                    dst,
+                    k: p.knobs,
+                },
+            )
+        };
+    }
     macro_rules! modes {
         ($k:expr) => {
             match p.mode {
-                RN => super::simd::int_isa::<RN, $k, D>(isa, src, dst, p.knobs),
-                RNA => super::simd::int_isa::<RNA, $k, D>(isa, src, dst, p.knobs),
-                RZ => super::simd::int_isa::<RZ, $k, D>(isa, src, dst, p.knobs),
-                RM => super::simd::int_isa::<RM, $k, D>(isa, src, dst, p.knobs),
-                _ => super::simd::int_isa::<RP, $k, D>(isa, src, dst, p.knobs),
+                RN => job!(RN, $k),
+                RNA => job!(RNA, $k),
+                RZ => job!(RZ, $k),
+                RM => job!(RM, $k),
+                _ => job!(RP, $k),
             }
         };
     }
@@ -245,13 +258,24 @@ pub(crate) fn convert_isa<D: super::Word>(p: &Params, isa: u8, src: &[u32], dst:
     }
 }
 
-/// The kernel for rounding mode `M` and destination kind `K`.
-#[inline(always)]
-pub(crate) fn run<const M: u8, const K: u8, D: super::Word>(src: &[u32], dst: &mut [D], k: Knobs) {
-    match K {
-        S64 => run64::<M, false, D>(src, dst, k),
-        U64 => run64::<M, true, D>(src, dst, k),
-        _ => run32::<M, K, D>(src, dst, k),
+/// The kernel for rounding mode `M` and destination kind `K`, as work for
+/// [`super::vectorized_isa`].
+struct Job<'a, const M: u8, const K: u8, D> {
+    src: &'a [u32],
+    dst: &'a mut [D],
+    k: Knobs,
+}
+
+impl<const M: u8, const K: u8, D: super::Word> super::Vectorizable for Job<'_, M, K, D> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        match K {
+            S64 => run64::<M, false, D>(self.src, self.dst, self.k),
+            U64 => run64::<M, true, D>(self.src, self.dst, self.k),
+            _ => run32::<M, K, D>(self.src, self.dst, self.k),
+        }
     }
 }
 

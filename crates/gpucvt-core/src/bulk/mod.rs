@@ -174,13 +174,13 @@ pub trait Vectorizable {
 /// assert_eq!(vectorized(Sum(&[1, 2, 3])), 6);
 /// ```
 pub fn vectorized<V: Vectorizable>(work: V) -> V::Output {
-    simd::vectorized(work)
+    simd::vectorized_isa(2, work)
 }
 
-/// [`crate::random::random_words`] compiled for the best instruction set up to `isa` (see
-/// `simd::random_words_isa`).
-pub(crate) fn random_words_isa(isa: u8, stream: u64, first: u64, out: &mut [u32]) {
-    simd::random_words_isa(isa, stream, first, out);
+/// [`vectorized`] through the best instruction set up to `isa` — 0: the baseline target,
+/// 1: AVX2, 2: AVX-512 — so that tests can run each version.
+pub(crate) fn vectorized_isa<V: Vectorizable>(isa: u8, work: V) -> V::Output {
+    simd::vectorized_isa(isa, work)
 }
 
 /// Why a bulk conversion was refused.

@@ -6,12 +6,12 @@
 //! and the best version the running CPU supports is called. Calling a
 //! `#[target_feature]` function is `unsafe` only because the CPU must have the feature; each
 //! call below is guarded by `is_x86_feature_detected!` for exactly the features it enables.
-//! [`vectorized`] does the same for work of other crates (the statistics of
-//! `gpucvt-tensor`): a generic `#[target_feature]` function into which the work's
-//! `#[inline(always)]` code is inlined.
+//! [`vectorized_isa`] does the same for any work (the integer kernel of `int.rs`, the
+//! random words of `random.rs`, the statistics of `gpucvt-tensor`): a generic
+//! `#[target_feature]` function into which the work's `#[inline(always)]` code is inlined.
 #![allow(unsafe_code)]
 
-use super::{fast, int, small, ue8m0, Vectorizable, Word};
+use super::{fast, small, ue8m0, Vectorizable, Word};
 
 macro_rules! dispatch_small {
     ($p:expr, $src:expr, $dst:expr, $r:expr, $mode:ident) => {
@@ -224,23 +224,29 @@ unsafe fn ue8m0_avx512<const UP: bool, const P: u8, D: Word>(src: &[u32], dst: &
     ue8m0::run::<UP, P, D>(src, dst);
 }
 
-/// [`super::vectorized`]: `work.run()` compiled for AVX-512, AVX2 or the baseline target.
-pub(super) fn vectorized<V: Vectorizable>(work: V) -> V::Output {
+/// [`super::vectorized`]: `work.run()` compiled for the best instruction set the CPU has up
+/// to `isa` — 0: the baseline target, 1: AVX2, 2: AVX-512 (F, BW, VL and DQ, whose 64-bit
+/// multiplications and conversions the integer kernel and the random words use). Callers
+/// ask for 2; tests run each level.
+pub(super) fn vectorized_isa<V: Vectorizable>(isa: u8, work: V) -> V::Output {
     #[cfg(target_arch = "x86_64")]
     {
-        if is_x86_feature_detected!("avx512f")
+        if isa >= 2
+            && is_x86_feature_detected!("avx512f")
             && is_x86_feature_detected!("avx512bw")
             && is_x86_feature_detected!("avx512vl")
+            && is_x86_feature_detected!("avx512dq")
         {
             // SAFETY: the CPU has every feature `vectorized_avx512` enables (checked just
             // above).
             return unsafe { vectorized_avx512(work) };
         }
-        if is_x86_feature_detected!("avx2") {
+        if isa >= 1 && is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above).
             return unsafe { vectorized_avx2(work) };
         }
     }
+    let _ = isa;
     work.run()
 }
 
@@ -251,7 +257,7 @@ unsafe fn vectorized_avx2<V: Vectorizable>(work: V) -> V::Output {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
 unsafe fn vectorized_avx512<V: Vectorizable>(work: V) -> V::Output {
     work.run()
 }
@@ -293,88 +299,4 @@ pub(super) fn fast_isa<
         _ => return false,
     }
     true
-}
-
-/// `f32` → integer (`int.rs`) over a slice, for rounding mode `M` and destination kind
-/// `K`, compiled for the best instruction set the CPU has up to
-/// `isa` — 0: the baseline target, 1: AVX2, 2: AVX-512 (the kernel asks for 2; tests run
-/// each).
-pub(super) fn int_isa<const M: u8, const K: u8, D: Word>(
-    isa: u8,
-    src: &[u32],
-    dst: &mut [D],
-    k: int::Knobs,
-) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if isa >= 2
-            && is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vl")
-            && is_x86_feature_detected!("avx512dq")
-        {
-            // SAFETY: the CPU has every feature `int_avx512` enables (checked just above).
-            unsafe { int_avx512::<M, K, D>(src, dst, k) };
-            return;
-        }
-        if isa >= 1 && is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
-            unsafe { int_avx2::<M, K, D>(src, dst, k) };
-            return;
-        }
-    }
-    let _ = isa;
-    int::run::<M, K, D>(src, dst, k);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn int_avx2<const M: u8, const K: u8, D: Word>(src: &[u32], dst: &mut [D], k: int::Knobs) {
-    int::run::<M, K, D>(src, dst, k);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
-unsafe fn int_avx512<const M: u8, const K: u8, D: Word>(src: &[u32], dst: &mut [D], k: int::Knobs) {
-    int::run::<M, K, D>(src, dst, k);
-}
-
-/// Words of the random stream (`crate::random::fill_words`) compiled for the best
-/// instruction set the CPU has up to `isa` — 0: the baseline target, 1: AVX2, 2: AVX-512
-/// with DQ (its 64-bit multiplication) — (`random::random_words` asks for 2; tests run
-/// each).
-pub(super) fn random_words_isa(isa: u8, stream: u64, first: u64, out: &mut [u32]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if isa >= 2
-            && is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vl")
-            && is_x86_feature_detected!("avx512dq")
-        {
-            // SAFETY: the CPU has every feature `random_words_avx512` enables (checked just
-            // above).
-            unsafe { random_words_avx512(stream, first, out) };
-            return;
-        }
-        if isa >= 1 && is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
-            unsafe { random_words_avx2(stream, first, out) };
-            return;
-        }
-    }
-    let _ = isa;
-    crate::random::fill_words(stream, first, out);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn random_words_avx2(stream: u64, first: u64, out: &mut [u32]) {
-    crate::random::fill_words(stream, first, out);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
-unsafe fn random_words_avx512(stream: u64, first: u64, out: &mut [u32]) {
-    crate::random::fill_words(stream, first, out);
 }
