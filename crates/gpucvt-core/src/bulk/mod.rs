@@ -152,6 +152,17 @@ pub trait Vectorizable {
     /// should be vectorized too: only code inlined into it is compiled for the wider
     /// instruction sets.
     fn run(self) -> Self::Output;
+
+    /// Does the work where the CPU has AVX-512 F, BW, VL and DQ: [`run`](Self::run)
+    /// unless the work has a formulation that only those instructions make fast (the
+    /// integer kernel's conversions to 64-bit integers). Both must give the same results.
+    #[inline(always)]
+    fn run_avx512(self) -> Self::Output
+    where
+        Self: Sized,
+    {
+        self.run()
+    }
 }
 
 /// Runs `work` compiled for AVX-512 (F, BW, VL) or AVX2 where the CPU has them (x86-64),

@@ -259,7 +259,35 @@ unsafe fn vectorized_avx2<V: Vectorizable>(work: V) -> V::Output {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
 unsafe fn vectorized_avx512<V: Vectorizable>(work: V) -> V::Output {
-    work.run()
+    work.run_avx512()
+}
+
+/// `x` rounded toward zero to an `i64`, for `x` in [−2^63, 2^63); values below are taken
+/// as −2^63, values above as the largest `f32` below 2^63, NaN as −2^63 (callers decide
+/// those cases themselves). Written as Rust's unchecked conversion, which compiles to one
+/// `vcvttps2qq` for eight lanes with AVX-512 DQ (the saturating `as` compiles to scalar
+/// code); the clamp before it makes the conversion defined for every input.
+#[inline(always)]
+pub(super) fn trunc_i64(x: f32) -> i64 {
+    const LO: f32 = -9_223_372_036_854_775_808.0; // −2^63
+    const HI: f32 = 9_223_371_487_098_961_920.0; // 2^63 − 2^39
+    let x = if x >= LO { x } else { LO };
+    let x = if x <= HI { x } else { HI };
+    // SAFETY: `x` is not NaN and lies in [−2^63, 2^63 − 2^39], so its truncation is an
+    // `i64`.
+    unsafe { x.to_int_unchecked::<i64>() }
+}
+
+/// `x` rounded toward zero to a `u64`, for `x` in [0, 2^64); values below are taken as 0,
+/// values above as the largest `f32` below 2^64, NaN as 0. As [`trunc_i64`], with
+/// `vcvttps2uqq`.
+#[inline(always)]
+pub(super) fn trunc_u64(x: f32) -> u64 {
+    const HI: f32 = 18_446_742_974_197_923_840.0; // 2^64 − 2^40
+    let x = if x >= 0.0 { x } else { 0.0 };
+    let x = if x <= HI { x } else { HI };
+    // SAFETY: `x` is not NaN and lies in [0, 2^64 − 2^40], so its truncation is a `u64`.
+    unsafe { x.to_int_unchecked::<u64>() }
 }
 
 /// Runs the specialised kernel compiled for one instruction set — 0: the baseline target,

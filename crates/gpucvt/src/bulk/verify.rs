@@ -612,6 +612,17 @@ pub fn sweep(
     sink: &mut (dyn FnMut(&[u8]) -> std::io::Result<()> + Send),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<u64, SweepError> {
+    sweep_in_blocks(form, seed, SWEEP_BLOCK, sink, progress)
+}
+
+/// [`sweep`] in blocks of `block` instructions.
+fn sweep_in_blocks(
+    form: &CvtForm,
+    seed: u64,
+    block: u64,
+    sink: &mut (dyn FnMut(&[u8]) -> std::io::Result<()> + Send),
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<u64, SweepError> {
     let kernel = sweep_kernel(form)?;
     if kernel.source_bits() > 32 {
         return Err(SweepError::TooWide(kernel.source_bits()));
@@ -619,47 +630,93 @@ pub fn sweep(
     let units = Units::new(&kernel, Inputs { sample: 0, seed });
     let total = units.instructions();
     let width = result_bytes(&kernel);
-    // Rounds of a few blocks a thread, converted in parallel into one of two buffers while
-    // the sink takes the other (the previous round), so that writing or hashing overlaps
-    // the conversion.
-    let round = SWEEP_BLOCK * 4 * rayon::current_num_threads() as u64;
     let direct = Direct::new(&kernel, seed);
-    let mut bufs = [
-        vec![0u8; round as usize * width],
-        vec![0u8; round as usize * width],
-    ];
-    let convert = |first: u64, bytes: &mut [u8]| -> Result<(), CvtBulkError> {
-        bytes
-            .par_chunks_mut(SWEEP_BLOCK as usize * width)
-            .enumerate()
-            .try_for_each(|(b, out)| {
-                let start = first + b as u64 * SWEEP_BLOCK;
-                let m = (out.len() / width) as u64;
-                match &direct {
-                    Some(d) => d.run(start, m, out)?,
-                    None => sweep_block(&kernel, seed, start, m, out)?,
-                }
-                progress(m);
-                Ok(())
-            })
-    };
-    let mut pending: Option<usize> = None; // bytes of the previous round, in bufs[1]
-    let mut first = 0u64;
-    while first < total || pending.is_some() {
-        let n = round.min(total - first);
-        let [next, prev] = &mut bufs;
-        let next = &mut next[..n as usize * width];
-        let (converted, written) = rayon::join(
-            || convert(first, next),
-            || pending.map_or(Ok(()), |len| sink(&prev[..len])),
-        );
-        written.map_err(SweepError::Io)?;
-        converted?;
-        pending = (n > 0).then_some(n as usize * width);
-        bufs.swap(0, 1);
-        first += n;
+    let blocks = total.div_ceil(block);
+    // Every thread of the pool converts blocks `t, t + n, t + 2n, …` into a buffer of its
+    // own and then, when the block before has been handed over, hands its block to the sink
+    // itself. The hash (or write) of a block runs on the core that just converted it, while
+    // its bytes are still in that core's cache, and overlaps the other threads'
+    // conversions. (Converting on some threads and hashing on another streamed every
+    // result through the shared cache and memory: twice as slow for 64-bit results.)
+    let turn = Mutex::new(Turn {
+        next: 0,
+        failed: None,
+        sink,
+    });
+    let handed = std::sync::Condvar::new();
+    rayon::broadcast(|ctx| {
+        let (t, n) = (ctx.index() as u64, ctx.num_threads() as u64);
+        // Words, so that 16-, 32- and 64-bit results can be written in place.
+        let mut words = vec![0u64; (block as usize * width).div_ceil(8)];
+        let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
+        let mut scratch = DirectScratch::new();
+        for b in (t..blocks).step_by(n as usize) {
+            let first = b * block;
+            let m = block.min(total - first);
+            let out = &mut buf[..m as usize * width];
+            let converted = match &direct {
+                Some(d) => d.run(first, m, out, &mut scratch),
+                None => sweep_block(&kernel, seed, first, m, out),
+            };
+            let mut g = turn.lock().unwrap_or_else(|e| e.into_inner());
+            while g.next != b && g.failed.is_none() {
+                g = handed.wait(g).unwrap_or_else(|e| e.into_inner());
+            }
+            if g.failed.is_some() {
+                return;
+            }
+            match converted
+                .map_err(SweepError::Kernel)
+                .and_then(|()| (g.sink)(out).map_err(SweepError::Io))
+            {
+                Ok(()) => g.next += 1,
+                Err(e) => g.failed = Some(e),
+            }
+            let stop = g.failed.is_some();
+            drop(g);
+            handed.notify_all();
+            if stop {
+                return;
+            }
+            progress(m);
+        }
+    });
+    if let Some(e) = turn.into_inner().unwrap_or_else(|e| e.into_inner()).failed {
+        return Err(e);
     }
     Ok(total)
+}
+
+/// Whose turn it is to hand a block to a sweep's sink.
+struct Turn<'s> {
+    /// The next block for the sink.
+    next: u64,
+    /// The first failure: every thread stops.
+    failed: Option<SweepError>,
+    sink: &'s mut (dyn FnMut(&[u8]) -> std::io::Result<()> + Send),
+}
+
+/// The buffers of [`Direct::run`], one chunk each, kept by each thread of a sweep.
+struct DirectScratch {
+    /// The chunk's input units.
+    src: Vec<u32>,
+    /// Their random values, in `u8`, `u16` or `u32` words.
+    rnd: Vec<u32>,
+    /// The random words they are taken from.
+    words: Vec<u32>,
+    /// Lane results of 4 to 64 bits before they are packed or copied.
+    narrow: Vec<u64>,
+}
+
+impl DirectScratch {
+    fn new() -> DirectScratch {
+        DirectScratch {
+            src: vec![0; DIRECT_CHUNK],
+            rnd: vec![0; DIRECT_CHUNK],
+            words: vec![0; DIRECT_CHUNK],
+            narrow: vec![0; DIRECT_CHUNK],
+        }
+    }
 }
 
 /// Units per chunk of [`Direct::run`] (its buffers stay in the first-level cache).
@@ -735,27 +792,39 @@ impl<'a> Direct<'a> {
     }
 
     /// Instructions `first .. first + n` into `out` (what [`sweep_block`] writes).
-    fn run(&self, first: u64, n: u64, out: &mut [u8]) -> Result<(), CvtBulkError> {
+    fn run(
+        &self,
+        first: u64,
+        n: u64,
+        out: &mut [u8],
+        scratch: &mut DirectScratch,
+    ) -> Result<(), CvtBulkError> {
         match self.random.as_ref().map(|r| r.width) {
-            None | Some(0..=8) => self.run_with::<u8>(first, n, out),
-            Some(9..=16) => self.run_with::<u16>(first, n, out),
-            Some(_) => self.run_with::<u32>(first, n, out),
+            None | Some(0..=8) => self.run_with::<u8>(first, n, out, scratch),
+            Some(9..=16) => self.run_with::<u16>(first, n, out, scratch),
+            Some(_) => self.run_with::<u32>(first, n, out, scratch),
         }
     }
 
     /// [`Direct::run`] with the random values (if any) in `R` words, as the lane path of
     /// [`CvtKernel`] hands them over.
-    fn run_with<R: Word>(&self, first: u64, n: u64, out: &mut [u8]) -> Result<(), CvtBulkError> {
+    fn run_with<R: Word + bytemuck::Pod>(
+        &self,
+        first: u64,
+        n: u64,
+        out: &mut [u8],
+        scratch: &mut DirectScratch,
+    ) -> Result<(), CvtBulkError> {
         let l = self.lanes as u64;
         let units = (n * l) as usize;
         let first_unit = first * l;
-        let mut src = [0u32; DIRECT_CHUNK];
-        let mut rnd = [R::default(); DIRECT_CHUNK];
-        let mut words = [0u32; DIRECT_CHUNK];
-        let mut narrow8 = [0u8; DIRECT_CHUNK];
-        let mut narrow16 = [0u16; DIRECT_CHUNK];
-        let mut narrow32 = [0u32; DIRECT_CHUNK];
-        let mut narrow64 = [0u64; DIRECT_CHUNK];
+        let DirectScratch {
+            src,
+            rnd,
+            words,
+            narrow,
+        } = scratch;
+        let rnd: &mut [R] = bytemuck::cast_slice_mut(&mut rnd[..]);
         // Bits of output per unit, and the chunk's bytes.
         let out_per_chunk = DIRECT_CHUNK * self.slot as usize / 8;
         for (c, o) in out[..units * self.slot as usize / 8]
@@ -776,9 +845,9 @@ impl<'a> Direct<'a> {
                     let first_instr = (first_unit + start as u64) / l;
                     let r = &mut rnd[..m];
                     match self.lanes {
-                        1 => fill_random::<1, R>(lr, first_instr, &mut words, r),
-                        2 => fill_random::<2, R>(lr, first_instr, &mut words, r),
-                        _ => fill_random::<4, R>(lr, first_instr, &mut words, r),
+                        1 => fill_random::<1, R>(lr, first_instr, words, r),
+                        2 => fill_random::<2, R>(lr, first_instr, words, r),
+                        _ => fill_random::<4, R>(lr, first_instr, words, r),
                     }
                     Some(&rnd[..m])
                 }
@@ -792,39 +861,48 @@ impl<'a> Direct<'a> {
                     }
                 }
                 4 => {
-                    let t = &mut narrow8[..m];
+                    let t = &mut bytemuck::cast_slice_mut::<u64, u8>(narrow)[..m];
                     self.lane_results(s, r, t)?;
                     pair_nibbles(t, o, self.mask as u8);
                 }
                 16 => {
-                    let t = &mut narrow16[..m];
-                    self.lane_results(s, r, t)?;
-                    vectorized(LeBytes {
-                        words: &*t,
-                        mask: self.mask as u16,
-                        out: o,
-                    });
+                    let t = &mut bytemuck::cast_slice_mut::<u64, u16>(narrow)[..m];
+                    self.wide_results(s, r, t, o)?
                 }
                 32 => {
-                    let t = &mut narrow32[..m];
-                    self.lane_results(s, r, t)?;
-                    vectorized(LeBytes {
-                        words: &*t,
-                        mask: self.mask as u32,
-                        out: o,
-                    });
+                    let t = &mut bytemuck::cast_slice_mut::<u64, u32>(narrow)[..m];
+                    self.wide_results(s, r, t, o)?
                 }
-                _ => {
-                    let t = &mut narrow64[..m];
-                    self.lane_results(s, r, t)?;
-                    vectorized(LeBytes {
-                        words: &*t,
-                        mask: self.mask,
-                        out: o,
-                    });
-                }
+                _ => self.wide_results(s, r, &mut narrow[..m], o)?,
             }
         }
+        Ok(())
+    }
+
+    /// Lane results of 16, 32 or 64 bits (`W`) into `out` as little-endian bytes: in place
+    /// when `out` is aligned words of this machine's byte order and the results fill them,
+    /// else through `tmp` and a masked copy.
+    fn wide_results<R: Word, W: Word + bytemuck::Pod>(
+        &self,
+        src: &[u32],
+        rnd: Option<&[R]>,
+        tmp: &mut [W],
+        out: &mut [u8],
+    ) -> Result<(), CvtBulkError>
+    where
+        for<'b> LeBytes<'b, W>: Vectorizable<Output = ()>,
+    {
+        if cfg!(target_endian = "little") && self.mask == low_mask(W::BITS) {
+            if let Ok(words) = bytemuck::try_cast_slice_mut::<u8, W>(out) {
+                return self.lane_results(src, rnd, words);
+            }
+        }
+        self.lane_results(src, rnd, tmp)?;
+        vectorized(LeBytes {
+            words: &*tmp,
+            mask: W::from_u64(self.mask),
+            out,
+        });
         Ok(())
     }
 
@@ -1151,6 +1229,63 @@ mod tests {
     }
 
     #[test]
+    fn sweep_blocks_reach_the_sink_in_order_and_a_failing_sink_stops_it() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        // A lane form (the direct path) and a packed source (the per-instruction path);
+        // blocks of 1000 instructions, the last one short.
+        for text in ["cvt.rn.f32.f16", "cvt.rn.f16x2.e4m3x2"] {
+            let form = parse_instruction(text).unwrap().form;
+            let k = sweep_kernel(&form).unwrap();
+            let width = result_bytes(&k);
+            let mut want = vec![0u8; width << 16];
+            sweep_block(&k, 0, 0, 1 << 16, &mut want).unwrap();
+            let mut got = Vec::new();
+            let done = AtomicU64::new(0);
+            let n = pool
+                .install(|| {
+                    sweep_in_blocks(
+                        &form,
+                        0,
+                        1000,
+                        &mut |b| {
+                            got.extend_from_slice(b);
+                            Ok(())
+                        },
+                        &|m| {
+                            done.fetch_add(m, Ordering::Relaxed);
+                        },
+                    )
+                })
+                .unwrap();
+            assert_eq!((n, done.into_inner()), (1 << 16, 1 << 16), "{text}");
+            assert!(got == want, "{text}");
+            // The fifth block fails: the sweep reports it and hands over nothing more.
+            let mut calls = 0;
+            let r = pool.install(|| {
+                sweep_in_blocks(
+                    &form,
+                    0,
+                    1000,
+                    &mut |_| {
+                        calls += 1;
+                        if calls == 5 {
+                            Err(std::io::Error::other("disk full"))
+                        } else {
+                            Ok(())
+                        }
+                    },
+                    &|_| {},
+                )
+            });
+            assert!(matches!(r, Err(SweepError::Io(ref e)) if e.to_string() == "disk full"));
+            assert_eq!(calls, 5, "{text}");
+        }
+    }
+
+    #[test]
     fn packed_pairs_in_a_sweep_keep_input_order() {
         let form = parse_instruction("cvt.rn.satfinite.e4m3x2.f32")
             .unwrap()
@@ -1209,11 +1344,21 @@ mod tests {
                     (total - SWEEP_BLOCK, SWEEP_BLOCK),
                 ] {
                     let (first, n) = (first.min(total), n.min(total - first.min(total)));
-                    let mut want = vec![0u8; n as usize * width];
-                    let mut got = vec![0x5au8; n as usize * width];
+                    let len = n as usize * width;
+                    let mut want = vec![0u8; len];
                     sweep_block(&k, seed, first, n, &mut want).unwrap();
-                    d.run(first, n, &mut got).unwrap();
-                    assert!(want == got, "{text} seed {seed} block {first:#x}+{n}");
+                    // Into aligned words (wide results in place) and one byte off (through
+                    // the copy).
+                    let mut words = vec![0x5a5a_5a5a_5a5a_5a5au64; len / 8 + 2];
+                    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
+                    for at in [0, 1] {
+                        let got = &mut bytes[at..at + len];
+                        d.run(first, n, got, &mut DirectScratch::new()).unwrap();
+                        assert!(
+                            want == got,
+                            "{text} seed {seed} block {first:#x}+{n} at {at}"
+                        );
+                    }
                 }
             }
         }
