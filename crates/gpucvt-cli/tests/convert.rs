@@ -57,7 +57,7 @@ fn write_safetensors(
         data.extend_from_slice(bytes);
     }
     let mut hb = serde_json::to_vec(&Value::Object(h)).unwrap();
-    while hb.len() % 8 != 0 {
+    while !hb.len().is_multiple_of(8) {
         hb.push(b' ');
     }
     let mut out = (hb.len() as u64).to_le_bytes().to_vec();

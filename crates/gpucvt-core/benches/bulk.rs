@@ -64,7 +64,7 @@ fn bench(c: &mut Criterion) {
             g.warm_up_time(Duration::from_millis(300));
             g.measurement_time(Duration::from_secs(1));
         }
-        let wanted = |name: &str| only.as_deref().map_or(true, |o| name.contains(o));
+        let wanted = |name: &str| only.as_deref().is_none_or(|o| name.contains(o));
 
         if wanted("memcpy") {
             g.bench_function("memcpy", |b| {

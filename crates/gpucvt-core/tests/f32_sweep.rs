@@ -82,7 +82,7 @@ fn every_f32_pattern() {
         }
         checked.fetch_add(n, AtOrd::Relaxed);
         let d = done.fetch_add(1, AtOrd::Relaxed) + 1;
-        if d % 32 == 0 {
+        if d.is_multiple_of(32) {
             eprintln!(
                 "f32 sweep: {d}/{chunks} chunks, {:.0?}, {} disagreements",
                 start.elapsed(),

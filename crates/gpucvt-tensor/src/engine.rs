@@ -2231,7 +2231,7 @@ mod tests {
         while v.len() < n {
             let r = splitmix64(i) as u32;
             // Mostly moderate magnitudes, some anything.
-            v.push(if i % 4 == 0 {
+            v.push(if i.is_multiple_of(4) {
                 r
             } else {
                 (r & 0x8fff_ffff) | 0x3000_0000

@@ -460,7 +460,7 @@ impl Ctx<'_> {
     }
 
     fn check_packing(what: &str, n: u64, pack: Packing, dst: &Format) -> Result<()> {
-        if n % pack.unit() != 0 {
+        if !n.is_multiple_of(pack.unit()) {
             return Err(Error::Invalid(format!(
                 "{what}: {n} elements of {dst} cannot be packed {} per {} bytes; the element count must be a multiple of {}",
                 pack.unit(),
@@ -579,7 +579,9 @@ impl Ctx<'_> {
             })?;
             let pack = dense_packing(&src);
             let bits = len * 8;
-            if bits % pack.bits() != 0 || (bits / pack.bits()) % pack.unit() != 0 {
+            if !bits.is_multiple_of(pack.bits())
+                || !(bits / pack.bits()).is_multiple_of(pack.unit())
+            {
                 return Err(Error::Corrupt(format!(
                     "{file}: {len} bytes is not a whole number of {src} elements ({} bits each{})",
                     pack.bits(),

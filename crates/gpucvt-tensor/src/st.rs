@@ -78,7 +78,7 @@ pub(crate) fn read_header(r: &mut impl Read, len: u64, path: &Path) -> Result<St
         let count = elements(&info.shape)
             .ok_or_else(|| corrupt(format!("tensor {name:?}: the shape overflows")))?;
         let bits = count as u128 * info.dtype.bitsize() as u128;
-        if bits % 8 != 0 {
+        if !bits.is_multiple_of(8) {
             return Err(corrupt(format!(
                 "tensor {name:?}: {count} elements of {:?} are not a whole number of bytes",
                 info.dtype

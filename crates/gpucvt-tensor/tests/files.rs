@@ -91,7 +91,7 @@ fn write_safetensors(
         data.extend_from_slice(bytes);
     }
     let mut h = serde_json::to_vec(&Value::Object(header)).unwrap();
-    while h.len() % 8 != 0 {
+    while !h.len().is_multiple_of(8) {
         h.push(b' ');
     }
     let mut out = (h.len() as u64).to_le_bytes().to_vec();
@@ -878,7 +878,7 @@ fn unsupported_npy_dtypes() {
     let dict = "{'descr': [('a', '<f4'), ('b', '<i2')], 'fortran_order': False, 'shape': (2,), }";
     let mut b = b"\x93NUMPY\x01\x00".to_vec();
     let mut dict = dict.to_string();
-    while (10 + dict.len() + 1) % 64 != 0 {
+    while !(10 + dict.len() + 1).is_multiple_of(64) {
         dict.push(' ');
     }
     dict.push('\n');

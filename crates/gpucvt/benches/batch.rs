@@ -25,7 +25,7 @@ impl Rng {
     /// An f32 bit pattern, mostly of ordinary magnitude, sometimes anything.
     fn f32_bits(&mut self) -> u32 {
         let r = self.next();
-        if r % 8 == 0 {
+        if r.is_multiple_of(8) {
             r as u32
         } else {
             let v = ((r >> 8) as u32 as f32 / u32::MAX as f32 - 0.5) * 1000.0;

@@ -996,7 +996,7 @@ pub fn sample_inputs(
         state = mix(state.wrapping_add(i));
         i += 1;
         let r = state;
-        let x = if i % 2 == 0 {
+        let x = if i.is_multiple_of(2) {
             r
         } else {
             match format.layout {

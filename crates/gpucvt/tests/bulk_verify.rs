@@ -77,6 +77,10 @@ macro_rules! full {
 full! {
     f16_rn: "cvt.rn.f16.f32",
     f16_rz_ftz_sat: "cvt.rz.ftz.sat.f16.f32",
+    // The CPU's own conversion (`vcvtps2ph`) where AVX-512 is present, in every direction.
+    f16_rz: "cvt.rz.f16.f32",
+    f16_rm: "cvt.rm.f16.f32",
+    f16_rp: "cvt.rp.f16.f32",
     f16x2_rs_relu: "cvt.rs.relu.satfinite.f16x2.f32",
     bf16_rn: "cvt.rn.bf16.f32",
     bf16_rz: "cvt.rz.bf16.f32",

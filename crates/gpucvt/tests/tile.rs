@@ -95,7 +95,7 @@ fn run_invalid(name: &str) {
             let hit = diags.iter().enumerate().position(|(k, d)| {
                 !used[k]
                     && d.span.line == e.line
-                    && e.col.map_or(true, |c| c == d.span.col)
+                    && e.col.is_none_or(|c| c == d.span.col)
                     && d.message.contains(&e.text)
             });
             match hit {

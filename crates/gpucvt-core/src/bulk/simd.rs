@@ -162,7 +162,61 @@ unsafe fn fast_avx512<
     rnd: &[R],
     k: fast::Knobs,
 ) {
+    // f32 → f16 in the IEEE directions, without .satfinite, .relu or .ftz: the CPU's own
+    // conversion (all constants: the test folds away in every other instance).
+    if F == fast::I_F16 && !SF && !KN && matches!(M, small::RN | small::RZ | small::RM | small::RP)
+    {
+        if let Some(d) = D::as_u16_slice_mut(dst) {
+            // SAFETY: this function's features include AVX-512 F, which `f16_avx512` needs.
+            unsafe { f16_avx512::<M>(src, d, k) };
+            return;
+        }
+    }
     fast::run::<F, M, SF, KN, W, D, R>(src, dst, rnd, k);
+}
+
+/// f32 → f16 rounding in direction `M` (rn, rz, rm or rp), sixteen at a time with
+/// `vcvtps2ph`, the rounding given in the instruction (not taken from MXCSR). The
+/// instruction rounds as IEEE 754 does, which is what the exact core does for these
+/// directions — overflow to infinity or to the largest finite value by direction, f16
+/// subnormal results rounded, f32 subnormal inputs converted — with MXCSR's defaults
+/// (denormals not treated as zero: Rust code never changes them, and the other kernels'
+/// floating-point steps make the same assumption). Only NaN differs: the instruction keeps
+/// the sign and the top of the payload, PTX gives the canonical NaN, put in place by a
+/// masked move. The tail (under 16 elements) goes through the portable kernel.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn f16_avx512<const M: u8>(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
+    use std::arch::x86_64::*;
+    let n = src.len().min(dst.len());
+    let whole = n - n % 16;
+    let nan = _mm256_set1_epi16(fast::SPECS[fast::I_F16].nan_full as u16 as i16);
+    for (s, d) in src[..whole]
+        .chunks_exact(16)
+        .zip(dst[..whole].chunks_exact_mut(16))
+    {
+        // SAFETY: `s` holds 16 `u32`s (64 bytes) and `d` 16 `u16`s (32 bytes); the
+        // unaligned load and store read and write exactly those.
+        let x = unsafe { _mm512_loadu_ps(s.as_ptr().cast::<f32>()) };
+        let h = match M {
+            small::RN => {
+                _mm512_cvt_roundps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x)
+            }
+            small::RZ => _mm512_cvt_roundps_ph::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(x),
+            small::RM => _mm512_cvt_roundps_ph::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(x),
+            _ => _mm512_cvt_roundps_ph::<{ _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC }>(x),
+        };
+        let unordered = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
+        let h = _mm256_mask_mov_epi16(h, unordered, nan);
+        // SAFETY: as above.
+        unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), h) };
+    }
+    fast::run::<{ fast::I_F16 }, M, false, false, 0, u16, u32>(
+        &src[whole..n],
+        &mut dst[whole..n],
+        &[],
+        k,
+    );
 }
 
 /// Widens random values to `u32` (the low 32 bits), compiled for the best instruction set.

@@ -1153,8 +1153,8 @@ mod tests {
                 }
                 let todo = to_model(first, &fast, &exact);
                 for j in 0..64 {
-                    let want =
-                        j < len && (fast[j] != exact[j] || (first + j as u64) % FULL_EVERY == 0);
+                    let want = j < len
+                        && (fast[j] != exact[j] || (first + j as u64).is_multiple_of(FULL_EVERY));
                     assert_eq!(todo >> j & 1 == 1, want, "first {first} len {len} j {j}");
                 }
             }

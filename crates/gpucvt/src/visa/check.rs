@@ -485,7 +485,7 @@ fn check_mov(
             format!("execution size {n} is not 1, 2, 4, 8, 16 or 32"),
             m.exec.span,
         ));
-    } else if m.exec.offset as u64 % n != 0 && n <= 32 {
+    } else if !(m.exec.offset as u64).is_multiple_of(n) && n <= 32 {
         diags.push(Diagnostic::error(
             "visa.exec-mask",
             format!(
@@ -841,7 +841,7 @@ fn check_region(v: u64, w: u64, h: u64, n: u64, span: Span, diags: &mut Vec<Diag
     }
     if n > 0 && w > n {
         bad.push(format!("width {w} exceeds the execution size {n}"));
-    } else if n > 0 && width_ok && n % w != 0 {
+    } else if n > 0 && width_ok && !n.is_multiple_of(w) {
         bad.push(format!(
             "the execution size {n} is not a multiple of the width {w}"
         ));
