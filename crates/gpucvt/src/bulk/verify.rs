@@ -604,8 +604,13 @@ pub fn result_bytes(kernel: &CvtKernel) -> usize {
 
 /// Runs `form`'s fast kernel over every input of a source of at most 32 bits, in input
 /// order, handing the results to `sink` as little-endian bytes, block after block in
-/// order (`result_bytes` bytes a result). Blocks are converted in parallel. `progress` is
-/// called with the number of instructions finished.
+/// order (`result_bytes` bytes a result). `progress` is called with the number of
+/// instructions finished.
+///
+/// Every thread of the current rayon pool (`rayon::broadcast`) converts its share of the
+/// blocks and calls `sink` with each of them in turn, so `sink` runs on those threads, one
+/// call at a time. The threads wait for one another's turn: call `sweep` from outside the
+/// pool's other parallel work (as `gpucvt sweep` does), not from inside a task of it.
 pub fn sweep(
     form: &CvtForm,
     seed: u64,
