@@ -9,6 +9,12 @@
 //! [`vectorized_isa`] does the same for any work (the integer kernel of `int.rs`, the
 //! random words of `random.rs`, the statistics of `gpucvt-tensor`): a generic
 //! `#[target_feature]` function into which the work's `#[inline(always)]` code is inlined.
+//!
+//! Two conversions use the CPU's own conversion instructions, where they give exactly the
+//! exact core's results: `f32` → `f16` in rn/rz/rm/rp through `vcvtps2ph` ([`f16_avx512`],
+//! intrinsics on unaligned loads and stores), and the integer kernel's `f32` → 64-bit
+//! integers through Rust's unchecked float-to-integer conversion ([`trunc_i64`],
+//! [`trunc_u64`]: `vcvttps2qq` with AVX-512 DQ), each after a clamp that makes it defined.
 #![allow(unsafe_code)]
 
 use super::{fast, small, ue8m0, Vectorizable, Word};
