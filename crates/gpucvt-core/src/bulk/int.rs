@@ -120,22 +120,28 @@ impl Params {
     }
 }
 
-/// The input after `.ftz`, rounded to an integral value and clamped; NaN stays NaN.
+/// The input after `.ftz`, rounded to an integral value; NaN stays NaN.
 #[inline(always)]
-fn rounded<const M: u8>(b: u32, k: &Knobs) -> f32 {
+fn integral<const M: u8>(b: u32, k: &Knobs) -> f32 {
     let b = b & if b & 0x7f80_0000 == 0 {
         k.sub_mask
     } else {
         u32::MAX
     };
     let x = f32::from_bits(b);
-    let r = match M {
+    match M {
         RN => x.round_ties_even(),
         RNA => x.round(),
         RZ => x.trunc(),
         RM => x.floor(),
         _ => x.ceil(),
-    };
+    }
+}
+
+/// [`integral`], clamped; NaN stays NaN.
+#[inline(always)]
+fn rounded<const M: u8>(b: u32, k: &Knobs) -> f32 {
+    let r = integral::<M>(b, k);
     // Compare and select (not `max`/`min`, which need extra work for NaN).
     let r = if r < k.lo { k.lo } else { r };
     if r > k.hi {
@@ -218,17 +224,16 @@ fn run64<const M: u8, const U: bool, D: super::Word>(src: &[u32], dst: &mut [D],
     }
 }
 
-/// [`run64`] for AVX-512 DQ, which converts 64-bit lanes from `f32` in one instruction
-/// (`super::simd::trunc_i64`): the clamped value is already integral, so truncating it is
-/// exact.
+/// [`run64`] for AVX-512 DQ, which converts 64-bit lanes from `f32` in one instruction:
+/// the value rounded and raised to the lower bound (`.relu`'s 0), then truncated with
+/// saturation at 2^63 or 2^64 (`super::simd::trunc_i64`); being integral, it truncates
+/// exactly.
 #[inline(always)]
 fn run64_dq<const M: u8, const U: bool, D: super::Word>(src: &[u32], dst: &mut [D], k: Knobs) {
-    let top = if U { u64::MAX } else { i64::MAX as u64 };
     for (d, &b) in dst.iter_mut().zip(src) {
-        let r = rounded::<M>(b, &k);
-        let v = if r >= k.hi {
-            top
-        } else if U {
+        let r = integral::<M>(b, &k);
+        let r = if r < k.lo { k.lo } else { r };
+        let v = if U {
             super::simd::trunc_u64(r)
         } else {
             super::simd::trunc_i64(r) as u64

@@ -14,7 +14,7 @@
 //! exact core's results: `f32` → `f16` in rn/rz/rm/rp through `vcvtps2ph` ([`f16_avx512`],
 //! intrinsics on unaligned loads and stores), and the integer kernel's `f32` → 64-bit
 //! integers through Rust's unchecked float-to-integer conversion ([`trunc_i64`],
-//! [`trunc_u64`]: `vcvttps2qq` with AVX-512 DQ), each after a clamp that makes it defined.
+//! [`trunc_u64`]: `vcvttps2qq` with AVX-512 DQ), reached only for values in range.
 #![allow(unsafe_code)]
 
 use super::{fast, small, ue8m0, Vectorizable, Word};
@@ -322,32 +322,37 @@ unsafe fn vectorized_avx512<V: Vectorizable>(work: V) -> V::Output {
     work.run_avx512()
 }
 
-/// `x` rounded toward zero to an `i64`, for `x` in [−2^63, 2^63); values below are taken
-/// as −2^63, values above as the largest `f32` below 2^63, NaN as −2^63 (callers decide
-/// those cases themselves). Written as Rust's unchecked conversion, which compiles to one
-/// `vcvttps2qq` for eight lanes with AVX-512 DQ (the saturating `as` compiles to scalar
-/// code); the clamp before it makes the conversion defined for every input.
+/// `x` rounded toward zero to an `i64`, saturating: `i64::MAX` from 2^63 up, `i64::MIN`
+/// below −2^63 and for NaN (callers decide NaN themselves). Written with Rust's unchecked
+/// conversion, reached only for values in range, which compiles to one `vcvttps2qq` for
+/// eight lanes with AVX-512 DQ and two masked moves (the saturating `as` compiles to
+/// scalar code).
 #[inline(always)]
 pub(super) fn trunc_i64(x: f32) -> i64 {
-    const LO: f32 = -9_223_372_036_854_775_808.0; // −2^63
-    const HI: f32 = 9_223_371_487_098_961_920.0; // 2^63 − 2^39
-    let x = if x >= LO { x } else { LO };
-    let x = if x <= HI { x } else { HI };
-    // SAFETY: `x` is not NaN and lies in [−2^63, 2^63 − 2^39], so its truncation is an
-    // `i64`.
-    unsafe { x.to_int_unchecked::<i64>() }
+    const TOP: f32 = 9_223_372_036_854_775_808.0; // 2^63
+    if x >= TOP {
+        i64::MAX
+    } else if x >= -TOP {
+        // SAFETY: −2^63 ≤ x < 2^63 (so `x` is not NaN): its truncation is an `i64`.
+        unsafe { x.to_int_unchecked::<i64>() }
+    } else {
+        i64::MIN
+    }
 }
 
-/// `x` rounded toward zero to a `u64`, for `x` in [0, 2^64); values below are taken as 0,
-/// values above as the largest `f32` below 2^64, NaN as 0. As [`trunc_i64`], with
-/// `vcvttps2uqq`.
+/// `x` rounded toward zero to a `u64`, saturating: `u64::MAX` from 2^64 up, 0 below 0 and
+/// for NaN. As [`trunc_i64`], with `vcvttps2uqq`.
 #[inline(always)]
 pub(super) fn trunc_u64(x: f32) -> u64 {
-    const HI: f32 = 18_446_742_974_197_923_840.0; // 2^64 − 2^40
-    let x = if x >= 0.0 { x } else { 0.0 };
-    let x = if x <= HI { x } else { HI };
-    // SAFETY: `x` is not NaN and lies in [0, 2^64 − 2^40], so its truncation is a `u64`.
-    unsafe { x.to_int_unchecked::<u64>() }
+    const TOP: f32 = 18_446_744_073_709_551_616.0; // 2^64
+    if x >= TOP {
+        u64::MAX
+    } else if x >= 0.0 {
+        // SAFETY: 0 ≤ x < 2^64 (so `x` is not NaN): its truncation is a `u64`.
+        unsafe { x.to_int_unchecked::<u64>() }
+    } else {
+        0
+    }
 }
 
 /// Runs the specialised kernel compiled for one instruction set — 0: the baseline target,
