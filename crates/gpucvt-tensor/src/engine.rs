@@ -414,6 +414,19 @@ fn rp_scale_conversion() -> Conversion {
     )
 }
 
+/// The `ocp` scale of a block of finite elements whose largest magnitude is `amax`, for
+/// an element format whose largest power of two is 2^`emax`: the scale byte and the exponent
+/// the elements are multiplied by ([`Plan::amax_scale`]).
+#[inline(always)]
+fn ocp_scale(amax: f64, emax: i32) -> (u8, i32) {
+    let shared = if amax == 0.0 {
+        -127
+    } else {
+        (floor_log2(amax) - emax).clamp(-127, 127)
+    };
+    ((shared + 127) as u8, -shared)
+}
+
 #[inline(always)]
 fn floor_log2(x: f64) -> i32 {
     let b = x.to_bits();
@@ -688,6 +701,7 @@ impl Plan {
             _ => false,
         };
         if fused {
+            // Done above.
         } else if let Some(b) = self.blocks {
             match words {
                 Some(w) => {
@@ -850,13 +864,7 @@ impl Plan {
     /// `amax`.
     fn amax_scale(&self, b: &Blocks, amax: f64) -> (u8, i32) {
         let shared = match b.method {
-            ScaleMethod::Ocp => {
-                if amax == 0.0 {
-                    -127
-                } else {
-                    (floor_log2(amax) - b.emax).clamp(-127, 127)
-                }
-            }
+            ScaleMethod::Ocp => return ocp_scale(amax, b.emax),
             ScaleMethod::Rp => {
                 let q = (amax as f32) / b.max_f32;
                 rp_scale_conversion().apply(q.to_bits() as u64).bits as i32 - 127
@@ -1311,22 +1319,26 @@ impl Vectorizable for BlockMax<'_> {
 
     #[inline(always)]
     fn run(self) {
-        #[inline(always)]
-        fn max_abs(blk: &[u32]) -> u32 {
-            blk.iter().fold(0, |m, &x| m.max(x & 0x7fff_ffff))
-        }
         if self.bsize == 32 {
             // The MX block size, unrolled.
             let whole = self.src.chunks_exact(32);
             let rest = whole.remainder();
-            self.out.extend(whole.map(max_abs));
+            self.out.extend(whole.map(max_magnitude));
             if !rest.is_empty() {
-                self.out.push(max_abs(rest));
+                self.out.push(max_magnitude(rest));
             }
         } else {
-            self.out.extend(self.src.chunks(self.bsize).map(max_abs));
+            self.out
+                .extend(self.src.chunks(self.bsize).map(max_magnitude));
         }
     }
+}
+
+/// The largest magnitude of the `f32` words `blk`, as the encoding without its sign bit
+/// (NaN and infinity above every finite one).
+#[inline(always)]
+fn max_magnitude(blk: &[u32]) -> u32 {
+    blk.iter().fold(0, |m, &x| m.max(x & 0x7fff_ffff))
 }
 
 /// Scales `f32` words by 2^k per block (`ks`) into `out` as [`Engine::ViaF32`] does, as work
@@ -1431,22 +1443,15 @@ impl OcpScaleJob<'_> {
         for (j, ((s, o), (byte, k))) in blocks.zip(per).enumerate() {
             let m = if s.len() == bsize {
                 // (Whole blocks: a loop of a fixed count where `bsize` is a constant.)
-                s[..bsize].iter().fold(0, |m, &x| m.max(x & 0x7fff_ffff))
+                max_magnitude(&s[..bsize])
             } else {
-                s.iter().fold(0, |m, &x| m.max(x & 0x7fff_ffff))
+                max_magnitude(s)
             };
             (*byte, *k) = if m >= 0x7f80_0000 {
                 // NaN or infinity in the block: the NaN scale, elements unscaled.
                 (0xff, 0)
             } else {
-                // [`Plan::amax_scale`], `ocp`.
-                let amax = f32::from_bits(m) as f64;
-                let shared = if amax == 0.0 {
-                    -127
-                } else {
-                    (floor_log2(amax) - self.emax).clamp(-127, 127)
-                };
-                ((shared + 127) as u8, -shared)
+                ocp_scale(f32::from_bits(m) as f64, self.emax)
             };
             if s.len() == bsize {
                 scale_block(&s[..bsize], &mut o[..bsize], *k, j * bsize, self.exact);
@@ -1526,9 +1531,7 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
                 let (k, sb, db): (i32, &[u32], &[D]) = ($k, $sb, $db);
                 let down = if SCALED { exp2i(-k) } else { 1.0 };
                 let (t_lo, t_hi) = plan.block_thresholds(k, down, &mut last);
-                let mut g = acc;
-                g.sat = [0; LANES];
-                g.flushed = [0; LANES];
+                let mut g = acc.restart();
                 finite_groups::<SCALED, D>(
                     &mut g,
                     &mut errors,
@@ -1541,15 +1544,7 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
                     relu,
                     zero,
                 );
-                // The lane sums are finite exactly when every element is finite on both sides
-                // (an error is at most ~2^256, a block at most 2^16 elements).
-                if g.sum.iter().all(|x| x.is_finite()) {
-                    acc.sum = g.sum;
-                    acc.max = g.max;
-                    counts[3] += g.sat.iter().map(|&c| c as u64).sum::<u64>();
-                    counts[4] += g.flushed.iter().map(|&c| c as u64).sum::<u64>();
-                    counts[5] += sb.len() as u64;
-                } else {
+                if !acc.take(&g, sb.len(), &mut counts) {
                     // Again, leaving the non-finite elements out, with the general counts.
                     error_pass::<SCALED, true, u32, D>(
                         sb,
@@ -1583,9 +1578,7 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
                 // (A last block that is not whole lane vectors, never in files: block by
                 // block.)
                 if sg.len() % LANES == 0 {
-                    let mut g = acc;
-                    g.sat = [0; LANES];
-                    g.flushed = [0; LANES];
+                    let mut g = acc.restart();
                     // The blocks' factors and range thresholds first, so that the pass over
                     // the group keeps its accumulators in registers.
                     let mut par = [(0.0f64, 0i32, 0i32); PIECE / LANES];
@@ -1595,12 +1588,7 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
                         *p = (down, t_lo, t_hi);
                     }
                     scaled_group(&mut g, sg, dg, bsize, &par[..kg.len()], &fv, relu, zero);
-                    if g.sum.iter().all(|x| x.is_finite()) {
-                        acc.sum = g.sum;
-                        acc.max = g.max;
-                        counts[3] += g.sat.iter().map(|&c| c as u64).sum::<u64>();
-                        counts[4] += g.flushed.iter().map(|&c| c as u64).sum::<u64>();
-                        counts[5] += sg.len() as u64;
+                    if acc.take(&g, sg.len(), &mut counts) {
                         continue;
                     }
                 }
@@ -1625,6 +1613,35 @@ struct Groups {
     max: [f64; LANES],
     sat: [u32; LANES],
     flushed: [u32; LANES],
+}
+
+impl Groups {
+    /// A pass that goes on from these sums and maxima, its counts at zero.
+    #[inline(always)]
+    fn restart(&self) -> Groups {
+        Groups {
+            sat: [0; LANES],
+            flushed: [0; LANES],
+            ..*self
+        }
+    }
+
+    /// Takes the pass `g` over `n` elements if its lane sums are finite, which they are
+    /// exactly when every element is finite on both sides (an error is at most ~2^256, a
+    /// pass at most 2^16 elements): its sums and maxima become these, its saturated and
+    /// flushed counts and `n` go to `counts`. Returns whether it did.
+    #[inline(always)]
+    fn take(&mut self, g: &Groups, n: usize, counts: &mut [u64; 6]) -> bool {
+        if !g.sum.iter().all(|x| x.is_finite()) {
+            return false;
+        }
+        self.sum = g.sum;
+        self.max = g.max;
+        counts[3] += g.sat.iter().map(|&c| c as u64).sum::<u64>();
+        counts[4] += g.flushed.iter().map(|&c| c as u64).sum::<u64>();
+        counts[5] += n as u64;
+        true
+    }
 }
 
 /// Adds the errors and the saturated and flushed counts of `x.len()` elements, all assumed

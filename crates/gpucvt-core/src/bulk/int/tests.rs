@@ -249,8 +249,8 @@ fn ptx_examples() {
 
 #[test]
 fn sixty_four_bit_ends_on_every_instruction_set() {
-    // The 64-bit kernels (significand shifted into 64-bit lanes) at the ends of their
-    // ranges, on every instruction set and at every offset within a vector (slices of
+    // The 64-bit kernels (the significand shifted into 64-bit lanes; with AVX-512 DQ, the
+    // CPU's conversion instruction) at the ends of their ranges, on every instruction set and at every offset within a vector (slices of
     // every length up to 40, so that each value also lands in the scalar remainder).
     let d = Policy::default();
     let ftz = Policy {
