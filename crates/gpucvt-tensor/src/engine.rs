@@ -1523,7 +1523,6 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
         };
         let mut counts = [0u64; 6];
         let mut last: Option<(i32, i32, i32)> = None;
-        let mut errors = [0.0f64; PIECE];
         // One block, on its own. (A macro, not a closure: a closure that is not inlined
         // would be compiled for the baseline target, not for `vectorized`'s.)
         macro_rules! block {
@@ -1532,18 +1531,7 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
                 let down = if SCALED { exp2i(-k) } else { 1.0 };
                 let (t_lo, t_hi) = plan.block_thresholds(k, down, &mut last);
                 let mut g = acc.restart();
-                finite_groups::<SCALED, D>(
-                    &mut g,
-                    &mut errors,
-                    sb,
-                    db,
-                    &fv,
-                    down,
-                    t_lo,
-                    t_hi,
-                    relu,
-                    zero,
-                );
+                finite_groups::<SCALED, D>(&mut g, sb, db, &fv, down, t_lo, t_hi, relu, zero);
                 if !acc.take(&g, sb.len(), &mut counts) {
                     // Again, leaving the non-finite elements out, with the general counts.
                     error_pass::<SCALED, true, u32, D>(
@@ -1646,14 +1634,12 @@ impl Groups {
 
 /// Adds the errors and the saturated and flushed counts of `x.len()` elements, all assumed
 /// finite on both sides (a non-finite one makes the sums non-finite), as [`error_pass`]
-/// (without `SKIP`) and [`count_finite`] do: element `i` in lane `i mod LANES`. In pieces of
-/// [`PIECE`] elements: the errors and counts element by element (loops the compiler
-/// vectorizes), then the errors added to the lanes, a vector of [`LANES`] at a time.
+/// (without `SKIP`) and [`count_finite`] do: element `i` in lane `i mod LANES`
+/// ([`lane_pass`]).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn finite_groups<const SCALED: bool, D: Le>(
     g: &mut Groups,
-    errors: &mut [f64; PIECE],
     x: &[u32],
     y: &[D],
     fv: &impl Fn(u32) -> f32,
@@ -1663,50 +1649,14 @@ fn finite_groups<const SCALED: bool, D: Le>(
     relu: bool,
     zero: Codes,
 ) {
-    let relu = relu as u32;
-    let Groups {
-        mut sum,
-        mut max,
-        mut sat,
-        mut flushed,
-    } = *g;
-    for (xp, yp) in x.chunks(PIECE).zip(y.chunks(PIECE)) {
-        let e = &mut errors[..xp.len()];
-        // The largest error by its bits: errors are not negative, and where one is NaN the
-        // sums are too (and the block is done again).
-        let mut top = 0u64;
-        for ((e, &xv), yv) in e.iter_mut().zip(xp).zip(yp) {
-            let a = f32::from_bits(xv) as f64;
-            let b = fv(yv.to_u64() as u32) as f64;
-            let b = if SCALED { b * down } else { b };
-            *e = (b - a).abs();
-            top = top.max(e.to_bits());
-        }
-        max[0] = max[0].max(f64::from_bits(top));
-        let (mut s, mut f) = (0u32, 0u32);
-        for (&xv, yv) in xp.iter().zip(yp) {
-            s += outside(xv, t_lo, t_hi);
-            f += zero.test(yv.to_u64() as u32) as u32 & flush_counts(xv, relu);
-        }
-        sat[0] += s;
-        flushed[0] += f;
-        let mut es = e.chunks_exact(LANES);
-        for c in es.by_ref() {
-            for l in 0..LANES {
-                sum[l] += c[l];
-            }
-        }
-        // Only the last piece is short.
-        for (l, &v) in es.remainder().iter().enumerate() {
-            sum[l] += v;
-        }
+    let mut c = Counts2::default();
+    let down = if SCALED { down } else { 1.0 };
+    if t_hi >= 0 && t_lo == -1 - t_hi {
+        lane_pass::<SCALED, true, D>(g, &mut c, x, y, fv, down, t_lo, t_hi, relu, zero);
+    } else {
+        lane_pass::<SCALED, false, D>(g, &mut c, x, y, fv, down, t_lo, t_hi, relu, zero);
     }
-    *g = Groups {
-        sum,
-        max,
-        sat,
-        flushed,
-    };
+    c.add_to(g);
 }
 
 /// [`finite_groups`] of a group of blocks of `bsize` elements, a multiple of [`LANES`],
@@ -1725,57 +1675,105 @@ fn scaled_group<D: Le>(
     relu: bool,
     zero: Codes,
 ) {
-    let relu = relu as u32;
-    let Groups {
-        mut sum,
-        mut max,
-        mut sat,
-        mut flushed,
-    } = *g;
-    // One block; with `SYM`, its range is symmetric: `t_lo = −1 − t_hi` and `t_hi ≥ 0`, so
-    // that (as `key(−m) = −1 − m`) an element is out of it exactly when its magnitude's bits
-    // are above `t_hi`.
-    macro_rules! block {
-        ($sym:expr, $xb:expr, $yb:expr, $down:expr, $t_lo:expr, $t_hi:expr) => {{
-            let (xb, yb, down, t_lo, t_hi): (&[u32], &[D], f64, i32, i32) =
-                ($xb, $yb, $down, $t_lo, $t_hi);
-            for (xc, yc) in xb.chunks_exact(LANES).zip(yb.chunks_exact(LANES)) {
-                for l in 0..LANES {
-                    let (xv, yv) = (xc[l], yc[l].to_u64() as u32);
-                    let a = f32::from_bits(xv) as f64;
-                    let e = (fv(yv) as f64 * down - a).abs();
-                    sum[l] += e;
-                    // NaN errors are left out here, but make the sums NaN (and the group is
-                    // done again).
-                    max[l] = if e > max[l] { e } else { max[l] };
-                    sat[l] += if $sym {
-                        ((xv & 0x7fff_ffff) as i32 > t_hi) as u32
-                    } else {
-                        outside(xv, t_lo, t_hi)
-                    };
-                    flushed[l] += zero.test(yv) as u32 & flush_counts(xv, relu);
-                }
-            }
-        }};
-    }
+    let mut c = Counts2::default();
     let blocks = x.chunks(bsize).zip(y.chunks(bsize));
     for ((xb, yb), &(down, t_lo, t_hi)) in blocks.zip(par) {
         if t_hi >= 0 && t_lo == -1 - t_hi {
-            block!(true, xb, yb, down, t_lo, t_hi);
+            lane_pass::<true, true, D>(g, &mut c, xb, yb, fv, down, t_lo, t_hi, relu, zero);
         } else {
-            block!(false, xb, yb, down, t_lo, t_hi);
+            lane_pass::<true, false, D>(g, &mut c, xb, yb, fv, down, t_lo, t_hi, relu, zero);
         }
     }
-    *g = Groups {
-        sum,
-        max,
-        sat,
-        flushed,
-    };
+    c.add_to(g);
 }
 
-/// Elements per piece of [`finite_groups`] (a multiple of [`LANES`]; the errors of a piece
-/// stay in the first-level cache).
+/// The saturated and flushed counts of [`lane_pass`], in twice [`LANES`] lanes, so that the
+/// 32-bit work of two lane vectors is one vector (counts are sums: which lane counts an
+/// element does not matter).
+#[derive(Default)]
+struct Counts2 {
+    sat: [u32; 2 * LANES],
+    flushed: [u32; 2 * LANES],
+}
+
+impl Counts2 {
+    #[inline(always)]
+    fn add_to(&self, g: &mut Groups) {
+        for l in 0..LANES {
+            g.sat[l] += self.sat[l] + self.sat[l + LANES];
+            g.flushed[l] += self.flushed[l] + self.flushed[l + LANES];
+        }
+    }
+}
+
+/// The errors `|fv(y) · down − x|` of `x.len()` elements (all assumed finite on both sides)
+/// added to the lane sums and maxima of `g`, element `i` in lane `i mod LANES` in order, and
+/// their saturated and flushed counts to `c`. With `SYM`, the range is symmetric: `t_lo =
+/// −1 − t_hi` and `t_hi ≥ 0`, so that (as `key(−m) = −1 − m`) an element is out of it
+/// exactly when its magnitude's bits are above `t_hi`. Two lane vectors at a time: first
+/// the 32-bit work of both (the outputs' values and the counts, one vector of 2 × `LANES`),
+/// then the errors in `f64`, those of elements `0 .. LANES` added to the lanes before the
+/// next ones.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn lane_pass<const SCALED: bool, const SYM: bool, D: Le>(
+    g: &mut Groups,
+    c: &mut Counts2,
+    x: &[u32],
+    y: &[D],
+    fv: &impl Fn(u32) -> f32,
+    down: f64,
+    t_lo: i32,
+    t_hi: i32,
+    relu: bool,
+    zero: Codes,
+) {
+    let relu = relu as u32;
+    let (mut sum, mut max) = (g.sum, g.max);
+    let count = |c: &mut Counts2, l: usize, xv: u32, yv: u32| {
+        c.sat[l] += if SYM {
+            ((xv & 0x7fff_ffff) as i32 > t_hi) as u32
+        } else {
+            outside(xv, t_lo, t_hi)
+        };
+        c.flushed[l] += zero.test(yv) as u32 & flush_counts(xv, relu);
+    };
+    // One error into lane `l`. NaN errors are left out of the maxima here, but make the sums
+    // NaN (and the caller does the elements again).
+    let add = |sum: &mut [f64; LANES], max: &mut [f64; LANES], l: usize, b: f32, xv: u32| {
+        let b = if SCALED { b as f64 * down } else { b as f64 };
+        let e = (b - f32::from_bits(xv) as f64).abs();
+        sum[l] += e;
+        max[l] = if e > max[l] { e } else { max[l] };
+    };
+    let mut xs = x.chunks_exact(2 * LANES);
+    let mut ys = y.chunks_exact(2 * LANES);
+    for (xc, yc) in xs.by_ref().zip(ys.by_ref()) {
+        let mut b = [0.0f32; 2 * LANES];
+        for l in 0..2 * LANES {
+            let yv = yc[l].to_u64() as u32;
+            b[l] = fv(yv);
+            count(c, l, xc[l], yv);
+        }
+        for (bh, xh) in b.chunks_exact(LANES).zip(xc.chunks_exact(LANES)) {
+            for l in 0..LANES {
+                add(&mut sum, &mut max, l, bh[l], xh[l]);
+            }
+        }
+    }
+    // The rest (under 2 × LANES elements, starting at a multiple of LANES): lane `i mod
+    // LANES` again.
+    for (i, (&xv, yv)) in xs.remainder().iter().zip(ys.remainder()).enumerate() {
+        let yv = yv.to_u64() as u32;
+        count(c, i, xv, yv);
+        add(&mut sum, &mut max, i % LANES, fv(yv), xv);
+    }
+    (g.sum, g.max) = (sum, max);
+}
+
+/// Elements per group of small blocks of [`scaled_group`] (about: whole blocks): enough to
+/// amortise a group's check, few enough that its blocks' parameters stay in the
+/// first-level cache.
 const PIECE: usize = 512;
 
 /// Lanes of the error sums (element `i` of a block goes to lane `i mod LANES`).
