@@ -100,7 +100,7 @@ impl Data {
 /// value in the output word (`u16`, `u8`: the bytes of `Kernel::convert_stochastic_words`).
 /// Every loop depends on all it reads, and is compiled for the instruction set the kernels
 /// use (through `gpucvt_core::bulk::vectorized`).
-pub const ROOFLINES: [&str; 7] = [
+pub const ROOFLINES: [&str; 8] = [
     "roofline-16",
     "roofline-8",
     "roofline-32",
@@ -108,6 +108,7 @@ pub const ROOFLINES: [&str; 7] = [
     "roofline-rs-8",
     "roofline-rs-16w",
     "roofline-rs-8w",
+    "roofline-8-2s",
 ];
 
 /// `dst[i] = f(src[i], rnd[i])` over the common length (`rnd` empty: `f(src[i], 0)`),
@@ -151,6 +152,19 @@ pub fn roofline(name: &str, d: &mut Data) {
         "roofline-rs-8" => map(src, &d.random, &mut d.dst8, |s, r| ((s ^ r) >> 24) as u8),
         "roofline-rs-16w" => map(src, &d.random16, &mut d.dst16, |s, r| (s >> 16) as u16 ^ r),
         "roofline-rs-8w" => map(src, &d.random8, &mut d.dst8, |s, r| (s >> 24) as u8 ^ r),
+        // The 8-bit roofline in the order the kernels take long slices: two streams, the
+        // first half and the second, 512 elements of each in turn (for comparison only).
+        "roofline-8-2s" => {
+            let half = src.len() / 2 / 512 * 512;
+            let (s0, s1) = src.split_at(half);
+            let (d0, d1) = d.dst8.split_at_mut(half);
+            let pairs = s0.chunks(512).zip(d0.chunks_mut(512));
+            for ((a, da), (b, db)) in pairs.zip(s1.chunks(512).zip(d1.chunks_mut(512))) {
+                map(a, none, da, |s, _| (s >> 24) as u8);
+                map(b, none, db, |s, _| (s >> 24) as u8);
+            }
+            map(&s1[half..], none, &mut d1[half..], |s, _| (s >> 24) as u8);
+        }
         _ => panic!("no roofline {name}"),
     }
 }

@@ -149,7 +149,10 @@ unsafe fn fast_avx2<
     rnd: &[R],
     k: fast::Knobs,
 ) {
-    fast::run::<F, M, SF, KN, W, D, R>(src, dst, rnd, k);
+    for r in super::two_streams(src.len().min(dst.len())) {
+        let rnd = rnd.get(r.clone()).unwrap_or(&[]);
+        fast::run::<F, M, SF, KN, W, D, R>(&src[r.clone()], &mut dst[r], rnd, k);
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -168,17 +171,25 @@ unsafe fn fast_avx512<
     rnd: &[R],
     k: fast::Knobs,
 ) {
-    // f32 → f16 in the IEEE directions, without .satfinite, .relu or .ftz: the CPU's own
-    // conversion (all constants: the test folds away in every other instance).
-    if F == fast::I_F16 && !SF && !KN && matches!(M, small::RN | small::RZ | small::RM | small::RP)
-    {
-        if let Some(d) = D::as_u16_slice_mut(dst) {
-            // SAFETY: this function's features include AVX-512 F, which `f16_avx512` needs.
-            unsafe { f16_avx512::<M>(src, d, k) };
-            return;
+    for r in super::two_streams(src.len().min(dst.len())) {
+        let (src, dst) = (&src[r.clone()], &mut dst[r.clone()]);
+        let rnd = rnd.get(r).unwrap_or(&[]);
+        // f32 → f16 in the IEEE directions, without .satfinite, .relu or .ftz: the CPU's own
+        // conversion (all constants: the test folds away in every other instance).
+        if F == fast::I_F16
+            && !SF
+            && !KN
+            && matches!(M, small::RN | small::RZ | small::RM | small::RP)
+        {
+            if let Some(d) = D::as_u16_slice_mut(dst) {
+                // SAFETY: this function's features include AVX-512 F, which `f16_avx512`
+                // needs.
+                unsafe { f16_avx512::<M>(src, d, k) };
+                continue;
+            }
         }
+        fast::run::<F, M, SF, KN, W, D, R>(src, dst, rnd, k);
     }
-    fast::run::<F, M, SF, KN, W, D, R>(src, dst, rnd, k);
 }
 
 /// f32 → f16 rounding in direction `M` (rn, rz, rm or rp), sixteen at a time with

@@ -758,3 +758,41 @@ fn narrow_random_words_give_the_same_results() {
         }
     }
 }
+
+#[test]
+fn two_streams_cover_every_index_once_in_tiles_of_each_half_in_turn() {
+    use super::two_streams_of;
+    for (min, tile) in [(8, 4), (1, 1), (100, 3), (16, 16)] {
+        for n in 0..200 {
+            let ranges: Vec<_> = two_streams_of(n, min, tile).collect();
+            let mut seen = vec![0u32; n];
+            for r in &ranges {
+                for i in r.clone() {
+                    seen[i] += 1;
+                }
+            }
+            assert!(
+                seen.iter().all(|&c| c == 1),
+                "n {n} min {min} tile {tile}: {ranges:?}"
+            );
+            if n < min {
+                assert_eq!(ranges, vec![0..n]);
+                continue;
+            }
+            // Tiles of the first half and of the second in turn, then the rest.
+            let half = n / 2 / tile * tile;
+            for (k, pair) in ranges[..ranges.len() - 1].chunks(2).enumerate() {
+                assert_eq!(
+                    pair,
+                    [
+                        k * tile..(k + 1) * tile,
+                        half + k * tile..half + (k + 1) * tile
+                    ]
+                );
+            }
+            assert_eq!(ranges[ranges.len() - 1], 2 * half..n);
+        }
+    }
+    // The threshold the unit tests run with: the exhaustive 2^16-element slices interleave.
+    assert!(two_streams(1 << 16).count() > 2);
+}
