@@ -448,7 +448,8 @@ impl Kernel {
     }
 
     /// Converts `src` into `dst`: a long slice as two interleaved streams ([`two_streams`];
-    /// the specialised kernels interleave inside their instruction-set entry, `simd.rs`).
+    /// the specialised kernels interleave in [`run_fast`] or, writing their natural word,
+    /// inside their instruction-set entry, `simd.rs`).
     fn run<S: Word, D: Word>(&self, src: &[S], dst: &mut [D], random: Random<'_>) {
         if matches!(self.imp, Imp::Fast(_)) {
             return self.run_one(src, dst, random);
@@ -625,20 +626,27 @@ fn run_fast<N: Word, D: Word>(
     };
     if let Some(d) = natural(&mut *dst) {
         if fixed.is_none() {
+            // (The kernel takes a long slice as two streams itself.)
             f(src, d, rnd(0, src.len()), plan.knobs);
         } else {
-            for (k, (s, d)) in src.chunks(C).zip(d.chunks_mut(C)).enumerate() {
-                f(s, d, rnd(k * C, s.len()), plan.knobs);
+            for r in two_streams(src.len()) {
+                let (s, d) = (&src[r.clone()], &mut d[r.clone()]);
+                for (k, (s, d)) in s.chunks(C).zip(d.chunks_mut(C)).enumerate() {
+                    f(s, d, rnd(r.start + k * C, s.len()), plan.knobs);
+                }
             }
         }
         return;
     }
     let mut tmp = [N::default(); C];
-    for (k, (s, d)) in src.chunks(C).zip(dst.chunks_mut(C)).enumerate() {
-        let t = &mut tmp[..s.len()];
-        f(s, t, rnd(k * C, s.len()), plan.knobs);
-        for (d, t) in d.iter_mut().zip(t.iter()) {
-            *d = D::from_u64(t.to_u64());
+    for r in two_streams(src.len()) {
+        let (s, d) = (&src[r.clone()], &mut dst[r.clone()]);
+        for (k, (s, d)) in s.chunks(C).zip(d.chunks_mut(C)).enumerate() {
+            let t = &mut tmp[..s.len()];
+            f(s, t, rnd(r.start + k * C, s.len()), plan.knobs);
+            for (d, t) in d.iter_mut().zip(t.iter()) {
+                *d = D::from_u64(t.to_u64());
+            }
         }
     }
 }
