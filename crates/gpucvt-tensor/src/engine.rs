@@ -3,7 +3,7 @@
 
 use crate::dtype::Packing;
 use crate::{ScaleMethod, Stats};
-use gpucvt_core::bulk::{vectorized, Vectorizable};
+use gpucvt_core::bulk::{ue8m0_rp_satfinite, vectorized, Vectorizable};
 use gpucvt_core::bulk::{Kernel, Word};
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::{Format, Layout, Specials, ZeroExponent, BF16, F32, F64, TF32, UE8M0};
@@ -663,7 +663,7 @@ impl Plan {
     ) -> (Stats, Vec<u8>) {
         let n = src.len();
         if self.stochastic {
-            sc.rnd.clear();
+            // (`random_words` writes every word: the old ones need not be cleared.)
             sc.rnd.resize(n, 0);
             gpucvt_core::random::random_words(self.stream, first, &mut sc.rnd);
         }
@@ -676,21 +676,19 @@ impl Plan {
             Decoder::F32 => <[u32] as zerocopy::FromBytes>::ref_from_bytes(src.as_bytes()).ok(),
             _ => None,
         };
-        // `f32` sources into formats reached through `f32` words, with `ocp` block scales: the
-        // scales and the scaled words in one pass ([`OcpScaleJob`]).
+        // `f32` sources into formats reached through `f32` words, with block scales: the
+        // scales and the scaled words in one pass ([`FusedScaleJob`]).
         let fused = match (&self.engine, words, self.blocks) {
-            (Engine::ViaF32 { widen: None, .. }, Some(w), Some(b))
-                if b.method == ScaleMethod::Ocp =>
-            {
+            (Engine::ViaF32 { widen: None, .. }, Some(w), Some(b)) => {
                 let nb = w.len().div_ceil(bsize);
                 scales.resize(nb, 0);
                 sc.ks.resize(nb, 0);
                 sc.tmp.resize(n, 0);
                 sc.exact.clear();
-                vectorized(OcpScaleJob {
+                vectorized(FusedScaleJob {
                     src: w,
                     bsize,
-                    emax: b.emax,
+                    blocks: b,
                     scales: &mut scales,
                     ks: &mut sc.ks,
                     out: &mut sc.tmp,
@@ -1405,22 +1403,23 @@ fn scale_block(s: &[u32], o: &mut [u32], k: i32, at: usize, exact: &mut Vec<usiz
     }
 }
 
-/// The `ocp` block scales of the words of an `f32` source (one byte and exponent per block,
-/// as [`Plan::block_scales_f32`] gives them) and the words scaled by them (as [`ScaleJob`]),
-/// block by block in one pass (a block still in the first-level cache when it is scaled),
-/// as work for [`vectorized`].
-struct OcpScaleJob<'a> {
+/// The block scales of the words of an `f32` source (one byte and exponent per block, as
+/// [`Plan::block_scales_f32`] gives them, `ocp` or `rp`) and the words scaled by them (as
+/// [`ScaleJob`]), block by block in one pass (a block still in the first-level cache when it
+/// is scaled), as work for [`vectorized`].
+struct FusedScaleJob<'a> {
     src: &'a [u32],
     bsize: usize,
-    /// [`Blocks::emax`].
-    emax: i32,
+    /// The block scaling: its method, [`Blocks::emax`] for `ocp`, [`Blocks::max_f32`] for
+    /// `rp`.
+    blocks: Blocks,
     scales: &'a mut [u8],
     ks: &'a mut [i32],
     out: &'a mut [u32],
     exact: &'a mut Vec<usize>,
 }
 
-impl Vectorizable for OcpScaleJob<'_> {
+impl Vectorizable for FusedScaleJob<'_> {
     type Output = ();
 
     #[inline(always)]
@@ -1435,7 +1434,7 @@ impl Vectorizable for OcpScaleJob<'_> {
     }
 }
 
-impl OcpScaleJob<'_> {
+impl FusedScaleJob<'_> {
     #[inline(always)]
     fn go(self, bsize: usize) {
         let blocks = self.src.chunks(bsize).zip(self.out.chunks_mut(bsize));
@@ -1450,8 +1449,13 @@ impl OcpScaleJob<'_> {
             (*byte, *k) = if m >= 0x7f80_0000 {
                 // NaN or infinity in the block: the NaN scale, elements unscaled.
                 (0xff, 0)
+            } else if self.blocks.method == ScaleMethod::Ocp {
+                ocp_scale(f32::from_bits(m) as f64, self.blocks.emax)
             } else {
-                ocp_scale(f32::from_bits(m) as f64, self.emax)
+                // `amax / max` (as `f32`) through `cvt.rp.satfinite.ue8m0.f32`, as
+                // [`Plan::block_scales_f32`] does with the slice kernel.
+                let s = ue8m0_rp_satfinite((f32::from_bits(m) / self.blocks.max_f32).to_bits());
+                (s, 127 - s as i32)
             };
             if s.len() == bsize {
                 scale_block(&s[..bsize], &mut o[..bsize], *k, j * bsize, self.exact);

@@ -165,6 +165,22 @@ pub trait Vectorizable {
     }
 }
 
+/// `cvt.rp.satfinite.ue8m0x2.f32` of one `f32` bit pattern: the scale byte `2^(byte − 127)`
+/// of MX block scaling with rp scales, for code that computes one per block in its own
+/// loop. The same element function as the `ue8m0` slice kernel ([`Kernel`] of that
+/// conversion), which the tests compare with the exact core.
+///
+/// ```
+/// use gpucvt_core::bulk::ue8m0_rp_satfinite;
+/// assert_eq!(ue8m0_rp_satfinite(0x3f80_0000), 127); // 1.0 = 2^0
+/// assert_eq!(ue8m0_rp_satfinite(0x3f80_0001), 128); // just above 1.0 rounds up to 2^1
+/// assert_eq!(ue8m0_rp_satfinite(0x7f80_0000), 254); // +inf saturates to 2^127
+/// ```
+#[inline(always)]
+pub fn ue8m0_rp_satfinite(x: u32) -> u8 {
+    ue8m0::convert::<true, { ue8m0::SF }>(x) as u8
+}
+
 /// Runs `work` compiled for AVX-512 (F, BW, VL) or AVX2 where the CPU has them (x86-64),
 /// else for the baseline target: a safe entry to the run-time dispatch of `simd.rs` for loops
 /// of other crates that the compiler vectorizes better with wider vectors (the conversion
