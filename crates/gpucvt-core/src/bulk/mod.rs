@@ -513,6 +513,8 @@ impl Kernel {
                 let src = S::as_u32_slice(src).expect("f32 kernels take u32 words");
                 match random {
                     Random::PerElement(r) => simd::small(p, src, dst, r),
+                    // Deterministic directions read no random values.
+                    Random::Fixed(_) if p.mode != small::RS => simd::small(p, src, dst, &[]),
                     Random::Fixed(r) => {
                         // Chunks keep the random buffer small and in cache.
                         let buf = [r; 1024];
