@@ -394,8 +394,6 @@ pub(crate) struct Plan {
     /// The range thresholds ([`Plan::block_thresholds`]) of the block exponents −127..=127
     /// (empty without blocks).
     thresholds: Box<[(i32, i32)]>,
-    /// The bulk kernel of `rp` block scales (`cvt.rp.satfinite.ue8m0.f32`).
-    rp_scale: Option<Kernel>,
     /// The destination range for the `saturated` count.
     lo: f64,
     hi: f64,
@@ -535,9 +533,6 @@ impl Plan {
                     .collect(),
                 None => Box::new([]),
             },
-            rp_scale: block
-                .filter(|b| b.1 == ScaleMethod::Rp)
-                .map(|_| Kernel::new(rp_scale_conversion())),
             lo,
             hi,
         }
@@ -810,7 +805,7 @@ impl Plan {
 
     /// The scale bytes and exponents ([`Plan::block_scale`]) of the blocks of the words of an
     /// `f32` source, appended to `scales` and `ks` (`tmp`: scratch): the largest magnitudes
-    /// vectorized, the `rp` scales by the bulk `ue8m0` kernel.
+    /// vectorized, then [`scale_of_max`] of each.
     fn block_scales_f32(
         &self,
         b: &Blocks,
@@ -826,36 +821,11 @@ impl Plan {
             bsize,
             out: tmp,
         });
-        let first = scales.len();
-        match &self.rp_scale {
-            None => scales.extend(
-                tmp.iter()
-                    .map(|&m| self.amax_scale(b, f32::from_bits(m) as f64).0),
-            ),
-            Some(kernel) => {
-                // `amax / max` of each block (as `f32`) through `cvt.rp.satfinite.ue8m0.f32`
-                // (the NaN-scale blocks are set below).
-                let q: Vec<u32> = tmp
-                    .iter()
-                    .map(|&m| (f32::from_bits(m & 0x7fff_ffff) / b.max_f32).to_bits())
-                    .collect();
-                scales.resize(first + q.len(), 0);
-                kernel
-                    .convert(&q, &mut scales[first..])
-                    .expect("internal error: one scale per block");
-            }
+        for &m in tmp.iter() {
+            let (byte, k) = scale_of_max(b, m);
+            scales.push(byte);
+            ks.push(k);
         }
-        for (s, &m) in scales[first..].iter_mut().zip(tmp.iter()) {
-            if m >= 0x7f80_0000 {
-                // NaN or infinity in the block: the NaN scale, elements unscaled.
-                *s = 0xff;
-            }
-        }
-        ks.extend(
-            scales[first..]
-                .iter()
-                .map(|&s| if s == 0xff { 0 } else { 127 - s as i32 }),
-        );
     }
 
     /// The scale byte and exponent of a block of finite elements whose largest magnitude is
@@ -1127,7 +1097,7 @@ impl Plan {
             let before = acc;
             let whole = sb.len() / LANES * LANES;
             let (x, y) = (&sb[..whole], &db[..whole]);
-            let simple = !relu && zero.span == 0 && t_hi >= 0 && t_lo == -1 - t_hi;
+            let simple = !relu && zero.span == 0 && symmetric(t_lo, t_hi);
             let args = (&t.val, down, t_lo, t_hi, relu, zero);
             if simple {
                 sse2::groups::<SCALED, true>(
@@ -1339,6 +1309,24 @@ fn max_magnitude(blk: &[u32]) -> u32 {
     blk.iter().fold(0, |m, &x| m.max(x & 0x7fff_ffff))
 }
 
+/// The scale byte of a block of `f32` words whose largest magnitude is the encoding `m`
+/// ([`max_magnitude`]) and the exponent its elements are multiplied by: the NaN scale and 0
+/// for a block with NaN or infinity; for `ocp`, [`ocp_scale`]; for `rp`, `amax / max` (as
+/// `f32`) through `cvt.rp.satfinite.ue8m0.f32` (the `ue8m0` kernel's element function).
+#[inline(always)]
+fn scale_of_max(b: &Blocks, m: u32) -> (u8, i32) {
+    if m >= 0x7f80_0000 {
+        return (0xff, 0);
+    }
+    match b.method {
+        ScaleMethod::Ocp => ocp_scale(f32::from_bits(m) as f64, b.emax),
+        ScaleMethod::Rp => {
+            let s = ue8m0_rp_satfinite((f32::from_bits(m) / b.max_f32).to_bits());
+            (s, 127 - s as i32)
+        }
+    }
+}
+
 /// Scales `f32` words by 2^k per block (`ks`) into `out` as [`Engine::ViaF32`] does, as work
 /// for [`vectorized`]: a normal value whose exponent stays normal gets its exponent field
 /// adjusted; the others are left as they are and, unless they are zeros, infinities or NaNs
@@ -1446,17 +1434,7 @@ impl FusedScaleJob<'_> {
             } else {
                 max_magnitude(s)
             };
-            (*byte, *k) = if m >= 0x7f80_0000 {
-                // NaN or infinity in the block: the NaN scale, elements unscaled.
-                (0xff, 0)
-            } else if self.blocks.method == ScaleMethod::Ocp {
-                ocp_scale(f32::from_bits(m) as f64, self.blocks.emax)
-            } else {
-                // `amax / max` (as `f32`) through `cvt.rp.satfinite.ue8m0.f32`, as
-                // [`Plan::block_scales_f32`] does with the slice kernel.
-                let s = ue8m0_rp_satfinite((f32::from_bits(m) / self.blocks.max_f32).to_bits());
-                (s, 127 - s as i32)
-            };
+            (*byte, *k) = scale_of_max(&self.blocks, m);
             if s.len() == bsize {
                 scale_block(&s[..bsize], &mut o[..bsize], *k, j * bsize, self.exact);
             } else {
@@ -1522,8 +1500,8 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
         let mut acc = Groups {
             sum: [0.0; LANES],
             max: [st.max_abs_error; LANES],
-            sat: [0; LANES],
-            flushed: [0; LANES],
+            sat: [0; 2 * LANES],
+            flushed: [0; 2 * LANES],
         };
         let mut counts = [0u64; 6];
         let mut last: Option<(i32, i32, i32)> = None;
@@ -1598,13 +1576,15 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
     }
 }
 
-/// The lane sums and maxima of the errors and the lane counts of [`finite_groups`].
+/// The lane sums and maxima of the errors and the lane counts of [`finite_groups`] (the
+/// counts in twice [`LANES`] lanes, so that the 32-bit work of two lane vectors is one
+/// vector: counts are sums, which lane counts an element does not matter).
 #[derive(Clone, Copy)]
 struct Groups {
     sum: [f64; LANES],
     max: [f64; LANES],
-    sat: [u32; LANES],
-    flushed: [u32; LANES],
+    sat: [u32; 2 * LANES],
+    flushed: [u32; 2 * LANES],
 }
 
 impl Groups {
@@ -1612,8 +1592,8 @@ impl Groups {
     #[inline(always)]
     fn restart(&self) -> Groups {
         Groups {
-            sat: [0; LANES],
-            flushed: [0; LANES],
+            sat: [0; 2 * LANES],
+            flushed: [0; 2 * LANES],
             ..*self
         }
     }
@@ -1653,14 +1633,11 @@ fn finite_groups<const SCALED: bool, D: Le>(
     relu: bool,
     zero: Codes,
 ) {
-    let mut c = Counts2::default();
-    let down = if SCALED { down } else { 1.0 };
-    if t_hi >= 0 && t_lo == -1 - t_hi {
-        lane_pass::<SCALED, true, D>(g, &mut c, x, y, fv, down, t_lo, t_hi, relu, zero);
+    if symmetric(t_lo, t_hi) {
+        lane_pass::<SCALED, true, D>(g, x, y, fv, down, t_lo, t_hi, relu, zero);
     } else {
-        lane_pass::<SCALED, false, D>(g, &mut c, x, y, fv, down, t_lo, t_hi, relu, zero);
+        lane_pass::<SCALED, false, D>(g, x, y, fv, down, t_lo, t_hi, relu, zero);
     }
-    c.add_to(g);
 }
 
 /// [`finite_groups`] of a group of blocks of `bsize` elements, a multiple of [`LANES`],
@@ -1679,54 +1656,37 @@ fn scaled_group<D: Le>(
     relu: bool,
     zero: Codes,
 ) {
-    let mut c = Counts2::default();
-    let sym = |&(_, t_lo, t_hi): &(f64, i32, i32)| t_hi >= 0 && t_lo == -1 - t_hi;
-    if bsize == 32 && par.iter().all(sym) && x.len() == 32 * par.len() {
+    if bsize == 32
+        && par.iter().all(|&(_, t_lo, t_hi)| symmetric(t_lo, t_hi))
+        && x.len() == 32 * par.len()
+    {
         // The MX block size with symmetric ranges only (the usual group): blocks of a
         // constant length, so that each is two unrolled steps without a rest and without a
         // test per block.
         let blocks = x.chunks_exact(32).zip(y.chunks_exact(32));
         for ((xb, yb), &(down, t_lo, t_hi)) in blocks.zip(par) {
-            lane_pass::<true, true, D>(g, &mut c, xb, yb, fv, down, t_lo, t_hi, relu, zero);
+            lane_pass::<true, true, D>(g, xb, yb, fv, down, t_lo, t_hi, relu, zero);
         }
     } else {
         let blocks = x.chunks(bsize).zip(y.chunks(bsize));
-        for ((xb, yb), p) in blocks.zip(par) {
-            let (down, t_lo, t_hi) = *p;
-            if sym(p) {
-                lane_pass::<true, true, D>(g, &mut c, xb, yb, fv, down, t_lo, t_hi, relu, zero);
-            } else {
-                lane_pass::<true, false, D>(g, &mut c, xb, yb, fv, down, t_lo, t_hi, relu, zero);
-            }
+        for ((xb, yb), &(down, t_lo, t_hi)) in blocks.zip(par) {
+            finite_groups::<true, D>(g, xb, yb, fv, down, t_lo, t_hi, relu, zero);
         }
     }
-    c.add_to(g);
 }
 
-/// The saturated and flushed counts of [`lane_pass`], in twice [`LANES`] lanes, so that the
-/// 32-bit work of two lane vectors is one vector (counts are sums: which lane counts an
-/// element does not matter).
-#[derive(Default)]
-struct Counts2 {
-    sat: [u32; 2 * LANES],
-    flushed: [u32; 2 * LANES],
-}
-
-impl Counts2 {
-    #[inline(always)]
-    fn add_to(&self, g: &mut Groups) {
-        for l in 0..LANES {
-            g.sat[l] += self.sat[l] + self.sat[l + LANES];
-            g.flushed[l] += self.flushed[l] + self.flushed[l + LANES];
-        }
-    }
+/// Whether the range keys `t_lo ..= t_hi` are symmetric: `t_lo = −1 − t_hi` and `t_hi ≥ 0`,
+/// so that (as `key(−m) = −1 − m`) an element is out of the range exactly when its
+/// magnitude's bits are above `t_hi`.
+#[inline(always)]
+fn symmetric(t_lo: i32, t_hi: i32) -> bool {
+    t_hi >= 0 && t_lo == -1 - t_hi
 }
 
 /// The errors `|fv(y) · down − x|` of `x.len()` elements (all assumed finite on both sides)
 /// added to the lane sums and maxima of `g`, element `i` in lane `i mod LANES` in order, and
-/// their saturated and flushed counts to `c`. With `SYM`, the range is symmetric: `t_lo =
-/// −1 − t_hi` and `t_hi ≥ 0`, so that (as `key(−m) = −1 − m`) an element is out of it
-/// exactly when its magnitude's bits are above `t_hi`. Two lane vectors at a time: first
+/// their saturated and flushed counts to its count lanes. `SYM`: the range is
+/// [`symmetric`]. Two lane vectors at a time: first
 /// the 32-bit work of both (the outputs' values and the counts, one vector of 2 × `LANES`),
 /// then the errors in `f64`, those of elements `0 .. LANES` added to the lanes before the
 /// next ones.
@@ -1734,7 +1694,6 @@ impl Counts2 {
 #[inline(always)]
 fn lane_pass<const SCALED: bool, const SYM: bool, D: Le>(
     g: &mut Groups,
-    c: &mut Counts2,
     x: &[u32],
     y: &[D],
     fv: &impl Fn(u32) -> f32,
@@ -1745,14 +1704,20 @@ fn lane_pass<const SCALED: bool, const SYM: bool, D: Le>(
     zero: Codes,
 ) {
     let relu = relu as u32;
-    let (mut sum, mut max) = (g.sum, g.max);
-    let count = |c: &mut Counts2, l: usize, xv: u32, yv: u32| {
-        c.sat[l] += if SYM {
+    // Local copies, so that the accumulators live in registers.
+    let Groups {
+        mut sum,
+        mut max,
+        mut sat,
+        mut flushed,
+    } = *g;
+    let mut count = |l: usize, xv: u32, yv: u32| {
+        sat[l] += if SYM {
             ((xv & 0x7fff_ffff) as i32 > t_hi) as u32
         } else {
             outside(xv, t_lo, t_hi)
         };
-        c.flushed[l] += zero.test(yv) as u32 & flush_counts(xv, relu);
+        flushed[l] += zero.test(yv) as u32 & flush_counts(xv, relu);
     };
     // One error into lane `l`. NaN errors are left out of the maxima here, but make the sums
     // NaN (and the caller does the elements again).
@@ -1769,7 +1734,7 @@ fn lane_pass<const SCALED: bool, const SYM: bool, D: Le>(
         for l in 0..2 * LANES {
             let yv = yc[l].to_u64() as u32;
             b[l] = fv(yv);
-            count(c, l, xc[l], yv);
+            count(l, xc[l], yv);
         }
         for (bh, xh) in b.chunks_exact(LANES).zip(xc.chunks_exact(LANES)) {
             for l in 0..LANES {
@@ -1781,10 +1746,15 @@ fn lane_pass<const SCALED: bool, const SYM: bool, D: Le>(
     // LANES` again.
     for (i, (&xv, yv)) in xs.remainder().iter().zip(ys.remainder()).enumerate() {
         let yv = yv.to_u64() as u32;
-        count(c, i, xv, yv);
+        count(i, xv, yv);
         add(&mut sum, &mut max, i % LANES, fv(yv), xv);
     }
-    (g.sum, g.max) = (sum, max);
+    *g = Groups {
+        sum,
+        max,
+        sat,
+        flushed,
+    };
 }
 
 /// Elements per group of small blocks of [`scaled_group`] (about: whole blocks): enough to
