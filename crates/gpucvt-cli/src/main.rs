@@ -32,6 +32,7 @@ mod table;
 mod tile;
 mod values;
 mod verify;
+mod xxh3;
 
 use clap::{Parser, Subcommand};
 use common::Done;

@@ -225,13 +225,19 @@ fn run64<const M: u8, const U: bool, D: super::Word>(src: &[u32], dst: &mut [D],
 }
 
 /// [`run64`] for AVX-512 DQ, which converts 64-bit lanes from `f32` in one instruction:
-/// the value rounded and raised to the lower bound (`.relu`'s 0), then truncated with
-/// saturation at 2^63 or 2^64 (`super::simd::trunc_i64`); being integral, it truncates
-/// exactly.
+/// the value rounded (toward zero: by the truncation itself) and raised to the lower bound
+/// (`.relu`'s 0), then truncated with saturation at 2^63 or 2^64 (`super::simd::trunc_i64`);
+/// once rounded, it truncates exactly.
 #[inline(always)]
 fn run64_dq<const M: u8, const U: bool, D: super::Word>(src: &[u32], dst: &mut [D], k: Knobs) {
     for (d, &b) in dst.iter_mut().zip(src) {
-        let r = integral::<M>(b, &k);
+        // Toward zero, the truncating conversion rounds by itself (and flushing a subnormal
+        // input to zero first changes nothing: either way the integer is 0).
+        let r = if M == RZ {
+            f32::from_bits(b)
+        } else {
+            integral::<M>(b, &k)
+        };
         let r = if r < k.lo { k.lo } else { r };
         let v = if U {
             super::simd::trunc_u64(r)
