@@ -230,6 +230,13 @@ fn run64<const M: u8, const U: bool, D: super::Word>(src: &[u32], dst: &mut [D],
 /// once rounded, it truncates exactly.
 #[inline(always)]
 fn run64_dq<const M: u8, const U: bool, D: super::Word>(src: &[u32], dst: &mut [D], k: Knobs) {
+    // To nearest, down and up into `u64` words: the rounding in the conversion instruction
+    // (`super::simd::round64`), eight at a time; the rest here.
+    let done = match D::as_u64_slice_mut(dst) {
+        Some(d) if matches!(M, RN | RM | RP) => super::simd::round64::<M, U>(src, d, &k),
+        _ => 0,
+    };
+    let (src, dst) = (&src[done..], &mut dst[done..]);
     for (d, &b) in dst.iter_mut().zip(src) {
         // Toward zero, the truncating conversion rounds by itself (and flushing a subnormal
         // input to zero first changes nothing: either way the integer is 0).

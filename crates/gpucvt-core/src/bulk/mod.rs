@@ -90,6 +90,18 @@ pub trait Word: Copy + Default + Send + Sync + 'static {
         let _ = s;
         None
     }
+    /// The slice as `&[u64]`, if `Self` is `u64`.
+    #[doc(hidden)]
+    fn as_u64_slice(s: &[Self]) -> Option<&[u64]> {
+        let _ = s;
+        None
+    }
+    /// The slice as `&mut [u64]`, if `Self` is `u64`.
+    #[doc(hidden)]
+    fn as_u64_slice_mut(s: &mut [Self]) -> Option<&mut [u64]> {
+        let _ = s;
+        None
+    }
 }
 
 macro_rules! word {
@@ -121,7 +133,7 @@ macro_rules! word {
 }
 word!(u8, 8, as_u8_slice_mut, as_u8_slice);
 word!(u16, 16, as_u16_slice_mut, as_u16_slice);
-word!(u64, 64);
+word!(u64, 64, as_u64_slice_mut, as_u64_slice);
 impl Word for u32 {
     const BITS: u32 = 32;
     #[inline(always)]

@@ -13,8 +13,10 @@
 //! Two conversions use the CPU's own conversion instructions, where they give exactly the
 //! exact core's results: `f32` → `f16` in rn/rz/rm/rp through `vcvtps2ph` ([`f16_avx512`],
 //! intrinsics on unaligned loads and stores), and the integer kernel's `f32` → 64-bit
-//! integers through Rust's unchecked float-to-integer conversion ([`trunc_i64`],
-//! [`trunc_u64`]: `vcvttps2qq` with AVX-512 DQ), reached only for values in range.
+//! integers: toward zero through Rust's unchecked float-to-integer conversion
+//! ([`trunc_i64`], [`trunc_u64`]: `vcvttps2qq` with AVX-512 DQ), reached only for values in
+//! range, and to nearest, down and up into `u64` words through `vcvtps2qq`/`vcvtps2uqq` with
+//! the direction in the instruction ([`round64`], intrinsics).
 #![allow(unsafe_code)]
 
 use super::{fast, small, ue8m0, Vectorizable, Word};
@@ -331,6 +333,78 @@ unsafe fn vectorized_avx2<V: Vectorizable>(work: V) -> V::Output {
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
 unsafe fn vectorized_avx512<V: Vectorizable>(work: V) -> V::Output {
     work.run_avx512()
+}
+
+/// The integer kernel's `f32` → 64-bit integers (signed, or unsigned if `U`) in direction
+/// `M` (rn, rm or rp), eight at a time with the rounding given in the conversion instruction
+/// (`vcvtps2qq`/`vcvtps2uqq` with embedded rounding) instead of a separate `vroundps`: lane
+/// by lane what `int.rs`'s `run64_dq` computes — `.ftz` applied to subnormal inputs, the
+/// input raised to the lower bound (an integral value, so raising before rounding gives
+/// what raising the rounded value does), the result saturated from the upper bound up (the
+/// instruction's out-of-range value replaced), NaN's own result. Returns how many leading
+/// elements it converted: a multiple of 8, and 0 where the CPU lacks AVX-512 F, VL or DQ
+/// (the caller converts the rest).
+pub(super) fn round64<const M: u8, const U: bool>(
+    src: &[u32],
+    dst: &mut [u64],
+    k: &super::int::Knobs,
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx512f")
+        && is_x86_feature_detected!("avx512vl")
+        && is_x86_feature_detected!("avx512dq")
+    {
+        // SAFETY: the CPU has every feature `round64_avx512` enables (checked just above).
+        return unsafe { round64_avx512::<M, U>(src, dst, k) };
+    }
+    let _ = (src, dst, k);
+    0
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq")]
+unsafe fn round64_avx512<const M: u8, const U: bool>(
+    src: &[u32],
+    dst: &mut [u64],
+    k: &super::int::Knobs,
+) -> usize {
+    use std::arch::x86_64::*;
+    const RN: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    const RM: i32 = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+    const RP: i32 = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
+    let n = src.len().min(dst.len());
+    let whole = n - n % 8;
+    let exponent = _mm256_set1_epi32(0x7f80_0000);
+    let sub_mask = _mm256_set1_epi32(k.sub_mask as i32);
+    let (lo, hi) = (_mm256_set1_ps(k.lo), _mm256_set1_ps(k.hi));
+    let top = _mm512_set1_epi64(if U { -1 } else { i64::MAX });
+    let nan = _mm512_set1_epi64(k.nan as i64);
+    for (s, d) in src[..whole]
+        .chunks_exact(8)
+        .zip(dst[..whole].chunks_exact_mut(8))
+    {
+        // SAFETY: `s` holds 8 `u32`s (32 bytes) and `d` 8 `u64`s (64 bytes); the unaligned
+        // load and store read and write exactly those.
+        let b = unsafe { _mm256_loadu_si256(s.as_ptr().cast::<__m256i>()) };
+        let subnormal = _mm256_testn_epi32_mask(b, exponent);
+        let x = _mm256_castsi256_ps(_mm256_mask_and_epi32(b, subnormal, b, sub_mask));
+        // The lower bound where `x` is below it (NaN lanes are replaced below).
+        let x = _mm256_max_ps(x, lo);
+        let v = match (M, U) {
+            (small::RN, false) => _mm512_cvt_roundps_epi64::<RN>(x),
+            (small::RM, false) => _mm512_cvt_roundps_epi64::<RM>(x),
+            (_, false) => _mm512_cvt_roundps_epi64::<RP>(x),
+            (small::RN, true) => _mm512_cvt_roundps_epu64::<RN>(x),
+            (small::RM, true) => _mm512_cvt_roundps_epu64::<RM>(x),
+            (_, true) => _mm512_cvt_roundps_epu64::<RP>(x),
+        };
+        let v = _mm512_mask_mov_epi64(v, _mm256_cmp_ps_mask::<_CMP_GE_OQ>(x, hi), top);
+        let raw = _mm256_castsi256_ps(b);
+        let v = _mm512_mask_mov_epi64(v, _mm256_cmp_ps_mask::<_CMP_UNORD_Q>(raw, raw), nan);
+        // SAFETY: as above.
+        unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast::<__m512i>(), v) };
+    }
+    whole
 }
 
 /// `x` rounded toward zero to an `i64`, saturating: `i64::MAX` from 2^63 up, `i64::MIN`
