@@ -41,22 +41,38 @@ pub fn random_words(stream: u64, first: u64, out: &mut [u32]) {
     random_words_isa(2, stream, first, out);
 }
 
-/// [`random_words`] through the best instruction set up to `isa`
+/// [`random_words`] truncated to a narrower word: `out[j]` is the low 8 or 16 bits of
+/// `random_word(stream, first + j)` (all of it for `u32`, the word zero-extended for `u64`).
+/// Stochastic rounding reads only the low bits of its random value (8 for the FP8/FP6/FP4
+/// forms, 13 for `f16`, 16 for `bf16`), so these are the same random values in a quarter
+/// or half of the bytes, for [`crate::bulk::Kernel::convert_stochastic_words`].
+///
+/// ```
+/// use gpucvt_core::random::{random_values, random_word};
+/// let mut b = [0u8; 5];
+/// random_values(9, 100, &mut b);
+/// assert_eq!(b[4], random_word(9, 104) as u8);
+/// ```
+pub fn random_values<R: crate::bulk::Word>(stream: u64, first: u64, out: &mut [R]) {
+    random_words_isa(2, stream, first, out);
+}
+
+/// [`random_values`] through the best instruction set up to `isa`
 /// ([`crate::bulk::vectorized_isa`]; tests run each).
-fn random_words_isa(isa: u8, stream: u64, first: u64, out: &mut [u32]) {
+fn random_words_isa<R: crate::bulk::Word>(isa: u8, stream: u64, first: u64, out: &mut [R]) {
     crate::bulk::vectorized_isa(isa, Words { stream, first, out });
 }
 
-/// [`random_words`] as work for a loop compiled for wider vectors: the `j`-th word's
+/// [`random_values`] as work for a loop compiled for wider vectors: the `j`-th word's
 /// generator state is `stream + (first + j + 1)·γ`, so the words are independent of each
 /// other.
-struct Words<'a> {
+struct Words<'a, R> {
     stream: u64,
     first: u64,
-    out: &'a mut [u32],
+    out: &'a mut [R],
 }
 
-impl crate::bulk::Vectorizable for Words<'_> {
+impl<R: crate::bulk::Word> crate::bulk::Vectorizable for Words<'_, R> {
     type Output = ();
 
     #[inline(always)]
@@ -66,7 +82,7 @@ impl crate::bulk::Vectorizable for Words<'_> {
         // that bound this loop.
         let mut x = self.stream.wrapping_add(self.first.wrapping_mul(GAMMA));
         for o in self.out.iter_mut() {
-            *o = splitmix64(x) as u32;
+            *o = R::from_u32(splitmix64(x) as u32);
             x = x.wrapping_add(GAMMA);
         }
     }
@@ -94,6 +110,16 @@ mod tests {
                     let mut got = vec![0; n];
                     random_words(stream, first, &mut got);
                     assert_eq!(got, want);
+                    for isa in 0..=2 {
+                        let mut b = vec![0x5au8; n];
+                        random_words_isa(isa, stream, first, &mut b);
+                        let mut h = vec![0x5a5au16; n];
+                        random_words_isa(isa, stream, first, &mut h);
+                        for j in 0..n {
+                            assert_eq!(b[j], want[j] as u8, "isa {isa} byte {j}");
+                            assert_eq!(h[j], want[j] as u16, "isa {isa} half {j}");
+                        }
+                    }
                 }
             }
         }

@@ -658,9 +658,7 @@ impl Plan {
     ) -> (Stats, Vec<u8>) {
         let n = src.len();
         if self.stochastic {
-            // (`random_words` writes every word: the old ones need not be cleared.)
-            sc.rnd.resize(n, 0);
-            gpucvt_core::random::random_words(self.stream, first, &mut sc.rnd);
+            sc.rnd.fill(self.stream, first, n, self.random_width());
         }
         // Block scales: the exponent k each element is multiplied by (2^k), per block.
         let mut scales = Vec::new();
@@ -714,7 +712,7 @@ impl Plan {
         match &self.engine {
             Engine::Direct(kernel) => {
                 let r = if self.stochastic {
-                    kernel.convert_stochastic(src, dst, &sc.rnd)
+                    sc.rnd.convert(kernel, src, dst)
                 } else {
                     kernel.convert(src, dst)
                 };
@@ -768,7 +766,7 @@ impl Plan {
                     }
                 }
                 let r = if self.stochastic {
-                    kernel.convert_stochastic(&sc.tmp, dst, &sc.rnd)
+                    sc.rnd.convert(kernel, &sc.tmp, dst)
                 } else {
                     kernel.convert(&sc.tmp, dst)
                 };
@@ -776,19 +774,27 @@ impl Plan {
                 for &i in &sc.exact {
                     let x = src[i].to_u64();
                     let k = sc.ks[i / bsize];
-                    let r = sc.rnd.get(i).copied().unwrap_or(0);
+                    let r = sc.rnd.get(i);
                     dst[i] = D::from_u64(self.exact(x, k, r));
                 }
             }
             Engine::Exact => {
                 for (i, (d, s)) in dst.iter_mut().zip(src).enumerate() {
-                    let r = sc.rnd.get(i).copied().unwrap_or(0);
+                    let r = sc.rnd.get(i);
                     *d = D::from_u64(self.exact(s.to_u64(), sc.ks[i / bsize], r));
                 }
             }
         }
         let stats = self.stats(src, dst, &sc.ks, &scales, bsize);
         (stats, scales)
+    }
+
+    /// The random width of a stochastic conversion (0 otherwise).
+    fn random_width(&self) -> u32 {
+        match self.conv.rounding.direction {
+            Direction::Stochastic { width, .. } => width,
+            _ => 0,
+        }
     }
 
     fn exact(&self, x: u64, k: i32, random: u32) -> u64 {
@@ -2054,10 +2060,67 @@ pub(crate) fn lcm(a: u64, b: u64) -> u64 {
     a / gcd(a, b) * b
 }
 
+/// The random values of a chunk of stochastic rounding: the stream's words
+/// (`gpucvt_core::random`) in the narrowest word that holds the conversion's random width,
+/// since the rounding reads only that many low bits (a quarter of the bytes for the 8-bit
+/// widths of FP8/FP6/FP4, half for `f16` and `bf16`).
+#[derive(Default)]
+struct Randoms {
+    w8: Vec<u8>,
+    w16: Vec<u16>,
+    w32: Vec<u32>,
+    /// Which of them holds the chunk's values: 1, 2 or 4 bytes.
+    bytes: u8,
+}
+
+impl Randoms {
+    /// The values of elements `first ..` (`n` of them) of `stream`, for a random width of
+    /// `width` bits. (`random_values` writes every word: the old ones need not be cleared.)
+    fn fill(&mut self, stream: u64, first: u64, n: usize, width: u32) {
+        use gpucvt_core::random::random_values;
+        if width <= 8 {
+            self.w8.resize(n, 0);
+            random_values(stream, first, &mut self.w8);
+            self.bytes = 1;
+        } else if width <= 16 {
+            self.w16.resize(n, 0);
+            random_values(stream, first, &mut self.w16);
+            self.bytes = 2;
+        } else {
+            self.w32.resize(n, 0);
+            random_values(stream, first, &mut self.w32);
+            self.bytes = 4;
+        }
+    }
+
+    /// The value of element `i` (0 if there is none).
+    fn get(&self, i: usize) -> u32 {
+        match self.bytes {
+            1 => self.w8.get(i).map_or(0, |&r| r as u32),
+            2 => self.w16.get(i).map_or(0, |&r| r as u32),
+            _ => self.w32.get(i).copied().unwrap_or(0),
+        }
+    }
+
+    /// `kernel`'s stochastic conversion of `src` into `dst` with these values.
+    fn convert<S: Word, D: Word>(
+        &self,
+        kernel: &Kernel,
+        src: &[S],
+        dst: &mut [D],
+    ) -> Result<(), gpucvt_core::bulk::BulkError> {
+        match self.bytes {
+            1 => kernel.convert_stochastic_words(src, dst, &self.w8),
+            2 => kernel.convert_stochastic_words(src, dst, &self.w16),
+            _ => kernel.convert_stochastic(src, dst, &self.w32),
+        }
+    }
+}
+
 struct Scratch<S, D> {
     src: Vec<S>,
     dst: Vec<D>,
-    rnd: Vec<u32>,
+    rnd: Randoms,
     tmp: Vec<u32>,
     /// The largest magnitudes of the blocks of `f32` words.
     amax: Vec<u32>,
@@ -2070,7 +2133,7 @@ impl<S, D> Default for Scratch<S, D> {
         Scratch {
             src: Vec::new(),
             dst: Vec::new(),
-            rnd: Vec::new(),
+            rnd: Randoms::default(),
             tmp: Vec::new(),
             amax: Vec::new(),
             exact: Vec::new(),
