@@ -97,7 +97,7 @@ impl Xxh3 {
         if data.is_empty() {
             return;
         }
-        if self.len as usize + data.len() <= CUTOFF {
+        if self.len + data.len() as u64 <= CUTOFF as u64 {
             self.short.extend_from_slice(data);
         }
         self.len += data.len() as u64;
@@ -144,7 +144,7 @@ impl Xxh3 {
 
     /// The hash of the stream written so far.
     pub fn finish(&self) -> u64 {
-        if self.len as usize <= CUTOFF {
+        if self.len <= CUTOFF as u64 {
             return twox_hash::XxHash3_64::oneshot(&self.short);
         }
         let mut acc = self.acc;
