@@ -117,29 +117,13 @@ impl Xxh3 {
             if rest.is_empty() {
                 return;
             }
-            let stripe = std::mem::take(&mut self.pending);
-            self.take(&stripe);
-            self.pending = stripe;
+            take(&mut self.acc, &mut self.stripes, &self.pending);
             self.pending.clear();
         }
         // Every whole stripe that a byte follows, then the rest waits.
         let n = (rest.len() - 1) / STRIPE * STRIPE;
-        self.take(&rest[..n]);
+        take(&mut self.acc, &mut self.stripes, &rest[..n]);
         self.pending.extend_from_slice(&rest[n..]);
-    }
-
-    /// Takes the whole stripes of `data` (a multiple of 64 bytes).
-    fn take(&mut self, data: &[u8]) {
-        if data.is_empty() {
-            return;
-        }
-        let (acc, stripes) = vectorized(Stripes {
-            acc: self.acc,
-            stripes: self.stripes,
-            data,
-        });
-        self.acc = acc;
-        self.stripes = stripes;
     }
 
     /// The hash of the stream written so far.
@@ -160,6 +144,19 @@ impl Xxh3 {
         h = h.wrapping_mul(PRIME_MX1);
         h ^ (h >> 32)
     }
+}
+
+/// Takes the whole stripes of `data` (a multiple of 64 bytes) into the accumulators `acc`,
+/// `stripes` of whose block are taken.
+fn take(acc: &mut [u64; 8], stripes: &mut usize, data: &[u8]) {
+    if data.is_empty() {
+        return;
+    }
+    (*acc, *stripes) = vectorized(Stripes {
+        acc: *acc,
+        stripes: *stripes,
+        data,
+    });
 }
 
 /// The little-endian word at the start of `b`.

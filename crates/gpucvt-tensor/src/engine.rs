@@ -1521,7 +1521,8 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
                 let down = if SCALED { exp2i(-k) } else { 1.0 };
                 let (t_lo, t_hi) = plan.block_thresholds(k, down, &mut last);
                 let mut g = acc.restart();
-                finite_groups::<SCALED, D>(&mut g, sb, db, &fv, down, t_lo, t_hi, relu, zero);
+                let blk = BlockRange { down, t_lo, t_hi };
+                finite_groups::<SCALED, D>(&mut g, sb, db, &fv, blk, relu, zero);
                 if !acc.take(&g, sb.len(), &mut counts) {
                     // Again, leaving the non-finite elements out, with the general counts.
                     error_pass::<SCALED, true, u32, D>(
@@ -1559,11 +1560,11 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
                     let mut g = acc.restart();
                     // The blocks' factors and range thresholds first, so that the pass over
                     // the group keeps its accumulators in registers.
-                    let mut par = [(0.0f64, 0i32, 0i32); PIECE / LANES];
+                    let mut par = [BlockRange::default(); PIECE / LANES];
                     for (p, &k) in par.iter_mut().zip(kg) {
                         let down = exp2i(-k);
                         let (t_lo, t_hi) = plan.block_thresholds(k, down, &mut last);
-                        *p = (down, t_lo, t_hi);
+                        *p = BlockRange { down, t_lo, t_hi };
                     }
                     scaled_group(&mut g, sg, dg, bsize, &par[..kg.len()], &fv, relu, zero);
                     if acc.take(&g, sg.len(), &mut counts) {
@@ -1628,24 +1629,30 @@ impl Groups {
 /// finite on both sides (a non-finite one makes the sums non-finite), as [`error_pass`]
 /// (without `SKIP`) and [`count_finite`] do: element `i` in lane `i mod LANES`
 /// ([`lane_pass`]).
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn finite_groups<const SCALED: bool, D: Le>(
     g: &mut Groups,
     x: &[u32],
     y: &[D],
     fv: &impl Fn(u32) -> f32,
-    down: f64,
-    t_lo: i32,
-    t_hi: i32,
+    blk: BlockRange,
     relu: bool,
     zero: Codes,
 ) {
-    if symmetric(t_lo, t_hi) {
-        lane_pass::<SCALED, true, D>(g, x, y, fv, down, t_lo, t_hi, relu, zero);
+    if symmetric(blk.t_lo, blk.t_hi) {
+        lane_pass::<SCALED, true, D>(g, x, y, fv, blk, relu, zero);
     } else {
-        lane_pass::<SCALED, false, D>(g, x, y, fv, down, t_lo, t_hi, relu, zero);
+        lane_pass::<SCALED, false, D>(g, x, y, fv, blk, relu, zero);
     }
+}
+
+/// A block's factor 2^−k (`down`, 1 without blocks) and the keys `t_lo ..= t_hi` of the
+/// inputs whose conversion does not saturate ([`Plan::block_thresholds`]).
+#[derive(Clone, Copy, Default)]
+struct BlockRange {
+    down: f64,
+    t_lo: i32,
+    t_hi: i32,
 }
 
 /// [`finite_groups`] of a group of blocks of `bsize` elements, a multiple of [`LANES`],
@@ -1659,26 +1666,23 @@ fn scaled_group<D: Le>(
     x: &[u32],
     y: &[D],
     bsize: usize,
-    par: &[(f64, i32, i32)],
+    par: &[BlockRange],
     fv: &impl Fn(u32) -> f32,
     relu: bool,
     zero: Codes,
 ) {
-    if bsize == 32
-        && par.iter().all(|&(_, t_lo, t_hi)| symmetric(t_lo, t_hi))
-        && x.len() == 32 * par.len()
-    {
+    if bsize == 32 && par.iter().all(|b| symmetric(b.t_lo, b.t_hi)) && x.len() == 32 * par.len() {
         // The MX block size with symmetric ranges only (the usual group): blocks of a
         // constant length, so that each is two unrolled steps without a rest and without a
         // test per block.
         let blocks = x.chunks_exact(32).zip(y.chunks_exact(32));
-        for ((xb, yb), &(down, t_lo, t_hi)) in blocks.zip(par) {
-            lane_pass::<true, true, D>(g, xb, yb, fv, down, t_lo, t_hi, relu, zero);
+        for ((xb, yb), &blk) in blocks.zip(par) {
+            lane_pass::<true, true, D>(g, xb, yb, fv, blk, relu, zero);
         }
     } else {
         let blocks = x.chunks(bsize).zip(y.chunks(bsize));
-        for ((xb, yb), &(down, t_lo, t_hi)) in blocks.zip(par) {
-            finite_groups::<true, D>(g, xb, yb, fv, down, t_lo, t_hi, relu, zero);
+        for ((xb, yb), &blk) in blocks.zip(par) {
+            finite_groups::<true, D>(g, xb, yb, fv, blk, relu, zero);
         }
     }
 }
@@ -1698,19 +1702,17 @@ fn symmetric(t_lo: i32, t_hi: i32) -> bool {
 /// the 32-bit work of both (the outputs' values and the counts, one vector of 2 × `LANES`),
 /// then the errors in `f64`, those of elements `0 .. LANES` added to the lanes before the
 /// next ones.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn lane_pass<const SCALED: bool, const SYM: bool, D: Le>(
     g: &mut Groups,
     x: &[u32],
     y: &[D],
     fv: &impl Fn(u32) -> f32,
-    down: f64,
-    t_lo: i32,
-    t_hi: i32,
+    blk: BlockRange,
     relu: bool,
     zero: Codes,
 ) {
+    let BlockRange { down, t_lo, t_hi } = blk;
     let relu = relu as u32;
     // Local copies, so that the accumulators live in registers.
     let Groups {

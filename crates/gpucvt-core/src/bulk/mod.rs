@@ -90,12 +90,6 @@ pub trait Word: Copy + Default + Send + Sync + 'static {
         let _ = s;
         None
     }
-    /// The slice as `&[u64]`, if `Self` is `u64`.
-    #[doc(hidden)]
-    fn as_u64_slice(s: &[Self]) -> Option<&[u64]> {
-        let _ = s;
-        None
-    }
     /// The slice as `&mut [u64]`, if `Self` is `u64`.
     #[doc(hidden)]
     fn as_u64_slice_mut(s: &mut [Self]) -> Option<&mut [u64]> {
@@ -105,7 +99,7 @@ pub trait Word: Copy + Default + Send + Sync + 'static {
 }
 
 macro_rules! word {
-    ($t:ty, $bits:expr $(, $m:ident, $c:ident)?) => {
+    ($t:ty, $bits:expr $(, $m:ident $(, $c:ident)?)?) => {
         impl Word for $t {
             const BITS: u32 = $bits;
             #[inline(always)]
@@ -124,16 +118,18 @@ macro_rules! word {
                 fn $m(s: &mut [$t]) -> Option<&mut [$t]> {
                     Some(s)
                 }
-                fn $c(s: &[$t]) -> Option<&[$t]> {
-                    Some(s)
-                }
+                $(
+                    fn $c(s: &[$t]) -> Option<&[$t]> {
+                        Some(s)
+                    }
+                )?
             )?
         }
     };
 }
 word!(u8, 8, as_u8_slice_mut, as_u8_slice);
 word!(u16, 16, as_u16_slice_mut, as_u16_slice);
-word!(u64, 64, as_u64_slice_mut, as_u64_slice);
+word!(u64, 64, as_u64_slice_mut);
 impl Word for u32 {
     const BITS: u32 = 32;
     #[inline(always)]
