@@ -9,6 +9,7 @@ use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::{Format, Layout, Specials, ZeroExponent, BF16, F32, F64, TF32, UE8M0};
 use gpucvt_core::round::{Direction, Rounding};
 use rayon::prelude::*;
+use std::fs::File;
 use std::sync::{Arc, Mutex};
 use zerocopy::IntoBytes;
 
@@ -549,7 +550,9 @@ impl Plan {
     /// statistics and the block scales. Buffers aligned to their words (as the pipeline's,
     /// which are `u64` buffers) are converted in place on little-endian machines: the kernels
     /// read the input's bytes as words and write the output's; others are copied through
-    /// word buffers.
+    /// word buffers. (The tests' entry; the pipeline reads from the file:
+    /// [`Plan::convert_chunk_at`].)
+    #[cfg(test)]
     pub(crate) fn convert_chunk(
         &self,
         input: &[u8],
@@ -557,6 +560,33 @@ impl Plan {
         first: u64,
         output: &mut [u8],
     ) -> (Stats, Vec<u8>) {
+        debug_assert_eq!(input.len() as u64, self.src_pack.bytes_for(n));
+        self.convert_source(Source::Bytes(input), n, first, output)
+            .expect("internal error: bytes in memory are read without I/O")
+    }
+
+    /// [`Plan::convert_chunk`] of the `n` elements that start at byte `at` of `file`: each
+    /// work unit reads its own bytes into its thread's scratch buffer (a positioned read,
+    /// which leaves the file's position alone) and converts them while they are in that
+    /// core's cache. A file that ends early gives an `UnexpectedEof` error.
+    pub(crate) fn convert_chunk_at(
+        &self,
+        file: &File,
+        at: u64,
+        n: u64,
+        first: u64,
+        output: &mut [u8],
+    ) -> std::io::Result<(Stats, Vec<u8>)> {
+        self.convert_source(Source::File { file, at }, n, first, output)
+    }
+
+    fn convert_source(
+        &self,
+        input: Source<'_>,
+        n: u64,
+        first: u64,
+        output: &mut [u8],
+    ) -> std::io::Result<(Stats, Vec<u8>)> {
         debug_assert_eq!(output.len() as u64, self.dst_pack.bytes_for(n));
         let sw = match self.src_pack {
             Packing::Bytes(b) => b,
@@ -586,33 +616,49 @@ impl Plan {
 
     fn chunk<S: Le, D: Le>(
         &self,
-        input: &[u8],
+        input: Source<'_>,
         n: u64,
         first: u64,
         output: &mut [u8],
-    ) -> (Stats, Vec<u8>) {
+    ) -> std::io::Result<(Stats, Vec<u8>)> {
         let sub = self.sub_elements();
         let in_sub = self.src_pack.bytes_for(sub) as usize;
         let out_sub = self.dst_pack.bytes_for(sub) as usize;
-        let parts: Vec<(Stats, Vec<u8>)> = output
+        let parts: std::io::Result<Vec<(Stats, Vec<u8>)>> = output
             .par_chunks_mut(out_sub)
             .enumerate()
             .map(|(i, out)| {
                 let start = i * in_sub;
                 let elems = (n - i as u64 * sub).min(sub) as usize;
-                let inp = &input[start..start + self.src_pack.bytes_for(elems as u64) as usize];
-                with_scratch(|scratch: &mut Scratch<S, D>| {
-                    self.sub_chunk(scratch, inp, elems, first + i as u64 * sub, out)
+                let len = self.src_pack.bytes_for(elems as u64) as usize;
+                let first = first + i as u64 * sub;
+                with_scratch(|scratch: &mut Scratch<S, D>| match input {
+                    #[cfg(test)]
+                    Source::Bytes(b) => {
+                        Ok(self.sub_chunk(scratch, &b[start..start + len], elems, first, out))
+                    }
+                    Source::File { file, at } => {
+                        // (`u64` words: the bytes aligned for the kernels to read in place.)
+                        let mut buf = std::mem::take(&mut scratch.input);
+                        if buf.len() < len.div_ceil(8) {
+                            buf.resize(len.div_ceil(8), 0);
+                        }
+                        let bytes = &mut buf.as_mut_bytes()[..len];
+                        let r = read_exact_at(file, bytes, at + start as u64)
+                            .map(|()| self.sub_chunk(scratch, bytes, elems, first, out));
+                        scratch.input = buf;
+                        r
+                    }
                 })
             })
             .collect();
         let mut stats = Stats::default();
         let mut scales = Vec::new();
-        for (s, sc) in parts {
+        for (s, sc) in parts? {
             stats.merge(&s);
             scales.extend_from_slice(&sc);
         }
-        (stats, scales)
+        Ok((stats, scales))
     }
 
     fn sub_chunk<S: Le, D: Le>(
@@ -2129,6 +2175,43 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
+/// Where the input bytes of a chunk come from ([`Plan::convert_chunk`],
+/// [`Plan::convert_chunk_at`]).
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    #[cfg(test)]
+    Bytes(&'a [u8]),
+    File {
+        file: &'a File,
+        at: u64,
+    },
+}
+
+/// Fills `buf` from byte `at` of `file` without moving its position (`UnexpectedEof` if the
+/// file ends first).
+fn read_exact_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
+    }
+    #[cfg(windows)]
+    {
+        let (mut buf, mut at) = (buf, at);
+        while !buf.is_empty() {
+            match std::os::windows::fs::FileExt::seek_read(file, buf, at) {
+                Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                Ok(k) => {
+                    buf = &mut buf[k..];
+                    at += k as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Runs `f` with this thread's [`Scratch`] of these word types (a new one if it has none of
 /// them). The scratch is taken out of the thread's slot while `f` runs, so a job that rayon
 /// runs on this thread meanwhile gets a fresh one instead of a conflicting borrow.
@@ -2143,6 +2226,8 @@ fn with_scratch<S: 'static, D: 'static, R>(f: impl FnOnce(&mut Scratch<S, D>) ->
 }
 
 struct Scratch<S, D> {
+    /// The input bytes read from a file ([`Source::File`]).
+    input: Vec<u64>,
     src: Vec<S>,
     dst: Vec<D>,
     rnd: Randoms,
@@ -2156,6 +2241,7 @@ struct Scratch<S, D> {
 impl<S, D> Default for Scratch<S, D> {
     fn default() -> Self {
         Scratch {
+            input: Vec::new(),
             src: Vec::new(),
             dst: Vec::new(),
             rnd: Randoms::default(),

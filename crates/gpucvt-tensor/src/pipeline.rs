@@ -1,17 +1,19 @@
-//! The streaming pipeline of one tensor: a reader thread, the conversion of each chunk on the
-//! caller's thread pool, and a writer thread, connected by bounded channels so that reading,
-//! converting and writing overlap while at most a few chunks are in memory.
+//! The streaming pipeline of one tensor: each chunk read and converted piece by piece by the
+//! workers of the caller's thread pool, and a writer thread, connected by a bounded channel
+//! so that converting and writing overlap while at most a few chunks are in memory.
 
 use crate::engine::Plan;
 use crate::error::{Error, Result};
 use crate::Stats;
-use std::io::{Read, Write};
+use std::fs::File;
+use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 use std::sync::mpsc::{channel, sync_channel};
 use zerocopy::IntoBytes;
 
 /// Input bytes per chunk (about): big enough to amortise the hand-offs, small enough that the
-/// chunks in flight (at most ~4 input and ~4 output buffers) stay far below the memory bound.
+/// output chunks in flight (at most 4 buffers) and the workers' input pieces stay far below
+/// the memory bound.
 pub(crate) const CHUNK_BYTES: u64 = 8 << 20;
 
 /// Where the data goes and where messages point.
@@ -20,23 +22,25 @@ pub(crate) struct Io<'a> {
     pub output_path: &'a Path,
 }
 
-/// The chunk buffers, kept from one tensor to the next (so that each is allocated and
-/// zeroed once): `u64` words, so that the bytes are aligned for the kernels to read and write
-/// them as words in place (`Plan::convert_chunk`).
+/// The output chunk buffers, kept from one tensor to the next (so that each is allocated and
+/// zeroed once): `u64` words, so that the bytes are aligned for the kernels to write them as
+/// words in place (`Plan::convert_chunk_at`).
 #[derive(Default)]
 pub(crate) struct Buffers {
-    inputs: Vec<Vec<u64>>,
     outputs: Vec<Vec<u64>>,
 }
 
-/// Streams `n` elements of a tensor from `input` through `plan` into `output`, calling
-/// `scales` with each chunk's block scales (in order) and `progress` with the input bytes
-/// done.
+/// Streams `n` elements of a tensor from `input` (from its position on, which is left just
+/// after them) through `plan` into `output`, calling `scales` with each chunk's block scales
+/// (in order) and `progress` with the input bytes done. The workers read their own pieces of
+/// each chunk ([`Plan::convert_chunk_at`]), so that the bytes the kernel copies out of the
+/// file are converted while they are still in the reading core's cache; a writer thread
+/// writes the converted chunks meanwhile.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn run<R: Read + Send, W: Write + Send>(
+pub(crate) fn run<W: Write + Send>(
     plan: &Plan,
     pool: &rayon::ThreadPool,
-    input: &mut R,
+    input: &mut File,
     n: u64,
     output: &mut W,
     scales: &mut dyn FnMut(&[u8]) -> Result<()>,
@@ -51,40 +55,26 @@ pub(crate) fn run<R: Read + Send, W: Write + Send>(
     if n == 0 {
         return Ok(stats);
     }
-    // The buffers circulate through return channels and go back to `buffers` at the end.
-    std::thread::scope(|s| -> Result<Stats> {
-        let (in_tx, in_rx) = sync_channel::<std::io::Result<(Vec<u64>, u64, u64)>>(2);
-        let (in_back_tx, in_back_rx) = channel::<Vec<u64>>();
+    let read_error = |e: std::io::Error| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            Error::Corrupt(format!(
+                "{}: the data ends before the header says it does (truncated file)",
+                io.input_path.display()
+            ))
+        } else {
+            Error::io("read", io.input_path, e)
+        }
+    };
+    let start = input.stream_position().map_err(read_error)?;
+    let file: &File = input;
+    // The output buffers circulate through a return channel and go back to `buffers` at the
+    // end.
+    let result = std::thread::scope(|s| -> Result<Stats> {
         let (out_tx, out_rx) = sync_channel::<(Vec<u64>, usize)>(2);
         let (out_back_tx, out_back_rx) = channel::<Vec<u64>>();
-        for b in buffers.inputs.drain(..) {
-            let _ = in_back_tx.send(b);
-        }
         for b in buffers.outputs.drain(..) {
             let _ = out_back_tx.send(b);
         }
-        let src_pack = plan.src_pack;
-        let reader = s.spawn(move || {
-            let mut first = 0u64;
-            while first < n {
-                let m = chunk.min(n - first);
-                let bytes = src_pack.bytes_for(m) as usize;
-                let mut buf = in_back_rx.try_recv().unwrap_or_default();
-                if buf.len() < bytes.div_ceil(8) {
-                    buf.resize(bytes.div_ceil(8), 0);
-                }
-                let r = input
-                    .read_exact(&mut buf.as_mut_bytes()[..bytes])
-                    .map(|()| (buf, m, first));
-                let failed = r.is_err();
-                if in_tx.send(r).is_err() || failed {
-                    break;
-                }
-                first += m;
-            }
-            // The receiver of the returned buffers, to collect them once converted.
-            in_back_rx
-        });
         let writer = s.spawn(move || -> std::io::Result<()> {
             for (buf, bytes) in out_rx {
                 output.write_all(&buf.as_bytes()[..bytes])?;
@@ -94,50 +84,47 @@ pub(crate) fn run<R: Read + Send, W: Write + Send>(
             Ok(())
         });
         let result = (|| -> Result<()> {
-            for msg in in_rx {
-                let (buf, m, first) = msg.map_err(|e| {
-                    if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                        Error::Corrupt(format!(
-                            "{}: the data ends before the header says it does (truncated file)",
-                            io.input_path.display()
-                        ))
-                    } else {
-                        Error::io("read", io.input_path, e)
-                    }
-                })?;
-                let in_bytes = plan.src_pack.bytes_for(m) as usize;
+            let (mut first, mut at) = (0u64, start);
+            while first < n {
+                let m = chunk.min(n - first);
+                let in_bytes = plan.src_pack.bytes_for(m);
                 let out_bytes = plan.dst_pack.bytes_for(m) as usize;
                 let mut out = out_back_rx.try_recv().unwrap_or_default();
                 if out.len() < out_bytes.div_ceil(8) {
                     out.resize(out_bytes.div_ceil(8), 0);
                 }
-                let (st, sc) = pool.install(|| {
-                    plan.convert_chunk(
-                        &buf.as_bytes()[..in_bytes],
-                        m,
-                        first,
-                        &mut out.as_mut_bytes()[..out_bytes],
-                    )
-                });
+                let (st, sc) = pool
+                    .install(|| {
+                        plan.convert_chunk_at(
+                            file,
+                            at,
+                            m,
+                            first,
+                            &mut out.as_mut_bytes()[..out_bytes],
+                        )
+                    })
+                    .map_err(read_error)?;
                 stats.merge(&st);
                 scales(&sc)?;
-                let _ = in_back_tx.send(buf);
                 if out_tx.send((out, out_bytes)).is_err() {
                     // The writer failed: its error is reported below.
                     break;
                 }
-                progress(in_bytes as u64);
+                progress(in_bytes);
+                first += m;
+                at += in_bytes;
             }
             Ok(())
         })();
         drop(out_tx);
         let written = writer.join().expect("the writer thread does not panic");
-        let in_back = reader.join().expect("the reader thread does not panic");
-        drop(in_back_tx);
-        buffers.inputs.extend(in_back.try_iter());
         buffers.outputs.extend(out_back_rx.try_iter());
         result?;
         written.map_err(|e| Error::io("write", io.output_path, e))?;
         Ok(stats)
-    })
+    })?;
+    input
+        .seek(SeekFrom::Start(start + plan.src_pack.bytes_for(n)))
+        .map_err(read_error)?;
+    Ok(result)
 }
