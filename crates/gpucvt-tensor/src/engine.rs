@@ -1367,18 +1367,38 @@ fn max_magnitude(blk: &[u32]) -> u32 {
 /// ([`max_magnitude`]) and the exponent its elements are multiplied by: the NaN scale and 0
 /// for a block with NaN or infinity; for `ocp`, [`ocp_scale`]; for `rp`, `amax / max` (as
 /// `f32`) through `cvt.rp.satfinite.ue8m0.f32` (the `ue8m0` kernel's element function).
+/// Without branches on `m`, so that a loop over the maxima of several blocks is vectorized.
 #[inline(always)]
 fn scale_of_max(b: &Blocks, m: u32) -> (u8, i32) {
-    if m >= 0x7f80_0000 {
-        return (0xff, 0);
-    }
-    match b.method {
-        ScaleMethod::Ocp => ocp_scale(f32::from_bits(m) as f64, b.emax),
+    let (byte, k) = match b.method {
+        ScaleMethod::Ocp => ocp_scale_bits(m, b.emax),
         ScaleMethod::Rp => {
             let s = ue8m0_rp_satfinite((f32::from_bits(m) / b.max_f32).to_bits());
             (s, 127 - s as i32)
         }
+    };
+    if m >= 0x7f80_0000 {
+        (0xff, 0)
+    } else {
+        (byte, k)
     }
+}
+
+/// [`ocp_scale`] of the finite `f32` magnitude whose encoding is `m`, in 32-bit integer
+/// operations without branches: `floor(log2(amax))` is the exponent field less the bias
+/// for a normal `m`, and for a subnormal one (`m` < 2^23, converted to `f32` exactly) the
+/// exponent of `m` itself less 127 + 149.
+#[inline(always)]
+fn ocp_scale_bits(m: u32, emax: i32) -> (u8, i32) {
+    let e = (m >> 23) as i32;
+    let sub = ((m as f32).to_bits() >> 23) as i32 - (127 + 149);
+    let fl = if e > 0 { e - 127 } else { sub };
+    let shared = if m == 0 {
+        -127
+    } else {
+        (fl - emax).clamp(-127, 127)
+    };
+    ((shared + 127) as u8, -shared)
 }
 
 /// Scales `f32` words by 2^k per block (`ks`) into `out` as [`Engine::ViaF32`] does, as work
@@ -1426,17 +1446,29 @@ fn scale(x: u32, k: i32) -> (u32, bool) {
 /// need the exact core (the first having index `at`) appended to `exact`.
 #[inline(always)]
 fn scale_block(s: &[u32], o: &mut [u32], k: i32, at: usize, exact: &mut Vec<usize>) {
-    if k == 0 {
-        o.copy_from_slice(s);
-        return;
+    if scale_words(s, o, k) {
+        exact_elements(s, k, at, exact);
     }
+}
+
+/// `s` scaled by 2^k into `o` ([`scale`]; with `k` = 0 a copy); returns whether an element
+/// needs the exact core (never with `k` = 0: nothing is scaled).
+#[inline(always)]
+fn scale_words(s: &[u32], o: &mut [u32], k: i32) -> bool {
     let mut any = false;
     for (x, y) in s.iter().zip(o.iter_mut()) {
         let (w, ex) = scale(*x, k);
         *y = w;
         any |= ex;
     }
-    if any {
+    any & (k != 0)
+}
+
+/// Appends to `exact` the indices (the first element having index `at`) of the elements of
+/// `s` that scaling by 2^k cannot keep exact (none with `k` = 0).
+#[inline(always)]
+fn exact_elements(s: &[u32], k: i32, at: usize, exact: &mut Vec<usize>) {
+    if k != 0 {
         for (i, &x) in s.iter().enumerate() {
             if scale(x, k).1 {
                 exact.push(at + i);
@@ -1476,12 +1508,57 @@ impl Vectorizable for FusedScaleJob<'_> {
     }
 }
 
+/// Blocks per group of [`FusedScaleJob`] with blocks of 32.
+const GROUP: usize = 16;
+
 impl FusedScaleJob<'_> {
+    /// With blocks of 32 elements, in groups of [`GROUP`] blocks: first the group's block
+    /// maxima, then their scales (a loop the compiler vectorizes across blocks), then the
+    /// scaled words, and only in a group where some element needs the exact core, the loop
+    /// that lists them. The rest (and other block sizes) block by block.
     #[inline(always)]
     fn go(self, bsize: usize) {
-        let blocks = self.src.chunks(bsize).zip(self.out.chunks_mut(bsize));
-        let per = self.scales.iter_mut().zip(self.ks.iter_mut());
-        for (j, ((s, o), (byte, k))) in blocks.zip(per).enumerate() {
+        let mut done = 0;
+        if bsize == 32 {
+            const W: usize = 32 * GROUP;
+            done = self.src.len() / W * W;
+            let words = self.src[..done]
+                .chunks_exact(W)
+                .zip(self.out[..done].chunks_exact_mut(W));
+            let per = self
+                .scales
+                .chunks_exact_mut(GROUP)
+                .zip(self.ks.chunks_exact_mut(GROUP));
+            for (g, ((s, o), (bytes, ks))) in words.zip(per).enumerate() {
+                // (Each maximum through `black_box`: without it, the compiler vectorizes this
+                // loop across the blocks, with a gather per element.)
+                let mut m = [0u32; GROUP];
+                for (m, blk) in m.iter_mut().zip(s.chunks_exact(32)) {
+                    *m = std::hint::black_box(max_magnitude(blk));
+                }
+                for ((m, byte), k) in m.iter().zip(bytes.iter_mut()).zip(ks.iter_mut()) {
+                    (*byte, *k) = scale_of_max(&self.blocks, *m);
+                }
+                let mut any = false;
+                let blocks = s.chunks_exact(32).zip(o.chunks_exact_mut(32));
+                for ((x, y), &k) in blocks.zip(ks.iter()) {
+                    any |= scale_words(x, y, k);
+                }
+                if any {
+                    for (b, (x, &k)) in s.chunks_exact(32).zip(ks.iter()).enumerate() {
+                        exact_elements(x, k, (g * GROUP + b) * 32, self.exact);
+                    }
+                }
+            }
+        }
+        let first = done / bsize;
+        let blocks = self.src[done..]
+            .chunks(bsize)
+            .zip(self.out[done..].chunks_mut(bsize));
+        let per = self.scales[first..]
+            .iter_mut()
+            .zip(self.ks[first..].iter_mut());
+        for (j, ((s, o), (byte, k))) in (first..).zip(blocks.zip(per)) {
             let m = if s.len() == bsize {
                 // (Whole blocks: a loop of a fixed count where `bsize` is a constant.)
                 max_magnitude(&s[..bsize])
@@ -2772,6 +2849,28 @@ mod tests {
             }
         }
         assert!(DstTable::of(&UE8M0).arith.is_none());
+    }
+
+    #[test]
+    fn integer_ocp_scales_equal_the_f64_ones() {
+        // Every subnormal and the first normal binade, both sides of every exponent and a
+        // stride through all the finite magnitudes, for the element formats' emax values.
+        let mut ms: Vec<u32> = (0..1 << 24).collect();
+        for e in 1..255u32 {
+            for d in [0u32, 1, 2, 0x3f_ffff, 0x40_0000, 0x7f_fffe, 0x7f_ffff] {
+                ms.push((e << 23) | d);
+            }
+        }
+        ms.extend((0..0x7f80_0000u32).step_by(9973));
+        for emax in [-3, 0, 2, 4, 8, 15, 127] {
+            for &m in &ms {
+                assert_eq!(
+                    ocp_scale_bits(m, emax),
+                    ocp_scale(f32::from_bits(m) as f64, emax),
+                    "m {m:#x} emax {emax}"
+                );
+            }
+        }
     }
 
     #[test]
