@@ -2287,6 +2287,14 @@ fn read_exact_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
         }
         Ok(())
     }
+    #[cfg(not(any(unix, windows)))]
+    {
+        let _ = (file, buf, at);
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "positioned reads are not available on this platform",
+        ))
+    }
 }
 
 /// Runs `f` with this thread's [`Scratch`] of these word types (a new one if it has none of
