@@ -130,8 +130,14 @@ impl Rounding {
     }
 
     /// The stochastic width clamped to 1 to 64, or 0 for the other directions.
+    ///
+    /// ```
+    /// use gpucvt_core::round::Rounding;
+    /// assert_eq!(Rounding::stochastic(0, 13).stochastic_width(), 13);
+    /// assert_eq!(Rounding::RN.stochastic_width(), 0);
+    /// ```
     #[inline(always)]
-    pub(crate) fn stochastic_width(&self) -> u32 {
+    pub fn stochastic_width(&self) -> u32 {
         match self.direction {
             Direction::Stochastic { width, .. } => width.clamp(1, 64),
             _ => 0,

@@ -706,7 +706,8 @@ impl Plan {
     ) -> (Stats, Vec<u8>) {
         let n = src.len();
         if self.stochastic {
-            sc.rnd.fill(self.stream, first, n, self.random_width());
+            sc.rnd
+                .fill(self.stream, first, n, self.conv.rounding.stochastic_width());
         }
         // Block scales: the exponent k each element is multiplied by (2^k), per block.
         let mut scales = Vec::new();
@@ -835,14 +836,6 @@ impl Plan {
         }
         let stats = self.stats(src, dst, &sc.ks, &scales, bsize);
         (stats, scales)
-    }
-
-    /// The random width of a stochastic conversion (0 otherwise).
-    fn random_width(&self) -> u32 {
-        match self.conv.rounding.direction {
-            Direction::Stochastic { width, .. } => width,
-            _ => 0,
-        }
     }
 
     fn exact(&self, x: u64, k: i32, random: u32) -> u64 {
