@@ -103,6 +103,8 @@ pub(crate) struct DstTable {
     cls: Box<[u8; 1 << 16]>,
     /// The zero encodings as a range of magnitudes, when they are one.
     zero: Option<Codes>,
+    /// The infinite encodings likewise ([`Codes::NONE`] for a format without them).
+    inf: Option<Codes>,
     /// The values computed from the bits, when that gives the table's.
     arith: Option<Arith>,
 }
@@ -207,6 +209,13 @@ struct Codes {
 }
 
 impl Codes {
+    /// The empty set.
+    const NONE: Codes = Codes {
+        mask: 0,
+        lo: 1,
+        span: 0,
+    };
+
     #[inline(always)]
     fn test(self, y: u32) -> bool {
         (y & self.mask).wrapping_sub(self.lo) <= self.span
@@ -259,8 +268,14 @@ impl DstTable {
             cls[b] = cls[b & (n - 1)];
         }
         let zero = Codes::find(f.width(), |y| cls[y as usize] & ZERO as u8 != 0);
+        let inf = if cls.iter().any(|&c| c & INF as u8 != 0) {
+            Codes::find(f.width(), |y| cls[y as usize] & INF as u8 != 0)
+        } else {
+            Some(Codes::NONE)
+        };
         let t = Arc::new(DstTable {
             zero,
+            inf,
             arith: Arith::new(f, &val),
             val: val.into_boxed_slice().try_into().expect("2^16 entries"),
             cls: cls.into_boxed_slice().try_into().expect("2^16 entries"),
@@ -943,7 +958,11 @@ impl Plan {
                             dst,
                             ks,
                             bsize,
-                            zero,
+                            tests: Tests {
+                                relu: self.conv.policy.relu,
+                                zero,
+                                inf: t.inf,
+                            },
                             fv: move |y| a.get(y),
                             fc: |y| t.cls[y as u16 as usize] as u32,
                             slow: |y| t.val[y as u16 as usize],
@@ -959,10 +978,18 @@ impl Plan {
                         dst,
                         ks,
                         bsize,
-                        zero: Codes {
-                            mask: 0x7fff,
-                            lo: 0,
-                            span: 0,
+                        tests: Tests {
+                            relu: self.conv.policy.relu,
+                            zero: Codes {
+                                mask: 0x7fff,
+                                lo: 0,
+                                span: 0,
+                            },
+                            inf: Some(Codes {
+                                mask: 0x7fff,
+                                lo: 0x7f80,
+                                span: 0,
+                            }),
                         },
                         fv: |y| f32::from_bits(y << 16),
                         fc: |y| f32_class(y << 16),
@@ -1578,7 +1605,8 @@ struct FastJob<'a, S, D, FV, FC, FS> {
     dst: &'a [D],
     ks: &'a [i32],
     bsize: usize,
-    zero: Codes,
+    /// The zero and infinite outputs, `relu`.
+    tests: Tests,
     /// The value of a finite encoding (NaN for the others).
     fv: FV,
     /// The class bits of an encoding.
@@ -1587,7 +1615,7 @@ struct FastJob<'a, S, D, FV, FC, FS> {
     slow: FS,
 }
 
-impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64> Vectorizable
+impl<S: Le, D: Le, FV: Fn(u32) -> f32 + Copy, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64> Vectorizable
     for FastJob<'_, S, D, FV, FC, FS>
 {
     type Output = ();
@@ -1602,7 +1630,7 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64> V
     }
 }
 
-impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
+impl<S: Le, D: Le, FV: Fn(u32) -> f32 + Copy, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
     FastJob<'_, S, D, FV, FC, FS>
 {
     /// As [`Plan::fast_stats_k`].
@@ -1615,18 +1643,13 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
             dst,
             ks,
             bsize,
-            zero,
+            tests,
             fv,
             fc,
             slow,
         } = self;
-        let relu = plan.conv.policy.relu;
-        let mut acc = Groups {
-            sum: [0.0; LANES],
-            max: [st.max_abs_error; LANES],
-            sat: [0; 2 * LANES],
-            flushed: [0; 2 * LANES],
-        };
+        let relu = tests.relu;
+        let mut acc = Groups::new(st.max_abs_error);
         let mut counts = [0u64; 6];
         let mut last: Option<(i32, i32, i32)> = None;
         // One block, on its own. (A macro, not a closure: a closure that is not inlined
@@ -1638,7 +1661,15 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
                 let (t_lo, t_hi) = plan.block_thresholds(k, down, &mut last);
                 let mut g = acc.restart();
                 let blk = BlockRange { down, t_lo, t_hi };
-                finite_groups::<SCALED, D>(&mut g, sb, db, &fv, blk, relu, zero);
+                finite_groups::<SCALED, false, D>(
+                    &mut g,
+                    &mut Odd::default(),
+                    sb,
+                    db,
+                    &fv,
+                    blk,
+                    tests,
+                );
                 if !acc.take(&g, sb.len(), &mut counts) {
                     // Again, leaving the non-finite elements out, with the general counts.
                     error_pass::<SCALED, true, u32, D>(
@@ -1659,37 +1690,80 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
         let src: &[u32] =
             <[u32] as zerocopy::FromBytes>::ref_from_bytes(src.as_bytes()).expect("4-byte words");
         // Small blocks whose elements fill whole lane vectors: groups of blocks of about
-        // [`PIECE`] elements in one pass ([`scaled_group`]), and the group again block by block
-        // when an element is not finite on both sides (the same sums: element `i` of a block
-        // goes to lane `i mod LANES` either way, the lanes adding in the same order).
+        // [`PIECE`] elements in one pass ([`scaled_group`]). A group where an output is not
+        // finite (MX scales can take elements past a format's largest value, into NaN or
+        // infinity) is done again with the pass that leaves those out ([`tolerant_groups`]),
+        // and so are the groups after it until one has no such output. A group with an input
+        // that is not finite, or whose infinities are no range of codes, is done again block
+        // by block. Each way gives the same sums: element `i` of a block goes to lane `i mod
+        // LANES`, the lanes adding in the same order.
         let per = if SCALED && bsize % LANES == 0 {
             (PIECE / bsize).max(1)
         } else {
             1
         };
         if per > 1 {
-            let groups = src.chunks(bsize * per).zip(dst.chunks(bsize * per));
-            for ((sg, dg), kg) in groups.zip(ks.chunks(per)) {
-                // (A last block that is not whole lane vectors, never in files: block by
-                // block.)
-                if sg.len() % LANES == 0 {
-                    let mut g = acc.restart();
+            let at = GroupSlices {
+                src,
+                dst,
+                ks,
+                bsize,
+                per,
+            };
+            let n = at.count();
+            let mut par = [BlockRange::default(); PIECE / LANES];
+            let mut j = 0;
+            while j < n {
+                // The usual pass, group after group, until a group has an element that is
+                // not finite. (The other passes are outside this loop: with a call in it,
+                // the compiler vectorized it worse.)
+                while j < n {
+                    let (sg, dg, kg) = at.group(j);
+                    // (A last block that is not whole lane vectors, never in files: block
+                    // by block.)
+                    if sg.len() % LANES != 0 {
+                        break;
+                    }
                     // The blocks' factors and range thresholds first, so that the pass over
                     // the group keeps its accumulators in registers.
-                    let mut par = [BlockRange::default(); PIECE / LANES];
-                    for (p, &k) in par.iter_mut().zip(kg) {
-                        let down = exp2i(-k);
-                        let (t_lo, t_hi) = plan.block_thresholds(k, down, &mut last);
-                        *p = BlockRange { down, t_lo, t_hi };
+                    let par = block_ranges(plan, kg, &mut last, &mut par);
+                    let mut g = acc.restart();
+                    let odd = &mut Odd::default();
+                    scaled_group::<false, D>(&mut g, odd, sg, dg, bsize, par, &fv, tests);
+                    if !acc.take(&g, sg.len(), &mut counts) {
+                        break;
                     }
-                    scaled_group(&mut g, sg, dg, bsize, &par[..kg.len()], &fv, relu, zero);
-                    if acc.take(&g, sg.len(), &mut counts) {
+                    j += 1;
+                }
+                if j == n {
+                    break;
+                }
+                if tests.inf.is_some() && at.group(j).0.len().is_multiple_of(LANES) {
+                    // From this group on, the pass that leaves non-finite outputs out, until
+                    // a group has none (then the usual pass again) or has an input that is
+                    // not finite (then that group block by block).
+                    let (next, clean) = tolerant_groups(TolerantRun {
+                        plan,
+                        at,
+                        acc: &mut acc,
+                        counts: &mut counts,
+                        last: &mut last,
+                        from: j,
+                        // (A copy: a reference would let the closure's address out of this
+                        // function, and keep its fields out of registers.)
+                        fv,
+                        tests,
+                    });
+                    j = next;
+                    if clean {
                         continue;
                     }
                 }
+                let (sg, dg, kg) = at.group(j);
                 for ((sb, db), &k) in sg.chunks(bsize).zip(dg.chunks(bsize)).zip(kg) {
                     block!(k, sb, db);
                 }
+                j += 1;
             }
         } else {
             for (j, (sb, db)) in src.chunks(bsize).zip(dst.chunks(bsize)).enumerate() {
@@ -1699,6 +1773,125 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
         }
         add_counts(st, &counts, &acc.sum, &acc.max);
     }
+}
+
+/// The groups of small blocks of a [`FastJob`]: `per` blocks of `bsize` elements each (the
+/// last group may be shorter).
+#[derive(Clone, Copy)]
+struct GroupSlices<'a, D> {
+    src: &'a [u32],
+    dst: &'a [D],
+    ks: &'a [i32],
+    bsize: usize,
+    per: usize,
+}
+
+impl<'a, D> GroupSlices<'a, D> {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.src.len().div_ceil(self.bsize * self.per)
+    }
+
+    /// Group `j`'s inputs, outputs and block exponents.
+    #[inline(always)]
+    fn group(&self, j: usize) -> (&'a [u32], &'a [D], &'a [i32]) {
+        let g = self.bsize * self.per;
+        let (lo, hi) = (j * g, ((j + 1) * g).min(self.src.len()));
+        let kh = ((j + 1) * self.per).min(self.ks.len());
+        (
+            &self.src[lo..hi],
+            &self.dst[lo..hi],
+            &self.ks[j * self.per..kh],
+        )
+    }
+}
+
+/// The factors 2^−k and range thresholds of the blocks of exponents `kg` into `par` (at most
+/// `PIECE / LANES` of them); returns them.
+#[inline(always)]
+fn block_ranges<'p>(
+    plan: &Plan,
+    kg: &[i32],
+    last: &mut Option<(i32, i32, i32)>,
+    par: &'p mut [BlockRange; PIECE / LANES],
+) -> &'p [BlockRange] {
+    for (p, &k) in par.iter_mut().zip(kg) {
+        let down = exp2i(-k);
+        let (t_lo, t_hi) = plan.block_thresholds(k, down, last);
+        *p = BlockRange { down, t_lo, t_hi };
+    }
+    &par[..kg.len()]
+}
+
+/// Runs `work` through [`vectorized`], in a function of its own, called outside the loop of
+/// the usual pass: inlined into [`FastJob`]'s pass, or called from inside its loop, this
+/// rarer pass made the compiler vectorize the usual one worse (a sixth more instructions for
+/// MX conversions whose outputs are all finite).
+#[inline(never)]
+fn tolerant_groups<D: Le, FV: Fn(u32) -> f32>(work: TolerantRun<'_, D, FV>) -> (usize, bool) {
+    vectorized(work)
+}
+
+/// The groups of a [`FastJob`] from group `from` on, in the pass that leaves non-finite
+/// outputs out ([`scaled_group`] with `TOLERANT`), as work for [`vectorized`]: while each
+/// group has such an output, and its inputs are all finite. Returns the next group, and
+/// whether it is to be done as usual (`true`: the last group done had only finite elements,
+/// or there is none left) or block by block (`false`: it has an input that is not finite or
+/// is not whole lane vectors).
+struct TolerantRun<'a, D, FV> {
+    plan: &'a Plan,
+    at: GroupSlices<'a, D>,
+    acc: &'a mut Groups,
+    counts: &'a mut [u64; 6],
+    last: &'a mut Option<(i32, i32, i32)>,
+    from: usize,
+    fv: FV,
+    tests: Tests,
+}
+
+impl<D: Le, FV: Fn(u32) -> f32> Vectorizable for TolerantRun<'_, D, FV> {
+    type Output = (usize, bool);
+
+    #[inline(always)]
+    fn run(self) -> (usize, bool) {
+        let TolerantRun {
+            plan,
+            at,
+            acc,
+            counts,
+            last,
+            from,
+            fv,
+            tests,
+        } = self;
+        let n = at.count();
+        let mut par = [BlockRange::default(); PIECE / LANES];
+        for j in from..n {
+            let (sg, dg, kg) = at.group(j);
+            if sg.len() % LANES != 0 {
+                return (j, false);
+            }
+            let par = block_ranges(plan, kg, last, &mut par);
+            let mut g = acc.restart();
+            let mut odd = Odd::default();
+            scaled_group::<true, D>(&mut g, &mut odd, sg, dg, at.bsize, par, &fv, tests);
+            match acc.take_tolerant(&g, &odd, sg.len(), counts) {
+                None => return (j, false),
+                Some(0) => return (j + 1, true),
+                Some(_) => {}
+            }
+        }
+        (n, true)
+    }
+}
+
+/// What the statistics test of an element besides its value: whether `.relu` is on, and the
+/// destination's zero and infinite encodings (`inf`: `None` when they are no range of codes).
+#[derive(Clone, Copy)]
+struct Tests {
+    relu: bool,
+    zero: Codes,
+    inf: Option<Codes>,
 }
 
 /// The lane sums and maxima of the errors and the lane counts of [`finite_groups`] (the
@@ -1712,14 +1905,36 @@ struct Groups {
     flushed: [u32; 2 * LANES],
 }
 
+/// The lane counts of elements that are not finite, of [`lane_pass`] with `TOLERANT` (apart
+/// from [`Groups`], so that the usual pass does not carry them).
+#[derive(Clone, Copy, Default)]
+struct Odd {
+    /// Outputs that are NaN or infinite.
+    nonfinite: [u32; 2 * LANES],
+    /// Infinite outputs.
+    inf: [u32; 2 * LANES],
+    /// Inputs that are NaN or infinite.
+    bad_input: [u32; 2 * LANES],
+}
+
 impl Groups {
+    /// Empty sums, the maxima at `max`.
+    fn new(max: f64) -> Groups {
+        Groups {
+            sum: [0.0; LANES],
+            max: [max; LANES],
+            sat: [0; 2 * LANES],
+            flushed: [0; 2 * LANES],
+        }
+    }
+
     /// A pass that goes on from these sums and maxima, its counts at zero.
     #[inline(always)]
     fn restart(&self) -> Groups {
         Groups {
-            sat: [0; 2 * LANES],
-            flushed: [0; 2 * LANES],
-            ..*self
+            sum: self.sum,
+            max: self.max,
+            ..Groups::new(0.0)
         }
     }
 
@@ -1734,31 +1949,64 @@ impl Groups {
         }
         self.sum = g.sum;
         self.max = g.max;
-        counts[3] += g.sat.iter().map(|&c| c as u64).sum::<u64>();
-        counts[4] += g.flushed.iter().map(|&c| c as u64).sum::<u64>();
+        counts[3] += total(&g.sat);
+        counts[4] += total(&g.flushed);
         counts[5] += n as u64;
         true
     }
+
+    /// Takes the pass `g` of [`lane_pass`] with `TOLERANT` over `n` elements if every input
+    /// was finite: the outputs that are not finite then count as NaN or as overflows to
+    /// infinity (the inputs are finite), and every other element is in the errors, as
+    /// [`count_pass`] counts them. Returns the number of outputs that are not finite, or
+    /// `None` if it did not take the pass.
+    #[inline(always)]
+    fn take_tolerant(
+        &mut self,
+        g: &Groups,
+        odd: &Odd,
+        n: usize,
+        counts: &mut [u64; 6],
+    ) -> Option<u64> {
+        if total(&odd.bad_input) > 0 || !g.sum.iter().all(|x| x.is_finite()) {
+            return None;
+        }
+        let (nonfinite, inf) = (total(&odd.nonfinite), total(&odd.inf));
+        self.sum = g.sum;
+        self.max = g.max;
+        counts[0] += nonfinite - inf;
+        counts[2] += inf;
+        counts[3] += total(&g.sat);
+        counts[4] += total(&g.flushed);
+        counts[5] += n as u64 - nonfinite;
+        Some(nonfinite)
+    }
+}
+
+/// The sum of lane counts.
+#[inline(always)]
+fn total(c: &[u32; 2 * LANES]) -> u64 {
+    c.iter().map(|&c| c as u64).sum()
 }
 
 /// Adds the errors and the saturated and flushed counts of `x.len()` elements, all assumed
-/// finite on both sides (a non-finite one makes the sums non-finite), as [`error_pass`]
-/// (without `SKIP`) and [`count_finite`] do: element `i` in lane `i mod LANES`
-/// ([`lane_pass`]).
+/// finite on both sides (a non-finite one makes the sums non-finite; with `TOLERANT`, see
+/// [`lane_pass`]), as [`error_pass`] (without `SKIP`) and [`count_finite`] do: element `i` in
+/// lane `i mod LANES` ([`lane_pass`]).
 #[inline(always)]
-fn finite_groups<const SCALED: bool, D: Le>(
+fn finite_groups<const SCALED: bool, const TOLERANT: bool, D: Le>(
     g: &mut Groups,
+    odd: &mut Odd,
     x: &[u32],
     y: &[D],
     fv: &impl Fn(u32) -> f32,
     blk: BlockRange,
-    relu: bool,
-    zero: Codes,
+    tests: Tests,
 ) {
     if symmetric(blk.t_lo, blk.t_hi) {
-        lane_pass::<SCALED, true, D>(g, x, y, fv, blk, relu, zero);
+        lane_pass::<SCALED, true, TOLERANT, D>(g, odd, x, y, fv, blk, tests);
     } else {
-        lane_pass::<SCALED, false, D>(g, x, y, fv, blk, relu, zero);
+        lane_pass::<SCALED, false, TOLERANT, D>(g, odd, x, y, fv, blk, tests);
     }
 }
 
@@ -1777,15 +2025,15 @@ struct BlockRange {
 /// of a block in lane `i mod LANES`, in order), maxima and counts.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn scaled_group<D: Le>(
+fn scaled_group<const TOLERANT: bool, D: Le>(
     g: &mut Groups,
+    odd: &mut Odd,
     x: &[u32],
     y: &[D],
     bsize: usize,
     par: &[BlockRange],
     fv: &impl Fn(u32) -> f32,
-    relu: bool,
-    zero: Codes,
+    tests: Tests,
 ) {
     if bsize == 32 && par.iter().all(|b| symmetric(b.t_lo, b.t_hi)) && x.len() == 32 * par.len() {
         // The MX block size with symmetric ranges only (the usual group): blocks of a
@@ -1793,12 +2041,12 @@ fn scaled_group<D: Le>(
         // test per block.
         let blocks = x.chunks_exact(32).zip(y.chunks_exact(32));
         for ((xb, yb), &blk) in blocks.zip(par) {
-            lane_pass::<true, true, D>(g, xb, yb, fv, blk, relu, zero);
+            lane_pass::<true, true, TOLERANT, D>(g, odd, xb, yb, fv, blk, tests);
         }
     } else {
         let blocks = x.chunks(bsize).zip(y.chunks(bsize));
         for ((xb, yb), &blk) in blocks.zip(par) {
-            finite_groups::<true, D>(g, xb, yb, fv, blk, relu, zero);
+            finite_groups::<true, TOLERANT, D>(g, odd, xb, yb, fv, blk, tests);
         }
     }
 }
@@ -1818,38 +2066,55 @@ fn symmetric(t_lo: i32, t_hi: i32) -> bool {
 /// the 32-bit work of both (the outputs' values and the counts, one vector of 2 × `LANES`),
 /// then the errors in `f64`, those of elements `0 .. LANES` added to the lanes before the
 /// next ones.
+///
+/// `TOLERANT`: an output that is not finite adds no error and is not counted as saturated
+/// (nor, being no zero, as flushed); it is counted in `nonfinite` (and in `inf` if it is an
+/// infinity), and inputs that are not finite in `bad_input`, for [`Groups::take_tolerant`].
 #[inline(always)]
-fn lane_pass<const SCALED: bool, const SYM: bool, D: Le>(
+fn lane_pass<const SCALED: bool, const SYM: bool, const TOLERANT: bool, D: Le>(
     g: &mut Groups,
+    odd: &mut Odd,
     x: &[u32],
     y: &[D],
     fv: &impl Fn(u32) -> f32,
     blk: BlockRange,
-    relu: bool,
-    zero: Codes,
+    tests: Tests,
 ) {
     let BlockRange { down, t_lo, t_hi } = blk;
+    let Tests { relu, zero, inf } = tests;
     let relu = relu as u32;
+    let inf = inf.unwrap_or(Codes::NONE);
     // Local copies, so that the accumulators live in registers.
     let Groups {
         mut sum,
         mut max,
         mut sat,
         mut flushed,
+        ..
     } = *g;
-    let mut count = |l: usize, xv: u32, yv: u32| {
-        sat[l] += if SYM {
-            ((xv & 0x7fff_ffff) as i32 > t_hi) as u32
-        } else {
-            outside(xv, t_lo, t_hi)
-        };
+    let mut o = *odd;
+    let mut count = |l: usize, xv: u32, yv: u32, b: f32| {
+        let finite = if TOLERANT { b.is_finite() as u32 } else { 1 };
+        sat[l] += finite
+            & if SYM {
+                ((xv & 0x7fff_ffff) as i32 > t_hi) as u32
+            } else {
+                outside(xv, t_lo, t_hi)
+            };
         flushed[l] += zero.test(yv) as u32 & flush_counts(xv, relu);
+        if TOLERANT {
+            o.nonfinite[l] += finite ^ 1;
+            o.inf[l] += inf.test(yv) as u32;
+            o.bad_input[l] += (xv & 0x7fff_ffff >= 0x7f80_0000) as u32;
+        }
     };
     // One error into lane `l`. NaN errors are left out of the maxima here, but make the sums
-    // NaN (and the caller does the elements again).
+    // NaN (and the caller does the elements again); with `TOLERANT`, errors that are not
+    // finite are left out.
     let add = |sum: &mut [f64; LANES], max: &mut [f64; LANES], l: usize, b: f32, xv: u32| {
         let b = if SCALED { b as f64 * down } else { b as f64 };
         let e = (b - f32::from_bits(xv) as f64).abs();
+        let e = if TOLERANT && !e.is_finite() { 0.0 } else { e };
         sum[l] += e;
         max[l] = if e > max[l] { e } else { max[l] };
     };
@@ -1860,7 +2125,7 @@ fn lane_pass<const SCALED: bool, const SYM: bool, D: Le>(
         for l in 0..2 * LANES {
             let yv = yc[l].to_u64() as u32;
             b[l] = fv(yv);
-            count(l, xc[l], yv);
+            count(l, xc[l], yv, b[l]);
         }
         for (bh, xh) in b.chunks_exact(LANES).zip(xc.chunks_exact(LANES)) {
             for l in 0..LANES {
@@ -1872,15 +2137,17 @@ fn lane_pass<const SCALED: bool, const SYM: bool, D: Le>(
     // LANES` again.
     for (i, (&xv, yv)) in xs.remainder().iter().zip(ys.remainder()).enumerate() {
         let yv = yv.to_u64() as u32;
-        count(i, xv, yv);
-        add(&mut sum, &mut max, i % LANES, fv(yv), xv);
+        let b = fv(yv);
+        count(i, xv, yv, b);
+        add(&mut sum, &mut max, i % LANES, b, xv);
     }
-    *g = Groups {
-        sum,
-        max,
-        sat,
-        flushed,
-    };
+    g.sum = sum;
+    g.max = max;
+    g.sat = sat;
+    g.flushed = flushed;
+    if TOLERANT {
+        *odd = o;
+    }
 }
 
 /// Elements per group of small blocks of [`scaled_group`] (about: whole blocks): enough to
@@ -2650,6 +2917,59 @@ mod tests {
         for method in [ScaleMethod::Ocp, ScaleMethod::Rp] {
             check(conv(E2M1, Rounding::RN, sf), Some((32, method)));
             check(conv(E4M3, Rounding::RN, plain), Some((16, method)));
+        }
+    }
+
+    /// MX blocks of 32 in groups of 16 whose outputs or inputs are not finite in a pattern
+    /// that takes the statistics through each of their ways: the usual pass; the pass that
+    /// leaves non-finite outputs out, for one group and for several in a row, back to the
+    /// usual pass after a group without them; block by block for a group with a NaN or
+    /// infinite input, met in either pass; a short last group. Every block has a saturated
+    /// element and a flushed one (with OCP scales: the largest element of a block, 1.9 · 2^e,
+    /// becomes 486 for e4m3 (NaN without `.satfinite`) or 62259 for e5m2 (infinity); 1.76 ·
+    /// 2^e becomes 448 or 57344, saturated).
+    #[test]
+    fn non_finite_groups_equal_the_reference() {
+        // Per group: (block with an output that is not finite, block with a bad input).
+        type Pattern = (Option<usize>, Option<(usize, u32)>);
+        let groups: [Pattern; 9] = [
+            (None, None),
+            (Some(3), None),
+            (Some(7), None),
+            (None, None),
+            (Some(2), Some((9, 0x7fc0_0000))),
+            (None, Some((0, 0x7f80_0000))),
+            (Some(15), None),
+            (Some(0), Some((0, 0xff80_0000))),
+            (Some(4), None),
+        ];
+        let mut src = Vec::new();
+        for (gi, &(odd_out, bad_in)) in groups.iter().enumerate() {
+            // The last group is short: 5 blocks.
+            let blocks = if gi == groups.len() - 1 { 5 } else { 16 };
+            for b in 0..blocks {
+                let e = ((gi * 7 + b * 3) % 9) as i32 - 4;
+                let top = if odd_out == Some(b) { 1.9f32 } else { 1.76 };
+                for i in 0..32u32 {
+                    let x = match i {
+                        0 => top,
+                        1 => 2f32.powi(-30),
+                        _ => 1.0 + (i * 37 % 32) as f32 / 64.0,
+                    } * 2f32.powi(e);
+                    let x = if i % 2 == 1 { -x } else { x };
+                    src.push(match bad_in {
+                        Some((bb, w)) if bb == b && i == 5 => w,
+                        _ => x.to_bits(),
+                    });
+                }
+            }
+        }
+        for dst in [E4M3, E5M2] {
+            check_on(
+                conv(dst, Rounding::RN, Policy::default()),
+                Some((32, ScaleMethod::Ocp)),
+                src.clone(),
+            );
         }
     }
 
