@@ -76,17 +76,7 @@ fn bench(c: &mut Criterion) {
                 g.bench_function(name, |b| b.iter(|| roofline(name, &mut data)));
             }
         }
-        let Data {
-            src,
-            random,
-            random16,
-            random8,
-            dst32,
-            dst16,
-            dst8,
-        } = &mut data;
-        let (src, random, random16, random8) = (&src[..], &random[..], &random16[..], &random8[..]);
-        let floats: Vec<f32> = src.iter().map(|&b| f32::from_bits(b)).collect();
+        let floats: Vec<f32> = data.src.iter().map(|&b| f32::from_bits(b)).collect();
         if wanted("half") {
             let mut halves = vec![half::f16::ZERO; n];
             g.bench_function("half-f16", |b| {
@@ -110,14 +100,14 @@ fn bench(c: &mut Criterion) {
         if wanted("float8") {
             g.bench_function("float8-e4m3", |b| {
                 b.iter(|| {
-                    for (d, &f) in dst8.iter_mut().zip(black_box(&floats[..])) {
+                    for (d, &f) in data.dst8.iter_mut().zip(black_box(&floats[..])) {
                         *d = float8::F8E4M3::from_f32(f).to_bits();
                     }
                 })
             });
             g.bench_function("float8-e5m2", |b| {
                 b.iter(|| {
-                    for (d, &f) in dst8.iter_mut().zip(black_box(&floats[..])) {
+                    for (d, &f) in data.dst8.iter_mut().zip(black_box(&floats[..])) {
                         *d = float8::F8E5M2::from_f32(f).to_bits();
                     }
                 })
@@ -130,51 +120,94 @@ fn bench(c: &mut Criterion) {
                 continue;
             }
             let k = Kernel::new(Conversion::new(F32, dst, rounding, policy));
-            let id = BenchmarkId::new("gpucvt", name);
-            if !name.ends_with("-rs") {
-                match dst.width() {
-                    w if w <= 8 => g.bench_function(id, |b| {
+            let stochastic = name.ends_with("-rs");
+            let variants: &[&str] = if stochastic { &["", "32"] } else { &[""] };
+            for &suffix in variants {
+                let case = format!("{name}{suffix}");
+                // The case's own roofline, measured just before it: the two are seconds
+                // apart, so the ratio of the two does not take in the machine's drift over
+                // the minutes of the whole group.
+                let roof = roofline_of(&case, dst);
+                g.bench_function(BenchmarkId::new("roof", &case), |b| {
+                    b.iter(|| roofline(roof, &mut data))
+                });
+                let id = BenchmarkId::new("gpucvt", &case);
+                let Data {
+                    src,
+                    random,
+                    random16,
+                    random8,
+                    dst32,
+                    dst16,
+                    dst8,
+                } = &mut data;
+                let src = &src[..];
+                match (dst.width(), stochastic, suffix) {
+                    (w, false, _) if w <= 8 => g.bench_function(id, |b| {
                         b.iter(|| k.convert(black_box(src), &mut dst8[..]).unwrap())
                     }),
-                    w if w <= 16 => g.bench_function(id, |b| {
+                    (w, false, _) if w <= 16 => g.bench_function(id, |b| {
                         b.iter(|| k.convert(black_box(src), &mut dst16[..]).unwrap())
                     }),
-                    _ => g.bench_function(id, |b| {
+                    (_, false, _) => g.bench_function(id, |b| {
                         b.iter(|| k.convert(black_box(src), &mut dst32[..]).unwrap())
                     }),
+                    (w, true, "") if w <= 8 => g.bench_function(id, |b| {
+                        b.iter(|| {
+                            k.convert_stochastic_words(black_box(src), &mut dst8[..], random8)
+                                .unwrap()
+                        })
+                    }),
+                    (_, true, "") => g.bench_function(id, |b| {
+                        b.iter(|| {
+                            k.convert_stochastic_words(black_box(src), &mut dst16[..], random16)
+                                .unwrap()
+                        })
+                    }),
+                    (w, true, _) if w <= 8 => g.bench_function(id, |b| {
+                        b.iter(|| {
+                            k.convert_stochastic(black_box(src), &mut dst8[..], random)
+                                .unwrap()
+                        })
+                    }),
+                    (_, true, _) => g.bench_function(id, |b| {
+                        b.iter(|| {
+                            k.convert_stochastic(black_box(src), &mut dst16[..], random)
+                                .unwrap()
+                        })
+                    }),
                 };
-                continue;
-            }
-            let id32 = BenchmarkId::new("gpucvt", format!("{name}32"));
-            if dst.width() <= 8 {
-                g.bench_function(id, |b| {
-                    b.iter(|| {
-                        k.convert_stochastic_words(black_box(src), &mut dst8[..], random8)
-                            .unwrap()
-                    })
-                });
-                g.bench_function(id32, |b| {
-                    b.iter(|| {
-                        k.convert_stochastic(black_box(src), &mut dst8[..], random)
-                            .unwrap()
-                    })
-                });
-            } else {
-                g.bench_function(id, |b| {
-                    b.iter(|| {
-                        k.convert_stochastic_words(black_box(src), &mut dst16[..], random16)
-                            .unwrap()
-                    })
-                });
-                g.bench_function(id32, |b| {
-                    b.iter(|| {
-                        k.convert_stochastic(black_box(src), &mut dst16[..], random)
-                            .unwrap()
-                    })
-                });
             }
         }
         g.finish();
+    }
+}
+
+/// The roofline a gpucvt case is compared with: its output width's shift-truncate for `rn`,
+/// `rz`, `rna` and `rp` (`roofline-32` for tf32), and for stochastic rounding the loop that
+/// reads the same random bytes (`roofline-rs-16w`, `roofline-rs-8w` for the `-rs` cases,
+/// which take their random values in the output word; `roofline-rs-16`, `roofline-rs-8` for
+/// the `-rs32` cases, one `u32` per element).
+pub fn roofline_of(name: &str, dst: Format) -> &'static str {
+    let w = dst.width();
+    if name.ends_with("-rs") {
+        if w <= 8 {
+            "roofline-rs-8w"
+        } else {
+            "roofline-rs-16w"
+        }
+    } else if name.ends_with("-rs32") {
+        if w <= 8 {
+            "roofline-rs-8"
+        } else {
+            "roofline-rs-16"
+        }
+    } else if w <= 8 {
+        "roofline-8"
+    } else if w <= 16 {
+        "roofline-16"
+    } else {
+        "roofline-32"
     }
 }
 
