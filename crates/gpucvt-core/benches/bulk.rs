@@ -19,7 +19,10 @@
 //!   PTX x2/x4 forms are packings of the same per-lane conversion. Stochastic rounding reads
 //!   a stream of random values: `-rs` takes them in the narrowest word that holds the width
 //!   (`u8` for the 8-bit widths, `u16` for f16 and bf16: `Kernel::convert_stochastic_words`),
-//!   `-rs32` one `u32` per element (`Kernel::convert_stochastic`).
+//!   `-rs32` one `u32` per element (`Kernel::convert_stochastic`);
+//! - `roof/NAME`: the roofline of case `NAME` (its output width's, or the rs roofline that
+//!   reads the same random bytes), measured again just before the case, so that the ratio of
+//!   the two is taken seconds apart rather than minutes (the table's `× paired`).
 //!
 //! `cargo bench -p gpucvt-core --bench bulk` runs 1 Mi elements (in cache) and 64 Mi elements
 //! (in memory) in one process; `GPUCVT_BENCH_LARGE=0` skips the 64 Mi group. Then
