@@ -3,7 +3,9 @@
 
 use crate::dtype::Packing;
 use crate::{ScaleMethod, Stats};
-use gpucvt_core::bulk::{ue8m0_rp_satfinite, vectorized, Vectorizable};
+use gpucvt_core::bulk::{
+    ue8m0_rp_satfinite, vectorized, vectorized_up_to, VectorIsa, Vectorizable,
+};
 use gpucvt_core::bulk::{Kernel, Word};
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::{Format, Layout, Specials, ZeroExponent, BF16, F32, F64, TF32, UE8M0};
@@ -413,6 +415,9 @@ pub(crate) struct Plan {
     /// The destination range for the `saturated` count.
     lo: f64,
     hi: f64,
+    /// The widest instruction set of the engine's own vectorized loops (block maxima and
+    /// scaling, statistics): [`VectorIsa::Best`], which tests lower to run each version.
+    isa: VectorIsa,
 }
 
 /// The conversion of `amax / max` to the `rp` block scale: `cvt.rp.satfinite.ue8m0x2.f32`.
@@ -518,6 +523,7 @@ impl Plan {
             max_f32: max as f32,
         });
         Plan {
+            isa: VectorIsa::Best,
             conv,
             src_pack,
             dst_pack,
@@ -742,15 +748,18 @@ impl Plan {
                 sc.ks.resize(nb, 0);
                 sc.tmp.resize(n, 0);
                 sc.exact.clear();
-                vectorized(FusedScaleJob {
-                    src: w,
-                    bsize,
-                    blocks: b,
-                    scales: &mut scales,
-                    ks: &mut sc.ks,
-                    out: &mut sc.tmp,
-                    exact: &mut sc.exact,
-                });
+                vectorized_up_to(
+                    self.isa,
+                    FusedScaleJob {
+                        src: w,
+                        bsize,
+                        blocks: b,
+                        scales: &mut scales,
+                        ks: &mut sc.ks,
+                        out: &mut sc.tmp,
+                        exact: &mut sc.exact,
+                    },
+                );
                 true
             }
             _ => false,
@@ -791,13 +800,16 @@ impl Plan {
                     // `f32` sources: the same scaled words and exact elements, vectorized
                     // (every word of `tmp` is written: no need to clear it).
                     sc.tmp.resize(n, 0);
-                    vectorized(ScaleJob {
-                        src: words,
-                        ks: &sc.ks,
-                        bsize,
-                        out: &mut sc.tmp,
-                        exact: &mut sc.exact,
-                    });
+                    vectorized_up_to(
+                        self.isa,
+                        ScaleJob {
+                            src: words,
+                            ks: &sc.ks,
+                            bsize,
+                            out: &mut sc.tmp,
+                            exact: &mut sc.exact,
+                        },
+                    );
                 }
                 if !vector {
                     sc.tmp.clear();
@@ -878,11 +890,14 @@ impl Plan {
         tmp: &mut Vec<u32>,
     ) {
         tmp.clear();
-        vectorized(BlockMax {
-            src,
-            bsize,
-            out: tmp,
-        });
+        vectorized_up_to(
+            self.isa,
+            BlockMax {
+                src,
+                bsize,
+                out: tmp,
+            },
+        );
         for &m in tmp.iter() {
             let (byte, k) = scale_of_max(b, m);
             scales.push(byte);
@@ -951,7 +966,32 @@ impl Plan {
             match &self.fast {
                 Some(FastDst::Table(t)) => {
                     if let (Some(a), Some(zero)) = (t.arith, t.zero) {
-                        vectorized(FastJob {
+                        vectorized_up_to(
+                            self.isa,
+                            FastJob {
+                                plan: self,
+                                st: &mut st,
+                                src,
+                                dst,
+                                ks,
+                                bsize,
+                                tests: Tests {
+                                    relu: self.conv.policy.relu,
+                                    zero,
+                                    inf: t.inf,
+                                },
+                                fv: move |y| a.get(y),
+                                fc: |y| t.cls[y as u16 as usize] as u32,
+                                slow: |y| t.val[y as u16 as usize],
+                            },
+                        );
+                        return st;
+                    }
+                }
+                Some(FastDst::Bf16) => {
+                    vectorized_up_to(
+                        self.isa,
+                        FastJob {
                             plan: self,
                             st: &mut st,
                             src,
@@ -960,41 +1000,22 @@ impl Plan {
                             bsize,
                             tests: Tests {
                                 relu: self.conv.policy.relu,
-                                zero,
-                                inf: t.inf,
+                                zero: Codes {
+                                    mask: 0x7fff,
+                                    lo: 0,
+                                    span: 0,
+                                },
+                                inf: Some(Codes {
+                                    mask: 0x7fff,
+                                    lo: 0x7f80,
+                                    span: 0,
+                                }),
                             },
-                            fv: move |y| a.get(y),
-                            fc: |y| t.cls[y as u16 as usize] as u32,
-                            slow: |y| t.val[y as u16 as usize],
-                        });
-                        return st;
-                    }
-                }
-                Some(FastDst::Bf16) => {
-                    vectorized(FastJob {
-                        plan: self,
-                        st: &mut st,
-                        src,
-                        dst,
-                        ks,
-                        bsize,
-                        tests: Tests {
-                            relu: self.conv.policy.relu,
-                            zero: Codes {
-                                mask: 0x7fff,
-                                lo: 0,
-                                span: 0,
-                            },
-                            inf: Some(Codes {
-                                mask: 0x7fff,
-                                lo: 0x7f80,
-                                span: 0,
-                            }),
+                            fv: |y| f32::from_bits(y << 16),
+                            fc: |y| f32_class(y << 16),
+                            slow: |y| f32::from_bits(y << 16) as f64,
                         },
-                        fv: |y| f32::from_bits(y << 16),
-                        fc: |y| f32_class(y << 16),
-                        slow: |y| f32::from_bits(y << 16) as f64,
-                    });
+                    );
                     return st;
                 }
                 _ => {}
@@ -1829,7 +1850,7 @@ fn block_ranges<'p>(
 /// MX conversions whose outputs are all finite).
 #[inline(never)]
 fn tolerant_groups<D: Le, FV: Fn(u32) -> f32>(work: TolerantRun<'_, D, FV>) -> (usize, bool) {
-    vectorized(work)
+    vectorized_up_to(work.plan.isa, work)
 }
 
 /// The groups of a [`FastJob`] from group `from` on, in the pass that leaves non-finite
@@ -2840,6 +2861,7 @@ mod tests {
         let bytes: Vec<u8> = src.iter().flat_map(|x| x.to_le_bytes()).collect();
         let mut out = vec![0u8; plan.dst_pack.bytes_for(n as u64) as usize];
         let (mut stats, scales) = plan.convert_chunk(&bytes, n as u64, 0, &mut out);
+        same_on_every_isa(&plan, block, &bytes, 0, (&out, &stats, &scales));
         let cb = crate::dtype::container_bytes(&conv.dst);
         let words: Vec<u64> = out
             .chunks_exact(cb)
@@ -2875,6 +2897,31 @@ mod tests {
         stats.mean_abs_error = 0.0;
         g.mean_abs_error = 0.0;
         assert_eq!(stats, g, "{conv:?} {block:?}: general decoders");
+    }
+
+    /// The engine's vectorized loops compiled for the baseline target and for AVX2 (where
+    /// the CPU has it) give the words, statistics and scales `want` of the best version.
+    fn same_on_every_isa(
+        plan: &Plan,
+        block: Option<(u64, ScaleMethod)>,
+        bytes: &[u8],
+        first: u64,
+        want: (&[u8], &Stats, &[u8]),
+    ) {
+        let n = bytes.len() as u64 / 4;
+        for isa in [VectorIsa::Baseline, VectorIsa::Avx2] {
+            let mut p = Plan::new(plan.conv, plan.src_pack, plan.dst_pack, block, plan.stream);
+            p.isa = isa;
+            let mut out = vec![0u8; want.0.len()];
+            let (stats, scales) = p.convert_chunk(bytes, n, first, &mut out);
+            // (Through `Debug`: a NaN mean compares equal to itself there.)
+            assert_eq!(
+                format!("{:?}", (&out[..], &stats, &scales[..])),
+                format!("{want:?}"),
+                "{:?} on {isa:?}",
+                plan.conv
+            );
+        }
     }
 
     fn conv(dst: Format, rounding: Rounding, p: Policy) -> Conversion {
@@ -3060,6 +3107,7 @@ mod tests {
         let bytes: Vec<u8> = src.iter().flat_map(|x| x.to_le_bytes()).collect();
         let mut out = vec![0u8; n];
         let (stats, scales) = plan.convert_chunk(&bytes, n as u64, first, &mut out);
+        same_on_every_isa(&plan, block, &bytes, first, (&out, &stats, &scales));
         let Some(b) = plan.blocks else { unreachable!() };
         let stochastic = plan.stochastic;
         let (mut exact_scales, mut exact_out) = (Vec::new(), Vec::new());

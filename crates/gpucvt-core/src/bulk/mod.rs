@@ -218,6 +218,44 @@ pub(crate) fn vectorized_isa<V: Vectorizable>(isa: u8, work: V) -> V::Output {
     simd::vectorized_isa(isa, work)
 }
 
+/// The widest instruction set [`vectorized_up_to`] may compile work for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum VectorIsa {
+    /// The baseline target only.
+    Baseline,
+    /// AVX2 where the CPU has it, else the baseline.
+    Avx2,
+    /// The best the CPU has: AVX-512, else AVX2, else the baseline ([`vectorized`]).
+    #[default]
+    Best,
+}
+
+/// [`vectorized`] with the instruction set at most `max`, so that code built on it can test
+/// each of its versions on one machine (the versions give the same results; a test shows it).
+///
+/// ```
+/// use gpucvt_core::bulk::{vectorized_up_to, Vectorizable, VectorIsa};
+/// struct Sum<'a>(&'a [u32]);
+/// impl Vectorizable for Sum<'_> {
+///     type Output = u64;
+///     #[inline(always)]
+///     fn run(self) -> u64 {
+///         self.0.iter().map(|&x| x as u64).sum()
+///     }
+/// }
+/// for isa in [VectorIsa::Baseline, VectorIsa::Avx2, VectorIsa::Best] {
+///     assert_eq!(vectorized_up_to(isa, Sum(&[1, 2, 3])), 6);
+/// }
+/// ```
+pub fn vectorized_up_to<V: Vectorizable>(max: VectorIsa, work: V) -> V::Output {
+    let isa = match max {
+        VectorIsa::Baseline => 0,
+        VectorIsa::Avx2 => 1,
+        VectorIsa::Best => 2,
+    };
+    simd::vectorized_isa(isa, work)
+}
+
 /// Why a bulk conversion was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BulkError {
