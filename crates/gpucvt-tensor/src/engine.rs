@@ -212,11 +212,12 @@ struct Codes {
 
 impl Codes {
     /// The empty set.
-    const NONE: Codes = Codes {
-        mask: 0,
-        lo: 1,
-        span: 0,
-    };
+    const NONE: Codes = Codes::range(0, 1, 0);
+
+    /// The encodings whose magnitude bits `y & mask` lie in `lo ..= lo + span`.
+    const fn range(mask: u32, lo: u32, span: u32) -> Codes {
+        Codes { mask, lo, span }
+    }
 
     #[inline(always)]
     fn test(self, y: u32) -> bool {
@@ -962,61 +963,54 @@ impl Plan {
         st.nan_blocks = scales.iter().filter(|&&s| s == 0xff).count() as u64;
         // f32 sources (4-byte words) into formats decoded arithmetically: the fast statistics,
         // vectorized with the widest instruction set there is.
+        // (One construction of the job for every decoder: the decoders are closures of
+        // different types.)
+        macro_rules! fast {
+            ($zero:expr, $inf:expr, $fv:expr, $fc:expr, $slow:expr) => {{
+                let tests = Tests {
+                    relu: self.conv.policy.relu,
+                    zero: $zero,
+                    inf: $inf,
+                };
+                let (fv, fc, slow) = ($fv, $fc, $slow);
+                let job = FastJob {
+                    plan: self,
+                    st: &mut st,
+                    src,
+                    dst,
+                    ks,
+                    bsize,
+                    tests,
+                    fv,
+                    fc,
+                    slow,
+                };
+                vectorized_up_to(self.isa, job);
+                return st;
+            }};
+        }
         if std::mem::size_of::<S>() == 4 {
             match &self.fast {
                 Some(FastDst::Table(t)) => {
                     if let (Some(a), Some(zero)) = (t.arith, t.zero) {
-                        vectorized_up_to(
-                            self.isa,
-                            FastJob {
-                                plan: self,
-                                st: &mut st,
-                                src,
-                                dst,
-                                ks,
-                                bsize,
-                                tests: Tests {
-                                    relu: self.conv.policy.relu,
-                                    zero,
-                                    inf: t.inf,
-                                },
-                                fv: move |y| a.get(y),
-                                fc: |y| t.cls[y as u16 as usize] as u32,
-                                slow: |y| t.val[y as u16 as usize],
-                            },
+                        fast!(
+                            zero,
+                            t.inf,
+                            move |y| a.get(y),
+                            |y| t.cls[y as u16 as usize] as u32,
+                            |y| t.val[y as u16 as usize]
                         );
-                        return st;
                     }
                 }
                 Some(FastDst::Bf16) => {
-                    vectorized_up_to(
-                        self.isa,
-                        FastJob {
-                            plan: self,
-                            st: &mut st,
-                            src,
-                            dst,
-                            ks,
-                            bsize,
-                            tests: Tests {
-                                relu: self.conv.policy.relu,
-                                zero: Codes {
-                                    mask: 0x7fff,
-                                    lo: 0,
-                                    span: 0,
-                                },
-                                inf: Some(Codes {
-                                    mask: 0x7fff,
-                                    lo: 0x7f80,
-                                    span: 0,
-                                }),
-                            },
-                            fv: |y| f32::from_bits(y << 16),
-                            fc: |y| f32_class(y << 16),
-                            slow: |y| f32::from_bits(y << 16) as f64,
-                        },
+                    let (zero, inf) = (Codes::range(0x7fff, 0, 0), Codes::range(0x7fff, 0x7f80, 0));
+                    fast!(
+                        zero,
+                        Some(inf),
+                        |y| f32::from_bits(y << 16),
+                        |y| f32_class(y << 16),
+                        |y| f32::from_bits(y << 16) as f64
                     );
-                    return st;
                 }
                 _ => {}
             }
@@ -1965,15 +1959,8 @@ impl Groups {
     /// flushed counts and `n` go to `counts`. Returns whether it did.
     #[inline(always)]
     fn take(&mut self, g: &Groups, n: usize, counts: &mut [u64; 6]) -> bool {
-        if !g.sum.iter().all(|x| x.is_finite()) {
-            return false;
-        }
-        self.sum = g.sum;
-        self.max = g.max;
-        counts[3] += total(&g.sat);
-        counts[4] += total(&g.flushed);
-        counts[5] += n as u64;
-        true
+        // (The tolerant take of a pass without non-finite counts: those fold away.)
+        self.take_tolerant(g, &Odd::default(), n, counts).is_some()
     }
 
     /// Takes the pass `g` of [`lane_pass`] with `TOLERANT` over `n` elements if every input
