@@ -164,6 +164,8 @@ pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool, 
             tn
         };
         t.wrapping_add(r & ((1u32 << w) - 1)) >> w
+    } else if M == RN && sp.bias != 127 {
+        mag_rn::<F, SF>(abs)
     } else {
         mag_det::<F, M>(abs, neg)
     };
@@ -173,10 +175,20 @@ pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool, 
     let is_nan = abs > 0x7f80_0000;
     let mut nan_out = is_nan;
     let finite_only = !sp.has_inf && !sp.has_nan;
+    // `mag_rn` has clamped the magnitude already.
+    let clamped = M == RN && sp.bias != 127;
     let mag = if SF || finite_only {
-        (mag as i32).min(max as i32) as u32
+        if clamped {
+            mag
+        } else {
+            (mag as i32).min(max as i32) as u32
+        }
     } else if matches!(M, RN | RNA) && sp.has_inf && sp.inf_enc == max + 1 {
-        (mag as i32).min(sp.inf_enc as i32) as u32
+        if clamped {
+            mag
+        } else {
+            (mag as i32).min(sp.inf_enc as i32) as u32
+        }
     } else if M == RZ && sp.bias == 127 && sp.has_inf && sp.inf_enc == max + 1 {
         // Truncation in the `f32` exponent range (bf16, tf32): a finite magnitude stays at
         // most the largest finite encoding, infinity gives the infinity encoding (and NaN is
@@ -248,6 +260,63 @@ const fn simple_nan(sp: &Spec, sf: bool) -> bool {
     (sf || sp.has_inf || !sp.has_nan)
         && sp.nan_full < 1 << sp.sign_pos
         && (sp.nan_full >> sp.pad) << sp.pad == sp.nan_full
+}
+
+/// The `f32` bit pattern of the value of encoding `enc` (unpadded magnitude, a normal number)
+/// of format `sp`.
+const fn value_bits(sp: &Spec, enc: u32) -> u32 {
+    let e = (enc >> sp.man) as i32;
+    let m = enc & ((1 << sp.man) - 1);
+    (((e - sp.bias + 127) as u32) << 23) | (m << (23 - sp.man))
+}
+
+/// The magnitude encoding of `abs` (an `f32` magnitude pattern) rounded to nearest even, for
+/// the formats whose exponent range is narrower than `f32`'s, normal and subnormal results
+/// alike: one floating-point addition rounds on the destination's grid and leaves the
+/// encoding in the sum's low bits.
+///
+/// The magnitude is first clamped to the largest finite value with `.satfinite` (`SF`) or
+/// for a format with neither infinity nor NaN, else to the value one encoding above it (the
+/// infinity, or the code the overflow logic turns into NaN); both are on the grid, so larger
+/// inputs round to them, and their exponents keep the addend below infinity. (NaN
+/// inputs are clamped too: the caller selects their result.) Then, with `e` the biased
+/// exponent of `abs` raised to at least `e0`, the one of the smallest normal, the addend
+/// is the `f32` of exponent `e + s` (`s` = 23 − mantissa bits), whose unit in the last
+/// place is the destination's grid step at `abs` (its subnormal step for `e0`), and of
+/// significand bits `(e − e0) << man`. The sum rounds `abs` to that grid in the
+/// processor's round-to-nearest-even (its last bit is the destination's), stays in the
+/// addend's binade, and its significand bits are `(e − e0) << man` plus the rounded
+/// magnitude in grid steps, `q`: for a normal result `q = 2^man + m`, so the sum's
+/// significand is the encoding `(e − e0 + 1) << man | m`, a carry into the next exponent
+/// included; for a subnormal one (`e = e0`) it is `q`, the encoding. Five integer
+/// operations and one addition, against the nine of an integer rounding plus a separate
+/// subnormal path and a select.
+#[inline(always)]
+fn mag_rn<const F: usize, const SF: bool>(abs: u32) -> u32 {
+    let s = const { 23 - SPECS[F].man };
+    let e0 = const { (128 - SPECS[F].bias) as u32 };
+    let top = const {
+        let sp = SPECS[F];
+        let saturates = SF || (!sp.has_inf && !sp.has_nan);
+        value_bits(
+            &sp,
+            if saturates {
+                sp.max_enc
+            } else {
+                sp.max_enc + 1
+            },
+        )
+    };
+    // `(e + s) << 23` and `(e − e0) << man` from `e << 23`: `e << 23` plus `e << man`
+    // (`e << 23 >> s`) plus this constant.
+    let k = const {
+        let sp = SPECS[F];
+        ((23 - sp.man) << 23).wrapping_sub(((128 - sp.bias) as u32) << sp.man)
+    };
+    let abs = abs.min(top);
+    let e23 = (abs & 0x7f80_0000).max(e0 << 23);
+    let addend = e23.wrapping_add(e23 >> s).wrapping_add(k);
+    (f32::from_bits(abs) + f32::from_bits(addend)).to_bits() & 0x007f_ffff
 }
 
 /// The magnitude encoding of `abs` (an `f32` magnitude pattern, negative if `neg`) rounded in

@@ -509,14 +509,14 @@ impl Kernel {
         Ok(())
     }
 
-    /// Converts `src` into `dst`: a long slice as two interleaved streams ([`two_streams`];
+    /// Converts `src` into `dst`: a long slice as two interleaved streams ([`streams_for`];
     /// the specialised kernels interleave in [`run_fast`] or, writing their natural word,
     /// inside their instruction-set entry, `simd.rs`).
     fn run<S: Word, D: Word>(&self, src: &[S], dst: &mut [D], random: Random<'_>) {
         if matches!(self.imp, Imp::Fast(_)) {
             return self.run_one(src, dst, random);
         }
-        for r in two_streams(src.len()) {
+        for r in streams_for::<S, D>(src.len()) {
             let part = match random {
                 Random::PerElement(rnd) => Random::PerElement(&rnd[r.clone()]),
                 Random::Fixed(v) => Random::Fixed(v),
@@ -615,22 +615,34 @@ impl Kernel {
     }
 }
 
-/// The index ranges of a slice of `n` elements in the order a kernel converts them: for
-/// `n` of at least [`INTERLEAVE_MIN`], two streams, the first half and the second, a tile
-/// of [`INTERLEAVE_TILE`] elements of each in turn (and the second half's last, shorter
-/// part at the end); else `0..n` at once.
+/// The index ranges of a slice of `n` elements from words `S` into words `D` in the order a
+/// kernel converts them: for `n` of at least [`INTERLEAVE_MIN`], two streams, the first half
+/// and the second, a tile of [`INTERLEAVE_TILE`] elements of each in turn (and the second
+/// half's last, shorter part at the end); else, and for results as wide as their inputs
+/// (`f32` → tf32 or a 32-bit integer), `0..n` at once.
 ///
 /// Why: a conversion that streams from memory is bound by how far ahead the hardware
 /// prefetcher fetches, which it does per stream. One stream of `f32` inputs reached only
-/// 0.75–0.85× the speed of a plain shift loop over the same bytes at 64 Mi elements on the
-/// development machine (the kernel's ~20 instructions per 16 elements leave fewer loads in
+/// 0.75–0.85× the speed of a plain shift loop over the same bytes at 64 Mi elements on an
+/// Intel Sapphire Rapids (the kernel's ~20 instructions per 16 elements leave fewer loads in
 /// flight than the shift loop's ~3); in two streams they ran at 0.80–1.05× (mostly at 0.9×
-/// or above). In cache (1 Mi elements) the split does not help, hence the threshold.
-pub(crate) fn two_streams(n: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
-    two_streams_of(n, INTERLEAVE_MIN, INTERLEAVE_TILE)
+/// or above). On an AMD Zen 4, e4m3 `rn` ran at 0.89× in one stream and 1.00× in two; but
+/// there the two streams (two read and two write streams) made the tf32 `rz` kernel, the
+/// roofline loop plus one compare, 0.84–0.89× as fast as the roofline, against 1.00–1.02× in
+/// one stream (tf32 `rna`: 1.10× either way), hence the exception for full-width results.
+/// In cache (1 Mi elements) the split does not help, hence the threshold.
+pub(crate) fn streams_for<S: Word, D: Word>(
+    n: usize,
+) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let min = if D::BITS >= S::BITS {
+        usize::MAX
+    } else {
+        INTERLEAVE_MIN
+    };
+    two_streams_of(n, min, INTERLEAVE_TILE)
 }
 
-/// [`two_streams`] with the threshold `min` and the tile `tile`.
+/// [`streams_for`]'s ranges with the threshold `min` and the tile `tile`.
 fn two_streams_of(
     n: usize,
     min: usize,
@@ -644,7 +656,7 @@ fn two_streams_of(
 }
 
 /// Slices of at least this many elements (16 MiB of `f32`, beyond the caches of one core)
-/// are converted as two streams ([`two_streams`]). The unit tests use a low threshold, so
+/// are converted as two streams ([`streams_for`]). The unit tests use a low threshold, so
 /// that their slices of 2^12 elements and more (the exhaustive ones among them) go through
 /// the two streams.
 const INTERLEAVE_MIN: usize = if cfg!(test) { 1 << 12 } else { 1 << 22 };
@@ -693,7 +705,7 @@ fn run_fast<N: Word, D: Word>(
             // (The kernel takes a long slice as two streams itself.)
             f(src, d, rnd(0, src.len()), plan.knobs);
         } else {
-            for r in two_streams(src.len()) {
+            for r in streams_for::<u32, D>(src.len()) {
                 let (s, d) = (&src[r.clone()], &mut d[r.clone()]);
                 for (k, (s, d)) in s.chunks(C).zip(d.chunks_mut(C)).enumerate() {
                     f(s, d, rnd(r.start + k * C, s.len()), plan.knobs);
@@ -703,7 +715,7 @@ fn run_fast<N: Word, D: Word>(
         return;
     }
     let mut tmp = [N::default(); C];
-    for r in two_streams(src.len()) {
+    for r in streams_for::<u32, D>(src.len()) {
         let (s, d) = (&src[r.clone()], &mut dst[r.clone()]);
         for (k, (s, d)) in s.chunks(C).zip(d.chunks_mut(C)).enumerate() {
             let t = &mut tmp[..s.len()];

@@ -151,7 +151,7 @@ unsafe fn fast_avx2<
     rnd: &[R],
     k: fast::Knobs,
 ) {
-    for r in super::two_streams(src.len().min(dst.len())) {
+    for r in super::streams_for::<u32, D>(src.len().min(dst.len())) {
         let rnd = rnd.get(r.clone()).unwrap_or(&[]);
         fast::run::<F, M, SF, KN, W, D, R>(&src[r.clone()], &mut dst[r], rnd, k);
     }
@@ -173,7 +173,7 @@ unsafe fn fast_avx512<
     rnd: &[R],
     k: fast::Knobs,
 ) {
-    for r in super::two_streams(src.len().min(dst.len())) {
+    for r in super::streams_for::<u32, D>(src.len().min(dst.len())) {
         let (src, dst) = (&src[r.clone()], &mut dst[r.clone()]);
         let rnd = rnd.get(r).unwrap_or(&[]);
         // f32 → f16 in the IEEE directions, without .satfinite, .relu or .ftz: the CPU's own

@@ -793,6 +793,12 @@ fn two_streams_cover_every_index_once_in_tiles_of_each_half_in_turn() {
             assert_eq!(ranges[ranges.len() - 1], 2 * half..n);
         }
     }
-    // The threshold the unit tests run with: the exhaustive 2^16-element slices interleave.
-    assert!(two_streams(1 << 16).count() > 2);
+    // The threshold the unit tests run with: the exhaustive 2^16-element slices interleave,
+    // unless their results are as wide as their inputs.
+    assert!(streams_for::<u32, u8>(1 << 16).count() > 2);
+    assert!(streams_for::<u32, u16>(1 << 16).count() > 2);
+    assert!(streams_for::<u64, u32>(1 << 16).count() > 2);
+    let whole = |r: Vec<std::ops::Range<usize>>, n| r.len() == 1 && r[0] == (0..n);
+    assert!(whole(streams_for::<u32, u32>(1 << 16).collect(), 1 << 16));
+    assert!(whole(streams_for::<u32, u64>(1 << 24).collect(), 1 << 24));
 }
