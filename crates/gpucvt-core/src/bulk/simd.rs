@@ -190,8 +190,64 @@ unsafe fn fast_avx512<
                 continue;
             }
         }
+        // f32 → bf16 rounding to nearest even, without .satfinite, .relu or .ftz, where the
+        // CPU has AVX-512 BF16: its own conversion.
+        if F == fast::I_BF16
+            && M == small::RN
+            && !SF
+            && !KN
+            && is_x86_feature_detected!("avx512bf16")
+            && is_x86_feature_detected!("avx512dq")
+        {
+            if let Some(d) = D::as_u16_slice_mut(dst) {
+                // SAFETY: this function's features and the two just checked are all that
+                // `bf16_rn_avx512` enables.
+                unsafe { bf16_rn_avx512(src, d, k) };
+                continue;
+            }
+        }
         fast::run::<F, M, SF, KN, W, D, R>(src, dst, rnd, k);
     }
+}
+
+/// f32 → bf16 rounding to nearest even, sixteen at a time with `vcvtneps2bf16` (AVX-512
+/// BF16). The instruction rounds normal numbers and infinities as IEEE 754 does (overflow to
+/// infinity included), which is what the exact core does, but it takes subnormal inputs as
+/// zero and keeps a NaN's sign and the top of its payload (setting its quiet bit): so NaN
+/// lanes get PTX's canonical NaN by a masked move, and a group of 16 with a nonzero
+/// subnormal input (rare in practice: one `vfpclassps` tells) goes through the portable
+/// kernel instead, as does the tail (under 16 elements).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512bf16,avx512dq")]
+unsafe fn bf16_rn_avx512(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
+    use std::arch::x86_64::*;
+    let n = src.len().min(dst.len());
+    let whole = n - n % 16;
+    let nan = _mm256_set1_epi16(fast::SPECS[fast::I_BF16].nan_full as u16 as i16);
+    for (s, d) in src[..whole]
+        .chunks_exact(16)
+        .zip(dst[..whole].chunks_exact_mut(16))
+    {
+        // SAFETY: `s` holds 16 `u32`s (64 bytes): the unaligned load reads exactly those.
+        let x = unsafe { _mm512_loadu_ps(s.as_ptr().cast::<f32>()) };
+        // Class 0x20: subnormal (zeros are not, and convert exactly).
+        if _mm512_fpclass_ps_mask::<0x20>(x) != 0 {
+            fast::run::<{ fast::I_BF16 }, { small::RN }, false, false, 0, u16, u32>(s, d, &[], k);
+            continue;
+        }
+        // SAFETY: `__m256bh` and `__m256i` are both 32 bytes of vector, any bits valid.
+        let h: __m256i = unsafe { std::mem::transmute(_mm512_cvtneps_pbh(x)) };
+        let unordered = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
+        let h = _mm256_mask_mov_epi16(h, unordered, nan);
+        // SAFETY: `d` holds 16 `u16`s (32 bytes): the unaligned store writes exactly those.
+        unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), h) };
+    }
+    fast::run::<{ fast::I_BF16 }, { small::RN }, false, false, 0, u16, u32>(
+        &src[whole..n],
+        &mut dst[whole..n],
+        &[],
+        k,
+    );
 }
 
 /// f32 → f16 rounding in direction `M` (rn, rz, rm or rp), sixteen at a time with
