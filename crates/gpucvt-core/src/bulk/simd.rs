@@ -190,6 +190,16 @@ unsafe fn fast_avx512<
                 continue;
             }
         }
+        // f32 → FP8/FP6/FP4 toward zero, without .relu or .ftz, where the CPU has AVX-512
+        // VBMI: through f16 and a table.
+        if M == small::RZ && !KN && F >= fast::I_E4M3 && is_x86_feature_detected!("avx512vbmi") {
+            if let (Some(table), Some(d)) = (rz_table::<F, SF>(), D::as_u8_slice_mut(dst)) {
+                // SAFETY: this function's features and the one just checked are all that
+                // `narrow_rz_avx512` enables.
+                unsafe { narrow_rz_avx512::<F, SF>(src, d, table, k) };
+                continue;
+            }
+        }
         // f32 → bf16 rounding to nearest even, without .satfinite, .relu or .ftz, where the
         // CPU has AVX-512 BF16: its own conversion.
         if F == fast::I_BF16
@@ -208,6 +218,96 @@ unsafe fn fast_avx512<
         }
         fast::run::<F, M, SF, KN, W, D, R>(src, dst, rnd, k);
     }
+}
+
+/// The tables of [`narrow_rz_avx512`], built on first use from the portable element function
+/// (`fast::rz_table`): by format (e4m3, e5m2, e2m3, e3m2, e2m1) and `.satfinite`.
+#[cfg(target_arch = "x86_64")]
+fn rz_table<const F: usize, const SF: bool>() -> Option<&'static [u8; 256]> {
+    use std::sync::OnceLock;
+    static TABLES: [OnceLock<Option<[u8; 256]>>; 10] = [const { OnceLock::new() }; 10];
+    let i = 2 * (F - fast::I_E4M3) + SF as usize;
+    TABLES.get(i)?.get_or_init(fast::rz_table::<F, SF>).as_ref()
+}
+
+/// f32 → e4m3, e5m2, e2m3, e3m2 or e2m1 toward zero, 64 at a time: `vcvtps2ph` toward zero
+/// into f16, whose grid refines the destination's at every magnitude and whose range covers
+/// it (so truncating twice is truncating once; an f32 beyond f16's range becomes f16's
+/// largest finite value, which every one of these formats truncates or saturates to its own
+/// largest, as it does the f32; infinities and NaNs stay what they are), then `table`
+/// (`fast::rz_table`: the result by the f16's bits 14..7) through two `vpermi2b` and a
+/// select on the index's top bit, and the sign by one more select where the table marks it.
+/// The tail (under 64 elements) goes through the portable kernel. The instruction's
+/// truncation is IEEE 754's with MXCSR's defaults, as for `f16_avx512`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
+unsafe fn narrow_rz_avx512<const F: usize, const SF: bool>(
+    src: &[u32],
+    dst: &mut [u8],
+    table: &[u8; 256],
+    k: fast::Knobs,
+) {
+    use std::arch::x86_64::*;
+    const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+    let n = src.len().min(dst.len());
+    let whole = n - n % 64;
+    let part = |i: usize| -> __m512i {
+        let mut b = [0u8; 64];
+        b.copy_from_slice(&table[64 * i..64 * (i + 1)]);
+        // SAFETY: `b` is 64 bytes: the unaligned load reads exactly those.
+        unsafe { _mm512_loadu_si512(b.as_ptr().cast()) }
+    };
+    let (t0, t1, t2, t3) = (part(0), part(1), part(2), part(3));
+    // The low byte of each 16-bit lane of two vectors, in order.
+    let mut low = [0u8; 64];
+    for (i, b) in low.iter_mut().enumerate() {
+        *b = 2 * i as u8;
+    }
+    // SAFETY: `low` is 64 bytes: the unaligned load reads exactly those.
+    let low = unsafe { _mm512_loadu_si512(low.as_ptr().cast()) };
+    let unsigned = _mm512_set1_epi8(!(1u8 << fast::SPECS[F].sign_pos) as i8);
+    for (s, d) in src[..whole]
+        .chunks_exact(64)
+        .zip(dst[..whole].chunks_exact_mut(64))
+    {
+        let p = s.as_ptr().cast::<f32>();
+        // SAFETY: `s` holds 64 `u32`s (256 bytes): the four unaligned loads read exactly
+        // those.
+        let (x0, x1, x2, x3) = unsafe {
+            (
+                _mm512_loadu_ps(p),
+                _mm512_loadu_ps(p.add(16)),
+                _mm512_loadu_ps(p.add(32)),
+                _mm512_loadu_ps(p.add(48)),
+            )
+        };
+        let a = _mm512_inserti64x4::<1>(
+            _mm512_castsi256_si512(_mm512_cvt_roundps_ph::<RZ>(x0)),
+            _mm512_cvt_roundps_ph::<RZ>(x1),
+        );
+        let b = _mm512_inserti64x4::<1>(
+            _mm512_castsi256_si512(_mm512_cvt_roundps_ph::<RZ>(x2)),
+            _mm512_cvt_roundps_ph::<RZ>(x3),
+        );
+        let negative = _mm512_kunpackd(
+            u64::from(_mm512_movepi16_mask(b)),
+            u64::from(_mm512_movepi16_mask(a)),
+        );
+        let idx =
+            _mm512_permutex2var_epi8(_mm512_srli_epi16::<7>(a), low, _mm512_srli_epi16::<7>(b));
+        let lo = _mm512_permutex2var_epi8(t0, idx, t1);
+        let hi = _mm512_permutex2var_epi8(t2, idx, t3);
+        let r = _mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), lo, hi);
+        let r = _mm512_mask_blend_epi8(negative, _mm512_and_si512(r, unsigned), r);
+        // SAFETY: `d` holds 64 bytes: the unaligned store writes exactly those.
+        unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), r) };
+    }
+    fast::run::<F, { small::RZ }, SF, false, 0, u8, u32>(
+        &src[whole..n],
+        &mut dst[whole..n],
+        &[],
+        k,
+    );
 }
 
 /// f32 → bf16 rounding to nearest even, sixteen at a time with `vcvtneps2bf16` (AVX-512

@@ -802,3 +802,29 @@ fn two_streams_cover_every_index_once_in_tiles_of_each_half_in_turn() {
     assert!(whole(streams_for::<u32, u32>(1 << 16).collect(), 1 << 16));
     assert!(whole(streams_for::<u32, u64>(1 << 24).collect(), 1 << 24));
 }
+
+#[test]
+fn every_narrow_format_has_a_toward_zero_table() {
+    // The AVX-512 VBMI toward-zero kernel (`simd.rs`) falls back to the portable kernel for a
+    // format whose table does not fit its scheme: every one of them must fit, with and
+    // without .satfinite, and the entry of f16 1.0 (bits 14..7 0x78) must be the format's 1.
+    use super::fast::*;
+    fn check<const F: usize, const SF: bool>(one: u8) {
+        let t = rz_table::<F, SF>().unwrap_or_else(|| panic!("format {F} sf {SF}"));
+        let sign = 1u8 << SPECS[F].sign_pos;
+        assert_eq!(t[0x78] & !sign, one, "format {F} sf {SF}");
+        // Finite results take the sign; 0 is +0 and -0.
+        assert_ne!(t[0x78] & sign, 0);
+        assert_ne!(t[0] & sign, 0);
+    }
+    check::<I_E4M3, true>(0x38);
+    check::<I_E4M3, false>(0x38);
+    check::<I_E5M2, true>(0x3c);
+    check::<I_E5M2, false>(0x3c);
+    check::<I_E2M3, true>(0x08);
+    check::<I_E2M3, false>(0x08);
+    check::<I_E3M2, true>(0x0c);
+    check::<I_E3M2, false>(0x0c);
+    check::<I_E2M1, true>(0x02);
+    check::<I_E2M1, false>(0x02);
+}
