@@ -291,6 +291,28 @@ fn every_input_e2m1_rn_satfinite() {
     exhaustive(E2M1, Rounding::RN, satfinite());
 }
 
+/// All 2^32 inputs, f32 → e4m3 rz satfinite (on AVX-512 VBMI: through f16 and a table).
+#[test]
+#[ignore]
+fn every_input_e4m3_rz_satfinite() {
+    exhaustive(E4M3, Rounding::RZ, satfinite());
+}
+
+/// All 2^32 inputs, f32 → e5m2 rz, infinities kept (on AVX-512 VBMI: through f16 and a
+/// table).
+#[test]
+#[ignore]
+fn every_input_e5m2_rz() {
+    exhaustive(E5M2, Rounding::RZ, Policy::default());
+}
+
+/// All 2^32 inputs, f32 → e2m1 rz satfinite (on AVX-512 VBMI: through f16 and a table).
+#[test]
+#[ignore]
+fn every_input_e2m1_rz_satfinite() {
+    exhaustive(E2M1, Rounding::RZ, satfinite());
+}
+
 /// All 2^32 inputs, f32 → ue8m0 rp.
 #[test]
 #[ignore]
