@@ -5,7 +5,7 @@
 //! each), and a sample of them the exact core.
 
 use gpucvt_core::bulk::{Kernel, Word};
-use gpucvt_core::format::{Format, BF16, E2M1, E3M2, E4M3, E5M2, F16, F32, S32, UE8M0};
+use gpucvt_core::format::{Format, BF16, E2M1, E3M2, E4M3, E5M2, F16, F32, S32, TF32, UE8M0};
 use gpucvt_core::{Conversion, Policy, Rounding};
 
 /// Past the threshold by an odd amount, so that the second half is longer than the first
@@ -112,12 +112,15 @@ fn narrow<D: Word>(k: &Kernel, x: &[u32], rnd: Option<(&[u32], u32)>) -> Vec<u32
 #[test]
 fn long_slices_equal_short_pieces_and_the_core() {
     let x = inputs();
-    // The specialised kernels (FP8/FP6/FP4, bf16, f16 through `vcvtps2ph`), the run-time
-    // kernel (e3m2 rna), ue8m0 and the integer kernel.
+    // The specialised kernels (FP8/FP6/FP4, and rz through f16 and a table on AVX-512 VBMI;
+    // bf16, and rn through `vcvtneps2bf16` on AVX-512 BF16; tf32 in one stream; f16 through
+    // `vcvtps2ph`), the run-time kernel (e3m2 rna), ue8m0 and the integer kernel.
     check(E4M3, Rounding::RN, sf(), &x, None);
     check(E2M1, Rounding::RZ, sf(), &x, None);
     check(E5M2, Rounding::RN, Policy::default(), &x, None);
     check(BF16, Rounding::RZ, Policy::default(), &x, None);
+    check(BF16, Rounding::RN, Policy::default(), &x, None);
+    check(TF32, Rounding::RZ, Policy::default(), &x, None);
     check(F16, Rounding::RN, Policy::default(), &x, None);
     check(E3M2, Rounding::RNA, sf(), &x, None);
     check(UE8M0, Rounding::RP, sf(), &x, None);

@@ -3,8 +3,11 @@
 //! - Sources of at most 16 bits: a lookup table built from the exact core on construction.
 //! - `f32` sources into small floats (`f16 bf16 tf32 e4m3 e5m2 e2m3 e3m2 e2m1 ue4m3 ue5m3`)
 //!   in `rn rna rz rm rp rs`, and into `ue8m0` in `rz rp`: branch-free integer code that the
-//!   compiler vectorizes, dispatched at run time to AVX-512 or AVX2 where the CPU has them
-//!   (the only `unsafe` of the crate is that dispatch, in `simd.rs`). The conversions PTX
+//!   compiler vectorizes, dispatched at run time to AVX-512 or AVX2 where the CPU has them;
+//!   with AVX-512, the CPU's own conversions where they round as the core does: `vcvtps2ph`
+//!   for f16 (and, through f16 and a 256-entry table of `vpermi2b` lookups, for the FP8/FP6/
+//!   FP4 formats toward zero) and `vcvtneps2bf16` for bf16 to nearest (the only `unsafe` of
+//!   the crate is that dispatch and those kernels, in `simd.rs`). The conversions PTX
 //!   has — `f16`/`bf16` in `rn rz rm rp rs`, `tf32` in `rna rn rz`, the FP8/FP6/FP4 formats
 //!   in `rn rs` (and `rz`), with or without `.satfinite`, `.relu`, `.ftz` — and `ue8m0` run
 //!   kernels specialised at compile time for their format, direction and policy (about one
