@@ -40,7 +40,7 @@
 //! assert_eq!(dst[0].to_le_bytes(), [0x38, 0x79]); // 1.0, then 300 → 288 (satfinite)
 //! ```
 
-use crate::core::bulk::{BulkError, Kernel, Strategy, Word};
+use crate::core::bulk::{vectorized, BulkError, Kernel, Strategy, Vectorizable, Word};
 use crate::ptx::eval::{evaluate_bits, lane_conversion, lane_rbits_place, EvalError};
 use crate::ptx::form::{CvtForm, RoundMod};
 use core::fmt;
@@ -186,6 +186,104 @@ const BLOCK: usize = 2048;
 
 /// Instructions below which [`CvtKernel::convert_par`] stays on the calling thread.
 pub const PARALLEL_THRESHOLD: usize = 1 << 16;
+
+/// The random values of the sources of groups of `places.len()` (1, 2 or 4), in the
+/// sources' order: source `j` of group `g` takes the `places[j]` (shift, width) bits of
+/// `rbits[g]`. Compiled for the best instruction set the CPU has.
+fn spread<R: Word>(rnd: &mut [R], rbits: &[u32], places: &[(u32, u32)]) {
+    struct Spread<'a, R, const L: usize> {
+        rnd: &'a mut [R],
+        rbits: &'a [u32],
+        places: [(u32, u32); L],
+    }
+    impl<R: Word, const L: usize> Vectorizable for Spread<'_, R, L> {
+        type Output = ();
+        #[inline(always)]
+        fn run(self) {
+            let shifts = self.places.map(|(shift, _)| shift);
+            let masks = self.places.map(|(_, width)| mask(width) as u32);
+            for (group, &bits) in self.rnd.chunks_exact_mut(L).zip(self.rbits) {
+                for j in 0..L {
+                    group[j] = R::from_u32((bits >> shifts[j]) & masks[j]);
+                }
+            }
+        }
+    }
+    match *places {
+        [a] => vectorized(Spread {
+            rnd,
+            rbits,
+            places: [a],
+        }),
+        [a, b] => vectorized(Spread {
+            rnd,
+            rbits,
+            places: [a, b],
+        }),
+        [a, b, c, e] => vectorized(Spread {
+            rnd,
+            rbits,
+            places: [a, b, c, e],
+        }),
+        _ => {
+            for (group, &bits) in rnd.chunks_mut(places.len()).zip(rbits) {
+                for (x, &(shift, width)) in group.iter_mut().zip(places) {
+                    *x = R::from_u64(u64::from(bits >> shift) & mask(width));
+                }
+            }
+        }
+    }
+}
+
+/// [`pack`] with the lane width a constant where it is 4, 8 or 16 bits (every PTX packed
+/// form), compiled for the best instruction set the CPU has.
+#[inline(always)]
+fn pack_lanes<const L: usize, D: Word, LO: Word>(
+    dst: &mut [D],
+    lanes: &[LO],
+    slot: u32,
+    mask: u64,
+    memory: bool,
+) {
+    macro_rules! fixed {
+        ($slot:expr, $memory:expr) => {
+            vectorized(Pack::<L, { $slot }, { $memory }, D, LO> { dst, lanes, mask })
+        };
+    }
+    match (slot, memory) {
+        (4, true) => fixed!(4, true),
+        (8, true) => fixed!(8, true),
+        (16, true) => fixed!(16, true),
+        (4, false) => fixed!(4, false),
+        (8, false) => fixed!(8, false),
+        (16, false) => fixed!(16, false),
+        _ => pack::<L, D, LO>(dst, lanes, slot, mask, memory),
+    }
+}
+
+/// [`pack`] for a constant lane width `SLOT` and order `MEMORY`.
+struct Pack<'a, const L: usize, const SLOT: u32, const MEMORY: bool, D, LO> {
+    dst: &'a mut [D],
+    lanes: &'a [LO],
+    mask: u64,
+}
+
+impl<const L: usize, const SLOT: u32, const MEMORY: bool, D: Word, LO: Word> Vectorizable
+    for Pack<'_, L, SLOT, MEMORY, D, LO>
+{
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        for (w, o) in self.dst.iter_mut().zip(self.lanes.chunks_exact(L)) {
+            let mut v = 0u64;
+            for (j, x) in o.iter().enumerate() {
+                let place = if MEMORY { j } else { L - 1 - j };
+                v |= (x.to_u64() & self.mask) << (SLOT * place as u32);
+            }
+            *w = D::from_u64(v);
+        }
+    }
+}
 
 /// Packs groups of `L` lane results (in source order) into destination words: the first
 /// of a group in the low bits (`memory`) or in the high bits (operand order).
@@ -502,22 +600,75 @@ impl CvtKernel {
         let mut lane_out = [LO::default(); BLOCK];
         let lanes = self.lanes;
         let slot = self.dst_lane_bits;
-        if !self.packed_src && rbits.is_none() {
-            // Scalar sources and one conversion for every lane: the sources in one kernel
-            // call, in their order, then packed.
-            let per_chunk = BLOCK / lanes;
-            for (s, d) in src.chunks(per_chunk * lanes).zip(dst.chunks_mut(per_chunk)) {
-                let m = s.len();
-                for (x, y) in lane_in[..m].iter_mut().zip(s) {
-                    *x = LI::from_u64(y.to_u64());
+        // Where each source of a group (by its place in memory) finds its random bits, if
+        // they have the same width in every lane (they do in every PTX form).
+        let memory = self.order == Order::Memory;
+        let lane_of = |j: usize| if memory { lanes - 1 - j } else { j };
+        let mut places = [(0u32, 0u32); 4];
+        let random_places = match rbits {
+            Some(_) if lanes <= places.len() => {
+                for (j, p) in places[..lanes].iter_mut().enumerate() {
+                    *p = lane_rbits_place(&self.form, lane_of(j));
                 }
-                k.convert(&lane_in[..m], &mut lane_out[..m])?;
+                Some(&places[..lanes])
+            }
+            _ => None,
+        };
+        let same_width = match (rbits, random_places) {
+            (None, _) => true,
+            (Some(_), Some(p)) => p.iter().all(|&(_, w)| w == p[0].1),
+            (Some(_), None) => false,
+        };
+        if !self.packed_src && same_width {
+            // Scalar sources and one conversion for every lane: the sources in one kernel
+            // call, in their order (with their random values in the same order), then packed.
+            let per_chunk = BLOCK / lanes;
+            for (c, (s, d)) in src
+                .chunks(per_chunk * lanes)
+                .zip(dst.chunks_mut(per_chunk))
+                .enumerate()
+            {
+                let m = s.len();
+                let out = &mut lane_out[..m];
+                // `f32` sources go to the kernel as they are; other words through `u32` or
+                // `u64` lane words.
+                macro_rules! convert {
+                    ($ins:expr) => {{
+                        let ins = $ins;
+                        match (rbits, random_places) {
+                            (Some(r), Some(places)) => {
+                                let r = &r[c * per_chunk..c * per_chunk + d.len()];
+                                macro_rules! with_random {
+                                    ($r:ty) => {{
+                                        let mut rnd = [<$r>::default(); BLOCK];
+                                        spread::<$r>(&mut rnd[..m], r, places);
+                                        k.convert_stochastic_words(ins, out, &rnd[..m])?
+                                    }};
+                                }
+                                match places[0].1 {
+                                    0..=8 => with_random!(u8),
+                                    9..=16 => with_random!(u16),
+                                    _ => with_random!(u32),
+                                }
+                            }
+                            _ => k.convert(ins, out)?,
+                        }
+                    }};
+                }
+                match S::as_u32_slice(s) {
+                    Some(words) => convert!(words),
+                    None => {
+                        for (x, y) in lane_in[..m].iter_mut().zip(s) {
+                            *x = LI::from_u64(y.to_u64());
+                        }
+                        convert!(&lane_in[..m])
+                    }
+                }
                 let mask = self.dst_lane_mask;
-                let memory = self.order == Order::Memory;
                 match lanes {
-                    2 => pack::<2, D, LO>(d, &lane_out[..m], slot, mask, memory),
-                    4 => pack::<4, D, LO>(d, &lane_out[..m], slot, mask, memory),
-                    _ => pack::<1, D, LO>(d, &lane_out[..m], slot, mask, memory),
+                    2 => pack_lanes::<2, D, LO>(d, &lane_out[..m], slot, mask, memory),
+                    4 => pack_lanes::<4, D, LO>(d, &lane_out[..m], slot, mask, memory),
+                    _ => pack_lanes::<1, D, LO>(d, &lane_out[..m], slot, mask, memory),
                 }
             }
             return Ok(());
