@@ -549,6 +549,9 @@ impl CvtKernel {
                     k.convert(src, dst)?;
                     return Ok(());
                 }
+                if let Some(done) = self.run_in_place(k, src, dst, rbits) {
+                    return done;
+                }
                 for (b, d) in dst.chunks_mut(BLOCK).enumerate() {
                     let start = b * BLOCK;
                     let s = &src
@@ -559,6 +562,82 @@ impl CvtKernel {
                 Ok(())
             }
         }
+    }
+
+    /// x2/x4 forms of `f32` sources whose lanes fill whole bytes or halves of the result
+    /// word in memory order (e4m3x2, f16x2, e4m3x4 …): the results' bytes are the lane
+    /// results one after another (on a little-endian machine), so the kernel writes them
+    /// straight into `dst` viewed as bytes or `u16`s, no packing. `None` where that does not
+    /// apply.
+    fn run_in_place<S: Word, D: Word>(
+        &self,
+        k: &Kernel,
+        src: &[S],
+        dst: &mut [D],
+        rbits: Option<&[u32]>,
+    ) -> Option<Result<(), CvtBulkError>> {
+        let slot = self.dst_lane_bits;
+        let lanes = self.lanes;
+        if cfg!(target_endian = "big")
+            || self.order != Order::Memory
+            || self.packed_src
+            || !matches!(lanes, 2 | 4)
+            || self.dst_lane_mask != mask(slot)
+            || D::BITS != slot * lanes as u32
+        {
+            return None;
+        }
+        let src = S::as_u32_slice(src)?;
+        enum Words<'a> {
+            U8(&'a mut [u8]),
+            U16(&'a mut [u16]),
+        }
+        let words = match (slot, D::BITS) {
+            (8, 16) => Words::U8(bytemuck::cast_slice_mut(D::as_u16_slice_mut(dst)?)),
+            (8, 32) => Words::U8(bytemuck::cast_slice_mut(D::as_u32_slice_mut(dst)?)),
+            (16, 32) => Words::U16(bytemuck::cast_slice_mut(D::as_u32_slice_mut(dst)?)),
+            _ => return None,
+        };
+        let Some(rbits) = rbits else {
+            let done = match words {
+                Words::U8(d) => k.convert(src, d),
+                Words::U16(d) => k.convert(src, d),
+            };
+            return Some(done.map_err(CvtBulkError::from));
+        };
+        // Stochastic: the random values of a block of sources in their order.
+        let mut places = [(0u32, 0u32); 4];
+        for (j, p) in places[..lanes].iter_mut().enumerate() {
+            *p = lane_rbits_place(&self.form, lanes - 1 - j);
+        }
+        let places = &places[..lanes];
+        if places.iter().any(|&(_, w)| w != places[0].1) {
+            return None;
+        }
+        fn blocks<R: Word, O: Word>(
+            k: &Kernel,
+            src: &[u32],
+            dst: &mut [O],
+            rbits: &[u32],
+            places: &[(u32, u32)],
+        ) -> Result<(), CvtBulkError> {
+            let mut rnd = [R::default(); BLOCK];
+            let per = places.len();
+            for (c, (s, d)) in src.chunks(BLOCK).zip(dst.chunks_mut(BLOCK)).enumerate() {
+                let r = &rbits[c * (BLOCK / per)..c * (BLOCK / per) + s.len() / per];
+                spread::<R>(&mut rnd[..s.len()], r, places);
+                k.convert_stochastic_words(s, d, &rnd[..s.len()])?;
+            }
+            Ok(())
+        }
+        Some(match (places[0].1, words) {
+            (0..=8, Words::U8(d)) => blocks::<u8, u8>(k, src, d, rbits, places),
+            (0..=8, Words::U16(d)) => blocks::<u8, u16>(k, src, d, rbits, places),
+            (9..=16, Words::U8(d)) => blocks::<u16, u8>(k, src, d, rbits, places),
+            (9..=16, Words::U16(d)) => blocks::<u16, u16>(k, src, d, rbits, places),
+            (_, Words::U8(d)) => blocks::<u32, u8>(k, src, d, rbits, places),
+            (_, Words::U16(d)) => blocks::<u32, u16>(k, src, d, rbits, places),
+        })
     }
 
     /// One block through the lane path, with lane buffers of the words the core kernels
@@ -782,6 +861,28 @@ mod tests {
 
     /// Every path against the PTX evaluator, instruction by instruction, on random and
     /// special operands, in both orders and in parallel.
+    /// `k` over `u32` sources into words `D`, on one thread and across threads, against
+    /// `want` (the results in `u64` words).
+    fn natural<D: Word>(k: &CvtKernel, src: &[u32], rbits: &[u32], want: &[u64], text: &str) {
+        let mut one = vec![D::default(); want.len()];
+        let mut par = vec![D::default(); want.len()];
+        if k.is_stochastic() {
+            k.convert_rs(src, &mut one, rbits).unwrap();
+            k.convert_par(src, &mut par, Some(rbits)).unwrap();
+        } else {
+            k.convert(src, &mut one).unwrap();
+            k.convert_par(src, &mut par, None).unwrap();
+        }
+        let widen = |v: &[D]| v.iter().map(|w| w.to_u64()).collect::<Vec<_>>();
+        assert_eq!(widen(&one), want, "{text}: in {}-bit words", D::BITS);
+        assert_eq!(
+            widen(&par),
+            want,
+            "{text}: in {}-bit words, parallel",
+            D::BITS
+        );
+    }
+
     fn agree(text: &str, n: usize) {
         let form = parse_instruction(text).unwrap().form;
         for order in [Order::Instruction, Order::Memory] {
@@ -820,6 +921,17 @@ mod tests {
                 k.convert_par(&src, &mut par, None).unwrap();
             }
             assert_eq!(dst, par, "{text}: parallel differs");
+            // The same in the natural words (`u32` sources, results in their own width),
+            // which take other paths (the lane results written in place).
+            if sbits <= 32 {
+                let src32: Vec<u32> = src.iter().map(|&x| x as u32).collect();
+                match k.result_bits() {
+                    8 => natural::<u8>(&k, &src32, &rbits, &dst, text),
+                    16 => natural::<u16>(&k, &src32, &rbits, &dst, text),
+                    32 => natural::<u32>(&k, &src32, &rbits, &dst, text),
+                    _ => {}
+                }
+            }
             for i in 0..n {
                 let mut ops: Vec<u64> = src[i * per..(i + 1) * per].to_vec();
                 if order == Order::Memory && !is_packed(form.atype) {
