@@ -187,6 +187,49 @@ const BLOCK: usize = 2048;
 /// Instructions below which [`CvtKernel::convert_par`] stays on the calling thread.
 pub const PARALLEL_THRESHOLD: usize = 1 << 16;
 
+/// Where the random bits of each source of a group are: (shift, width) for the first
+/// `lanes` of `at`.
+#[derive(Clone, Copy)]
+struct Places {
+    at: [(u32, u32); 4],
+    lanes: usize,
+}
+
+impl Places {
+    fn as_slice(&self) -> &[(u32, u32)] {
+        &self.at[..self.lanes]
+    }
+}
+
+/// Converts `ins` (at most [`BLOCK`] sources) into `out` with the random values of `rbits`,
+/// one word per group of `places.len()` sources, spread into the sources' order
+/// ([`spread`]) in the narrowest word of their width.
+fn convert_spread<I: Word, O: Word>(
+    k: &Kernel,
+    ins: &[I],
+    out: &mut [O],
+    rbits: &[u32],
+    places: &[(u32, u32)],
+) -> Result<(), BulkError> {
+    fn with<R: Word, I: Word, O: Word>(
+        k: &Kernel,
+        ins: &[I],
+        out: &mut [O],
+        rbits: &[u32],
+        places: &[(u32, u32)],
+    ) -> Result<(), BulkError> {
+        let mut rnd = [R::default(); BLOCK];
+        let rnd = &mut rnd[..ins.len()];
+        spread::<R>(rnd, rbits, places);
+        k.convert_stochastic_words(ins, out, rnd)
+    }
+    match places[0].1 {
+        0..=8 => with::<u8, I, O>(k, ins, out, rbits, places),
+        9..=16 => with::<u16, I, O>(k, ins, out, rbits, places),
+        _ => with::<u32, I, O>(k, ins, out, rbits, places),
+    }
+}
+
 /// The random values of the sources of groups of `places.len()` (1, 2 or 4), in the
 /// sources' order: source `j` of group `g` takes the `places[j]` (shift, width) bits of
 /// `rbits[g]`. Compiled for the best instruction set the CPU has.
@@ -605,39 +648,47 @@ impl CvtKernel {
             };
             return Some(done.map_err(CvtBulkError::from));
         };
-        // Stochastic: the random values of a block of sources in their order.
-        let mut places = [(0u32, 0u32); 4];
-        for (j, p) in places[..lanes].iter_mut().enumerate() {
-            *p = lane_rbits_place(&self.form, lanes - 1 - j);
-        }
-        let places = &places[..lanes];
-        if places.iter().any(|&(_, w)| w != places[0].1) {
-            return None;
-        }
-        fn blocks<R: Word, O: Word>(
+        // Stochastic: block by block, the random values of the sources in their order.
+        let places = self.random_places()?;
+        let places = places.as_slice();
+        fn blocks<O: Word>(
             k: &Kernel,
             src: &[u32],
             dst: &mut [O],
             rbits: &[u32],
             places: &[(u32, u32)],
         ) -> Result<(), CvtBulkError> {
-            let mut rnd = [R::default(); BLOCK];
             let per = places.len();
             for (c, (s, d)) in src.chunks(BLOCK).zip(dst.chunks_mut(BLOCK)).enumerate() {
                 let r = &rbits[c * (BLOCK / per)..c * (BLOCK / per) + s.len() / per];
-                spread::<R>(&mut rnd[..s.len()], r, places);
-                k.convert_stochastic_words(s, d, &rnd[..s.len()])?;
+                convert_spread(k, s, d, r, places)?;
             }
             Ok(())
         }
-        Some(match (places[0].1, words) {
-            (0..=8, Words::U8(d)) => blocks::<u8, u8>(k, src, d, rbits, places),
-            (0..=8, Words::U16(d)) => blocks::<u8, u16>(k, src, d, rbits, places),
-            (9..=16, Words::U8(d)) => blocks::<u16, u8>(k, src, d, rbits, places),
-            (9..=16, Words::U16(d)) => blocks::<u16, u16>(k, src, d, rbits, places),
-            (_, Words::U8(d)) => blocks::<u32, u8>(k, src, d, rbits, places),
-            (_, Words::U16(d)) => blocks::<u32, u16>(k, src, d, rbits, places),
+        Some(match words {
+            Words::U8(d) => blocks(k, src, d, rbits, places),
+            Words::U16(d) => blocks(k, src, d, rbits, places),
         })
+    }
+
+    /// Where each source of a group (by its place in memory, in this kernel's order) finds
+    /// its random bits, (shift, width), if every lane's are of the same width (as in every
+    /// PTX form) and there are at most four lanes.
+    fn random_places(&self) -> Option<Places> {
+        let lanes = self.lanes;
+        let mut places = Places {
+            at: [(0, 0); 4],
+            lanes,
+        };
+        for (j, p) in places.at.get_mut(..lanes)?.iter_mut().enumerate() {
+            let lane = match self.order {
+                Order::Memory => lanes - 1 - j,
+                Order::Instruction => j,
+            };
+            *p = lane_rbits_place(&self.form, lane);
+        }
+        let at = places.as_slice();
+        at.iter().all(|&(_, w)| w == at[0].1).then_some(places)
     }
 
     /// One block through the lane path, with lane buffers of the words the core kernels
@@ -679,26 +730,9 @@ impl CvtKernel {
         let mut lane_out = [LO::default(); BLOCK];
         let lanes = self.lanes;
         let slot = self.dst_lane_bits;
-        // Where each source of a group (by its place in memory) finds its random bits, if
-        // they have the same width in every lane (they do in every PTX form).
         let memory = self.order == Order::Memory;
-        let lane_of = |j: usize| if memory { lanes - 1 - j } else { j };
-        let mut places = [(0u32, 0u32); 4];
-        let random_places = match rbits {
-            Some(_) if lanes <= places.len() => {
-                for (j, p) in places[..lanes].iter_mut().enumerate() {
-                    *p = lane_rbits_place(&self.form, lane_of(j));
-                }
-                Some(&places[..lanes])
-            }
-            _ => None,
-        };
-        let same_width = match (rbits, random_places) {
-            (None, _) => true,
-            (Some(_), Some(p)) => p.iter().all(|&(_, w)| w == p[0].1),
-            (Some(_), None) => false,
-        };
-        if !self.packed_src && same_width {
+        let random_places = rbits.and(self.random_places());
+        if !self.packed_src && (rbits.is_none() || random_places.is_some()) {
             // Scalar sources and one conversion for every lane: the sources in one kernel
             // call, in their order (with their random values in the same order), then packed.
             let per_chunk = BLOCK / lanes;
@@ -714,21 +748,10 @@ impl CvtKernel {
                 macro_rules! convert {
                     ($ins:expr) => {{
                         let ins = $ins;
-                        match (rbits, random_places) {
+                        match (rbits, &random_places) {
                             (Some(r), Some(places)) => {
                                 let r = &r[c * per_chunk..c * per_chunk + d.len()];
-                                macro_rules! with_random {
-                                    ($r:ty) => {{
-                                        let mut rnd = [<$r>::default(); BLOCK];
-                                        spread::<$r>(&mut rnd[..m], r, places);
-                                        k.convert_stochastic_words(ins, out, &rnd[..m])?
-                                    }};
-                                }
-                                match places[0].1 {
-                                    0..=8 => with_random!(u8),
-                                    9..=16 => with_random!(u16),
-                                    _ => with_random!(u32),
-                                }
+                                convert_spread(k, ins, out, r, places.as_slice())?
                             }
                             _ => k.convert(ins, out)?,
                         }
@@ -859,8 +882,6 @@ mod tests {
         *state
     }
 
-    /// Every path against the PTX evaluator, instruction by instruction, on random and
-    /// special operands, in both orders and in parallel.
     /// `k` over `u32` sources into words `D`, on one thread and across threads, against
     /// `want` (the results in `u64` words).
     fn natural<D: Word>(k: &CvtKernel, src: &[u32], rbits: &[u32], want: &[u64], text: &str) {
@@ -883,6 +904,8 @@ mod tests {
         );
     }
 
+    /// Every path against the PTX evaluator, instruction by instruction, on random and
+    /// special operands, in both orders and in parallel.
     fn agree(text: &str, n: usize) {
         let form = parse_instruction(text).unwrap().form;
         for order in [Order::Instruction, Order::Memory] {
