@@ -15,10 +15,13 @@
 //! pattern (the increment for the direction is added below the destination's last mantissa
 //! bit, then the pattern is shifted and re-biased; a carry into the exponent is the right
 //! result). Results below the destination's smallest normal use a second path: for
-//! round-toward-zero a scaled floor, for the other directions a per-lane variable shift. Stochastic rounding truncates the magnitude to `w` bits below the
-//! destination's grid step (a shift of the pattern, or per-lane of the significand below the
-//! smallest normal), adds the random bits and shifts them out, in integer operations only.
-//! Formats with the `f32` exponent range (`bf16`, `tf32`) need no second path.
+//! round-toward-zero a scaled floor, for the other directions a per-lane variable shift.
+//! Stochastic rounding truncates the magnitude to `w` bits below the destination's grid step
+//! (a shift of the pattern, or per-lane of the significand below the smallest normal), adds
+//! the random bits and shifts them out, in integer operations only. Formats with the `f32`
+//! exponent range (`bf16`, `tf32`) need no second path. (`simd.rs` takes some of these
+//! conversions to the CPU's own instructions where it has them, with tables built here:
+//! [`rz_table`].)
 //!
 //! The exact core is the reference: `tests.rs` compares every instance with it.
 
