@@ -313,6 +313,51 @@ fn every_input_e2m1_rz_satfinite() {
     exhaustive(E2M1, Rounding::RZ, satfinite());
 }
 
+/// All 2^32 inputs, f32 → e5m2 rs satfinite with 8 random bits in bytes (on AVX-512: through
+/// f16), each input with a random byte of its own (a hash of it), against the exact core.
+#[test]
+#[ignore]
+fn every_input_e5m2_rs_satfinite_in_bytes() {
+    let k = Kernel::new(Conversion::new(
+        F32,
+        E5M2,
+        Rounding::stochastic(0, 8),
+        satfinite(),
+    ));
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let k = &k;
+            scope.spawn(move || {
+                let mut inputs = vec![0u32; 1 << 16];
+                let mut random = vec![0u8; 1 << 16];
+                let mut out = vec![0u8; 1 << 16];
+                for hi in (t..1u32 << 16).step_by(threads as usize) {
+                    for (lo, (x, r)) in inputs.iter_mut().zip(&mut random).enumerate() {
+                        *x = hi << 16 | lo as u32;
+                        *r = (x.wrapping_mul(0x9e37_79b9) >> 24) as u8;
+                    }
+                    k.convert_stochastic_words(&inputs, &mut out, &random)
+                        .unwrap();
+                    for ((&x, &r), &got) in inputs.iter().zip(&random).zip(&out) {
+                        let conv = Conversion::new(
+                            F32,
+                            E5M2,
+                            Rounding::stochastic(u64::from(r), 8),
+                            satfinite(),
+                        );
+                        assert_eq!(
+                            u64::from(got),
+                            conv.apply(u64::from(x)).bits,
+                            "{x:#x} r {r}"
+                        );
+                    }
+                }
+            });
+        }
+    });
+}
+
 /// All 2^32 inputs, f32 → ue8m0 rp.
 #[test]
 #[ignore]
