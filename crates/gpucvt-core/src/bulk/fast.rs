@@ -146,6 +146,9 @@ pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool, 
         0
     };
 
+    // Round to nearest into a format narrower than f32's exponent range: one addition
+    // (`mag_rn`), which also clamps the magnitude, so the overflow step below does not.
+    let one_addition = M == RN && sp.bias != 127;
     let mag = if M == RS {
         // Stochastic rounding: the magnitude in units of the grid step `2^-w` apart, `t`
         // (truncated), plus the random bits, shifted right by `w`: the discarded bits plus
@@ -168,7 +171,7 @@ pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool, 
             tn
         };
         t.wrapping_add(r & ((1u32 << w) - 1)) >> w
-    } else if M == RN && sp.bias != 127 {
+    } else if one_addition {
         mag_rn::<F, SF>(abs)
     } else {
         mag_det::<F, M>(abs, neg)
@@ -179,16 +182,14 @@ pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool, 
     let is_nan = abs > 0x7f80_0000;
     let mut nan_out = is_nan;
     let finite_only = !sp.has_inf && !sp.has_nan;
-    // `mag_rn` has clamped the magnitude already.
-    let clamped = M == RN && sp.bias != 127;
     let mag = if SF || finite_only {
-        if clamped {
+        if one_addition {
             mag
         } else {
             (mag as i32).min(max as i32) as u32
         }
     } else if matches!(M, RN | RNA) && sp.has_inf && sp.inf_enc == max + 1 {
-        if clamped {
+        if one_addition {
             mag
         } else {
             (mag as i32).min(sp.inf_enc as i32) as u32
@@ -257,21 +258,6 @@ pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool, 
     }
 }
 
-/// The `f32` bit pattern of the value of the `f16` bit pattern `h` (exact; a NaN keeps its
-/// payload's top bits and is quiet).
-pub(crate) fn f16_to_f32_bits(h: u16) -> u32 {
-    let sign = u32::from(h >> 15) << 31;
-    let e = u32::from(h >> 10) & 0x1f;
-    let m = u32::from(h) & 0x3ff;
-    let mag = match e {
-        0 => (m as f32 * f32::from_bits(0x3380_0000)).to_bits(), // m · 2^-24, exact
-        0x1f if m == 0 => 0x7f80_0000,
-        0x1f => 0x7fc0_0000 | m << 13,
-        _ => (e + 127 - 15) << 23 | m << 13,
-    };
-    sign | mag
-}
-
 /// The table of `simd.rs`'s toward-zero kernel for format `SPECS[F]` (one of the 8-, 6- and
 /// 4-bit formats), with `.satfinite` if `SF`: entry `i` is the result for the `f16` whose bits
 /// 14..7 are `i` (exponent and top three significand bits; the rest zero), positive, with
@@ -289,9 +275,16 @@ pub(crate) fn rz_table<const F: usize, const SF: bool>() -> Option<[u8; 256]> {
         ftz_below: 0,
         relu: 0,
     };
+    // The f16 values as f32 bit patterns, by the exact core (f16 → f32 is exact).
+    let widen = crate::Conversion::new(
+        F16,
+        crate::format::F32,
+        crate::Rounding::RN,
+        crate::Policy::default(),
+    );
     let mut t = [0u8; 256];
     for (i, e) in t.iter_mut().enumerate() {
-        let x = f16_to_f32_bits((i as u16) << 7);
+        let x = widen.apply((i as u64) << 7).bits as u32;
         let pos = elem::<F, RZ, SF, false, 0>(x, 0, k);
         let neg = elem::<F, RZ, SF, false, 0>(x | 0x8000_0000, 0, k);
         if pos & sign != 0 || pos > 0xff {

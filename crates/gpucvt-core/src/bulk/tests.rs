@@ -229,28 +229,36 @@ fn errors_are_reported() {
     ));
 }
 
+/// Runs `check` on every one of the 2^32 `f32` bit patterns, 2^16 at a time in order, the
+/// pieces shared among the machine's cores.
+fn every_f32(check: impl Fn(&[u32]) + Sync) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let check = &check;
+            scope.spawn(move || {
+                let mut inputs = vec![0u32; 1 << 16];
+                for hi in (t..1u32 << 16).step_by(threads as usize) {
+                    for (lo, x) in inputs.iter_mut().enumerate() {
+                        *x = hi << 16 | lo as u32;
+                    }
+                    check(&inputs);
+                }
+            });
+        }
+    });
+}
+
 /// Every one of the 2^32 inputs through the kernel and the exact core, on every core.
 fn exhaustive(dst: Format, rounding: Rounding, policy: Policy) {
     let conv = Conversion::new(F32, dst, rounding, policy);
     let k = Kernel::new(conv);
     assert_ne!(k.strategy(), Strategy::Exact);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
-    std::thread::scope(|scope| {
-        for t in 0..threads {
-            let (k, conv) = (&k, &conv);
-            scope.spawn(move || {
-                let mut inputs = vec![0u32; 1 << 16];
-                let mut out = vec![0u32; 1 << 16];
-                for hi in (t..1u32 << 16).step_by(threads as usize) {
-                    for (lo, x) in inputs.iter_mut().enumerate() {
-                        *x = hi << 16 | lo as u32;
-                    }
-                    k.convert(&inputs, &mut out).unwrap();
-                    for (&x, &got) in inputs.iter().zip(&out) {
-                        assert_eq!(got as u64, conv.apply(x as u64).bits, "{x:#x} → {dst}");
-                    }
-                }
-            });
+    every_f32(|inputs| {
+        let mut out = vec![0u32; inputs.len()];
+        k.convert(inputs, &mut out).unwrap();
+        for (&x, &got) in inputs.iter().zip(&out) {
+            assert_eq!(got as u64, conv.apply(x as u64).bits, "{x:#x} → {dst}");
         }
     });
 }
@@ -324,36 +332,26 @@ fn every_input_e5m2_rs_satfinite_in_bytes() {
         Rounding::stochastic(0, 8),
         satfinite(),
     ));
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
-    std::thread::scope(|scope| {
-        for t in 0..threads {
-            let k = &k;
-            scope.spawn(move || {
-                let mut inputs = vec![0u32; 1 << 16];
-                let mut random = vec![0u8; 1 << 16];
-                let mut out = vec![0u8; 1 << 16];
-                for hi in (t..1u32 << 16).step_by(threads as usize) {
-                    for (lo, (x, r)) in inputs.iter_mut().zip(&mut random).enumerate() {
-                        *x = hi << 16 | lo as u32;
-                        *r = (x.wrapping_mul(0x9e37_79b9) >> 24) as u8;
-                    }
-                    k.convert_stochastic_words(&inputs, &mut out, &random)
-                        .unwrap();
-                    for ((&x, &r), &got) in inputs.iter().zip(&random).zip(&out) {
-                        let conv = Conversion::new(
-                            F32,
-                            E5M2,
-                            Rounding::stochastic(u64::from(r), 8),
-                            satfinite(),
-                        );
-                        assert_eq!(
-                            u64::from(got),
-                            conv.apply(u64::from(x)).bits,
-                            "{x:#x} r {r}"
-                        );
-                    }
-                }
-            });
+    every_f32(|inputs| {
+        let random: Vec<u8> = inputs
+            .iter()
+            .map(|x| (x.wrapping_mul(0x9e37_79b9) >> 24) as u8)
+            .collect();
+        let mut out = vec![0u8; inputs.len()];
+        k.convert_stochastic_words(inputs, &mut out, &random)
+            .unwrap();
+        for ((&x, &r), &got) in inputs.iter().zip(&random).zip(&out) {
+            let conv = Conversion::new(
+                F32,
+                E5M2,
+                Rounding::stochastic(u64::from(r), 8),
+                satfinite(),
+            );
+            assert_eq!(
+                u64::from(got),
+                conv.apply(u64::from(x)).bits,
+                "{x:#x} r {r}"
+            );
         }
     });
 }

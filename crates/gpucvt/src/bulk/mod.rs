@@ -243,13 +243,8 @@ fn spread<R: Word>(rnd: &mut [R], rbits: &[u32], places: &[(u32, u32)]) {
         type Output = ();
         #[inline(always)]
         fn run(self) {
-            let shifts = self.places.map(|(shift, _)| shift);
-            let masks = self.places.map(|(_, width)| mask(width) as u32);
-            for (group, &bits) in self.rnd.chunks_exact_mut(L).zip(self.rbits) {
-                for j in 0..L {
-                    group[j] = R::from_u32((bits >> shifts[j]) & masks[j]);
-                }
-            }
+            // The group's length a constant here, so that the loop vectorizes.
+            spread_groups(self.rnd, self.rbits, &self.places);
         }
     }
     match *places {
@@ -268,12 +263,16 @@ fn spread<R: Word>(rnd: &mut [R], rbits: &[u32], places: &[(u32, u32)]) {
             rbits,
             places: [a, b, c, e],
         }),
-        _ => {
-            for (group, &bits) in rnd.chunks_mut(places.len()).zip(rbits) {
-                for (x, &(shift, width)) in group.iter_mut().zip(places) {
-                    *x = R::from_u64(u64::from(bits >> shift) & mask(width));
-                }
-            }
+        _ => spread_groups(rnd, rbits, places),
+    }
+}
+
+/// [`spread`]'s loop.
+#[inline(always)]
+fn spread_groups<R: Word>(rnd: &mut [R], rbits: &[u32], places: &[(u32, u32)]) {
+    for (group, &bits) in rnd.chunks_exact_mut(places.len()).zip(rbits) {
+        for (x, &(shift, width)) in group.iter_mut().zip(places) {
+            *x = R::from_u32((bits >> shift) & mask(width) as u32);
         }
     }
 }
@@ -317,14 +316,8 @@ impl<const L: usize, const SLOT: u32, const MEMORY: bool, D: Word, LO: Word> Vec
     type Output = ();
     #[inline(always)]
     fn run(self) {
-        for (w, o) in self.dst.iter_mut().zip(self.lanes.chunks_exact(L)) {
-            let mut v = 0u64;
-            for (j, x) in o.iter().enumerate() {
-                let place = if MEMORY { j } else { L - 1 - j };
-                v |= (x.to_u64() & self.mask) << (SLOT * place as u32);
-            }
-            *w = D::from_u64(v);
-        }
+        // The lane width and order constants here, so that the loop vectorizes.
+        pack::<L, D, LO>(self.dst, self.lanes, SLOT, self.mask, MEMORY);
     }
 }
 
