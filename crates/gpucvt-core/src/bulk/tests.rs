@@ -363,6 +363,13 @@ fn every_input_ue8m0_rp() {
     exhaustive(UE8M0, Rounding::RP, Policy::default());
 }
 
+/// All 2^32 inputs, f32 → ue8m0 rp satfinite (the MX scale).
+#[test]
+#[ignore]
+fn every_input_ue8m0_rp_satfinite() {
+    exhaustive(UE8M0, Rounding::RP, satfinite());
+}
+
 /// f32 patterns around every rounding boundary of `dst`: each destination value (every one
 /// for formats up to 8 bits, a few mantissas per exponent for wider ones), the midpoints
 /// between neighbours (the ties), the overflow threshold beyond the largest finite value, and

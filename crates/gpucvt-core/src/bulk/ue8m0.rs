@@ -69,6 +69,24 @@ pub(crate) fn convert<const UP: bool, const P: u8>(x: u32) -> u32 {
     if P & FTZ != 0 && abs < 0x0080_0000 {
         abs = 0;
     }
+    if UP && P & OVSAT == 0 {
+        // Rounding up without the overflow policy's select: the pattern plus all ones below
+        // the exponent field carries into it exactly when the fraction is not zero, so its
+        // exponent field is the result; ∞ and overflows give 255 (`0x7fff_ffff` and below),
+        // NaNs 256 (their sum is `0x8000_0000` to `0x807f_fffe`, negative as a signed
+        // number). `.satfinite` clamps the sum, as a signed number, to the largest that gives
+        // 0xfe: ∞ and overflows come down to it, NaNs stay negative. Then 256 becomes 0xff
+        // in the final clamp. At or below 2^-127 (`0x0040_0000`) the result is 0x00, the
+        // smallest value (nothing rounds below it); every normal input is above it. Five
+        // vector operations (AVX-512: `vpandd`, `vpaddd`, `vpminsd`, `vpcmpgtd`, a masked
+        // `vpsrld`) and a saturating narrowing `vpmovusdb`.
+        let mut t = abs.wrapping_add(0x007f_ffff);
+        if P & SF != 0 {
+            t = (t as i32).min(0x7f7f_ffff) as u32;
+        }
+        let r = if abs > 0x0040_0000 { t >> 23 } else { 0 };
+        return r.min(0xff);
+    }
     let e = abs >> 23;
     let frac = abs & 0x007f_ffff;
     // Round up a value with a fraction, unless it is at or below 2^-127 (0x00 is the
