@@ -209,6 +209,15 @@ unsafe fn fast_avx512<
                 continue;
             }
         }
+        // f32 → f16 stochastic with 13 random bits in half-words, without .satfinite, .relu
+        // or .ftz: truncation by the CPU's own conversion, the carry from the 13 bits below.
+        if F == fast::I_F16 && M == small::RS && !SF && !KN && W == 13 {
+            if let (Some(d), Some(r)) = (D::as_u16_slice_mut(dst), R::as_u16_slice(rnd)) {
+                // SAFETY: this function's features are all that `f16_rs_avx512` enables.
+                unsafe { f16_rs_avx512(src, d, r, k) };
+                continue;
+            }
+        }
         // f32 → bf16 rounding to nearest even, without .satfinite, .relu or .ftz, where the
         // CPU has AVX-512 BF16: its own conversion.
         if F == fast::I_BF16
@@ -371,6 +380,85 @@ unsafe fn e5m2_rs_avx512(src: &[u32], dst: &mut [u8], rnd: &[u8], k: fast::Knobs
         unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), _mm512_cvtepi16_epi8(code)) };
     }
     fast::run::<{ fast::I_E5M2 }, { small::RS }, true, false, 8, u8, u8>(
+        &src[whole..n],
+        &mut dst[whole..n],
+        &rnd[whole..n],
+        k,
+    );
+}
+
+/// f32 → f16 with stochastic rounding (13 random bits per element, in half-words), 32 at a
+/// time. The result is the magnitude truncated to f16's grid plus the carry out of the 13
+/// bits below the grid step added to the random value:
+/// - the truncation is `vcvtps2ph` toward zero (with the sign; an f32 beyond f16's range
+///   gives f16's largest finite value, which with a carry becomes infinity, as in the exact
+///   core, and infinity stays infinity: its 13 bits are zero);
+/// - the 13 bits are the f32's lowest at or above f16's smallest normal. Below it f16's grid
+///   step is 2^-24 whatever the exponent, and the f32 magnitude plus 2^-14, added toward
+///   zero (`vaddps` with the rounding in the instruction, on those lanes only), lies in
+///   [2^-14, 2^-13), whose grid step is 2^-37: its lowest 13 bits are the magnitude's bits
+///   from 2^-25 to 2^-37, truncated, as the exact core takes them;
+/// - the 13 bits and the random value's low 13 are added in 16-bit lanes (at most
+///   `0x3ffe`): bit 13 of the sum is the carry.
+///
+/// NaN inputs (f16 magnitudes above infinity's) get the canonical NaN. The tail (under 32
+/// elements) goes through the portable kernel.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn f16_rs_avx512(src: &[u32], dst: &mut [u16], rnd: &[u16], k: fast::Knobs) {
+    use std::arch::x86_64::*;
+    const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+    let n = src.len().min(dst.len()).min(rnd.len());
+    let whole = n - n % 32;
+    let abs_mask = _mm512_set1_epi32(0x7fff_ffff);
+    // 2^-14, f16's smallest normal.
+    let min_normal = _mm512_set1_epi32(0x3880_0000);
+    let low13 = _mm512_set1_epi16(0x1fff);
+    let magnitude = _mm512_set1_epi16(0x7fff);
+    let infinity = _mm512_set1_epi16(0x7c00);
+    let nan = _mm512_set1_epi16(fast::SPECS[fast::I_F16].nan_full as i16);
+    // The low half-word of each 32-bit lane of two vectors, in order.
+    let mut low = [0u16; 32];
+    for (i, w) in low.iter_mut().enumerate() {
+        *w = 2 * i as u16;
+    }
+    // SAFETY: `low` is 64 bytes: the unaligned load reads exactly those.
+    let low = unsafe { _mm512_loadu_si512(low.as_ptr().cast()) };
+    for ((s, d), r) in src[..whole]
+        .chunks_exact(32)
+        .zip(dst[..whole].chunks_exact_mut(32))
+        .zip(rnd[..whole].chunks_exact(32))
+    {
+        let p = s.as_ptr().cast::<f32>();
+        // SAFETY: `s` holds 32 `u32`s (128 bytes) and `r` 32 `u16`s (64 bytes): the
+        // unaligned loads read exactly those.
+        let (x0, x1, r) = unsafe {
+            (
+                _mm512_loadu_ps(p),
+                _mm512_loadu_ps(p.add(16)),
+                _mm512_loadu_si512(r.as_ptr().cast()),
+            )
+        };
+        let lowest13 = |x: __m512| {
+            let a = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), abs_mask));
+            let below = _mm512_cmplt_epu32_mask(_mm512_castps_si512(a), min_normal);
+            let lifted =
+                _mm512_mask_add_round_ps::<RZ>(a, below, a, _mm512_castsi512_ps(min_normal));
+            _mm512_castps_si512(lifted)
+        };
+        let bits = _mm512_permutex2var_epi16(lowest13(x0), low, lowest13(x1));
+        let sum = _mm512_add_epi16(_mm512_and_si512(bits, low13), _mm512_and_si512(r, low13));
+        let h = _mm512_inserti64x4::<1>(
+            _mm512_castsi256_si512(_mm512_cvt_roundps_ph::<RZ>(x0)),
+            _mm512_cvt_roundps_ph::<RZ>(x1),
+        );
+        let code = _mm512_add_epi16(h, _mm512_srli_epi16::<13>(sum));
+        let is_nan = _mm512_cmpgt_epu16_mask(_mm512_and_si512(h, magnitude), infinity);
+        let code = _mm512_mask_mov_epi16(code, is_nan, nan);
+        // SAFETY: `d` holds 32 `u16`s (64 bytes): the unaligned store writes exactly those.
+        unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), code) };
+    }
+    fast::run::<{ fast::I_F16 }, { small::RS }, false, false, 13, u16, u16>(
         &src[whole..n],
         &mut dst[whole..n],
         &rnd[whole..n],

@@ -321,39 +321,50 @@ fn every_input_e2m1_rz_satfinite() {
     exhaustive(E2M1, Rounding::RZ, satfinite());
 }
 
-/// All 2^32 inputs, f32 → e5m2 rs satfinite with 8 random bits in bytes (on AVX-512: through
-/// f16), each input with a random byte of its own (a hash of it), against the exact core.
-#[test]
-#[ignore]
-fn every_input_e5m2_rs_satfinite_in_bytes() {
+/// All 2^32 inputs, f32 → `dst` with stochastic rounding of `width` random bits in words
+/// `R` (the format's natural word), each input with a random value of its own (a hash of
+/// it, all of the word's bits: the kernel must mask them), against the exact core.
+fn exhaustive_rs_words<R: Word>(dst: Format, width: u32, policy: Policy) {
     let k = Kernel::new(Conversion::new(
         F32,
-        E5M2,
-        Rounding::stochastic(0, 8),
-        satfinite(),
+        dst,
+        Rounding::stochastic(0, width),
+        policy,
     ));
     every_f32(|inputs| {
-        let random: Vec<u8> = inputs
+        let random: Vec<R> = inputs
             .iter()
-            .map(|x| (x.wrapping_mul(0x9e37_79b9) >> 24) as u8)
+            .map(|x| R::from_u32(x.wrapping_mul(0x9e37_79b9) >> (32 - R::BITS)))
             .collect();
-        let mut out = vec![0u8; inputs.len()];
+        let mut out = vec![R::default(); inputs.len()];
         k.convert_stochastic_words(inputs, &mut out, &random)
             .unwrap();
         for ((&x, &r), &got) in inputs.iter().zip(&random).zip(&out) {
-            let conv = Conversion::new(
-                F32,
-                E5M2,
-                Rounding::stochastic(u64::from(r), 8),
-                satfinite(),
-            );
+            let conv = Conversion::new(F32, dst, Rounding::stochastic(r.to_u64(), width), policy);
             assert_eq!(
-                u64::from(got),
+                got.to_u64(),
                 conv.apply(u64::from(x)).bits,
-                "{x:#x} r {r}"
+                "{x:#x} r {}",
+                r.to_u64()
             );
         }
     });
+}
+
+/// All 2^32 inputs, f32 → e5m2 rs satfinite with 8 random bits in bytes (on AVX-512: through
+/// f16).
+#[test]
+#[ignore]
+fn every_input_e5m2_rs_satfinite_in_bytes() {
+    exhaustive_rs_words::<u8>(E5M2, 8, satfinite());
+}
+
+/// All 2^32 inputs, f32 → f16 rs with 13 random bits in half-words (on AVX-512: `vcvtps2ph`
+/// and the carry from the 13 bits below).
+#[test]
+#[ignore]
+fn every_input_f16_rs_in_half_words() {
+    exhaustive_rs_words::<u16>(F16, 13, Policy::default());
 }
 
 /// All 2^32 inputs, f32 → ue8m0 rp.
