@@ -202,9 +202,16 @@ unsafe fn fast_avx512<
         }
         // f32 → e5m2 stochastic with .satfinite and 8 random bits in bytes, without .relu or
         // .ftz: through f16, whose top byte e5m2 is.
-        if F == fast::I_E5M2 && M == small::RS && SF && !KN && W == 8 {
+        if F == fast::I_E5M2
+            && M == small::RS
+            && SF
+            && !KN
+            && W == 8
+            && is_x86_feature_detected!("avx512vbmi")
+        {
             if let (Some(d), Some(r)) = (D::as_u8_slice_mut(dst), R::as_u8_slice(rnd)) {
-                // SAFETY: this function's features are all that `e5m2_rs_avx512` enables.
+                // SAFETY: this function's features and the one just checked are all that
+                // `e5m2_rs_avx512` enables.
                 unsafe { e5m2_rs_avx512(src, d, r, k) };
                 continue;
             }
@@ -329,55 +336,80 @@ unsafe fn narrow_rz_avx512<const F: usize, const SF: bool>(
 }
 
 /// f32 → e5m2 with stochastic rounding (8 random bits per element, in bytes) and
-/// `.satfinite`, 32 at a time. e5m2 is the top byte of f16 (the same exponent field and
+/// `.satfinite`, 64 at a time. e5m2 is the top byte of f16 (the same exponent field and
 /// bias, subnormals included), so the 8 bits below e5m2's grid step that stochastic rounding
 /// keeps are exactly f16's low byte at every magnitude: `vcvtps2ph` toward zero gives the
 /// magnitude truncated to them (an f32 beyond f16's range gives f16's largest finite value,
-/// whose e5m2 result with `.satfinite` is e5m2's largest, as the f32's is), the random byte is
-/// added and the sum shifted right by 8, clamped to the largest finite code (which also
-/// takes infinity there), the sign put back from the f16, and NaN inputs (f16 magnitudes
-/// above infinity's) given the canonical NaN. The tail (under 32 elements) goes through the
+/// whose e5m2 result with `.satfinite` is e5m2's largest, as the f32's is). The f16s' high
+/// and low bytes are gathered into two vectors (`vpermt2b`), and the rest is done on 64
+/// bytes at once: the carry out of the low byte plus the random byte (the sum's byte below
+/// the low byte) is added to the high byte's magnitude, which is clamped to the largest
+/// finite code (which also takes infinity there); the sign is the high byte's; NaN inputs
+/// (high-byte magnitudes above infinity's 0x7c: `vcvtps2ph` sets a NaN's quiet bit, so
+/// 0x7e or more) get the canonical NaN. The tail (under 64 elements) goes through the
 /// portable kernel.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
 unsafe fn e5m2_rs_avx512(src: &[u32], dst: &mut [u8], rnd: &[u8], k: fast::Knobs) {
     use std::arch::x86_64::*;
     const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
     let sp = fast::SPECS[fast::I_E5M2];
     let n = src.len().min(dst.len()).min(rnd.len());
-    let whole = n - n % 32;
-    let magnitude = _mm512_set1_epi16(0x7fff);
-    let infinity = _mm512_set1_epi16(0x7c00);
-    let largest = _mm512_set1_epi16(sp.max_enc as i16);
-    let nan = _mm512_set1_epi16(sp.nan_full as i16);
-    let sign = _mm512_set1_epi16(0x80);
+    let whole = n - n % 64;
+    let magnitude = _mm512_set1_epi8(0x7f);
+    let infinity = _mm512_set1_epi8(sp.inf_enc as i8);
+    let largest = _mm512_set1_epi8(sp.max_enc as i8);
+    let nan = _mm512_set1_epi8(sp.nan_full as i8);
+    let sign = _mm512_set1_epi8(0x80u8 as i8);
+    let one = _mm512_set1_epi8(1);
+    // The low and the high byte of each 16-bit lane of two vectors, in order.
+    let (mut low, mut high) = ([0u8; 64], [0u8; 64]);
+    for (i, (l, h)) in low.iter_mut().zip(&mut high).enumerate() {
+        (*l, *h) = (2 * i as u8, 2 * i as u8 + 1);
+    }
+    // SAFETY: `low` and `high` are 64 bytes each: the unaligned loads read exactly those.
+    let (low, high) = unsafe {
+        (
+            _mm512_loadu_si512(low.as_ptr().cast()),
+            _mm512_loadu_si512(high.as_ptr().cast()),
+        )
+    };
     for ((s, d), r) in src[..whole]
-        .chunks_exact(32)
-        .zip(dst[..whole].chunks_exact_mut(32))
-        .zip(rnd[..whole].chunks_exact(32))
+        .chunks_exact(64)
+        .zip(dst[..whole].chunks_exact_mut(64))
+        .zip(rnd[..whole].chunks_exact(64))
     {
         let p = s.as_ptr().cast::<f32>();
-        // SAFETY: `s` holds 32 `u32`s (128 bytes) and `r` 32 bytes: the unaligned loads read
+        // SAFETY: `s` holds 64 `u32`s (256 bytes) and `r` 64 bytes: the unaligned loads read
         // exactly those.
-        let (x0, x1, r) = unsafe {
+        let (x0, x1, x2, x3, r) = unsafe {
             (
                 _mm512_loadu_ps(p),
                 _mm512_loadu_ps(p.add(16)),
-                _mm256_loadu_si256(r.as_ptr().cast()),
+                _mm512_loadu_ps(p.add(32)),
+                _mm512_loadu_ps(p.add(48)),
+                _mm512_loadu_si512(r.as_ptr().cast()),
             )
         };
-        let h = _mm512_inserti64x4::<1>(
+        let a = _mm512_inserti64x4::<1>(
             _mm512_castsi256_si512(_mm512_cvt_roundps_ph::<RZ>(x0)),
             _mm512_cvt_roundps_ph::<RZ>(x1),
         );
-        let abs = _mm512_and_si512(h, magnitude);
-        let sum = _mm512_add_epi16(abs, _mm512_cvtepu8_epi16(r));
-        let code = _mm512_min_epu16(_mm512_srli_epi16::<8>(sum), largest);
-        // The sign: bit 15 of the f16, bit 7 of the code.
-        let code = _mm512_ternarylogic_epi32::<0xf8>(code, _mm512_srli_epi16::<8>(h), sign);
-        let code = _mm512_mask_mov_epi16(code, _mm512_cmpgt_epu16_mask(abs, infinity), nan);
-        // SAFETY: `d` holds 32 bytes: the unaligned store writes exactly those.
-        unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), _mm512_cvtepi16_epi8(code)) };
+        let b = _mm512_inserti64x4::<1>(
+            _mm512_castsi256_si512(_mm512_cvt_roundps_ph::<RZ>(x2)),
+            _mm512_cvt_roundps_ph::<RZ>(x3),
+        );
+        let hi = _mm512_permutex2var_epi8(a, high, b);
+        let lo = _mm512_permutex2var_epi8(a, low, b);
+        // The low byte plus the random byte carries where the sum wraps below the low byte.
+        let carry = _mm512_cmplt_epu8_mask(_mm512_add_epi8(lo, r), lo);
+        let mag = _mm512_and_si512(hi, magnitude);
+        let is_nan = _mm512_cmpgt_epu8_mask(mag, infinity);
+        let mag = _mm512_min_epu8(_mm512_mask_add_epi8(mag, carry, mag, one), largest);
+        let code = _mm512_ternarylogic_epi32::<0xf8>(mag, hi, sign);
+        let code = _mm512_mask_mov_epi8(code, is_nan, nan);
+        // SAFETY: `d` holds 64 bytes: the unaligned store writes exactly those.
+        unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), code) };
     }
     fast::run::<{ fast::I_E5M2 }, { small::RS }, true, false, 8, u8, u8>(
         &src[whole..n],
