@@ -216,12 +216,12 @@ unsafe fn fast_avx512<
                 continue;
             }
         }
-        // f32 → f16 stochastic with 13 random bits in half-words, without .satfinite, .relu
-        // or .ftz: truncation by the CPU's own conversion, the carry from the 13 bits below.
-        if F == fast::I_F16 && M == small::RS && !SF && !KN && W == 13 {
+        // f32 → f16 stochastic with 13 random bits in half-words, without .relu or .ftz:
+        // truncation by the CPU's own conversion, the carry from the 13 bits below.
+        if F == fast::I_F16 && M == small::RS && !KN && W == 13 {
             if let (Some(d), Some(r)) = (D::as_u16_slice_mut(dst), R::as_u16_slice(rnd)) {
                 // SAFETY: this function's features are all that `f16_rs_avx512` enables.
-                unsafe { f16_rs_avx512(src, d, r, k) };
+                unsafe { f16_rs_avx512::<SF>(src, d, r, k) };
                 continue;
             }
         }
@@ -433,11 +433,12 @@ unsafe fn e5m2_rs_avx512(src: &[u32], dst: &mut [u8], rnd: &[u8], k: fast::Knobs
 /// - the 13 bits and the random value's low 13 are added in 16-bit lanes (at most
 ///   `0x3ffe`): bit 13 of the sum is the carry.
 ///
-/// NaN inputs (f16 magnitudes above infinity's) get the canonical NaN. The tail (under 32
-/// elements) goes through the portable kernel.
+/// With `.satfinite` (`SF`) the magnitude is then clamped to the largest finite value
+/// (infinities and overflows). NaN inputs (f16 magnitudes above infinity's) get the canonical
+/// NaN. The tail (under 32 elements) goes through the portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn f16_rs_avx512(src: &[u32], dst: &mut [u16], rnd: &[u16], k: fast::Knobs) {
+unsafe fn f16_rs_avx512<const SF: bool>(src: &[u32], dst: &mut [u16], rnd: &[u16], k: fast::Knobs) {
     use std::arch::x86_64::*;
     const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
     let n = src.len().min(dst.len()).min(rnd.len());
@@ -449,6 +450,7 @@ unsafe fn f16_rs_avx512(src: &[u32], dst: &mut [u16], rnd: &[u16], k: fast::Knob
     let magnitude = _mm512_set1_epi16(0x7fff);
     let infinity = _mm512_set1_epi16(0x7c00);
     let nan = _mm512_set1_epi16(fast::SPECS[fast::I_F16].nan_full as i16);
+    let largest = _mm512_set1_epi16(fast::SPECS[fast::I_F16].max_enc as i16);
     // The low half-word of each 32-bit lane of two vectors, in order.
     let mut low = [0u16; 32];
     for (i, w) in low.iter_mut().enumerate() {
@@ -484,13 +486,18 @@ unsafe fn f16_rs_avx512(src: &[u32], dst: &mut [u16], rnd: &[u16], k: fast::Knob
             _mm512_castsi256_si512(_mm512_cvt_roundps_ph::<RZ>(x0)),
             _mm512_cvt_roundps_ph::<RZ>(x1),
         );
-        let code = _mm512_add_epi16(h, _mm512_srli_epi16::<13>(sum));
+        let mut code = _mm512_add_epi16(h, _mm512_srli_epi16::<13>(sum));
+        if SF {
+            let clamped = _mm512_min_epu16(_mm512_and_si512(code, magnitude), largest);
+            // The clamped magnitude with the sign bit of the code.
+            code = _mm512_ternarylogic_epi32::<0xe2>(clamped, magnitude, code);
+        }
         let is_nan = _mm512_cmpgt_epu16_mask(_mm512_and_si512(h, magnitude), infinity);
         let code = _mm512_mask_mov_epi16(code, is_nan, nan);
         // SAFETY: `d` holds 32 `u16`s (64 bytes): the unaligned store writes exactly those.
         unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), code) };
     }
-    fast::run::<{ fast::I_F16 }, { small::RS }, false, false, 13, u16, u16>(
+    fast::run::<{ fast::I_F16 }, { small::RS }, SF, false, 13, u16, u16>(
         &src[whole..n],
         &mut dst[whole..n],
         &rnd[whole..n],

@@ -367,6 +367,13 @@ fn every_input_f16_rs_in_half_words() {
     exhaustive_rs_words::<u16>(F16, 13, Policy::default());
 }
 
+/// All 2^32 inputs, f32 → f16 rs satfinite with 13 random bits in half-words.
+#[test]
+#[ignore]
+fn every_input_f16_rs_satfinite_in_half_words() {
+    exhaustive_rs_words::<u16>(F16, 13, satfinite());
+}
+
 /// All 2^32 inputs, f32 → ue8m0 rp.
 #[test]
 #[ignore]
@@ -752,6 +759,8 @@ fn specialised_kernels_agree_on_every_instruction_set() {
     run_all::<I_F16, { small::RS }, false, true, 13, u16, u16>(f16_rs, i, r);
     let f16_rs = c(F16, Rounding::stochastic(0, 13), d);
     run_all::<I_F16, { small::RS }, false, false, 13, u16, u16>(f16_rs, i, r);
+    let f16_rs_sf = c(F16, Rounding::stochastic(0, 13), sf);
+    run_all::<I_F16, { small::RS }, true, false, 13, u16, u16>(f16_rs_sf, i, r);
     let bf16_rs = c(BF16, Rounding::stochastic(0, 16), sf);
     run_all::<I_BF16, { small::RS }, true, false, 16, u16, u16>(bf16_rs, i, r);
     run_all::<I_BF16, { small::RS }, true, false, 16, u16, u32>(bf16_rs, i, r);
