@@ -301,6 +301,104 @@ pub(crate) fn rz_table<const F: usize, const SF: bool>() -> Option<[u8; 256]> {
     Some(t)
 }
 
+/// The tables of `simd.rs`'s round-to-nearest kernel for format `SPECS[F]` (one of the 8-, 6-
+/// and 4-bit formats whose smallest subnormal's half is at least 2^-14, f16's smallest
+/// normal: e4m3, e2m3, e3m2, e2m1), with `.satfinite` if `SF`. The kernel converts each
+/// input toward zero into f16 with a sticky bit (round to odd: bit 0 of the f16 set where
+/// the conversion was inexact), and the result is a function of that f16's bits 14..7
+/// (`i`) and 6..0 (`lo`): `base[i]`, plus one where `lo > limit[i]`. (The kernel compares
+/// `lo << 1` plus the sign bit against `2 * limit + 1`, which is what the second table
+/// holds: 0xff where `base[i]` is never raised.) As in [`rz_table`], `base[i]` has the
+/// format's sign bit set where a negative input takes it.
+///
+/// Round to odd into a format with at least two more significand bits at every magnitude,
+/// then to nearest, is the same as rounding to nearest once: f16's significand has 10 bits
+/// against these formats' 3 at most, and where f16 is subnormal (below 2^-14) every one
+/// of these formats rounds to zero. The entries come from this module's element function
+/// for an f32 of each f16 pattern (and, for a pattern with bit 0 set, also for an inexact
+/// f32 just above the pattern below it, which must give the same); `None` if some row
+/// does not fit the scheme (a jump other than +1, a second step, a sign other than the
+/// marked one): then the kernel is not used.
+pub(crate) fn rn_tables<const F: usize, const SF: bool>() -> Option<([u8; 256], [u8; 256])> {
+    let sp = const { SPECS[F] };
+    // The smallest midpoint, 2^(1 − bias − man − 1), is an f16 normal number.
+    if 1 - sp.bias - sp.man as i32 - 1 < -14 {
+        return None;
+    }
+    let sign = 1u32 << sp.sign_pos;
+    let k = Knobs {
+        w: 1,
+        ftz_below: 0,
+        relu: 0,
+    };
+    let widen = crate::Conversion::new(
+        F16,
+        crate::format::F32,
+        crate::Rounding::RN,
+        crate::Policy::default(),
+    );
+    let f32_of = |h: u32| widen.apply(u64::from(h)).bits as u32;
+    let (mut base, mut limit) = ([0u8; 256], [0u8; 256]);
+    for i in 0..256u32 {
+        // Infinity is the only f16 that `vcvtps2ph` gives with bits 14..10 all ones and bit 9
+        // clear (NaNs are quiet): its row has the one entry.
+        let last = match i {
+            0xf8 => 0,
+            0xf9..=0xfb => continue,
+            _ => 127,
+        };
+        let (mut first_up, mut row_base, mut row_sign) = (None, 0, false);
+        for lo in 0..=last {
+            let h = i << 7 | lo;
+            let mut inputs = vec![f32_of(h)];
+            if lo & 1 == 1 && i < 0xf8 {
+                inputs.push(f32_of(h - 1) + 1);
+            }
+            let results: Vec<(u32, u32)> = inputs
+                .iter()
+                .map(|&x| {
+                    (
+                        elem::<F, RN, SF, false, 0>(x, 0, k),
+                        elem::<F, RN, SF, false, 0>(x | 0x8000_0000, 0, k),
+                    )
+                })
+                .collect();
+            let (pos, neg) = results[0];
+            if results.iter().any(|&r| r != (pos, neg)) || pos & sign != 0 || pos > 0xff {
+                return None;
+            }
+            let signed = neg == pos | sign;
+            if !signed && neg != pos {
+                return None;
+            }
+            if lo == 0 {
+                (row_base, row_sign) = (pos, signed);
+            }
+            let up = match pos.checked_sub(row_base) {
+                Some(0) => false,
+                Some(1) => true,
+                _ => return None,
+            };
+            if signed != row_sign || (first_up.is_some() && !up) {
+                return None;
+            }
+            if up && first_up.is_none() {
+                first_up = Some(lo);
+            }
+        }
+        base[i as usize] = (if row_sign { row_base | sign } else { row_base }) as u8;
+        limit[i as usize] = match first_up {
+            Some(lo) => (2 * (lo - 1) + 1) as u8,
+            None => 0xff,
+        };
+    }
+    // The rows no f16 of the kernel reaches: NaN's.
+    for i in 0xf9..0xfc {
+        (base[i], limit[i]) = (base[0xfc], 0xff);
+    }
+    Some((base, limit))
+}
+
 /// Whether NaN inputs are the only NaN results of format `sp` (with `.satfinite` if `sf`)
 /// and its NaN encoding is a positive magnitude: then the NaN can be selected before the
 /// sign is applied.

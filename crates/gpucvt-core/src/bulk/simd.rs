@@ -200,6 +200,22 @@ unsafe fn fast_avx512<
                 continue;
             }
         }
+        // f32 → e4m3, e2m3, e3m2, e2m1 to nearest even, without .relu or .ftz, where the CPU
+        // has AVX-512 VBMI and VBMI2: through f16 rounded to odd and two tables.
+        if M == small::RN
+            && !KN
+            && F >= fast::I_E4M3
+            && F != fast::I_E5M2
+            && is_x86_feature_detected!("avx512vbmi")
+            && is_x86_feature_detected!("avx512vbmi2")
+        {
+            if let (Some(tables), Some(d)) = (rn_tables::<F, SF>(), D::as_u8_slice_mut(dst)) {
+                // SAFETY: this function's features and the two just checked are all that
+                // `narrow_rn_avx512` enables.
+                unsafe { narrow_rn_avx512::<F, SF>(src, d, tables, k) };
+                continue;
+            }
+        }
         // f32 → e5m2 stochastic with .satfinite and 8 random bits in bytes, without .relu or
         // .ftz: through f16, whose top byte e5m2 is.
         if F == fast::I_E5M2
@@ -253,6 +269,130 @@ fn rz_table<const F: usize, const SF: bool>() -> Option<&'static [u8; 256]> {
     static TABLES: [OnceLock<Option<[u8; 256]>>; 10] = [const { OnceLock::new() }; 10];
     let i = 2 * (F - fast::I_E4M3) + SF as usize;
     TABLES.get(i)?.get_or_init(fast::rz_table::<F, SF>).as_ref()
+}
+
+/// The tables of [`narrow_rn_avx512`], built on first use (`fast::rn_tables`): by format
+/// (e4m3, e5m2, e2m3, e3m2, e2m1; e5m2's are `None`) and `.satfinite`.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::type_complexity)]
+fn rn_tables<const F: usize, const SF: bool>() -> Option<&'static ([u8; 256], [u8; 256])> {
+    use std::sync::OnceLock;
+    static TABLES: [OnceLock<Option<([u8; 256], [u8; 256])>>; 10] = [const { OnceLock::new() }; 10];
+    let i = 2 * (F - fast::I_E4M3) + SF as usize;
+    TABLES
+        .get(i)?
+        .get_or_init(fast::rn_tables::<F, SF>)
+        .as_ref()
+}
+
+/// f32 → e4m3, e2m3, e3m2 or e2m1 rounding to nearest even, 64 at a time, through f16 and
+/// two tables (`fast::rn_tables`):
+/// - round to odd into f16: bit 13 of the f32 (f16's last bit) is set where one of the 13
+///   bits below it is (`x | ((x + 0x1fff) & 0x2000)`), then `vcvtps2ph` converts toward
+///   zero. Where f16 is normal, this sets its bit 0 exactly where the conversion is
+///   inexact; below 2^-14 it may move the f16 by its last bit, but these formats round
+///   all of that range to zero, as they do the f32;
+/// - each f16 rotated left by one bit (`vpshldw`): its high byte is then bits 14..7, the
+///   index, and its low byte bits 6..0 above the sign, both gathered into 64 bytes
+///   (`vpermt2b`);
+/// - the result is the first table's entry (two `vpermi2b` and a select on the index's top
+///   bit), plus one where the low byte is above the second table's;
+/// - the sign by one `vpternlogd`: the entry's sign bit is kept where the input is negative
+///   (the low byte shifted left so that its bit 0 is at the sign's place).
+///
+/// The tail (under 64 elements) goes through the portable kernel.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2")]
+unsafe fn narrow_rn_avx512<const F: usize, const SF: bool>(
+    src: &[u32],
+    dst: &mut [u8],
+    tables: &([u8; 256], [u8; 256]),
+    k: fast::Knobs,
+) {
+    use std::arch::x86_64::*;
+    const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+    let n = src.len().min(dst.len());
+    let whole = n - n % 64;
+    let part = |t: &[u8; 256], i: usize| -> __m512i {
+        let mut b = [0u8; 64];
+        b.copy_from_slice(&t[64 * i..64 * (i + 1)]);
+        // SAFETY: `b` is 64 bytes: the unaligned load reads exactly those.
+        unsafe { _mm512_loadu_si512(b.as_ptr().cast()) }
+    };
+    let (base, limit) = tables;
+    let (b0, b1, b2, b3) = (part(base, 0), part(base, 1), part(base, 2), part(base, 3));
+    let (l0, l1, l2, l3) = (
+        part(limit, 0),
+        part(limit, 1),
+        part(limit, 2),
+        part(limit, 3),
+    );
+    // The low and the high byte of each 16-bit lane of two vectors, in order.
+    let (mut low, mut high) = ([0u8; 64], [0u8; 64]);
+    for (i, (l, h)) in low.iter_mut().zip(&mut high).enumerate() {
+        (*l, *h) = (2 * i as u8, 2 * i as u8 + 1);
+    }
+    // SAFETY: `low` and `high` are 64 bytes each: the unaligned loads read exactly those.
+    let (low, high) = unsafe {
+        (
+            _mm512_loadu_si512(low.as_ptr().cast()),
+            _mm512_loadu_si512(high.as_ptr().cast()),
+        )
+    };
+    let below = _mm512_set1_epi32(0x1fff);
+    let last = _mm512_set1_epi32(0x2000);
+    let one = _mm512_set1_epi8(1);
+    let sign_pos = _mm_set_epi64x(0, i64::from(fast::SPECS[F].sign_pos));
+    let unsigned = _mm512_set1_epi8(!(1u8 << fast::SPECS[F].sign_pos) as i8);
+    let to_odd_f16 = |x: __m512i| -> __m256i {
+        let x = _mm512_ternarylogic_epi32::<0xf8>(x, _mm512_add_epi32(x, below), last);
+        _mm512_cvt_roundps_ph::<RZ>(_mm512_castsi512_ps(x))
+    };
+    for (s, d) in src[..whole]
+        .chunks_exact(64)
+        .zip(dst[..whole].chunks_exact_mut(64))
+    {
+        let p = s.as_ptr().cast::<__m512i>();
+        // SAFETY: `s` holds 64 `u32`s (256 bytes): the four unaligned loads read exactly
+        // those.
+        let (x0, x1, x2, x3) = unsafe {
+            (
+                _mm512_loadu_si512(p),
+                _mm512_loadu_si512(p.add(1)),
+                _mm512_loadu_si512(p.add(2)),
+                _mm512_loadu_si512(p.add(3)),
+            )
+        };
+        let a = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(to_odd_f16(x0)), to_odd_f16(x1));
+        let b = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(to_odd_f16(x2)), to_odd_f16(x3));
+        let (a, b) = (_mm512_shldi_epi16::<1>(a, a), _mm512_shldi_epi16::<1>(b, b));
+        let idx = _mm512_permutex2var_epi8(a, high, b);
+        let lo = _mm512_permutex2var_epi8(a, low, b);
+        let top = _mm512_movepi8_mask(idx);
+        let entry = _mm512_mask_blend_epi8(
+            top,
+            _mm512_permutex2var_epi8(b0, idx, b1),
+            _mm512_permutex2var_epi8(b2, idx, b3),
+        );
+        let lim = _mm512_mask_blend_epi8(
+            top,
+            _mm512_permutex2var_epi8(l0, idx, l1),
+            _mm512_permutex2var_epi8(l2, idx, l3),
+        );
+        let up = _mm512_cmpgt_epu8_mask(lo, lim);
+        let code = _mm512_mask_add_epi8(entry, up, entry, one);
+        // `code & (sign | !sign bit)`, the input's sign moved to the sign bit's place.
+        let sign = _mm512_sll_epi16(lo, sign_pos);
+        let code = _mm512_ternarylogic_epi32::<0xe0>(code, sign, unsigned);
+        // SAFETY: `d` holds 64 bytes: the unaligned store writes exactly those.
+        unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), code) };
+    }
+    fast::run::<F, { small::RN }, SF, false, 0, u8, u32>(
+        &src[whole..n],
+        &mut dst[whole..n],
+        &[],
+        k,
+    );
 }
 
 /// f32 → e4m3, e5m2, e2m3, e3m2 or e2m1 toward zero, 64 at a time: `vcvtps2ph` toward zero

@@ -299,6 +299,21 @@ fn every_input_e2m1_rn_satfinite() {
     exhaustive(E2M1, Rounding::RN, satfinite());
 }
 
+/// All 2^32 inputs, f32 → e2m3 rn satfinite (on AVX-512 VBMI2: through f16 and two tables,
+/// as e4m3, e3m2 and e2m1).
+#[test]
+#[ignore]
+fn every_input_e2m3_rn_satfinite() {
+    exhaustive(E2M3, Rounding::RN, satfinite());
+}
+
+/// All 2^32 inputs, f32 → e3m2 rn satfinite.
+#[test]
+#[ignore]
+fn every_input_e3m2_rn_satfinite() {
+    exhaustive(E3M2, Rounding::RN, satfinite());
+}
+
 /// All 2^32 inputs, f32 → e4m3 rz satfinite (on AVX-512 VBMI: through f16 and a table).
 #[test]
 #[ignore]
@@ -919,4 +934,37 @@ fn every_narrow_format_has_a_toward_zero_table() {
     check::<I_E3M2, false>(0x0c);
     check::<I_E2M1, true>(0x02);
     check::<I_E2M1, false>(0x02);
+}
+
+#[test]
+fn round_to_nearest_tables_fit_where_the_scheme_applies() {
+    // The AVX-512 VBMI2 round-to-nearest kernel (`simd.rs`) falls back to the portable kernel
+    // where `rn_tables` gives `None`. It must give tables for e4m3 with .satfinite (the PTX
+    // form) and for the formats without infinity or NaN either way; e5m2 has midpoints below
+    // f16's normal range, and e4m3 without .satfinite a NaN for overflows (unsigned where the
+    // other results of its row take the sign), so neither fits.
+    use super::fast::*;
+    assert!(rn_tables::<I_E4M3, true>().is_some());
+    assert!(rn_tables::<I_E4M3, false>().is_none());
+    assert!(rn_tables::<I_E5M2, true>().is_none());
+    assert!(rn_tables::<I_E5M2, false>().is_none());
+    for t in [
+        rn_tables::<I_E2M3, true>(),
+        rn_tables::<I_E2M3, false>(),
+        rn_tables::<I_E3M2, true>(),
+        rn_tables::<I_E3M2, false>(),
+        rn_tables::<I_E2M1, true>(),
+        rn_tables::<I_E2M1, false>(),
+    ] {
+        assert!(t.is_some());
+    }
+    // e4m3 around 1.0 (f16 0x3c00: row 0x78, 1.0 = 0x38 with the sign marked): the next
+    // value 1.125 is row 0x79. In row 0x78 the last bit is 0, so only f16s above the
+    // midpoint (low bits above 0x40) go up; in row 0x79 it is 1, and the midpoint (0x40)
+    // goes up to the even 0x3a. The limits are for the low bits shifted left by one.
+    let (base, limit) = rn_tables::<I_E4M3, true>().unwrap();
+    assert_eq!((base[0x78], limit[0x78]), (0x80 | 0x38, 2 * 0x40 + 1));
+    assert_eq!((base[0x79], limit[0x79]), (0x80 | 0x39, 2 * 0x3f + 1));
+    // The largest finite value (448, f16 0x5f00: row 0xbe) never goes up with .satfinite.
+    assert_eq!((base[0xbe], limit[0xbe]), (0x80 | 0x7e, 0xff));
 }
