@@ -17,6 +17,15 @@
 //! ([`trunc_i64`], [`trunc_u64`]: `vcvttps2qq` with AVX-512 DQ), reached only for values in
 //! range, and to nearest, down and up into `u64` words through `vcvtps2qq`/`vcvtps2uqq` with
 //! the direction in the instruction ([`round64`], intrinsics).
+//!
+//! The other intrinsic kernels build on `vcvtps2ph` and byte permutations (AVX-512 VBMI):
+//! f32 → FP8/FP6/FP4 toward zero through f16 and a table ([`narrow_rz_avx512`]), to nearest
+//! through f16 rounded to odd and two tables ([`narrow_rn_avx512`]), e5m2 stochastic through
+//! f16's bytes ([`e5m2_rs_avx512`]), f16 stochastic with the carry of the 13 bits below
+//! f16's grid ([`f16_rs_avx512`]), and bf16 to nearest through `vcvtneps2bf16`
+//! ([`bf16_rn_avx512`]). Each is used only where it gives the exact core's results for
+//! every input (the ignored tests run all 2^32), and falls back to the portable kernel for
+//! the other policies and for the tail of a slice.
 #![allow(unsafe_code)]
 
 use super::{fast, small, ue8m0, Vectorizable, Word};
@@ -216,8 +225,8 @@ unsafe fn fast_avx512<
                 continue;
             }
         }
-        // f32 → e5m2 stochastic with .satfinite and 8 random bits in bytes, without .relu or
-        // .ftz: through f16, whose top byte e5m2 is.
+        // f32 → e5m2 stochastic with .satfinite and 8 random bits (in bytes, half-words or
+        // words), without .relu or .ftz: through f16, whose top byte e5m2 is.
         if F == fast::I_E5M2
             && M == small::RS
             && SF
@@ -225,17 +234,17 @@ unsafe fn fast_avx512<
             && W == 8
             && is_x86_feature_detected!("avx512vbmi")
         {
-            if let (Some(d), Some(r)) = (D::as_u8_slice_mut(dst), R::as_u8_slice(rnd)) {
+            if let (Some(d), Some(r)) = (D::as_u8_slice_mut(dst), Randoms::of(rnd)) {
                 // SAFETY: this function's features and the one just checked are all that
                 // `e5m2_rs_avx512` enables.
                 unsafe { e5m2_rs_avx512(src, d, r, k) };
                 continue;
             }
         }
-        // f32 → f16 stochastic with 13 random bits in half-words, without .relu or .ftz:
+        // f32 → f16 stochastic with 13 random bits (in any word), without .relu or .ftz:
         // truncation by the CPU's own conversion, the carry from the 13 bits below.
         if F == fast::I_F16 && M == small::RS && !KN && W == 13 {
-            if let (Some(d), Some(r)) = (D::as_u16_slice_mut(dst), R::as_u16_slice(rnd)) {
+            if let (Some(d), Some(r)) = (D::as_u16_slice_mut(dst), Randoms::of(rnd)) {
                 // SAFETY: this function's features are all that `f16_rs_avx512` enables.
                 unsafe { f16_rs_avx512::<SF>(src, d, r, k) };
                 continue;
@@ -475,8 +484,64 @@ unsafe fn narrow_rz_avx512<const F: usize, const SF: bool>(
     );
 }
 
-/// f32 → e5m2 with stochastic rounding (8 random bits per element, in bytes) and
-/// `.satfinite`, 64 at a time. e5m2 is the top byte of f16 (the same exponent field and
+/// The random values of a stochastic kernel below: in the narrow word of the conversion's
+/// output or in `u32` words (whose low bits count).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+enum Randoms<'a> {
+    U8(&'a [u8]),
+    U16(&'a [u16]),
+    U32(&'a [u32]),
+}
+
+#[cfg(target_arch = "x86_64")]
+impl<'a> Randoms<'a> {
+    /// `r` if its word is one of the three.
+    fn of<R: Word>(r: &'a [R]) -> Option<Randoms<'a>> {
+        if let Some(r) = R::as_u8_slice(r) {
+            Some(Randoms::U8(r))
+        } else if let Some(r) = R::as_u16_slice(r) {
+            Some(Randoms::U16(r))
+        } else {
+            R::as_u32_slice(r).map(Randoms::U32)
+        }
+    }
+
+    fn len(self) -> usize {
+        match self {
+            Randoms::U8(r) => r.len(),
+            Randoms::U16(r) => r.len(),
+            Randoms::U32(r) => r.len(),
+        }
+    }
+
+    /// The portable kernel of format `F`, stochastic, with `.satfinite` if `SF` and random
+    /// width `W`, over `src` from element `from` on.
+    fn tail<const F: usize, const SF: bool, const W: u32, D: Word>(
+        self,
+        src: &[u32],
+        dst: &mut [D],
+        from: usize,
+        k: fast::Knobs,
+    ) {
+        let n = src.len().min(dst.len()).min(self.len());
+        let (src, dst) = (&src[from..n], &mut dst[from..n]);
+        match self {
+            Randoms::U8(r) => {
+                fast::run::<F, { small::RS }, SF, false, W, D, u8>(src, dst, &r[from..n], k)
+            }
+            Randoms::U16(r) => {
+                fast::run::<F, { small::RS }, SF, false, W, D, u16>(src, dst, &r[from..n], k)
+            }
+            Randoms::U32(r) => {
+                fast::run::<F, { small::RS }, SF, false, W, D, u32>(src, dst, &r[from..n], k)
+            }
+        }
+    }
+}
+
+/// f32 → e5m2 with stochastic rounding (8 random bits per element, in bytes, or the low
+/// bytes of half-words or words, gathered by `vpermt2b`) and `.satfinite`, 64 at a time. e5m2 is the top byte of f16 (the same exponent field and
 /// bias, subnormals included), so the 8 bits below e5m2's grid step that stochastic rounding
 /// keeps are exactly f16's low byte at every magnitude: `vcvtps2ph` toward zero gives the
 /// magnitude truncated to them (an f32 beyond f16's range gives f16's largest finite value,
@@ -490,7 +555,7 @@ unsafe fn narrow_rz_avx512<const F: usize, const SF: bool>(
 /// portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-unsafe fn e5m2_rs_avx512(src: &[u32], dst: &mut [u8], rnd: &[u8], k: fast::Knobs) {
+unsafe fn e5m2_rs_avx512(src: &[u32], dst: &mut [u8], rnd: Randoms, k: fast::Knobs) {
     use std::arch::x86_64::*;
     const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
     let sp = fast::SPECS[fast::I_E5M2];
@@ -507,30 +572,70 @@ unsafe fn e5m2_rs_avx512(src: &[u32], dst: &mut [u8], rnd: &[u8], k: fast::Knobs
     for (i, (l, h)) in low.iter_mut().zip(&mut high).enumerate() {
         (*l, *h) = (2 * i as u8, 2 * i as u8 + 1);
     }
-    // SAFETY: `low` and `high` are 64 bytes each: the unaligned loads read exactly those.
-    let (low, high) = unsafe {
+    // The low byte of each 32-bit lane of two vectors, in order, twice.
+    let mut low32 = [0u8; 64];
+    for (i, l) in low32.iter_mut().enumerate() {
+        *l = 4 * (i % 32) as u8;
+    }
+    // SAFETY: `low`, `high` and `low32` are 64 bytes each: the unaligned loads read exactly
+    // those.
+    let (low, high, low32) = unsafe {
         (
             _mm512_loadu_si512(low.as_ptr().cast()),
             _mm512_loadu_si512(high.as_ptr().cast()),
+            _mm512_loadu_si512(low32.as_ptr().cast()),
         )
     };
-    for ((s, d), r) in src[..whole]
+    // The 64 random bytes of elements `i..i + 64`.
+    let random = |i: usize| -> __m512i {
+        match rnd {
+            Randoms::U32(r) => {
+                let p = r[i..i + 64].as_ptr().cast::<__m512i>();
+                // SAFETY: `p` points at 64 `u32`s (256 bytes): the four unaligned loads read
+                // exactly those.
+                let (r0, r1, r2, r3) = unsafe {
+                    (
+                        _mm512_loadu_si512(p),
+                        _mm512_loadu_si512(p.add(1)),
+                        _mm512_loadu_si512(p.add(2)),
+                        _mm512_loadu_si512(p.add(3)),
+                    )
+                };
+                _mm512_mask_blend_epi64(
+                    0xf0,
+                    _mm512_permutex2var_epi8(r0, low32, r1),
+                    _mm512_permutex2var_epi8(r2, low32, r3),
+                )
+            }
+            Randoms::U16(r) => {
+                let p = r[i..i + 64].as_ptr().cast::<__m512i>();
+                // SAFETY: `p` points at 64 `u16`s (128 bytes): the two unaligned loads read
+                // exactly those.
+                let (r0, r1) = unsafe { (_mm512_loadu_si512(p), _mm512_loadu_si512(p.add(1))) };
+                _mm512_permutex2var_epi8(r0, low, r1)
+            }
+            Randoms::U8(r) => {
+                // SAFETY: `r[i..i + 64]` is 64 bytes: the unaligned load reads exactly those.
+                unsafe { _mm512_loadu_si512(r[i..i + 64].as_ptr().cast()) }
+            }
+        }
+    };
+    for (i, (s, d)) in src[..whole]
         .chunks_exact(64)
         .zip(dst[..whole].chunks_exact_mut(64))
-        .zip(rnd[..whole].chunks_exact(64))
+        .enumerate()
     {
         let p = s.as_ptr().cast::<f32>();
-        // SAFETY: `s` holds 64 `u32`s (256 bytes) and `r` 64 bytes: the unaligned loads read
-        // exactly those.
-        let (x0, x1, x2, x3, r) = unsafe {
+        // SAFETY: `s` holds 64 `u32`s (256 bytes): the unaligned loads read exactly those.
+        let (x0, x1, x2, x3) = unsafe {
             (
                 _mm512_loadu_ps(p),
                 _mm512_loadu_ps(p.add(16)),
                 _mm512_loadu_ps(p.add(32)),
                 _mm512_loadu_ps(p.add(48)),
-                _mm512_loadu_si512(r.as_ptr().cast()),
             )
         };
+        let r = random(64 * i);
         let a = _mm512_inserti64x4::<1>(
             _mm512_castsi256_si512(_mm512_cvt_roundps_ph::<RZ>(x0)),
             _mm512_cvt_roundps_ph::<RZ>(x1),
@@ -551,16 +656,11 @@ unsafe fn e5m2_rs_avx512(src: &[u32], dst: &mut [u8], rnd: &[u8], k: fast::Knobs
         // SAFETY: `d` holds 64 bytes: the unaligned store writes exactly those.
         unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), code) };
     }
-    fast::run::<{ fast::I_E5M2 }, { small::RS }, true, false, 8, u8, u8>(
-        &src[whole..n],
-        &mut dst[whole..n],
-        &rnd[whole..n],
-        k,
-    );
+    rnd.tail::<{ fast::I_E5M2 }, true, 8, u8>(src, dst, whole, k);
 }
 
-/// f32 → f16 with stochastic rounding (13 random bits per element, in half-words), 32 at a
-/// time. The result is the magnitude truncated to f16's grid plus the carry out of the 13
+/// f32 → f16 with stochastic rounding (13 random bits per element, in half-words, or the
+/// low halves of words gathered by `vpermt2w`, or bytes widened), 32 at a time. The result is the magnitude truncated to f16's grid plus the carry out of the 13
 /// bits below the grid step added to the random value:
 /// - the truncation is `vcvtps2ph` toward zero (with the sign; an f32 beyond f16's range
 ///   gives f16's largest finite value, which with a carry becomes infinity, as in the exact
@@ -578,7 +678,12 @@ unsafe fn e5m2_rs_avx512(src: &[u32], dst: &mut [u8], rnd: &[u8], k: fast::Knobs
 /// NaN. The tail (under 32 elements) goes through the portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn f16_rs_avx512<const SF: bool>(src: &[u32], dst: &mut [u16], rnd: &[u16], k: fast::Knobs) {
+unsafe fn f16_rs_avx512<const SF: bool>(
+    src: &[u32],
+    dst: &mut [u16],
+    rnd: Randoms,
+    k: fast::Knobs,
+) {
     use std::arch::x86_64::*;
     const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
     let n = src.len().min(dst.len()).min(rnd.len());
@@ -598,21 +703,35 @@ unsafe fn f16_rs_avx512<const SF: bool>(src: &[u32], dst: &mut [u16], rnd: &[u16
     }
     // SAFETY: `low` is 64 bytes: the unaligned load reads exactly those.
     let low = unsafe { _mm512_loadu_si512(low.as_ptr().cast()) };
-    for ((s, d), r) in src[..whole]
+    // The 32 random values of elements `i..i + 32`, as 16-bit lanes.
+    let random = |i: usize| -> __m512i {
+        match rnd {
+            Randoms::U32(r) => {
+                let p = r[i..i + 32].as_ptr().cast::<__m512i>();
+                // SAFETY: `p` points at 32 `u32`s (128 bytes): the two unaligned loads read
+                // exactly those.
+                let (r0, r1) = unsafe { (_mm512_loadu_si512(p), _mm512_loadu_si512(p.add(1))) };
+                _mm512_permutex2var_epi16(r0, low, r1)
+            }
+            Randoms::U16(r) => {
+                // SAFETY: `r[i..i + 32]` is 64 bytes: the unaligned load reads exactly those.
+                unsafe { _mm512_loadu_si512(r[i..i + 32].as_ptr().cast()) }
+            }
+            Randoms::U8(r) => {
+                // SAFETY: `r[i..i + 32]` is 32 bytes: the unaligned load reads exactly those.
+                _mm512_cvtepu8_epi16(unsafe { _mm256_loadu_si256(r[i..i + 32].as_ptr().cast()) })
+            }
+        }
+    };
+    for (i, (s, d)) in src[..whole]
         .chunks_exact(32)
         .zip(dst[..whole].chunks_exact_mut(32))
-        .zip(rnd[..whole].chunks_exact(32))
+        .enumerate()
     {
         let p = s.as_ptr().cast::<f32>();
-        // SAFETY: `s` holds 32 `u32`s (128 bytes) and `r` 32 `u16`s (64 bytes): the
-        // unaligned loads read exactly those.
-        let (x0, x1, r) = unsafe {
-            (
-                _mm512_loadu_ps(p),
-                _mm512_loadu_ps(p.add(16)),
-                _mm512_loadu_si512(r.as_ptr().cast()),
-            )
-        };
+        // SAFETY: `s` holds 32 `u32`s (128 bytes): the unaligned loads read exactly those.
+        let (x0, x1) = unsafe { (_mm512_loadu_ps(p), _mm512_loadu_ps(p.add(16))) };
+        let r = random(32 * i);
         let lowest13 = |x: __m512| {
             let a = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), abs_mask));
             let below = _mm512_cmplt_epu32_mask(_mm512_castps_si512(a), min_normal);
@@ -637,12 +756,7 @@ unsafe fn f16_rs_avx512<const SF: bool>(src: &[u32], dst: &mut [u16], rnd: &[u16
         // SAFETY: `d` holds 32 `u16`s (64 bytes): the unaligned store writes exactly those.
         unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), code) };
     }
-    fast::run::<{ fast::I_F16 }, { small::RS }, SF, false, 13, u16, u16>(
-        &src[whole..n],
-        &mut dst[whole..n],
-        &rnd[whole..n],
-        k,
-    );
+    rnd.tail::<{ fast::I_F16 }, SF, 13, u16>(src, dst, whole, k);
 }
 
 /// The loop [`bf16_rn_avx512`] and [`f16_avx512`] share: for format index `$f`, direction

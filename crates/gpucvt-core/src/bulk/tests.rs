@@ -774,8 +774,15 @@ fn specialised_kernels_agree_on_every_instruction_set() {
     run_all::<I_F16, { small::RS }, false, true, 13, u16, u16>(f16_rs, i, r);
     let f16_rs = c(F16, Rounding::stochastic(0, 13), d);
     run_all::<I_F16, { small::RS }, false, false, 13, u16, u16>(f16_rs, i, r);
+    run_all::<I_F16, { small::RS }, false, false, 13, u16, u32>(f16_rs, i, r);
+    run_all::<I_F16, { small::RS }, false, false, 13, u16, u8>(f16_rs, i, r);
     let f16_rs_sf = c(F16, Rounding::stochastic(0, 13), sf);
     run_all::<I_F16, { small::RS }, true, false, 13, u16, u16>(f16_rs_sf, i, r);
+    run_all::<I_F16, { small::RS }, true, false, 13, u16, u32>(f16_rs_sf, i, r);
+    let e5m2_rs_sf = c(E5M2, Rounding::stochastic(0, 8), sf);
+    run_all::<I_E5M2, { small::RS }, true, false, 8, u8, u8>(e5m2_rs_sf, i, r);
+    run_all::<I_E5M2, { small::RS }, true, false, 8, u8, u16>(e5m2_rs_sf, i, r);
+    run_all::<I_E5M2, { small::RS }, true, false, 8, u8, u32>(e5m2_rs_sf, i, r);
     let bf16_rs = c(BF16, Rounding::stochastic(0, 16), sf);
     run_all::<I_BF16, { small::RS }, true, false, 16, u16, u16>(bf16_rs, i, r);
     run_all::<I_BF16, { small::RS }, true, false, 16, u16, u32>(bf16_rs, i, r);
