@@ -225,6 +225,16 @@ unsafe fn fast_avx512<
                 continue;
             }
         }
+        // f32 → e5m2 to nearest even, without .relu or .ftz, where the CPU has AVX-512 VBMI:
+        // through f16 rounded to odd, whose top byte e5m2 is.
+        if F == fast::I_E5M2 && M == small::RN && !KN && is_x86_feature_detected!("avx512vbmi") {
+            if let Some(d) = D::as_u8_slice_mut(dst) {
+                // SAFETY: this function's features and the one just checked are all that
+                // `e5m2_rn_avx512` enables.
+                unsafe { e5m2_rn_avx512::<SF>(src, d, k) };
+                continue;
+            }
+        }
         // f32 → e5m2 stochastic with .satfinite and 8 random bits (in bytes, half-words or
         // words), without .relu or .ftz: through f16, whose top byte e5m2 is.
         if F == fast::I_E5M2
@@ -299,8 +309,9 @@ fn rn_tables<const F: usize, const SF: bool>() -> Option<&'static ([u8; 256], [u
 /// - round to odd into f16: bit 13 of the f32 (f16's last bit) is set where one of the 13
 ///   bits below it is (`x | ((x + 0x1fff) & 0x2000)`), then `vcvtps2ph` converts toward
 ///   zero. Where f16 is normal, this sets its bit 0 exactly where the conversion is
-///   inexact; below 2^-14 it may move the f16 by its last bit, but these formats round
-///   all of that range to zero, as they do the f32;
+///   inexact (an OR never carries: the truncation is the f32's); below 2^-14 bit 13 is
+///   under f16's grid and the sticky bit may be missing, but these formats round all of
+///   that range to zero, as they do the f32;
 /// - each f16 rotated left by one bit (`vpshldw`): its high byte is then bits 14..7, the
 ///   index, and its low byte bits 6..0 above the sign, both gathered into 64 bytes
 ///   (`vpermt2b`);
@@ -397,6 +408,105 @@ unsafe fn narrow_rn_avx512<const F: usize, const SF: bool>(
         unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), code) };
     }
     fast::run::<F, { small::RN }, SF, false, 0, u8, u32>(
+        &src[whole..n],
+        &mut dst[whole..n],
+        &[],
+        k,
+    );
+}
+
+/// f32 → e5m2 rounding to nearest even, 64 at a time. e5m2 is the top byte of f16 (the same
+/// exponent field and bias, subnormals included), so rounding to nearest into e5m2 reads
+/// the f16's high byte and, below e5m2's grid, its low byte:
+/// - round to odd into f16 as in [`narrow_rn_avx512`]: bit 13 of the f32 set where one of
+///   the 13 bits below it is, then `vcvtps2ph` toward zero. Where f16 is normal this sets
+///   its bit 0 exactly where the conversion is inexact, and round to odd then to nearest is
+///   rounding to nearest once;
+/// - the high and low bytes gathered into 64 bytes each (`vpermt2b`); the magnitude goes up
+///   one where the low byte plus the high byte's last bit (saturating) is above 0x80: above
+///   the midpoint, or at it with an odd high byte;
+/// - clamped to the largest finite code with `.satfinite` (`SF`; without, the step above
+///   the largest finite code is infinity's); the sign is the high byte's; NaN inputs (high
+///   bytes above infinity's 0x7c) get the canonical NaN.
+///
+/// Where f16 is subnormal (below 2^-14) the low 13 bits of the f32 are not all that the
+/// conversion drops, and bit 13 is under f16's grid: the f16 is still the truncation (an OR
+/// never carries), but its sticky bit may be missing, which changes the result only where
+/// the low byte is 0x80 (a midpoint of e5m2, where only the bits below decide). A group of
+/// 64 with such an element, rare, goes through the portable kernel. The tail (under 64
+/// elements) too.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
+unsafe fn e5m2_rn_avx512<const SF: bool>(src: &[u32], dst: &mut [u8], k: fast::Knobs) {
+    use std::arch::x86_64::*;
+    const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+    let sp = fast::SPECS[fast::I_E5M2];
+    let n = src.len().min(dst.len());
+    let whole = n - n % 64;
+    // The low and the high byte of each 16-bit lane of two vectors, in order.
+    let (mut low, mut high) = ([0u8; 64], [0u8; 64]);
+    for (i, (l, h)) in low.iter_mut().zip(&mut high).enumerate() {
+        (*l, *h) = (2 * i as u8, 2 * i as u8 + 1);
+    }
+    // SAFETY: `low` and `high` are 64 bytes each: the unaligned loads read exactly those.
+    let (low, high) = unsafe {
+        (
+            _mm512_loadu_si512(low.as_ptr().cast()),
+            _mm512_loadu_si512(high.as_ptr().cast()),
+        )
+    };
+    let below = _mm512_set1_epi32(0x1fff);
+    let last = _mm512_set1_epi32(0x2000);
+    let one = _mm512_set1_epi8(1);
+    let midpoint = _mm512_set1_epi8(0x80u8 as i8);
+    let magnitude = _mm512_set1_epi8(0x7f);
+    // High-byte magnitudes below f16's smallest normal (0x0400).
+    let normal = _mm512_set1_epi8(0x04);
+    let infinity = _mm512_set1_epi8(sp.inf_enc as i8);
+    let largest = _mm512_set1_epi8(sp.max_enc as i8);
+    let nan = _mm512_set1_epi8(sp.nan_full as i8);
+    let to_odd_f16 = |x: __m512i| -> __m256i {
+        let x = _mm512_ternarylogic_epi32::<0xf8>(x, _mm512_add_epi32(x, below), last);
+        _mm512_cvt_roundps_ph::<RZ>(_mm512_castsi512_ps(x))
+    };
+    for (s, d) in src[..whole]
+        .chunks_exact(64)
+        .zip(dst[..whole].chunks_exact_mut(64))
+    {
+        let p = s.as_ptr().cast::<__m512i>();
+        // SAFETY: `s` holds 64 `u32`s (256 bytes): the four unaligned loads read exactly
+        // those.
+        let (x0, x1, x2, x3) = unsafe {
+            (
+                _mm512_loadu_si512(p),
+                _mm512_loadu_si512(p.add(1)),
+                _mm512_loadu_si512(p.add(2)),
+                _mm512_loadu_si512(p.add(3)),
+            )
+        };
+        let a = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(to_odd_f16(x0)), to_odd_f16(x1));
+        let b = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(to_odd_f16(x2)), to_odd_f16(x3));
+        let hi = _mm512_permutex2var_epi8(a, high, b);
+        let lo = _mm512_permutex2var_epi8(a, low, b);
+        let mag = _mm512_and_si512(hi, magnitude);
+        let at_midpoint = _mm512_cmpeq_epi8_mask(lo, midpoint);
+        if _mm512_mask_cmplt_epu8_mask(at_midpoint, mag, normal) != 0 {
+            fast::run::<{ fast::I_E5M2 }, { small::RN }, SF, false, 0, u8, u32>(s, d, &[], k);
+            continue;
+        }
+        let odd = _mm512_and_si512(hi, one);
+        let up = _mm512_cmpgt_epu8_mask(_mm512_adds_epu8(lo, odd), midpoint);
+        let is_nan = _mm512_cmpgt_epu8_mask(mag, infinity);
+        let mut code = _mm512_mask_add_epi8(mag, up, mag, one);
+        if SF {
+            code = _mm512_min_epu8(code, largest);
+        }
+        let code = _mm512_ternarylogic_epi32::<0xf8>(code, hi, midpoint);
+        let code = _mm512_mask_mov_epi8(code, is_nan, nan);
+        // SAFETY: `d` holds 64 bytes: the unaligned store writes exactly those.
+        unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), code) };
+    }
+    fast::run::<{ fast::I_E5M2 }, { small::RN }, SF, false, 0, u8, u32>(
         &src[whole..n],
         &mut dst[whole..n],
         &[],
