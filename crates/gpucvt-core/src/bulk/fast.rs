@@ -410,7 +410,7 @@ const fn simple_nan(sp: &Spec, sf: bool) -> bool {
 
 /// The `f32` bit pattern of the value of encoding `enc` (unpadded magnitude, a normal number)
 /// of format `sp`.
-const fn value_bits(sp: &Spec, enc: u32) -> u32 {
+pub(crate) const fn value_bits(sp: &Spec, enc: u32) -> u32 {
     let e = (enc >> sp.man) as i32;
     let m = enc & ((1 << sp.man) - 1);
     (((e - sp.bias + 127) as u32) << 23) | (m << (23 - sp.man))

@@ -251,6 +251,22 @@ unsafe fn fast_avx512<
                 continue;
             }
         }
+        // f32 → e4m3, e2m3, e3m2, e2m1 stochastic with 8 random bits (in any word), with
+        // .satfinite or without infinity and NaN, without .relu or .ftz: one addition toward
+        // zero gives the truncated code and the 8 bits below the grid.
+        if M == small::RS
+            && !KN
+            && W == 8
+            && F >= fast::I_E4M3
+            && F != fast::I_E5M2
+            && (SF || (!fast::SPECS[F].has_inf && !fast::SPECS[F].has_nan))
+        {
+            if let (Some(d), Some(r)) = (D::as_u8_slice_mut(dst), Randoms::of(rnd)) {
+                // SAFETY: this function's features are all that `narrow_rs_avx512` enables.
+                unsafe { narrow_rs_avx512::<F, SF>(src, d, r, k) };
+                continue;
+            }
+        }
         // f32 → f16 stochastic with 13 random bits (in any word), without .relu or .ftz:
         // truncation by the CPU's own conversion, the carry from the 13 bits below.
         if F == fast::I_F16 && M == small::RS && !KN && W == 13 {
@@ -767,6 +783,120 @@ unsafe fn e5m2_rs_avx512(src: &[u32], dst: &mut [u8], rnd: Randoms, k: fast::Kno
         unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), code) };
     }
     rnd.tail::<{ fast::I_E5M2 }, true, 8, u8>(src, dst, whole, k);
+}
+
+/// f32 → e4m3, e2m3, e3m2 or e2m1 with stochastic rounding (8 random bits per element, in
+/// any word) and `.satfinite` (or a format without infinity and NaN), 32 at a time: the
+/// truncated magnitude and the 8 bits below the destination's grid from one floating-point
+/// addition, as `fast.rs`'s `mag_rn` rounds to nearest:
+/// - the magnitude, clamped to the largest finite value (whose result the clamp keeps), plus
+///   an addend, added toward zero (`vaddps` with the rounding in the instruction). The
+///   addend's unit in the last place is 2^-8 of the destination's grid step at the input,
+///   and its significand bits the exponent's offset from the smallest normal one, shifted
+///   left by the mantissa bits and 8: the sum's low 16 bits are then the truncated encoding
+///   times 256 plus the 8 bits below the grid, normal and subnormal results alike, a carry
+///   into the next exponent included. The addend comes from a 32-entry table by the
+///   exponent's low 5 bits (`vpermt2ps`; the exponent raised to the smallest normal one
+///   first: the formats' exponent range is narrower than 32);
+/// - those low halves gathered into 16-bit lanes (`vpermt2w`), the random byte added and
+///   the sum shifted right by 8 (the carry rounds up; the largest finite value, which the
+///   clamp gives, has no bits below the grid, so no code goes past it);
+/// - the sign added where the input is negative, NaN inputs given the format's NaN result.
+///
+/// The tail (under 32 elements) goes through the portable kernel.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn narrow_rs_avx512<const F: usize, const SF: bool>(
+    src: &[u32],
+    dst: &mut [u8],
+    rnd: Randoms,
+    k: fast::Knobs,
+) {
+    use std::arch::x86_64::*;
+    const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+    let sp = fast::SPECS[F];
+    let n = src.len().min(dst.len()).min(rnd.len());
+    let whole = n - n % 32;
+    // Biased f32 exponent of the smallest normal, and the largest finite value's pattern.
+    let e0 = (128 - sp.bias) as u32;
+    let top = fast::value_bits(&sp, sp.max_enc);
+    let mut addends = [0f32; 32];
+    for e in e0..=top >> 23 {
+        let bits = ((e + 23 - sp.man - 8) << 23) | ((e - e0) << (sp.man + 8));
+        addends[(e % 32) as usize] = f32::from_bits(bits);
+    }
+    // SAFETY: `addends` is 32 `f32`s (128 bytes): the two unaligned loads read exactly those.
+    let (a0, a1) = unsafe {
+        (
+            _mm512_loadu_ps(addends.as_ptr()),
+            _mm512_loadu_ps(addends.as_ptr().add(16)),
+        )
+    };
+    // The low half-word of each 32-bit lane of two vectors, in order.
+    let mut low = [0u16; 32];
+    for (i, w) in low.iter_mut().enumerate() {
+        *w = 2 * i as u16;
+    }
+    // SAFETY: `low` is 64 bytes: the unaligned load reads exactly those.
+    let low = unsafe { _mm512_loadu_si512(low.as_ptr().cast()) };
+    let abs_mask = _mm512_set1_epi32(0x7fff_ffff);
+    let infinity = _mm512_set1_epi32(0x7f80_0000);
+    let (top, e0) = (_mm512_set1_epi32(top as i32), _mm512_set1_epi32(e0 as i32));
+    let (zero, byte) = (_mm512_setzero_si512(), _mm512_set1_epi16(0xff));
+    let sign = _mm512_set1_epi16(1 << sp.sign_pos);
+    let nan = _mm512_set1_epi16(sp.nan_full as i16);
+    // The 32 random bytes of elements `i..i + 32`, in 16-bit lanes.
+    let random = |i: usize| -> __m512i {
+        match rnd {
+            Randoms::U8(r) => {
+                // SAFETY: `r[i..i + 32]` is 32 bytes: the unaligned load reads exactly those.
+                _mm512_cvtepu8_epi16(unsafe { _mm256_loadu_si256(r[i..i + 32].as_ptr().cast()) })
+            }
+            Randoms::U16(r) => {
+                // SAFETY: `r[i..i + 32]` is 64 bytes: the unaligned load reads exactly those.
+                let r = unsafe { _mm512_loadu_si512(r[i..i + 32].as_ptr().cast()) };
+                _mm512_and_si512(r, byte)
+            }
+            Randoms::U32(r) => {
+                let p = r[i..i + 32].as_ptr().cast::<__m512i>();
+                // SAFETY: `p` points at 32 `u32`s (128 bytes): the two unaligned loads read
+                // exactly those.
+                let (r0, r1) = unsafe { (_mm512_loadu_si512(p), _mm512_loadu_si512(p.add(1))) };
+                _mm512_and_si512(_mm512_permutex2var_epi16(r0, low, r1), byte)
+            }
+        }
+    };
+    // Per 16 inputs: the sums, and the masks of negative inputs and of NaNs.
+    let sums = |x: __m512i| -> (__m512i, __mmask16, __mmask16) {
+        let a = _mm512_and_si512(x, abs_mask);
+        let c = _mm512_min_epu32(a, top);
+        let e = _mm512_max_epu32(_mm512_srli_epi32::<23>(c), e0);
+        let addend = _mm512_permutex2var_ps(a0, e, a1);
+        let sum = _mm512_add_round_ps::<RZ>(_mm512_castsi512_ps(c), addend);
+        let negative = _mm512_cmplt_epi32_mask(x, zero);
+        let is_nan = _mm512_cmpgt_epi32_mask(a, infinity);
+        (_mm512_castps_si512(sum), negative, is_nan)
+    };
+    for (i, (s, d)) in src[..whole]
+        .chunks_exact(32)
+        .zip(dst[..whole].chunks_exact_mut(32))
+        .enumerate()
+    {
+        let p = s.as_ptr().cast::<__m512i>();
+        // SAFETY: `s` holds 32 `u32`s (128 bytes): the two unaligned loads read exactly those.
+        let (x0, x1) = unsafe { (_mm512_loadu_si512(p), _mm512_loadu_si512(p.add(1))) };
+        let ((y0, neg0, nan0), (y1, neg1, nan1)) = (sums(x0), sums(x1));
+        let scaled = _mm512_permutex2var_epi16(y0, low, y1);
+        // (At most the largest finite code: its value, the clamp's, has no bits below.)
+        let code = _mm512_srli_epi16::<8>(_mm512_add_epi16(scaled, random(32 * i)));
+        let negative = _mm512_kunpackw(u32::from(neg1), u32::from(neg0));
+        let code = _mm512_mask_add_epi16(code, negative, code, sign);
+        let is_nan = _mm512_kunpackw(u32::from(nan1), u32::from(nan0));
+        let code = _mm512_mask_mov_epi16(code, is_nan, nan);
+        // SAFETY: `d` holds 32 bytes: the unaligned store writes exactly those.
+        unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), _mm512_cvtepi16_epi8(code)) };
+    }
+    rnd.tail::<F, SF, 8, u8>(src, dst, whole, k);
 }
 
 /// f32 → f16 with stochastic rounding (13 random bits per element, in half-words, or the

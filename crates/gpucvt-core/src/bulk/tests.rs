@@ -388,6 +388,21 @@ fn every_input_e5m2_rs_satfinite_in_bytes() {
     exhaustive_rs_words::<u8>(E5M2, 8, satfinite());
 }
 
+/// All 2^32 inputs, f32 → e4m3 rs satfinite with 8 random bits in bytes (on AVX-512: one
+/// addition toward zero, as e2m3, e3m2 and e2m1).
+#[test]
+#[ignore]
+fn every_input_e4m3_rs_satfinite_in_bytes() {
+    exhaustive_rs_words::<u8>(E4M3, 8, satfinite());
+}
+
+/// All 2^32 inputs, f32 → e2m1 rs satfinite with 8 random bits in bytes.
+#[test]
+#[ignore]
+fn every_input_e2m1_rs_satfinite_in_bytes() {
+    exhaustive_rs_words::<u8>(E2M1, 8, satfinite());
+}
+
 /// All 2^32 inputs, f32 → f16 rs with 13 random bits in half-words (on AVX-512: `vcvtps2ph`
 /// and the carry from the 13 bits below).
 #[test]
@@ -823,6 +838,12 @@ fn specialised_kernels_agree_on_every_instruction_set() {
     run_all::<I_E2M1, { small::RS }, true, false, 8, u8, u8>(e2m1_rs, i, r);
     let e2m3_rs = c(E2M3, Rounding::stochastic(0, 8), sf);
     run_all::<I_E2M3, { small::RS }, true, false, 8, u8, u8>(e2m3_rs, i, r);
+    run_all::<I_E4M3, { small::RS }, true, false, 8, u8, u16>(e4m3_rs, i, r);
+    run_all::<I_E4M3, { small::RS }, true, false, 8, u8, u32>(e4m3_rs, i, r);
+    let e2m1_rs_plain = c(E2M1, Rounding::stochastic(0, 8), d);
+    run_all::<I_E2M1, { small::RS }, false, false, 8, u8, u32>(e2m1_rs_plain, i, r);
+    let e3m2_rs_sf = c(E3M2, Rounding::stochastic(0, 8), sf);
+    run_all::<I_E3M2, { small::RS }, true, false, 8, u8, u8>(e3m2_rs_sf, i, r);
     let e3m2_rs = c(E3M2, Rounding::stochastic(0, 8), relu_ftz);
     run_all::<I_E3M2, { small::RS }, false, true, 8, u8, u8>(e3m2_rs, i, r);
 }
