@@ -20,9 +20,11 @@
 //!
 //! The other intrinsic kernels build on `vcvtps2ph` and byte permutations (AVX-512 VBMI):
 //! f32 → FP8/FP6/FP4 toward zero through f16 and a table ([`narrow_rz_avx512`]), to nearest
-//! through f16 rounded to odd and two tables ([`narrow_rn_avx512`]), e5m2 stochastic through
-//! f16's bytes ([`e5m2_rs_avx512`]), f16 stochastic with the carry of the 13 bits below
-//! f16's grid ([`f16_rs_avx512`]), and bf16 to nearest through `vcvtneps2bf16`
+//! through f16 rounded to odd and two tables ([`narrow_rn_avx512`]; e5m2, f16's high byte,
+//! without tables: [`e5m2_rn_avx512`]), e5m2 stochastic through f16's bytes
+//! ([`e5m2_rs_avx512`]), the other FP8/FP6/FP4 formats stochastic by one addition toward
+//! zero ([`narrow_rs_avx512`]), f16 stochastic with the carry of the 13 bits below f16's
+//! grid ([`f16_rs_avx512`]), and bf16 to nearest through `vcvtneps2bf16`
 //! ([`bf16_rn_avx512`]). Each is used only where it gives the exact core's results for
 //! every input (the ignored tests run all 2^32), and falls back to the portable kernel for
 //! the other policies and for the tail of a slice.
