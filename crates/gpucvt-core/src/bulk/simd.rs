@@ -712,9 +712,10 @@ impl<'a> Randoms<'a> {
 }
 
 /// f32 → e5m2 with stochastic rounding (8 random bits per element, in bytes, or the low
-/// bytes of half-words or words, gathered by `vpermt2b`) and `.satfinite`, 64 at a time. e5m2 is the top byte of f16 (the same exponent field and
-/// bias, subnormals included), so the 8 bits below e5m2's grid step that stochastic rounding
-/// keeps are exactly f16's low byte at every magnitude: `vcvtps2ph` toward zero gives the
+/// bytes of half-words or words, gathered by `vpermt2b`) and `.satfinite`, 64 at a time.
+/// e5m2 is the top byte of f16 (the same exponent field and bias, subnormals included), so
+/// the 8 bits below e5m2's grid step that stochastic rounding keeps are exactly f16's low
+/// byte at every magnitude: `vcvtps2ph` toward zero gives the
 /// magnitude truncated to them (an f32 beyond f16's range gives f16's largest finite value,
 /// whose e5m2 result with `.satfinite` is e5m2's largest, as the f32's is). The f16s' high
 /// and low bytes are gathered into two vectors (`vpermt2b`), and the rest is done on 64
@@ -935,8 +936,9 @@ unsafe fn narrow_rs_avx512<const F: usize, const SF: bool>(
 }
 
 /// f32 → f16 with stochastic rounding (13 random bits per element, in half-words, or the
-/// low halves of words gathered by `vpermt2w`, or bytes widened), 32 at a time. The result is the magnitude truncated to f16's grid plus the carry out of the 13
-/// bits below the grid step added to the random value:
+/// low halves of words gathered by `vpermt2w`, or bytes widened), 32 at a time. The result
+/// is the magnitude truncated to f16's grid plus the carry out of the 13 bits below the grid
+/// step added to the random value:
 /// - the truncation is `vcvtps2ph` toward zero (with the sign; an f32 beyond f16's range
 ///   gives f16's largest finite value, which with a carry becomes infinity, as in the exact
 ///   core, and infinity stays infinity: its 13 bits are zero);
