@@ -258,6 +258,26 @@ pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool, 
     }
 }
 
+/// The knobs of the element function when it builds `simd.rs`'s tables: no `.relu`, no
+/// `.ftz` (the random width is not read).
+const TABLE_KNOBS: Knobs = Knobs {
+    w: 1,
+    ftz_below: 0,
+    relu: 0,
+};
+
+/// The `f32` bit pattern of the `f16` of bit pattern `h`, by the exact core (f16 → f32 is
+/// exact).
+fn f16_as_f32(h: u32) -> u32 {
+    let widen = crate::Conversion::new(
+        F16,
+        crate::format::F32,
+        crate::Rounding::RN,
+        crate::Policy::default(),
+    );
+    widen.apply(u64::from(h)).bits as u32
+}
+
 /// The table of `simd.rs`'s toward-zero kernel for format `SPECS[F]` (one of the 8-, 6- and
 /// 4-bit formats), with `.satfinite` if `SF`: entry `i` is the result for the `f16` whose bits
 /// 14..7 are `i` (exponent and top three significand bits; the rest zero), positive, with
@@ -270,21 +290,10 @@ pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool, 
 pub(crate) fn rz_table<const F: usize, const SF: bool>() -> Option<[u8; 256]> {
     let sp = const { SPECS[F] };
     let sign = 1u32 << sp.sign_pos;
-    let k = Knobs {
-        w: 1,
-        ftz_below: 0,
-        relu: 0,
-    };
-    // The f16 values as f32 bit patterns, by the exact core (f16 → f32 is exact).
-    let widen = crate::Conversion::new(
-        F16,
-        crate::format::F32,
-        crate::Rounding::RN,
-        crate::Policy::default(),
-    );
+    let k = TABLE_KNOBS;
     let mut t = [0u8; 256];
     for (i, e) in t.iter_mut().enumerate() {
-        let x = widen.apply((i as u64) << 7).bits as u32;
+        let x = f16_as_f32((i as u32) << 7);
         let pos = elem::<F, RZ, SF, false, 0>(x, 0, k);
         let neg = elem::<F, RZ, SF, false, 0>(x | 0x8000_0000, 0, k);
         if pos & sign != 0 || pos > 0xff {
@@ -326,18 +335,7 @@ pub(crate) fn rn_tables<const F: usize, const SF: bool>() -> Option<([u8; 256], 
         return None;
     }
     let sign = 1u32 << sp.sign_pos;
-    let k = Knobs {
-        w: 1,
-        ftz_below: 0,
-        relu: 0,
-    };
-    let widen = crate::Conversion::new(
-        F16,
-        crate::format::F32,
-        crate::Rounding::RN,
-        crate::Policy::default(),
-    );
-    let f32_of = |h: u32| widen.apply(u64::from(h)).bits as u32;
+    let (k, f32_of) = (TABLE_KNOBS, f16_as_f32);
     let (mut base, mut limit) = ([0u8; 256], [0u8; 256]);
     for i in 0..256u32 {
         // Infinity is the only f16 that `vcvtps2ph` gives with bits 14..10 all ones and bit 9

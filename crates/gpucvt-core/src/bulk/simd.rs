@@ -372,6 +372,27 @@ fn vector<T: Plain>(t: &[T], i: usize) -> std::arch::x86_64::__m512i {
     }
 }
 
+/// A 256-entry byte table as four vectors, for [`look_up`].
+#[cfg(target_arch = "x86_64")]
+fn table_vectors(t: &[u8; 256]) -> [std::arch::x86_64::__m512i; 4] {
+    [vector(t, 0), vector(t, 1), vector(t, 2), vector(t, 3)]
+}
+
+/// Entry `idx` of a 256-entry byte table, for 64 indices: two `vpermi2b` (128 entries each)
+/// and a select on the index's top bit.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+#[inline]
+fn look_up(
+    t: &[std::arch::x86_64::__m512i; 4],
+    idx: std::arch::x86_64::__m512i,
+) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    let lo = _mm512_permutex2var_epi8(t[0], idx, t[1]);
+    let hi = _mm512_permutex2var_epi8(t[2], idx, t[3]);
+    _mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), lo, hi)
+}
+
 /// The addends of [`narrow_rs_avx512`] for format `sp`, by the exponent's low 5 bits, as
 /// `f32` bit patterns: for each biased exponent `e` from the smallest normal one's to the
 /// largest finite value's, the `f32` of exponent `e + 23 − mantissa bits − 8` and
@@ -432,15 +453,7 @@ unsafe fn narrow_rn_avx512<const F: usize, const SF: bool>(
     const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
     let n = src.len().min(dst.len());
     let whole = n - n % 64;
-    let part = |t: &[u8; 256], i: usize| vector(t, i);
-    let (base, limit) = tables;
-    let (b0, b1, b2, b3) = (part(base, 0), part(base, 1), part(base, 2), part(base, 3));
-    let (l0, l1, l2, l3) = (
-        part(limit, 0),
-        part(limit, 1),
-        part(limit, 2),
-        part(limit, 3),
-    );
+    let (base, limit) = (table_vectors(&tables.0), table_vectors(&tables.1));
     let (low, high) = (vector(&LOW_BYTES, 0), vector(&HIGH_BYTES, 0));
     let below = _mm512_set1_epi32(0x1fff);
     let last = _mm512_set1_epi32(0x2000);
@@ -471,17 +484,7 @@ unsafe fn narrow_rn_avx512<const F: usize, const SF: bool>(
         let (a, b) = (_mm512_shldi_epi16::<1>(a, a), _mm512_shldi_epi16::<1>(b, b));
         let idx = _mm512_permutex2var_epi8(a, high, b);
         let lo = _mm512_permutex2var_epi8(a, low, b);
-        let top = _mm512_movepi8_mask(idx);
-        let entry = _mm512_mask_blend_epi8(
-            top,
-            _mm512_permutex2var_epi8(b0, idx, b1),
-            _mm512_permutex2var_epi8(b2, idx, b3),
-        );
-        let lim = _mm512_mask_blend_epi8(
-            top,
-            _mm512_permutex2var_epi8(l0, idx, l1),
-            _mm512_permutex2var_epi8(l2, idx, l3),
-        );
+        let (entry, lim) = (look_up(&base, idx), look_up(&limit, idx));
         let up = _mm512_cmpgt_epu8_mask(lo, lim);
         let code = _mm512_mask_add_epi8(entry, up, entry, one);
         // `code & (sign | !sign bit)`, the input's sign moved to the sign bit's place.
@@ -607,8 +610,7 @@ unsafe fn narrow_rz_avx512<const F: usize, const SF: bool>(
     const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
     let n = src.len().min(dst.len());
     let whole = n - n % 64;
-    let part = |i: usize| vector(table, i);
-    let (t0, t1, t2, t3) = (part(0), part(1), part(2), part(3));
+    let table = table_vectors(table);
     let low = vector(&LOW_BYTES, 0);
     let unsigned = _mm512_set1_epi8(!(1u8 << fast::SPECS[F].sign_pos) as i8);
     for (s, d) in src[..whole]
@@ -640,9 +642,7 @@ unsafe fn narrow_rz_avx512<const F: usize, const SF: bool>(
         );
         let idx =
             _mm512_permutex2var_epi8(_mm512_srli_epi16::<7>(a), low, _mm512_srli_epi16::<7>(b));
-        let lo = _mm512_permutex2var_epi8(t0, idx, t1);
-        let hi = _mm512_permutex2var_epi8(t2, idx, t3);
-        let r = _mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), lo, hi);
+        let r = look_up(&table, idx);
         let r = _mm512_mask_blend_epi8(negative, _mm512_and_si512(r, unsigned), r);
         // SAFETY: `d` holds 64 bytes: the unaligned store writes exactly those.
         unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), r) };
