@@ -403,6 +403,20 @@ fn every_input_e2m1_rs_satfinite_in_bytes() {
     exhaustive_rs_words::<u8>(E2M1, 8, satfinite());
 }
 
+/// All 2^32 inputs, f32 → e2m3 rs satfinite with 8 random bits in bytes.
+#[test]
+#[ignore]
+fn every_input_e2m3_rs_satfinite_in_bytes() {
+    exhaustive_rs_words::<u8>(E2M3, 8, satfinite());
+}
+
+/// All 2^32 inputs, f32 → e3m2 rs satfinite with 8 random bits in bytes.
+#[test]
+#[ignore]
+fn every_input_e3m2_rs_satfinite_in_bytes() {
+    exhaustive_rs_words::<u8>(E3M2, 8, satfinite());
+}
+
 /// All 2^32 inputs, f32 → f16 rs with 13 random bits in half-words (on AVX-512: `vcvtps2ph`
 /// and the carry from the 13 bits below).
 #[test]
@@ -1043,4 +1057,20 @@ fn e5m2_rn_below_f16_normals() {
             );
         }
     }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn stochastic_kernel_gives_nan_results_by_the_clamp() {
+    // The AVX-512 stochastic kernel of e4m3, e2m3, e3m2 and e2m1 (`simd.rs`) gives NaN inputs
+    // their result through the clamp: e4m3's NaN is the code above its largest finite one,
+    // the others' is their largest finite code; e5m2 and f16, with infinities, do not fit.
+    use super::fast::*;
+    use super::simd::nan_by_clamp;
+    assert_eq!(nan_by_clamp(&SPECS[I_E4M3]), Some(true));
+    for f in [I_E2M3, I_E3M2, I_E2M1] {
+        assert_eq!(nan_by_clamp(&SPECS[f]), Some(false), "format {f}");
+    }
+    assert_eq!(nan_by_clamp(&SPECS[I_E5M2]), None);
+    assert_eq!(nan_by_clamp(&SPECS[I_F16]), None);
 }
