@@ -866,10 +866,62 @@ unsafe fn narrow_rs_avx512<const F: usize, const SF: bool>(
     k: fast::Knobs,
 ) {
     use std::arch::x86_64::*;
-    const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
-    let sp = fast::SPECS[F];
     let n = src.len().min(dst.len()).min(rnd.len());
     let whole = n - n % 64;
+    let (s, d) = (&src[..whole], &mut dst[..whole]);
+    let low = vector(&LOW_HALVES, 0);
+    let byte = _mm512_set1_epi16(0xff);
+    // One loop per word of the random values (no choice per group): each widens or gathers
+    // the 64 random bytes of a group into two vectors of 16-bit lanes.
+    match rnd {
+        Randoms::U8(r) => narrow_rs_groups::<F, SF, u8>(s, d, &r[..whole], |r| {
+            let p = r.as_ptr().cast::<__m256i>();
+            // SAFETY: `r` holds 64 bytes: the two unaligned loads read exactly those.
+            let (r0, r1) = unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) };
+            (_mm512_cvtepu8_epi16(r0), _mm512_cvtepu8_epi16(r1))
+        }),
+        Randoms::U16(r) => narrow_rs_groups::<F, SF, u16>(s, d, &r[..whole], |r| {
+            let p = r.as_ptr().cast::<__m512i>();
+            // SAFETY: `r` holds 64 `u16`s (128 bytes): the two unaligned loads read exactly
+            // those.
+            let (r0, r1) = unsafe { (_mm512_loadu_si512(p), _mm512_loadu_si512(p.add(1))) };
+            (_mm512_and_si512(r0, byte), _mm512_and_si512(r1, byte))
+        }),
+        Randoms::U32(r) => narrow_rs_groups::<F, SF, u32>(s, d, &r[..whole], |r| {
+            let p = r.as_ptr().cast::<__m512i>();
+            // SAFETY: `r` holds 64 `u32`s (256 bytes): the four unaligned loads read exactly
+            // those.
+            let (r0, r1, r2, r3) = unsafe {
+                (
+                    _mm512_loadu_si512(p),
+                    _mm512_loadu_si512(p.add(1)),
+                    _mm512_loadu_si512(p.add(2)),
+                    _mm512_loadu_si512(p.add(3)),
+                )
+            };
+            (
+                _mm512_and_si512(_mm512_permutex2var_epi16(r0, low, r1), byte),
+                _mm512_and_si512(_mm512_permutex2var_epi16(r2, low, r3), byte),
+            )
+        }),
+    }
+    rnd.tail::<F, SF, 8, u8>(src, dst, whole, k);
+}
+
+/// The groups of 64 of [`narrow_rs_avx512`] (`src`, `dst` and `rnd` of a multiple of 64
+/// elements), `random` giving a group's random bytes in two vectors of 16-bit lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
+#[inline]
+fn narrow_rs_groups<const F: usize, const SF: bool, R>(
+    src: &[u32],
+    dst: &mut [u8],
+    rnd: &[R],
+    random: impl Fn(&[R]) -> (std::arch::x86_64::__m512i, std::arch::x86_64::__m512i),
+) {
+    use std::arch::x86_64::*;
+    const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+    let sp = fast::SPECS[F];
     // Biased f32 exponent of the smallest normal, and the largest finite value's pattern.
     let e0 = (128 - sp.bias) as u32;
     let top = fast::value_bits(&sp, sp.max_enc);
@@ -877,32 +929,11 @@ unsafe fn narrow_rs_avx512<const F: usize, const SF: bool>(
     let a0 = _mm512_castsi512_ps(vector(&addends, 0));
     let a1 = _mm512_castsi512_ps(vector(&addends, 1));
     let low = vector(&LOW_HALVES, 0);
+    let high_bytes = vector(&HIGH_BYTES, 0);
     let abs_mask = _mm512_set1_epi32(0x7fff_ffff);
     let infinity = _mm512_set1_epi32(0x7f80_0000);
     let (top, e0) = (_mm512_set1_epi32(top as i32), _mm512_set1_epi32(e0 as i32));
-    let byte = _mm512_set1_epi16(0xff);
     let sign = _mm512_set1_epi8((1u8 << sp.sign_pos) as i8);
-    // The 32 random bytes of elements `i..i + 32`, in 16-bit lanes.
-    let random = |i: usize| -> __m512i {
-        match rnd {
-            Randoms::U8(r) => {
-                // SAFETY: `r[i..i + 32]` is 32 bytes: the unaligned load reads exactly those.
-                _mm512_cvtepu8_epi16(unsafe { _mm256_loadu_si256(r[i..i + 32].as_ptr().cast()) })
-            }
-            Randoms::U16(r) => {
-                // SAFETY: `r[i..i + 32]` is 64 bytes: the unaligned load reads exactly those.
-                let r = unsafe { _mm512_loadu_si512(r[i..i + 32].as_ptr().cast()) };
-                _mm512_and_si512(r, byte)
-            }
-            Randoms::U32(r) => {
-                let p = r[i..i + 32].as_ptr().cast::<__m512i>();
-                // SAFETY: `p` points at 32 `u32`s (128 bytes): the two unaligned loads read
-                // exactly those.
-                let (r0, r1) = unsafe { (_mm512_loadu_si512(p), _mm512_loadu_si512(p.add(1))) };
-                _mm512_and_si512(_mm512_permutex2var_epi16(r0, low, r1), byte)
-            }
-        }
-    };
     // NaN inputs get their result from the clamp ([`nan_by_clamp`]), or from a select of
     // the value of the code above the largest finite one.
     let nan_above = const { matches!(nan_by_clamp(&fast::SPECS[F]), Some(true)) };
@@ -924,11 +955,10 @@ unsafe fn narrow_rs_avx512<const F: usize, const SF: bool>(
         let negative = _mm512_cmple_epi32_mask(x, minus_infinity);
         (_mm512_castps_si512(sum), negative)
     };
-    let high_bytes = vector(&HIGH_BYTES, 0);
-    for (i, (s, d)) in src[..whole]
+    for ((s, d), r) in src
         .chunks_exact(64)
-        .zip(dst[..whole].chunks_exact_mut(64))
-        .enumerate()
+        .zip(dst.chunks_exact_mut(64))
+        .zip(rnd.chunks_exact(64))
     {
         let p = s.as_ptr().cast::<__m512i>();
         // SAFETY: `s` holds 64 `u32`s (256 bytes): the four unaligned loads read exactly
@@ -945,10 +975,11 @@ unsafe fn narrow_rs_avx512<const F: usize, const SF: bool>(
         let ((y2, neg2), (y3, neg3)) = (sums(x2), sums(x3));
         let scaled01 = _mm512_permutex2var_epi16(y0, low, y1);
         let scaled23 = _mm512_permutex2var_epi16(y2, low, y3);
-        // (At most the largest finite code: its value, the clamp's, has no bits below.)
-        // The codes are the sums' high bytes.
-        let sum01 = _mm512_add_epi16(scaled01, random(64 * i));
-        let sum23 = _mm512_add_epi16(scaled23, random(64 * i + 32));
+        // The codes are the sums' high bytes (at most the largest finite code: its value,
+        // the clamp's, has no bits below the grid).
+        let (r01, r23) = random(r);
+        let sum01 = _mm512_add_epi16(scaled01, r01);
+        let sum23 = _mm512_add_epi16(scaled23, r23);
         let codes = _mm512_permutex2var_epi8(sum01, high_bytes, sum23);
         let negative = _mm512_kunpackd(
             u64::from(_mm512_kunpackw(u32::from(neg3), u32::from(neg2))),
@@ -958,7 +989,6 @@ unsafe fn narrow_rs_avx512<const F: usize, const SF: bool>(
         // SAFETY: `d` holds 64 bytes: the unaligned store writes exactly those.
         unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), codes) };
     }
-    rnd.tail::<F, SF, 8, u8>(src, dst, whole, k);
 }
 
 /// f32 → f16 with stochastic rounding (13 random bits per element, in half-words, or the
