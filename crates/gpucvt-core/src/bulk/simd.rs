@@ -334,6 +334,18 @@ const HIGH_BYTES: [u8; 64] = byte_indices(2, 64, 1);
 /// bytes 0..31: a select takes each half from another pair of vectors).
 #[cfg(target_arch = "x86_64")]
 const LOW_BYTES_OF_WORDS: [u8; 64] = byte_indices(4, 32, 0);
+/// The low byte of each 32-bit lane of two vectors, in order, at the even bytes (the low
+/// bytes of 16-bit lanes; a zeroing mask clears the odd ones).
+#[cfg(target_arch = "x86_64")]
+const LOW_BYTES_OF_WORDS_IN_HALVES: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut i = 0;
+    while i < 64 {
+        t[i] = (4 * (i / 2)) as u8;
+        i += 1;
+    }
+    t
+};
 /// The low half-word of each 32-bit lane of two vectors, in order.
 #[cfg(target_arch = "x86_64")]
 const LOW_HALVES: [u16; 32] = {
@@ -869,7 +881,7 @@ unsafe fn narrow_rs_avx512<const F: usize, const SF: bool>(
     let n = src.len().min(dst.len()).min(rnd.len());
     let whole = n - n % 64;
     let (s, d) = (&src[..whole], &mut dst[..whole]);
-    let low = vector(&LOW_HALVES, 0);
+    let low_bytes = vector(&LOW_BYTES_OF_WORDS_IN_HALVES, 0);
     let byte = _mm512_set1_epi16(0xff);
     // One loop per word of the random values (no choice per group): each widens or gathers
     // the 64 random bytes of a group into two vectors of 16-bit lanes.
@@ -899,9 +911,11 @@ unsafe fn narrow_rs_avx512<const F: usize, const SF: bool>(
                     _mm512_loadu_si512(p.add(3)),
                 )
             };
+            // The words' low bytes, zero-extended: `vpermt2b` with the odd bytes zeroed.
+            let even = 0x5555_5555_5555_5555;
             (
-                _mm512_and_si512(_mm512_permutex2var_epi16(r0, low, r1), byte),
-                _mm512_and_si512(_mm512_permutex2var_epi16(r2, low, r3), byte),
+                _mm512_maskz_permutex2var_epi8(even, r0, low_bytes, r1),
+                _mm512_maskz_permutex2var_epi8(even, r2, low_bytes, r3),
             )
         }),
     }
