@@ -8,7 +8,7 @@
 //!   for f16 (for stochastic rounding too, with the carry from the 13 bits below f16's grid;
 //!   and, through f16 and 256-entry tables of `vpermi2b` lookups, for the FP8/FP6/FP4 formats
 //!   toward zero, and to nearest from f16 rounded to odd; through f16's top byte for e5m2
-//!   with stochastic rounding) and `vcvtneps2bf16` for bf16 to nearest; the other FP8/FP6/FP4
+//!   with stochastic rounding) and `vcvtne2ps2bf16` for bf16 to nearest; the other FP8/FP6/FP4
 //!   stochastic roundings by one addition toward zero (the only `unsafe` of the crate is that
 //!   dispatch and those kernels, in `simd.rs`). The conversions PTX
 //!   has — `f16`/`bf16` in `rn rz rm rp rs`, `tf32` in `rna rn rz`, the FP8/FP6/FP4 formats

@@ -24,7 +24,7 @@
 //! without tables: [`e5m2_rn_avx512`]), e5m2 stochastic through f16's bytes
 //! ([`e5m2_rs_avx512`]), the other FP8/FP6/FP4 formats stochastic by one addition toward
 //! zero ([`narrow_rs_avx512`]), f16 stochastic with the carry of the 13 bits below f16's
-//! grid ([`f16_rs_avx512`]), and bf16 to nearest through `vcvtneps2bf16`
+//! grid ([`f16_rs_avx512`]), and bf16 to nearest through `vcvtne2ps2bf16`
 //! ([`bf16_rn_avx512`]). Each is used only where it gives the exact core's results for
 //! every input (the ignored tests run all 2^32), and falls back to the portable kernel for
 //! the other policies and for the tail of a slice.
