@@ -1100,45 +1100,6 @@ unsafe fn f16_rs_avx512<const SF: bool>(
     rnd.tail::<{ fast::I_F16 }, SF, 13, u16>(src, dst, whole, k);
 }
 
-/// The loop of [`f16_avx512`]: for format index `$f`, direction
-/// `$m`, sixteen `f32`s at a time, `$x` loaded and converted by `$convert` into sixteen
-/// 16-bit codes (`None`: the group goes through the portable kernel instead), NaN lanes
-/// given the format's canonical NaN by a masked move (the instructions keep the sign and
-/// the top of the payload); the tail (under 16 elements) through the portable kernel.
-#[cfg(target_arch = "x86_64")]
-macro_rules! sixteen_halves {
-    ($f:expr, $m:expr, $src:expr, $dst:expr, $k:expr, |$x:ident| $convert:expr) => {{
-        use std::arch::x86_64::*;
-        let (src, dst, k): (&[u32], &mut [u16], fast::Knobs) = ($src, $dst, $k);
-        let n = src.len().min(dst.len());
-        let whole = n - n % 16;
-        let nan = _mm256_set1_epi16(fast::SPECS[$f].nan_full as u16 as i16);
-        for (s, d) in src[..whole]
-            .chunks_exact(16)
-            .zip(dst[..whole].chunks_exact_mut(16))
-        {
-            // SAFETY: `s` holds 16 `u32`s (64 bytes): the unaligned load reads exactly those.
-            let $x = unsafe { _mm512_loadu_ps(s.as_ptr().cast::<f32>()) };
-            let converted: Option<__m256i> = $convert;
-            let Some(h) = converted else {
-                fast::run::<{ $f }, { $m }, false, false, 0, u16, u32>(s, d, &[], k);
-                continue;
-            };
-            let unordered = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>($x, $x);
-            let h = _mm256_mask_mov_epi16(h, unordered, nan);
-            // SAFETY: `d` holds 16 `u16`s (32 bytes): the unaligned store writes exactly
-            // those.
-            unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), h) };
-        }
-        fast::run::<{ $f }, { $m }, false, false, 0, u16, u32>(
-            &src[whole..n],
-            &mut dst[whole..n],
-            &[],
-            k,
-        );
-    }};
-}
-
 /// f32 → bf16 rounding to nearest even, 32 at a time with `vcvtne2ps2bf16` (AVX-512 BF16),
 /// which converts two vectors into one. The instruction rounds normal numbers and
 /// infinities as IEEE 754 does (overflow to infinity included), which is what the exact
@@ -1197,14 +1158,35 @@ unsafe fn bf16_rn_avx512(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 unsafe fn f16_avx512<const M: u8>(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
-    sixteen_halves!(fast::I_F16, M, src, dst, k, |x| Some(match M {
-        small::RN => {
-            _mm512_cvt_roundps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x)
-        }
-        small::RZ => _mm512_cvt_roundps_ph::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(x),
-        small::RM => _mm512_cvt_roundps_ph::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(x),
-        _ => _mm512_cvt_roundps_ph::<{ _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC }>(x),
-    }))
+    use std::arch::x86_64::*;
+    let n = src.len().min(dst.len());
+    let whole = n - n % 16;
+    let nan = _mm256_set1_epi16(fast::SPECS[fast::I_F16].nan_full as u16 as i16);
+    for (s, d) in src[..whole]
+        .chunks_exact(16)
+        .zip(dst[..whole].chunks_exact_mut(16))
+    {
+        // SAFETY: `s` holds 16 `u32`s (64 bytes): the unaligned load reads exactly those.
+        let x = unsafe { _mm512_loadu_ps(s.as_ptr().cast::<f32>()) };
+        let h = match M {
+            small::RN => {
+                _mm512_cvt_roundps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x)
+            }
+            small::RZ => _mm512_cvt_roundps_ph::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(x),
+            small::RM => _mm512_cvt_roundps_ph::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(x),
+            _ => _mm512_cvt_roundps_ph::<{ _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC }>(x),
+        };
+        let unordered = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
+        let h = _mm256_mask_mov_epi16(h, unordered, nan);
+        // SAFETY: `d` holds 16 `u16`s (32 bytes): the unaligned store writes exactly those.
+        unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), h) };
+    }
+    fast::run::<{ fast::I_F16 }, M, false, false, 0, u16, u32>(
+        &src[whole..n],
+        &mut dst[whole..n],
+        &[],
+        k,
+    );
 }
 
 /// Widens random values to `u32` (the low 32 bits), compiled for the best instruction set.
