@@ -221,6 +221,9 @@ proptest! {
                 Q::zero()
             };
             if x < lo || x > d.max { return Ok(()); }
+            // The integral roundings' neighbours are integers, which must be in range too
+            // (s2f6's largest value, 1.984375, has 2 above it on that grid).
+            if integral && (x.floor() < lo || x.ceil() > d.max) { return Ok(()); }
         } else {
             if *neg && !signed(&dst) { return Ok(()); }
             if d.inf_bits.is_none() && mag > d.max { return Ok(()); }
