@@ -391,6 +391,48 @@ fn table_vectors(t: &[u8; 256]) -> [std::arch::x86_64::__m512i; 4] {
     [vector(t, 0), vector(t, 1), vector(t, 2), vector(t, 3)]
 }
 
+/// The 64 `u32`s of `s` (at least that many), as four vectors.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn group(s: &[u32]) -> [std::arch::x86_64::__m512i; 4] {
+    let p = s[..64].as_ptr().cast::<std::arch::x86_64::__m512i>();
+    // SAFETY: `s[..64]` is 256 bytes: the four unaligned loads read exactly those. The
+    // callers all have AVX-512 F, and this is inlined into them.
+    unsafe {
+        use std::arch::x86_64::_mm512_loadu_si512 as load;
+        [load(p), load(p.add(1)), load(p.add(2)), load(p.add(3))]
+    }
+}
+
+/// The 64 `f32`s of `x` converted toward zero into f16 (`vcvtps2ph`), as two vectors of 32
+/// halves in order. With `ODD`, rounded to odd: bit 13 of each f32 (f16's last bit) is set
+/// first where one of the 13 bits below it is (`x | ((x + 0x1fff) & 0x2000)`); where f16 is
+/// normal, its last bit is then set exactly where the conversion is inexact (an OR never
+/// carries: the truncation is the f32's). Below 2^-14 bit 13 is under f16's grid and the
+/// sticky bit may be missing (the callers say why that does not matter to them).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn f16_halves<const ODD: bool>(
+    x: [std::arch::x86_64::__m512i; 4],
+) -> (std::arch::x86_64::__m512i, std::arch::x86_64::__m512i) {
+    use std::arch::x86_64::*;
+    const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+    let (below, last) = (_mm512_set1_epi32(0x1fff), _mm512_set1_epi32(0x2000));
+    let f16 = |x: __m512i| -> __m256i {
+        let x = if ODD {
+            _mm512_ternarylogic_epi32::<0xf8>(x, _mm512_add_epi32(x, below), last)
+        } else {
+            x
+        };
+        _mm512_cvt_roundps_ph::<RZ>(_mm512_castsi512_ps(x))
+    };
+    let pair = |lo: __m512i, hi: __m512i| {
+        _mm512_inserti64x4::<1>(_mm512_castsi256_si512(f16(lo)), f16(hi))
+    };
+    (pair(x[0], x[1]), pair(x[2], x[3]))
+}
+
 /// Entry `idx` of a 256-entry byte table, for 64 indices: two `vpermi2b` (128 entries each)
 /// and a select on the index's top bit.
 #[cfg(target_arch = "x86_64")]
@@ -454,12 +496,8 @@ fn rn_tables<const F: usize, const SF: bool>() -> Option<&'static ([u8; 256], [u
 
 /// f32 → e4m3, e2m3, e3m2 or e2m1 rounding to nearest even, 64 at a time, through f16 and
 /// two tables (`fast::rn_tables`):
-/// - round to odd into f16: bit 13 of the f32 (f16's last bit) is set where one of the 13
-///   bits below it is (`x | ((x + 0x1fff) & 0x2000)`), then `vcvtps2ph` converts toward
-///   zero. Where f16 is normal, this sets its bit 0 exactly where the conversion is
-///   inexact (an OR never carries: the truncation is the f32's); below 2^-14 bit 13 is
-///   under f16's grid and the sticky bit may be missing, but these formats round all of
-///   that range to zero, as they do the f32;
+/// - round to odd into f16 ([`f16_halves`]); below 2^-14, where its sticky bit may be
+///   missing, these formats round everything to zero, as they do the f32;
 /// - each f16 rotated left by one bit (`vpshldw`): its high byte is then bits 14..7, the
 ///   index, and its low byte bits 6..0 above the sign, both gathered into 64 bytes
 ///   (`vpermt2b`);
@@ -478,37 +516,18 @@ unsafe fn narrow_rn_avx512<const F: usize, const SF: bool>(
     k: fast::Knobs,
 ) {
     use std::arch::x86_64::*;
-    const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
     let n = src.len().min(dst.len());
     let whole = n - n % 64;
     let (base, limit) = (table_vectors(&tables.0), table_vectors(&tables.1));
     let (low, high) = (vector(&LOW_BYTES, 0), vector(&HIGH_BYTES, 0));
-    let below = _mm512_set1_epi32(0x1fff);
-    let last = _mm512_set1_epi32(0x2000);
     let one = _mm512_set1_epi8(1);
     let sign_pos = _mm_set_epi64x(0, i64::from(fast::SPECS[F].sign_pos));
     let unsigned = _mm512_set1_epi8(!(1u8 << fast::SPECS[F].sign_pos) as i8);
-    let to_odd_f16 = |x: __m512i| -> __m256i {
-        let x = _mm512_ternarylogic_epi32::<0xf8>(x, _mm512_add_epi32(x, below), last);
-        _mm512_cvt_roundps_ph::<RZ>(_mm512_castsi512_ps(x))
-    };
     for (s, d) in src[..whole]
         .chunks_exact(64)
         .zip(dst[..whole].chunks_exact_mut(64))
     {
-        let p = s.as_ptr().cast::<__m512i>();
-        // SAFETY: `s` holds 64 `u32`s (256 bytes): the four unaligned loads read exactly
-        // those.
-        let (x0, x1, x2, x3) = unsafe {
-            (
-                _mm512_loadu_si512(p),
-                _mm512_loadu_si512(p.add(1)),
-                _mm512_loadu_si512(p.add(2)),
-                _mm512_loadu_si512(p.add(3)),
-            )
-        };
-        let a = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(to_odd_f16(x0)), to_odd_f16(x1));
-        let b = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(to_odd_f16(x2)), to_odd_f16(x3));
+        let (a, b) = f16_halves::<true>(group(s));
         let (a, b) = (_mm512_shldi_epi16::<1>(a, a), _mm512_shldi_epi16::<1>(b, b));
         let idx = _mm512_permutex2var_epi8(a, high, b);
         let lo = _mm512_permutex2var_epi8(a, low, b);
@@ -532,10 +551,8 @@ unsafe fn narrow_rn_avx512<const F: usize, const SF: bool>(
 /// f32 → e5m2 rounding to nearest even, 64 at a time. e5m2 is the top byte of f16 (the same
 /// exponent field and bias, subnormals included), so rounding to nearest into e5m2 reads
 /// the f16's high byte and, below e5m2's grid, its low byte:
-/// - round to odd into f16 as in [`narrow_rn_avx512`]: bit 13 of the f32 set where one of
-///   the 13 bits below it is, then `vcvtps2ph` toward zero. Where f16 is normal this sets
-///   its bit 0 exactly where the conversion is inexact, and round to odd then to nearest is
-///   rounding to nearest once;
+/// - round to odd into f16 ([`f16_halves`]); where f16 is normal, round to odd then to
+///   nearest is rounding to nearest once;
 /// - the high and low bytes gathered into 64 bytes each (`vpermt2b`); the magnitude goes up
 ///   one where the low byte plus the high byte's last bit (saturating) is above 0x80: above
 ///   the midpoint, or at it with an odd high byte;
@@ -553,13 +570,10 @@ unsafe fn narrow_rn_avx512<const F: usize, const SF: bool>(
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
 unsafe fn e5m2_rn_avx512<const SF: bool>(src: &[u32], dst: &mut [u8], k: fast::Knobs) {
     use std::arch::x86_64::*;
-    const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
     let sp = fast::SPECS[fast::I_E5M2];
     let n = src.len().min(dst.len());
     let whole = n - n % 64;
     let (low, high) = (vector(&LOW_BYTES, 0), vector(&HIGH_BYTES, 0));
-    let below = _mm512_set1_epi32(0x1fff);
-    let last = _mm512_set1_epi32(0x2000);
     let one = _mm512_set1_epi8(1);
     let midpoint = _mm512_set1_epi8(0x80u8 as i8);
     let magnitude = _mm512_set1_epi8(0x7f);
@@ -568,27 +582,11 @@ unsafe fn e5m2_rn_avx512<const SF: bool>(src: &[u32], dst: &mut [u8], k: fast::K
     let infinity = _mm512_set1_epi8(sp.inf_enc as i8);
     let largest = _mm512_set1_epi8(sp.max_enc as i8);
     let nan = _mm512_set1_epi8(sp.nan_full as i8);
-    let to_odd_f16 = |x: __m512i| -> __m256i {
-        let x = _mm512_ternarylogic_epi32::<0xf8>(x, _mm512_add_epi32(x, below), last);
-        _mm512_cvt_roundps_ph::<RZ>(_mm512_castsi512_ps(x))
-    };
     for (s, d) in src[..whole]
         .chunks_exact(64)
         .zip(dst[..whole].chunks_exact_mut(64))
     {
-        let p = s.as_ptr().cast::<__m512i>();
-        // SAFETY: `s` holds 64 `u32`s (256 bytes): the four unaligned loads read exactly
-        // those.
-        let (x0, x1, x2, x3) = unsafe {
-            (
-                _mm512_loadu_si512(p),
-                _mm512_loadu_si512(p.add(1)),
-                _mm512_loadu_si512(p.add(2)),
-                _mm512_loadu_si512(p.add(3)),
-            )
-        };
-        let a = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(to_odd_f16(x0)), to_odd_f16(x1));
-        let b = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(to_odd_f16(x2)), to_odd_f16(x3));
+        let (a, b) = f16_halves::<true>(group(s));
         let hi = _mm512_permutex2var_epi8(a, high, b);
         let lo = _mm512_permutex2var_epi8(a, low, b);
         let mag = _mm512_and_si512(hi, magnitude);
@@ -635,7 +633,6 @@ unsafe fn narrow_rz_avx512<const F: usize, const SF: bool>(
     k: fast::Knobs,
 ) {
     use std::arch::x86_64::*;
-    const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
     let n = src.len().min(dst.len());
     let whole = n - n % 64;
     let table = table_vectors(table);
@@ -645,25 +642,7 @@ unsafe fn narrow_rz_avx512<const F: usize, const SF: bool>(
         .chunks_exact(64)
         .zip(dst[..whole].chunks_exact_mut(64))
     {
-        let p = s.as_ptr().cast::<f32>();
-        // SAFETY: `s` holds 64 `u32`s (256 bytes): the four unaligned loads read exactly
-        // those.
-        let (x0, x1, x2, x3) = unsafe {
-            (
-                _mm512_loadu_ps(p),
-                _mm512_loadu_ps(p.add(16)),
-                _mm512_loadu_ps(p.add(32)),
-                _mm512_loadu_ps(p.add(48)),
-            )
-        };
-        let a = _mm512_inserti64x4::<1>(
-            _mm512_castsi256_si512(_mm512_cvt_roundps_ph::<RZ>(x0)),
-            _mm512_cvt_roundps_ph::<RZ>(x1),
-        );
-        let b = _mm512_inserti64x4::<1>(
-            _mm512_castsi256_si512(_mm512_cvt_roundps_ph::<RZ>(x2)),
-            _mm512_cvt_roundps_ph::<RZ>(x3),
-        );
+        let (a, b) = f16_halves::<false>(group(s));
         let negative = _mm512_kunpackd(
             u64::from(_mm512_movepi16_mask(b)),
             u64::from(_mm512_movepi16_mask(a)),
@@ -757,7 +736,6 @@ impl<'a> Randoms<'a> {
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
 unsafe fn e5m2_rs_avx512(src: &[u32], dst: &mut [u8], rnd: Randoms, k: fast::Knobs) {
     use std::arch::x86_64::*;
-    const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
     let sp = fast::SPECS[fast::I_E5M2];
     let n = src.len().min(dst.len()).min(rnd.len());
     let whole = n - n % 64;
@@ -808,25 +786,8 @@ unsafe fn e5m2_rs_avx512(src: &[u32], dst: &mut [u8], rnd: Randoms, k: fast::Kno
         .zip(dst[..whole].chunks_exact_mut(64))
         .enumerate()
     {
-        let p = s.as_ptr().cast::<f32>();
-        // SAFETY: `s` holds 64 `u32`s (256 bytes): the unaligned loads read exactly those.
-        let (x0, x1, x2, x3) = unsafe {
-            (
-                _mm512_loadu_ps(p),
-                _mm512_loadu_ps(p.add(16)),
-                _mm512_loadu_ps(p.add(32)),
-                _mm512_loadu_ps(p.add(48)),
-            )
-        };
         let r = random(64 * i);
-        let a = _mm512_inserti64x4::<1>(
-            _mm512_castsi256_si512(_mm512_cvt_roundps_ph::<RZ>(x0)),
-            _mm512_cvt_roundps_ph::<RZ>(x1),
-        );
-        let b = _mm512_inserti64x4::<1>(
-            _mm512_castsi256_si512(_mm512_cvt_roundps_ph::<RZ>(x2)),
-            _mm512_cvt_roundps_ph::<RZ>(x3),
-        );
+        let (a, b) = f16_halves::<false>(group(s));
         let hi = _mm512_permutex2var_epi8(a, high, b);
         let lo = _mm512_permutex2var_epi8(a, low, b);
         // The low byte plus the random byte carries where the sum wraps below the low byte.
@@ -974,17 +935,7 @@ fn narrow_rs_groups<const F: usize, const SF: bool, R>(
         .zip(dst.chunks_exact_mut(64))
         .zip(rnd.chunks_exact(64))
     {
-        let p = s.as_ptr().cast::<__m512i>();
-        // SAFETY: `s` holds 64 `u32`s (256 bytes): the four unaligned loads read exactly
-        // those.
-        let (x0, x1, x2, x3) = unsafe {
-            (
-                _mm512_loadu_si512(p),
-                _mm512_loadu_si512(p.add(1)),
-                _mm512_loadu_si512(p.add(2)),
-                _mm512_loadu_si512(p.add(3)),
-            )
-        };
+        let [x0, x1, x2, x3] = group(s);
         let ((y0, neg0), (y1, neg1)) = (sums(x0), sums(x1));
         let ((y2, neg2), (y3, neg3)) = (sums(x2), sums(x3));
         let scaled01 = _mm512_permutex2var_epi16(y0, low, y1);

@@ -19,7 +19,7 @@ pub type ApplyFn = fn(&Conversion, u64) -> Outcome;
 /// width stays the conversion's). See [`Conversion::compiled_bits`].
 pub type BitsFn = fn(&Conversion, &[u64], Option<&[u64]>, &mut [u64]);
 
-/// The stochastic loop of [`bits_loop`]: element `i` rounded with `random[i]` at the
+/// The stochastic loop of `bits_loop!`: element `i` rounded with `random[i]` at the
 /// width `$width` (a constant where the caller passes a literal).
 macro_rules! stochastic_loop {
     ($c:expr, $src_fmt:expr, $dst_fmt:expr, $src:expr, $random:expr, $out:expr, $width:expr) => {
