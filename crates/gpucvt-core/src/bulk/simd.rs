@@ -163,8 +163,40 @@ unsafe fn fast_avx2<
     k: fast::Knobs,
 ) {
     for r in super::streams_for::<u32, D>(src.len().min(dst.len())) {
-        let rnd = rnd.get(r.clone()).unwrap_or(&[]);
-        fast::run::<F, M, SF, KN, W, D, R>(&src[r.clone()], &mut dst[r], rnd, k);
+        let (src, dst) = (&src[r.clone()], &mut dst[r.clone()]);
+        let rnd = rnd.get(r).unwrap_or(&[]);
+        // f32 → f16 in the IEEE directions, without .satfinite, .relu or .ftz, where the CPU
+        // has F16C: its own conversion.
+        if F == fast::I_F16
+            && !SF
+            && !KN
+            && matches!(M, small::RN | small::RZ | small::RM | small::RP)
+            && is_x86_feature_detected!("f16c")
+        {
+            if let Some(d) = D::as_u16_slice_mut(dst) {
+                // SAFETY: this function's feature and the one just checked are all that
+                // `f16_avx2` enables.
+                unsafe { f16_avx2::<M>(src, d, k) };
+                continue;
+            }
+        }
+        // f32 → FP8/FP6/FP4 to nearest, toward zero or stochastic with 8 random bits,
+        // without .relu or .ftz: one addition per element gives the code.
+        if !KN
+            && (M == small::RN || M == small::RZ || (M == small::RS && W == 8))
+            && const { sum_avx2_applies(F, M, SF) }
+        {
+            if let Some(d) = D::as_u8_slice_mut(dst) {
+                let r = Randoms::of(rnd);
+                if M != small::RS || r.is_some() {
+                    let r = if M == small::RS { r } else { None };
+                    // SAFETY: this function's feature is all that `narrow_sum_avx2` enables.
+                    unsafe { narrow_sum_avx2::<F, M, SF>(src, d, r, k) };
+                    continue;
+                }
+            }
+        }
+        fast::run::<F, M, SF, KN, W, D, R>(src, dst, rnd, k);
     }
 }
 
@@ -1138,6 +1170,222 @@ unsafe fn f16_avx512<const M: u8>(src: &[u32], dst: &mut [u16], k: fast::Knobs) 
         &[],
         k,
     );
+}
+
+/// f32 → f16 rounding in direction `M` (rn, rz, rm or rp) on AVX2 with F16C, sixteen at a
+/// time: two `vcvtps2ph` (the rounding given in the instruction), as [`f16_avx512`] does,
+/// and the canonical NaN put in place by a byte select where a result's magnitude is above
+/// infinity's. The tail (under 16 elements) goes through the portable kernel.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn f16_avx2<const M: u8>(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
+    use std::arch::x86_64::*;
+    let n = src.len().min(dst.len());
+    let whole = n - n % 16;
+    let nan = _mm256_set1_epi16(fast::SPECS[fast::I_F16].nan_full as u16 as i16);
+    let magnitude = _mm256_set1_epi16(0x7fff);
+    let infinity = _mm256_set1_epi16(0x7c00);
+    let half = |x: __m256| -> __m128i {
+        match M {
+            small::RN => _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(x),
+            small::RZ => _mm256_cvtps_ph::<_MM_FROUND_TO_ZERO>(x),
+            small::RM => _mm256_cvtps_ph::<_MM_FROUND_TO_NEG_INF>(x),
+            _ => _mm256_cvtps_ph::<_MM_FROUND_TO_POS_INF>(x),
+        }
+    };
+    for (s, d) in src[..whole]
+        .chunks_exact(16)
+        .zip(dst[..whole].chunks_exact_mut(16))
+    {
+        let p = s.as_ptr().cast::<f32>();
+        // SAFETY: `s` holds 16 `u32`s (64 bytes): the two unaligned loads read exactly
+        // those.
+        let (x0, x1) = unsafe { (_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8))) };
+        let h = _mm256_set_m128i(half(x1), half(x0));
+        let is_nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, magnitude), infinity);
+        let h = _mm256_blendv_epi8(h, nan, is_nan);
+        // SAFETY: `d` holds 16 `u16`s (32 bytes): the unaligned store writes exactly those.
+        unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), h) };
+    }
+    fast::run::<{ fast::I_F16 }, M, false, false, 0, u16, u32>(
+        &src[whole..n],
+        &mut dst[whole..n],
+        &[],
+        k,
+    );
+}
+
+/// Whether [`narrow_sum_avx2`] gives format `F`'s results in direction `M` with
+/// `.satfinite` `SF`: where the format saturates (`.satfinite`, or neither infinity nor NaN),
+/// so that the clamp to the largest finite value gives every overflow's result, and to
+/// nearest where it overflows to infinity (the clamp to infinity's value gives it, signed).
+/// Not e4m3 without `.satfinite`, whose overflow is an unsigned NaN.
+#[cfg(target_arch = "x86_64")]
+pub(super) const fn sum_avx2_applies(f: usize, m: u8, sf: bool) -> bool {
+    let sp = fast::SPECS[f];
+    f >= fast::I_E4M3
+        && sp.pad == 0
+        && (sf || (!sp.has_inf && !sp.has_nan) || (m == small::RN && sp.has_inf))
+}
+
+/// f32 → e4m3, e5m2, e2m3, e3m2 or e2m1 on AVX2, to nearest even (`RN`), toward zero (`RZ`)
+/// or stochastic with 8 random bits (`RS`, in bytes, half-words or words), 32 at a time,
+/// by one floating-point addition per 8, as `fast.rs`'s `mag_rn` rounds one element:
+/// - the magnitude is clamped (to the largest finite value, or for `RN` without
+///   `.satfinite` to the value of the code above it, which is infinity or NaN); NaN inputs
+///   of a format whose NaN result is not its largest finite code get the value of that
+///   code (e4m3's and e5m2's 0x7f, read as if finite), by a select;
+/// - the addend is computed from the clamped magnitude's exponent `e` (raised to the
+///   smallest normal one's, `e0`): exponent `e + 23 − mantissa bits − b` and significand
+///   bits `(e − e0) << (mantissa bits + b)`, where `b` is 8 for `RS` (the 8 bits below the
+///   grid that the random byte is added to) and 0 otherwise; its unit in the last place is
+///   2^-b of the destination's grid step at the input;
+/// - the sum, rounded to nearest even by the processor (MXCSR's default, as in the portable
+///   kernel), has the encoding (times 2^b) in its low bits, normal and subnormal results
+///   alike, a carry included. For `RZ` and `RS` it is taken one step down where it rounded
+///   up (the sum minus the addend, exact, above the magnitude): the truncation;
+/// - `RS` adds the random byte and drops the 8 bits below the grid (the carry rounds up; the
+///   clamped largest finite value has no bits below its grid, so no code goes past it);
+/// - the low bytes of 32 results are packed (`vpackusdw`, `vpackuswb`), the sign added where
+///   the input is negative and not NaN (the same packing of the compare masks), and put in
+///   order (`vpermd`).
+///
+/// The caller checks [`sum_avx2_applies`]. The tail (under 32 elements) goes through the
+/// portable kernel.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn narrow_sum_avx2<const F: usize, const M: u8, const SF: bool>(
+    src: &[u32],
+    dst: &mut [u8],
+    rnd: Option<Randoms>,
+    k: fast::Knobs,
+) {
+    use std::arch::x86_64::*;
+    let mut n = src.len().min(dst.len());
+    if let Some(r) = rnd {
+        n = n.min(r.len());
+    }
+    let whole = n - n % 32;
+    let (s, d) = (&src[..whole], &mut dst[..whole]);
+    let byte = _mm256_set1_epi32(0xff);
+    match rnd {
+        None => narrow_sum_groups::<F, M, SF, u8>(s, d, &[], |_| [_mm256_setzero_si256(); 4]),
+        Some(Randoms::U8(r)) => narrow_sum_groups::<F, M, SF, u8>(s, d, &r[..whole], |r| {
+            let p = r.as_ptr().cast::<i64>();
+            // SAFETY: `r` holds 32 bytes: the four 8-byte unaligned loads read exactly those.
+            let w = |i: usize| unsafe { _mm_loadl_epi64(p.add(i).cast::<__m128i>()) };
+            [0, 1, 2, 3].map(|i| _mm256_cvtepu8_epi32(w(i)))
+        }),
+        Some(Randoms::U16(r)) => narrow_sum_groups::<F, M, SF, u16>(s, d, &r[..whole], |r| {
+            let p = r.as_ptr().cast::<__m128i>();
+            // SAFETY: `r` holds 32 `u16`s (64 bytes): the four unaligned loads read exactly
+            // those.
+            let w = |i: usize| unsafe { _mm_loadu_si128(p.add(i)) };
+            [0, 1, 2, 3].map(|i| _mm256_and_si256(_mm256_cvtepu16_epi32(w(i)), byte))
+        }),
+        Some(Randoms::U32(r)) => narrow_sum_groups::<F, M, SF, u32>(s, d, &r[..whole], |r| {
+            let p = r.as_ptr().cast::<__m256i>();
+            // SAFETY: `r` holds 32 `u32`s (128 bytes): the four unaligned loads read exactly
+            // those.
+            let w = |i: usize| unsafe { _mm256_loadu_si256(p.add(i)) };
+            [0, 1, 2, 3].map(|i| _mm256_and_si256(w(i), byte))
+        }),
+    }
+    match rnd {
+        Some(r) => r.tail::<F, SF, 8, u8>(src, dst, whole, k),
+        None => {
+            fast::run::<F, M, SF, false, 0, u8, u32>(&src[whole..n], &mut dst[whole..n], &[], k)
+        }
+    }
+}
+
+/// The groups of 32 of [`narrow_sum_avx2`] (`src`, `dst` and `rnd` of a multiple of 32
+/// elements; `rnd` empty unless `RS`), `random` giving a group's random bytes in four
+/// vectors of 32-bit lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
+    src: &[u32],
+    dst: &mut [u8],
+    rnd: &[R],
+    random: impl Fn(&[R]) -> [std::arch::x86_64::__m256i; 4],
+) {
+    use std::arch::x86_64::*;
+    let sp = fast::SPECS[F];
+    let below = if M == small::RS { 8 } else { 0 };
+    let shift = 23 - sp.man - below;
+    let e0u = (128 - sp.bias) as u32;
+    // The clamp: the largest finite value, or for `RN` without saturation the code above.
+    let saturates = M != small::RN || SF || (!sp.has_inf && !sp.has_nan);
+    let top = fast::value_bits(
+        &sp,
+        if saturates {
+            sp.max_enc
+        } else {
+            sp.max_enc + 1
+        },
+    );
+    let nan_select = sp.nan_full != sp.max_enc;
+    let nan_value = _mm256_set1_epi32(fast::value_bits(&sp, sp.nan_full) as i32);
+    let top = _mm256_set1_epi32(top as i32);
+    let abs_mask = _mm256_set1_epi32(0x7fff_ffff);
+    let exponent = _mm256_set1_epi32(0x7f80_0000);
+    let e0 = _mm256_set1_epi32((e0u << 23) as i32);
+    let shift = _mm_set_epi64x(0, i64::from(shift));
+    let k = _mm256_set1_epi32(
+        ((23 - sp.man - below) << 23).wrapping_sub(e0u << (sp.man + below)) as i32,
+    );
+    let byte = _mm256_set1_epi32(0xff);
+    // Negative inputs other than NaNs: below −∞'s pattern plus one, as signed words.
+    let above_minus_infinity = _mm256_set1_epi32(0xff80_0001_u32 as i32);
+    let sign = _mm256_set1_epi8((1u8 << sp.sign_pos) as i8);
+    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    // Per 8 inputs (and their random bytes): the codes in 32-bit lanes and the mask of
+    // negative inputs other than NaNs.
+    let codes = |x: __m256i, r: __m256i| -> (__m256i, __m256i) {
+        let a = _mm256_and_si256(x, abs_mask);
+        let mut c = _mm256_min_epu32(a, top);
+        if nan_select {
+            c = _mm256_blendv_epi8(c, nan_value, _mm256_cmpgt_epi32(a, exponent));
+        }
+        let e = _mm256_max_epu32(_mm256_and_si256(c, exponent), e0);
+        let addend = _mm256_add_epi32(_mm256_add_epi32(e, _mm256_srl_epi32(e, shift)), k);
+        let (c, addend) = (_mm256_castsi256_ps(c), _mm256_castsi256_ps(addend));
+        let sum = _mm256_add_ps(c, addend);
+        let mut t = _mm256_castps_si256(sum);
+        if M != small::RN {
+            // One step down where the addition rounded up: toward zero.
+            let up = _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_sub_ps(sum, addend), c);
+            t = _mm256_add_epi32(t, _mm256_castps_si256(up));
+        }
+        if M == small::RS {
+            t = _mm256_srli_epi32::<8>(_mm256_add_epi32(t, r));
+        }
+        let negative = _mm256_cmpgt_epi32(above_minus_infinity, x);
+        (_mm256_and_si256(t, byte), negative)
+    };
+    let p = src.as_ptr().cast::<__m256i>();
+    for (i, d) in dst.chunks_exact_mut(32).enumerate() {
+        let r = if M == small::RS {
+            random(&rnd[32 * i..32 * i + 32])
+        } else {
+            [_mm256_setzero_si256(); 4]
+        };
+        // SAFETY: `src` holds 32 `u32`s (128 bytes) from `32 * i` on (`dst` and `src` have
+        // the same length): the four unaligned loads read exactly those.
+        let x = |j: usize| unsafe { _mm256_loadu_si256(p.add(4 * i + j)) };
+        let (c0, n0) = codes(x(0), r[0]);
+        let (c1, n1) = codes(x(1), r[1]);
+        let (c2, n2) = codes(x(2), r[2]);
+        let (c3, n3) = codes(x(3), r[3]);
+        let c = _mm256_packus_epi16(_mm256_packus_epi32(c0, c1), _mm256_packus_epi32(c2, c3));
+        let n = _mm256_packs_epi16(_mm256_packs_epi32(n0, n1), _mm256_packs_epi32(n2, n3));
+        let c = _mm256_or_si256(c, _mm256_and_si256(n, sign));
+        let c = _mm256_permutevar8x32_epi32(c, order);
+        // SAFETY: `d` holds 32 bytes: the unaligned store writes exactly those.
+        unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), c) };
+    }
 }
 
 /// Widens random values to `u32` (the low 32 bits), compiled for the best instruction set.

@@ -860,6 +860,29 @@ fn specialised_kernels_agree_on_every_instruction_set() {
     run_all::<I_E3M2, { small::RS }, true, false, 8, u8, u8>(e3m2_rs_sf, i, r);
     let e3m2_rs = c(E3M2, Rounding::stochastic(0, 8), relu_ftz);
     run_all::<I_E3M2, { small::RS }, false, true, 8, u8, u8>(e3m2_rs, i, r);
+    // f16 in the four IEEE directions (`vcvtps2ph` on AVX2 and on AVX-512).
+    run_all::<I_F16, { small::RZ }, false, false, 0, u16, u32>(c(F16, Rounding::RZ, d), i, r);
+    run_all::<I_F16, { small::RM }, false, false, 0, u16, u32>(c(F16, Rounding::RM, d), i, r);
+    run_all::<I_F16, { small::RP }, false, false, 0, u16, u32>(c(F16, Rounding::RP, d), i, r);
+    // Every FP8/FP6/FP4 format to nearest and toward zero, with and without .satfinite, and
+    // stochastic with .satfinite in the three random words (AVX2's one-addition kernel).
+    macro_rules! narrow {
+        ($i:ident, $f:ident) => {
+            run_all::<$i, { small::RN }, true, false, 0, u8, u32>(c($f, Rounding::RN, sf), i, r);
+            run_all::<$i, { small::RN }, false, false, 0, u8, u32>(c($f, Rounding::RN, d), i, r);
+            run_all::<$i, { small::RZ }, true, false, 0, u8, u32>(c($f, Rounding::RZ, sf), i, r);
+            run_all::<$i, { small::RZ }, false, false, 0, u8, u32>(c($f, Rounding::RZ, d), i, r);
+            let rs = c($f, Rounding::stochastic(0, 8), sf);
+            run_all::<$i, { small::RS }, true, false, 8, u8, u8>(rs, i, r);
+            run_all::<$i, { small::RS }, true, false, 8, u8, u16>(rs, i, r);
+            run_all::<$i, { small::RS }, true, false, 8, u8, u32>(rs, i, r);
+        };
+    }
+    narrow!(I_E4M3, E4M3);
+    narrow!(I_E5M2, E5M2);
+    narrow!(I_E2M3, E2M3);
+    narrow!(I_E3M2, E3M2);
+    narrow!(I_E2M1, E2M1);
 }
 
 #[test]
