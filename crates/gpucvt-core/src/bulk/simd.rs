@@ -180,6 +180,31 @@ unsafe fn fast_avx2<
                 continue;
             }
         }
+        // f32 → f16 stochastic with 13 random bits (in any word), without .satfinite, .relu
+        // or .ftz, where the CPU has F16C: truncation by its own conversion, the carry from
+        // the 13 bits below.
+        if F == fast::I_F16
+            && M == small::RS
+            && !SF
+            && !KN
+            && W == 13
+            && is_x86_feature_detected!("f16c")
+        {
+            if let (Some(d), Some(r)) = (D::as_u16_slice_mut(dst), Randoms::of(rnd)) {
+                // SAFETY: this function's feature and the one just checked are all that
+                // `f16_rs_avx2` enables.
+                unsafe { f16_rs_avx2(src, d, r, k) };
+                continue;
+            }
+        }
+        // f32 → bf16 to nearest even, without .satfinite, .relu or .ftz: integer rounding.
+        if F == fast::I_BF16 && M == small::RN && !SF && !KN {
+            if let Some(d) = D::as_u16_slice_mut(dst) {
+                // SAFETY: this function's feature is all that `bf16_rn_avx2` enables.
+                unsafe { bf16_rn_avx2(src, d, k) };
+                continue;
+            }
+        }
         // f32 → FP8/FP6/FP4 to nearest, toward zero or stochastic with 8 random bits,
         // without .relu or .ftz: one addition per element gives the code.
         if !KN
@@ -1213,6 +1238,149 @@ unsafe fn f16_avx2<const M: u8>(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
         &[],
         k,
     );
+}
+
+/// f32 → bf16 rounding to nearest even on AVX2, sixteen at a time: the integer rounding (the
+/// f32 pattern plus 0x7fff plus its last kept bit, the high half kept), whose carry goes
+/// into the exponent and up to infinity as rounding does, subnormals included. NaN inputs
+/// are replaced by the canonical NaN's pattern first (their carry could reach the sign). Two
+/// vectors of results are narrowed by `vpackusdw` and put in order by `vpermq`. The tail
+/// (under 16 elements) goes through the portable kernel.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn bf16_rn_avx2(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
+    use std::arch::x86_64::*;
+    let n = src.len().min(dst.len());
+    let whole = n - n % 16;
+    let nan = _mm256_set1_epi32((fast::SPECS[fast::I_BF16].nan_full << 16) as i32);
+    let (bias, one) = (_mm256_set1_epi32(0x7fff), _mm256_set1_epi32(1));
+    let round = |x: __m256i| -> __m256i {
+        let xf = _mm256_castsi256_ps(x);
+        let unordered = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_UNORD_Q>(xf, xf));
+        let x = _mm256_blendv_epi8(x, nan, unordered);
+        let last = _mm256_and_si256(_mm256_srli_epi32::<16>(x), one);
+        _mm256_srli_epi32::<16>(_mm256_add_epi32(_mm256_add_epi32(x, bias), last))
+    };
+    for (s, d) in src[..whole]
+        .chunks_exact(16)
+        .zip(dst[..whole].chunks_exact_mut(16))
+    {
+        let p = s.as_ptr().cast::<__m256i>();
+        // SAFETY: `s` holds 16 `u32`s (64 bytes): the two unaligned loads read exactly
+        // those.
+        let (x0, x1) = unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) };
+        let h = _mm256_packus_epi32(round(x0), round(x1));
+        let h = _mm256_permute4x64_epi64::<0b11_01_10_00>(h);
+        // SAFETY: `d` holds 16 `u16`s (32 bytes): the unaligned store writes exactly those.
+        unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), h) };
+    }
+    fast::run::<{ fast::I_BF16 }, { small::RN }, false, false, 0, u16, u32>(
+        &src[whole..n],
+        &mut dst[whole..n],
+        &[],
+        k,
+    );
+}
+
+/// f32 → f16 with stochastic rounding (13 random bits per element, in any word) on AVX2 with
+/// F16C, sixteen at a time: the magnitude truncated to f16's grid by `vcvtps2ph` toward zero
+/// (with the sign; an f32 beyond f16's range gives its largest finite value, which a carry
+/// turns into infinity, as in the exact core), plus the carry out of the 13 bits below the
+/// grid added to the random value, as [`f16_rs_avx512`] does. The 13 bits are the
+/// significand's (implicit bit included) shifted right by `113 − e` where the biased
+/// exponent `e` is below 113 (f16's subnormal range, whose grid step is 2^-24 whatever the
+/// exponent; a shift of 32 or more gives zero, `vpsrlvd`), the f32's low 13 bits elsewhere,
+/// truncated either way as the exact core takes them. NaN inputs (f16 magnitudes above
+/// infinity's) get the canonical NaN. The tail (under 16 elements) goes through the portable
+/// kernel.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn f16_rs_avx2(src: &[u32], dst: &mut [u16], rnd: Randoms, k: fast::Knobs) {
+    use std::arch::x86_64::*;
+    let n = src.len().min(dst.len()).min(rnd.len());
+    let whole = n - n % 16;
+    let (s, d) = (&src[..whole], &mut dst[..whole]);
+    let bits = _mm256_set1_epi32(0x1fff);
+    match rnd {
+        Randoms::U8(r) => f16_rs_groups(s, d, &r[..whole], |r| {
+            let p = r.as_ptr().cast::<i64>();
+            // SAFETY: `r` holds 16 bytes: the two 8-byte unaligned loads read exactly those.
+            let w = |i: usize| unsafe { _mm_loadl_epi64(p.add(i).cast::<__m128i>()) };
+            [_mm256_cvtepu8_epi32(w(0)), _mm256_cvtepu8_epi32(w(1))]
+        }),
+        Randoms::U16(r) => f16_rs_groups(s, d, &r[..whole], |r| {
+            let p = r.as_ptr().cast::<__m128i>();
+            // SAFETY: `r` holds 16 `u16`s (32 bytes): the two unaligned loads read exactly
+            // those.
+            let w = |i: usize| unsafe { _mm_loadu_si128(p.add(i)) };
+            [0, 1].map(|i| _mm256_and_si256(_mm256_cvtepu16_epi32(w(i)), bits))
+        }),
+        Randoms::U32(r) => f16_rs_groups(s, d, &r[..whole], |r| {
+            let p = r.as_ptr().cast::<__m256i>();
+            // SAFETY: `r` holds 16 `u32`s (64 bytes): the two unaligned loads read exactly
+            // those.
+            let w = |i: usize| unsafe { _mm256_loadu_si256(p.add(i)) };
+            [0, 1].map(|i| _mm256_and_si256(w(i), bits))
+        }),
+    }
+    rnd.tail::<{ fast::I_F16 }, false, 13, u16>(src, dst, whole, k);
+}
+
+/// The groups of 16 of [`f16_rs_avx2`] (`src`, `dst` and `rnd` of a multiple of 16
+/// elements), `random` giving a group's 13-bit random values in two vectors of 32-bit lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+#[inline]
+fn f16_rs_groups<R>(
+    src: &[u32],
+    dst: &mut [u16],
+    rnd: &[R],
+    random: impl Fn(&[R]) -> [std::arch::x86_64::__m256i; 2],
+) {
+    use std::arch::x86_64::*;
+    let abs_mask = _mm256_set1_epi32(0x7fff_ffff);
+    let significand = _mm256_set1_epi32(0x007f_ffff);
+    let implicit = _mm256_set1_epi32(0x0080_0000);
+    let bits = _mm256_set1_epi32(0x1fff);
+    let e_subnormal = _mm256_set1_epi32(113);
+    let zero = _mm256_setzero_si256();
+    let nan = _mm256_set1_epi16(fast::SPECS[fast::I_F16].nan_full as u16 as i16);
+    let magnitude = _mm256_set1_epi16(0x7fff);
+    let infinity = _mm256_set1_epi16(0x7c00);
+    // Per 8 inputs and their random values: the truncation and the carries.
+    let half = |x: __m256i, r: __m256i| -> (__m128i, __m256i) {
+        let h = _mm256_cvtps_ph::<_MM_FROUND_TO_ZERO>(_mm256_castsi256_ps(x));
+        let a = _mm256_and_si256(x, abs_mask);
+        let m = _mm256_or_si256(_mm256_and_si256(a, significand), implicit);
+        let shift = _mm256_max_epi32(
+            _mm256_sub_epi32(e_subnormal, _mm256_srli_epi32::<23>(a)),
+            zero,
+        );
+        let below = _mm256_and_si256(_mm256_srlv_epi32(m, shift), bits);
+        (h, _mm256_srli_epi32::<13>(_mm256_add_epi32(below, r)))
+    };
+    let p = src.as_ptr().cast::<__m256i>();
+    for (i, d) in dst.chunks_exact_mut(16).enumerate() {
+        let r = random(&rnd[16 * i..16 * i + 16]);
+        // SAFETY: `src` holds 16 `u32`s (64 bytes) from `16 * i` on (`dst` and `src` have
+        // the same length): the two unaligned loads read exactly those.
+        let (x0, x1) = unsafe {
+            (
+                _mm256_loadu_si256(p.add(2 * i)),
+                _mm256_loadu_si256(p.add(2 * i + 1)),
+            )
+        };
+        let (h0, c0) = half(x0, r[0]);
+        let (h1, c1) = half(x1, r[1]);
+        let carry = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(c0, c1));
+        let h = _mm256_set_m128i(h1, h0);
+        // NaNs found before the carry is added (it could carry a NaN's pattern into the
+        // sign).
+        let is_nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, magnitude), infinity);
+        let h = _mm256_blendv_epi8(_mm256_add_epi16(h, carry), nan, is_nan);
+        // SAFETY: `d` holds 16 `u16`s (32 bytes): the unaligned store writes exactly those.
+        unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), h) };
+    }
 }
 
 /// Whether [`narrow_sum_avx2`] gives format `F`'s results in direction `M` with

@@ -285,6 +285,57 @@ fn every_input_bf16_rn() {
     exhaustive(BF16, Rounding::RN, Policy::default());
 }
 
+/// All 2^32 inputs through instance `F`, `M`, `SF` (8-bit random values in bytes for `RS`,
+/// derived from the input) compiled for instruction set `isa` (1: AVX2), against the exact
+/// core: the AVX2 kernels on a machine whose best is AVX-512. Skipped where the CPU lacks
+/// the instruction set.
+fn exhaustive_isa<const F: usize, const M: u8, const SF: bool>(conv: Conversion, isa: u8) {
+    let k = fast::Knobs {
+        w: 8,
+        ftz_below: 0,
+        relu: 0,
+    };
+    every_f32(|inputs| {
+        let random: Vec<u8> = inputs
+            .iter()
+            .map(|x| (x.wrapping_mul(0x9e37_79b9) >> 24) as u8)
+            .collect();
+        let mut out = vec![0u8; inputs.len()];
+        if !simd::fast_isa::<F, M, SF, false, 8, u8, u8>(isa, inputs, &mut out, &random, k) {
+            return;
+        }
+        for ((&x, &r), &got) in inputs.iter().zip(&random).zip(&out) {
+            let mut c = conv;
+            if M == small::RS {
+                c.rounding = Rounding::stochastic(u64::from(r), 8);
+            }
+            assert_eq!(
+                u64::from(got),
+                c.apply(u64::from(x)).bits,
+                "{x:#x} r {r} isa {isa}"
+            );
+        }
+    });
+}
+
+/// All 2^32 inputs through the AVX2 FP8/FP6/FP4 kernels (one addition per element) whose
+/// dispatch an AVX-512 machine never reaches: e4m3 and e2m1 to nearest, e5m2 to nearest
+/// without .satfinite (overflow to infinity), e4m3 toward zero, e2m3 stochastic.
+#[test]
+#[ignore]
+fn every_input_avx2_narrow_kernels() {
+    use fast::*;
+    let sf = satfinite();
+    let d = Policy::default();
+    let c = |f, r, p| Conversion::new(F32, f, r, p);
+    exhaustive_isa::<I_E4M3, { small::RN }, true>(c(E4M3, Rounding::RN, sf), 1);
+    exhaustive_isa::<I_E2M1, { small::RN }, true>(c(E2M1, Rounding::RN, sf), 1);
+    exhaustive_isa::<I_E5M2, { small::RN }, false>(c(E5M2, Rounding::RN, d), 1);
+    exhaustive_isa::<I_E4M3, { small::RZ }, true>(c(E4M3, Rounding::RZ, sf), 1);
+    let rs = Rounding::stochastic(0, 8);
+    exhaustive_isa::<I_E2M3, { small::RS }, true>(c(E2M3, rs, sf), 1);
+}
+
 /// All 2^32 inputs, f32 → e4m3 rn satfinite.
 #[test]
 #[ignore]
@@ -860,6 +911,7 @@ fn specialised_kernels_agree_on_every_instruction_set() {
     run_all::<I_E3M2, { small::RS }, true, false, 8, u8, u8>(e3m2_rs_sf, i, r);
     let e3m2_rs = c(E3M2, Rounding::stochastic(0, 8), relu_ftz);
     run_all::<I_E3M2, { small::RS }, false, true, 8, u8, u8>(e3m2_rs, i, r);
+    run_all::<I_BF16, { small::RN }, false, false, 0, u16, u32>(c(BF16, Rounding::RN, d), i, r);
     // f16 in the four IEEE directions (`vcvtps2ph` on AVX2 and on AVX-512).
     run_all::<I_F16, { small::RZ }, false, false, 0, u16, u32>(c(F16, Rounding::RZ, d), i, r);
     run_all::<I_F16, { small::RM }, false, false, 0, u16, u32>(c(F16, Rounding::RM, d), i, r);
