@@ -28,6 +28,14 @@
 //! ([`bf16_rn_avx512`]). Each is used only where it gives the exact core's results for
 //! every input (the ignored tests run all 2^32), and falls back to the portable kernel for
 //! the other policies and for the tail of a slice.
+//!
+//! Without AVX-512 (AVX2, with F16C where noted), five more: f16 in rn/rz/rm/rp through
+//! `vcvtps2ph` ([`f16_avx2`]), f16 stochastic by `vcvtps2ph` toward zero and the carry of the
+//! 13 bits below f16's grid ([`f16_rs_avx2`]), bf16 to nearest by integer rounding
+//! ([`bf16_rn_avx2`]), and the FP8/FP6/FP4 formats to nearest, toward zero and stochastic by
+//! one floating-point addition per element ([`narrow_sum_avx2`]). The tests run every
+//! instance compiled for each instruction set the CPU has, so an AVX-512 machine tests the
+//! AVX2 kernels too (and an ignored test runs them over all 2^32 inputs).
 #![allow(unsafe_code)]
 
 use super::{fast, small, ue8m0, Vectorizable, Word};
