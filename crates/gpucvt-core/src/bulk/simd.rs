@@ -29,13 +29,14 @@
 //! every input (the ignored tests run all 2^32), and falls back to the portable kernel for
 //! the other policies and for the tail of a slice.
 //!
-//! Without AVX-512 (AVX2, with F16C where noted), five more: f16 in rn/rz/rm/rp through
+//! Without AVX-512 (AVX2, with F16C where noted), four more: f16 in rn/rz/rm/rp through
 //! `vcvtps2ph` ([`f16_avx2`]), f16 stochastic by `vcvtps2ph` toward zero and the carry of the
-//! 13 bits below f16's grid ([`f16_rs_avx2`]), bf16 to nearest by integer rounding
-//! ([`bf16_rn_avx2`]), and the FP8/FP6/FP4 formats to nearest, toward zero and stochastic by
-//! one floating-point addition per element ([`narrow_sum_avx2`]). The tests run every
-//! instance compiled for each instruction set the CPU has, so an AVX-512 machine tests the
-//! AVX2 kernels too (and an ignored test runs them over all 2^32 inputs).
+//! 13 bits below f16's grid ([`f16_rs_avx2`]), bf16 to nearest, toward zero and stochastic
+//! by integer rounding ([`bf16_avx2`]), and the FP8/FP6/FP4 formats to nearest, toward zero
+//! and stochastic by one floating-point addition per element ([`narrow_sum_avx2`]). The
+//! tests run every instance compiled for each instruction set the CPU has, so an AVX-512
+//! machine tests the AVX2 kernels too (and an ignored test runs the FP8/FP6/FP4 ones over
+//! all 2^32 inputs).
 #![allow(unsafe_code)]
 
 use super::{fast, small, ue8m0, Vectorizable, Word};
@@ -205,12 +206,21 @@ unsafe fn fast_avx2<
                 continue;
             }
         }
-        // f32 → bf16 to nearest even, without .satfinite, .relu or .ftz: integer rounding.
-        if F == fast::I_BF16 && M == small::RN && !SF && !KN {
+        // f32 → bf16 to nearest even, toward zero or stochastic with 16 random bits, without
+        // .satfinite, .relu or .ftz: integer rounding.
+        if F == fast::I_BF16
+            && !SF
+            && !KN
+            && (M == small::RN || M == small::RZ || (M == small::RS && W == 16))
+        {
             if let Some(d) = D::as_u16_slice_mut(dst) {
-                // SAFETY: this function's feature is all that `bf16_rn_avx2` enables.
-                unsafe { bf16_rn_avx2(src, d, k) };
-                continue;
+                let r = Randoms::of(rnd);
+                if M != small::RS || r.is_some() {
+                    let r = if M == small::RS { r } else { None };
+                    // SAFETY: this function's feature is all that `bf16_avx2` enables.
+                    unsafe { bf16_avx2::<M>(src, d, r, k) };
+                    continue;
+                }
             }
         }
         // f32 → FP8/FP6/FP4 to nearest, toward zero or stochastic with 8 random bits,
@@ -1248,46 +1258,113 @@ unsafe fn f16_avx2<const M: u8>(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
     );
 }
 
-/// f32 → bf16 rounding to nearest even on AVX2, sixteen at a time: the integer rounding (the
-/// f32 pattern plus 0x7fff plus its last kept bit, the high half kept), whose carry goes
-/// into the exponent and up to infinity as rounding does, subnormals included. NaN inputs
-/// are replaced by the canonical NaN's pattern first (their carry could reach the sign). Two
-/// vectors of results are narrowed by `vpackusdw` and put in order by `vpermq`. The tail
-/// (under 16 elements) goes through the portable kernel.
+/// f32 → bf16 on AVX2 to nearest even (`RN`), toward zero (`RZ`) or stochastic with 16
+/// random bits (`RS`, in any word), without `.satfinite`, sixteen at a time, by integer
+/// rounding: the f32 pattern plus an increment (0x7fff plus its last kept bit, nothing, or
+/// the random value), the high half kept. The carry goes into the exponent and up to
+/// infinity as the rounding does, subnormals included; infinity, whose low half is zero,
+/// stays infinity. NaN inputs are replaced by the canonical NaN's pattern first (their carry
+/// could reach the sign). Two vectors of results are narrowed by `vpackusdw` and put in
+/// order by `vpermq`. The tail (under 16 elements) goes through the portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn bf16_rn_avx2(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
+unsafe fn bf16_avx2<const M: u8>(
+    src: &[u32],
+    dst: &mut [u16],
+    rnd: Option<Randoms>,
+    k: fast::Knobs,
+) {
     use std::arch::x86_64::*;
-    let n = src.len().min(dst.len());
+    let mut n = src.len().min(dst.len());
+    if let Some(r) = rnd {
+        n = n.min(r.len());
+    }
     let whole = n - n % 16;
+    let (s, d) = (&src[..whole], &mut dst[..whole]);
+    let half = _mm256_set1_epi32(0xffff);
+    match rnd {
+        None => bf16_groups::<M, u8>(s, d, &[], |_| [_mm256_setzero_si256(); 2]),
+        Some(Randoms::U8(r)) => bf16_groups::<M, u8>(s, d, &r[..whole], |r| {
+            let p = r.as_ptr().cast::<i64>();
+            // SAFETY: `r` holds 16 bytes: the two 8-byte unaligned loads read exactly those.
+            let w = |i: usize| unsafe { _mm_loadl_epi64(p.add(i).cast::<__m128i>()) };
+            [_mm256_cvtepu8_epi32(w(0)), _mm256_cvtepu8_epi32(w(1))]
+        }),
+        Some(Randoms::U16(r)) => bf16_groups::<M, u16>(s, d, &r[..whole], |r| {
+            let p = r.as_ptr().cast::<__m128i>();
+            // SAFETY: `r` holds 16 `u16`s (32 bytes): the two unaligned loads read exactly
+            // those.
+            let w = |i: usize| unsafe { _mm_loadu_si128(p.add(i)) };
+            [_mm256_cvtepu16_epi32(w(0)), _mm256_cvtepu16_epi32(w(1))]
+        }),
+        Some(Randoms::U32(r)) => bf16_groups::<M, u32>(s, d, &r[..whole], |r| {
+            let p = r.as_ptr().cast::<__m256i>();
+            // SAFETY: `r` holds 16 `u32`s (64 bytes): the two unaligned loads read exactly
+            // those.
+            let w = |i: usize| unsafe { _mm256_loadu_si256(p.add(i)) };
+            [_mm256_and_si256(w(0), half), _mm256_and_si256(w(1), half)]
+        }),
+    }
+    match rnd {
+        Some(r) => r.tail::<{ fast::I_BF16 }, false, 16, u16>(src, dst, whole, k),
+        None => fast::run::<{ fast::I_BF16 }, M, false, false, 0, u16, u32>(
+            &src[whole..n],
+            &mut dst[whole..n],
+            &[],
+            k,
+        ),
+    }
+}
+
+/// The groups of 16 of [`bf16_avx2`] (`src`, `dst` and `rnd` of a multiple of 16 elements;
+/// `rnd` empty unless `RS`), `random` giving a group's 16-bit random values in two vectors
+/// of 32-bit lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn bf16_groups<const M: u8, R>(
+    src: &[u32],
+    dst: &mut [u16],
+    rnd: &[R],
+    random: impl Fn(&[R]) -> [std::arch::x86_64::__m256i; 2],
+) {
+    use std::arch::x86_64::*;
     let nan = _mm256_set1_epi32((fast::SPECS[fast::I_BF16].nan_full << 16) as i32);
     let (bias, one) = (_mm256_set1_epi32(0x7fff), _mm256_set1_epi32(1));
-    let round = |x: __m256i| -> __m256i {
+    let round = |x: __m256i, r: __m256i| -> __m256i {
         let xf = _mm256_castsi256_ps(x);
         let unordered = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_UNORD_Q>(xf, xf));
         let x = _mm256_blendv_epi8(x, nan, unordered);
-        let last = _mm256_and_si256(_mm256_srli_epi32::<16>(x), one);
-        _mm256_srli_epi32::<16>(_mm256_add_epi32(_mm256_add_epi32(x, bias), last))
+        let x = match M {
+            small::RN => {
+                let last = _mm256_and_si256(_mm256_srli_epi32::<16>(x), one);
+                _mm256_add_epi32(_mm256_add_epi32(x, bias), last)
+            }
+            small::RS => _mm256_add_epi32(x, r),
+            _ => x,
+        };
+        _mm256_srli_epi32::<16>(x)
     };
-    for (s, d) in src[..whole]
-        .chunks_exact(16)
-        .zip(dst[..whole].chunks_exact_mut(16))
-    {
-        let p = s.as_ptr().cast::<__m256i>();
-        // SAFETY: `s` holds 16 `u32`s (64 bytes): the two unaligned loads read exactly
-        // those.
-        let (x0, x1) = unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) };
-        let h = _mm256_packus_epi32(round(x0), round(x1));
+    let p = src.as_ptr().cast::<__m256i>();
+    for (i, d) in dst.chunks_exact_mut(16).enumerate() {
+        let r = if M == small::RS {
+            random(&rnd[16 * i..16 * i + 16])
+        } else {
+            [_mm256_setzero_si256(); 2]
+        };
+        // SAFETY: `src` holds 16 `u32`s (64 bytes) from `16 * i` on (`dst` and `src` have
+        // the same length): the two unaligned loads read exactly those.
+        let (x0, x1) = unsafe {
+            (
+                _mm256_loadu_si256(p.add(2 * i)),
+                _mm256_loadu_si256(p.add(2 * i + 1)),
+            )
+        };
+        let h = _mm256_packus_epi32(round(x0, r[0]), round(x1, r[1]));
         let h = _mm256_permute4x64_epi64::<0b11_01_10_00>(h);
         // SAFETY: `d` holds 16 `u16`s (32 bytes): the unaligned store writes exactly those.
         unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), h) };
     }
-    fast::run::<{ fast::I_BF16 }, { small::RN }, false, false, 0, u16, u32>(
-        &src[whole..n],
-        &mut dst[whole..n],
-        &[],
-        k,
-    );
 }
 
 /// f32 → f16 with stochastic rounding (13 random bits per element, in any word) on AVX2 with

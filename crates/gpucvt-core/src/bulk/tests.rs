@@ -336,6 +336,20 @@ fn every_input_avx2_narrow_kernels() {
     exhaustive_isa::<I_E2M3, { small::RS }, true>(c(E2M3, rs, sf), 1);
 }
 
+/// All 2^32 inputs, f32 → bf16 rz.
+#[test]
+#[ignore]
+fn every_input_bf16_rz() {
+    exhaustive(BF16, Rounding::RZ, Policy::default());
+}
+
+/// All 2^32 inputs, f32 → bf16 rs with 16 random bits in half-words.
+#[test]
+#[ignore]
+fn every_input_bf16_rs_in_half_words() {
+    exhaustive_rs_words::<u16>(BF16, 16, Policy::default());
+}
+
 /// All 2^32 inputs, f32 → e4m3 rn satfinite.
 #[test]
 #[ignore]
@@ -912,6 +926,11 @@ fn specialised_kernels_agree_on_every_instruction_set() {
     let e3m2_rs = c(E3M2, Rounding::stochastic(0, 8), relu_ftz);
     run_all::<I_E3M2, { small::RS }, false, true, 8, u8, u8>(e3m2_rs, i, r);
     run_all::<I_BF16, { small::RN }, false, false, 0, u16, u32>(c(BF16, Rounding::RN, d), i, r);
+    run_all::<I_BF16, { small::RZ }, false, false, 0, u16, u32>(c(BF16, Rounding::RZ, d), i, r);
+    let bf16_rs_plain = c(BF16, Rounding::stochastic(0, 16), d);
+    run_all::<I_BF16, { small::RS }, false, false, 16, u16, u8>(bf16_rs_plain, i, r);
+    run_all::<I_BF16, { small::RS }, false, false, 16, u16, u16>(bf16_rs_plain, i, r);
+    run_all::<I_BF16, { small::RS }, false, false, 16, u16, u32>(bf16_rs_plain, i, r);
     // f16 in the four IEEE directions (`vcvtps2ph` on AVX2 and on AVX-512).
     run_all::<I_F16, { small::RZ }, false, false, 0, u16, u32>(c(F16, Rounding::RZ, d), i, r);
     run_all::<I_F16, { small::RM }, false, false, 0, u16, u32>(c(F16, Rounding::RM, d), i, r);
