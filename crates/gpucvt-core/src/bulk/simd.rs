@@ -213,14 +213,13 @@ unsafe fn fast_avx2<
             && !KN
             && (M == small::RN || M == small::RZ || (M == small::RS && W == 16))
         {
-            if let Some(d) = D::as_u16_slice_mut(dst) {
-                let r = Randoms::of(rnd);
-                if M != small::RS || r.is_some() {
-                    let r = if M == small::RS { r } else { None };
-                    // SAFETY: this function's feature is all that `bf16_avx2` enables.
-                    unsafe { bf16_avx2::<M>(src, d, r, k) };
-                    continue;
-                }
+            if let (Some(d), Some(r)) = (
+                D::as_u16_slice_mut(dst),
+                Randoms::if_stochastic::<M, R>(rnd),
+            ) {
+                // SAFETY: this function's feature is all that `bf16_avx2` enables.
+                unsafe { bf16_avx2::<M>(src, d, r, k) };
+                continue;
             }
         }
         // f32 → FP8/FP6/FP4 to nearest, toward zero or stochastic with 8 random bits,
@@ -229,14 +228,12 @@ unsafe fn fast_avx2<
             && (M == small::RN || M == small::RZ || (M == small::RS && W == 8))
             && const { sum_avx2_applies(F, M, SF) }
         {
-            if let Some(d) = D::as_u8_slice_mut(dst) {
-                let r = Randoms::of(rnd);
-                if M != small::RS || r.is_some() {
-                    let r = if M == small::RS { r } else { None };
-                    // SAFETY: this function's feature is all that `narrow_sum_avx2` enables.
-                    unsafe { narrow_sum_avx2::<F, M, SF>(src, d, r, k) };
-                    continue;
-                }
+            if let (Some(d), Some(r)) =
+                (D::as_u8_slice_mut(dst), Randoms::if_stochastic::<M, R>(rnd))
+            {
+                // SAFETY: this function's feature is all that `narrow_sum_avx2` enables.
+                unsafe { narrow_sum_avx2::<F, M, SF>(src, d, r, k) };
+                continue;
             }
         }
         fast::run::<F, M, SF, KN, W, D, R>(src, dst, rnd, k);
@@ -538,18 +535,21 @@ pub(super) const fn nan_by_clamp(sp: &fast::Spec) -> Option<bool> {
     }
 }
 
-/// The addends of [`narrow_rs_avx512`] for format `sp`, by the exponent's low 5 bits, as
-/// `f32` bit patterns: for each biased exponent `e` from the smallest normal one's to the
-/// largest finite value's, the `f32` of exponent `e + 23 − mantissa bits − 8` and
-/// significand bits `(e − e0) << (mantissa bits + 8)`.
+/// The addends of the one-addition kernels for format `sp`, with `below` bits kept below the
+/// destination's grid, by the exponent's low bits (`N` entries, `N` a power of two above
+/// the format's exponent span), as `f32` bit patterns: for each biased exponent `e` from
+/// the smallest normal one's to the largest finite value's, the `f32` of exponent
+/// `e + 23 − mantissa bits − below` and significand bits `(e − e0) << (mantissa bits +
+/// below)`. [`narrow_rs_avx512`] takes 32 entries with 8 bits below, [`narrow_sum_avx2`] 8
+/// entries ([`addend_table`]).
 #[cfg(target_arch = "x86_64")]
-const fn rs_addends(sp: &fast::Spec) -> [u32; 32] {
+const fn sum_addends<const N: usize>(sp: &fast::Spec, below: u32) -> [u32; N] {
     let e0 = (128 - sp.bias) as u32;
     let last = fast::value_bits(sp, sp.max_enc) >> 23;
-    let mut t = [0u32; 32];
+    let mut t = [0u32; N];
     let mut e = e0;
     while e <= last {
-        t[(e % 32) as usize] = ((e + 23 - sp.man - 8) << 23) | ((e - e0) << (sp.man + 8));
+        t[e as usize % N] = ((e + 23 - sp.man - below) << 23) | ((e - e0) << (sp.man + below));
         e += 1;
     }
     t
@@ -757,6 +757,17 @@ impl<'a> Randoms<'a> {
             Some(Randoms::U16(r))
         } else {
             R::as_u32_slice(r).map(Randoms::U32)
+        }
+    }
+
+    /// What a kernel of direction `M` that takes random values only for `RS` gets: `None`
+    /// where `M` is `RS` and `r`'s word is none of the three (no such kernel), else
+    /// `Some(None)` for the deterministic directions and `Some(Some(..))` for `RS`.
+    fn if_stochastic<const M: u8, R: Word>(r: &'a [R]) -> Option<Option<Randoms<'a>>> {
+        if M == small::RS {
+            Randoms::of(r).map(Some)
+        } else {
+            Some(None)
         }
     }
 
@@ -975,7 +986,7 @@ fn narrow_rs_groups<const F: usize, const SF: bool, R>(
     // Biased f32 exponent of the smallest normal, and the largest finite value's pattern.
     let e0 = (128 - sp.bias) as u32;
     let top = fast::value_bits(&sp, sp.max_enc);
-    let addends = const { rs_addends(&fast::SPECS[F]) };
+    let addends = const { sum_addends::<32>(&fast::SPECS[F], 8) };
     let a0 = _mm512_castsi512_ps(vector(&addends, 0));
     let a1 = _mm512_castsi512_ps(vector(&addends, 1));
     let low = vector(&LOW_HALVES, 0);
@@ -1258,6 +1269,39 @@ unsafe fn f16_avx2<const M: u8>(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
     );
 }
 
+/// Eight random bytes of `r` (at least that many) zero-extended into 32-bit lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn byte_lanes(r: &[u8]) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let p = r[..8].as_ptr().cast::<__m128i>();
+    // SAFETY: `r[..8]` is 8 bytes: the 8-byte unaligned load reads exactly those.
+    _mm256_cvtepu8_epi32(unsafe { _mm_loadl_epi64(p) })
+}
+
+/// Eight random half-words of `r` (at least that many) zero-extended into 32-bit lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn half_word_lanes(r: &[u16]) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let p = r[..8].as_ptr().cast::<__m128i>();
+    // SAFETY: `r[..8]` is 16 bytes: the unaligned load reads exactly those.
+    _mm256_cvtepu16_epi32(unsafe { _mm_loadu_si128(p) })
+}
+
+/// Eight random words of `r` (at least that many) as 32-bit lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn word_lanes(r: &[u32]) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let p = r[..8].as_ptr().cast::<__m256i>();
+    // SAFETY: `r[..8]` is 32 bytes: the unaligned load reads exactly those.
+    unsafe { _mm256_loadu_si256(p) }
+}
+
 /// f32 → bf16 on AVX2 to nearest even (`RN`), toward zero (`RZ`) or stochastic with 16
 /// random bits (`RS`, in any word), without `.satfinite`, sixteen at a time, by integer
 /// rounding: the f32 pattern plus an increment (0x7fff plus its last kept bit, nothing, or
@@ -1284,25 +1328,14 @@ unsafe fn bf16_avx2<const M: u8>(
     let half = _mm256_set1_epi32(0xffff);
     match rnd {
         None => bf16_groups::<M, u8>(s, d, &[], |_| [_mm256_setzero_si256(); 2]),
-        Some(Randoms::U8(r)) => bf16_groups::<M, u8>(s, d, &r[..whole], |r| {
-            let p = r.as_ptr().cast::<i64>();
-            // SAFETY: `r` holds 16 bytes: the two 8-byte unaligned loads read exactly those.
-            let w = |i: usize| unsafe { _mm_loadl_epi64(p.add(i).cast::<__m128i>()) };
-            [_mm256_cvtepu8_epi32(w(0)), _mm256_cvtepu8_epi32(w(1))]
-        }),
+        Some(Randoms::U8(r)) => {
+            bf16_groups::<M, u8>(s, d, &r[..whole], |r| [byte_lanes(r), byte_lanes(&r[8..])])
+        }
         Some(Randoms::U16(r)) => bf16_groups::<M, u16>(s, d, &r[..whole], |r| {
-            let p = r.as_ptr().cast::<__m128i>();
-            // SAFETY: `r` holds 16 `u16`s (32 bytes): the two unaligned loads read exactly
-            // those.
-            let w = |i: usize| unsafe { _mm_loadu_si128(p.add(i)) };
-            [_mm256_cvtepu16_epi32(w(0)), _mm256_cvtepu16_epi32(w(1))]
+            [half_word_lanes(r), half_word_lanes(&r[8..])]
         }),
         Some(Randoms::U32(r)) => bf16_groups::<M, u32>(s, d, &r[..whole], |r| {
-            let p = r.as_ptr().cast::<__m256i>();
-            // SAFETY: `r` holds 16 `u32`s (64 bytes): the two unaligned loads read exactly
-            // those.
-            let w = |i: usize| unsafe { _mm256_loadu_si256(p.add(i)) };
-            [_mm256_and_si256(w(0), half), _mm256_and_si256(w(1), half)]
+            [word_lanes(r), word_lanes(&r[8..])].map(|w| _mm256_and_si256(w, half))
         }),
     }
     match rnd {
@@ -1387,25 +1420,14 @@ unsafe fn f16_rs_avx2(src: &[u32], dst: &mut [u16], rnd: Randoms, k: fast::Knobs
     let (s, d) = (&src[..whole], &mut dst[..whole]);
     let bits = _mm256_set1_epi32(0x1fff);
     match rnd {
-        Randoms::U8(r) => f16_rs_groups(s, d, &r[..whole], |r| {
-            let p = r.as_ptr().cast::<i64>();
-            // SAFETY: `r` holds 16 bytes: the two 8-byte unaligned loads read exactly those.
-            let w = |i: usize| unsafe { _mm_loadl_epi64(p.add(i).cast::<__m128i>()) };
-            [_mm256_cvtepu8_epi32(w(0)), _mm256_cvtepu8_epi32(w(1))]
-        }),
+        Randoms::U8(r) => {
+            f16_rs_groups(s, d, &r[..whole], |r| [byte_lanes(r), byte_lanes(&r[8..])])
+        }
         Randoms::U16(r) => f16_rs_groups(s, d, &r[..whole], |r| {
-            let p = r.as_ptr().cast::<__m128i>();
-            // SAFETY: `r` holds 16 `u16`s (32 bytes): the two unaligned loads read exactly
-            // those.
-            let w = |i: usize| unsafe { _mm_loadu_si128(p.add(i)) };
-            [0, 1].map(|i| _mm256_and_si256(_mm256_cvtepu16_epi32(w(i)), bits))
+            [half_word_lanes(r), half_word_lanes(&r[8..])].map(|w| _mm256_and_si256(w, bits))
         }),
         Randoms::U32(r) => f16_rs_groups(s, d, &r[..whole], |r| {
-            let p = r.as_ptr().cast::<__m256i>();
-            // SAFETY: `r` holds 16 `u32`s (64 bytes): the two unaligned loads read exactly
-            // those.
-            let w = |i: usize| unsafe { _mm256_loadu_si256(p.add(i)) };
-            [0, 1].map(|i| _mm256_and_si256(w(i), bits))
+            [word_lanes(r), word_lanes(&r[8..])].map(|w| _mm256_and_si256(w, bits))
         }),
     }
     rnd.tail::<{ fast::I_F16 }, false, 13, u16>(src, dst, whole, k);
@@ -1474,7 +1496,7 @@ fn f16_rs_groups<R>(
 /// nearest where it overflows to infinity (the clamp to infinity's value gives it, signed).
 /// Not e4m3 without `.satfinite`, whose overflow is an unsigned NaN.
 #[cfg(target_arch = "x86_64")]
-pub(super) const fn sum_avx2_applies(f: usize, m: u8, sf: bool) -> bool {
+const fn sum_avx2_applies(f: usize, m: u8, sf: bool) -> bool {
     let sp = fast::SPECS[f];
     f >= fast::I_E4M3
         && sp.pad == 0
@@ -1524,24 +1546,13 @@ unsafe fn narrow_sum_avx2<const F: usize, const M: u8, const SF: bool>(
     match rnd {
         None => narrow_sum_groups::<F, M, SF, u8>(s, d, &[], |_| [_mm256_setzero_si256(); 4]),
         Some(Randoms::U8(r)) => narrow_sum_groups::<F, M, SF, u8>(s, d, &r[..whole], |r| {
-            let p = r.as_ptr().cast::<i64>();
-            // SAFETY: `r` holds 32 bytes: the four 8-byte unaligned loads read exactly those.
-            let w = |i: usize| unsafe { _mm_loadl_epi64(p.add(i).cast::<__m128i>()) };
-            [0, 1, 2, 3].map(|i| _mm256_cvtepu8_epi32(w(i)))
+            [0, 8, 16, 24].map(|i| byte_lanes(&r[i..]))
         }),
         Some(Randoms::U16(r)) => narrow_sum_groups::<F, M, SF, u16>(s, d, &r[..whole], |r| {
-            let p = r.as_ptr().cast::<__m128i>();
-            // SAFETY: `r` holds 32 `u16`s (64 bytes): the four unaligned loads read exactly
-            // those.
-            let w = |i: usize| unsafe { _mm_loadu_si128(p.add(i)) };
-            [0, 1, 2, 3].map(|i| _mm256_and_si256(_mm256_cvtepu16_epi32(w(i)), byte))
+            [0, 8, 16, 24].map(|i| _mm256_and_si256(half_word_lanes(&r[i..]), byte))
         }),
         Some(Randoms::U32(r)) => narrow_sum_groups::<F, M, SF, u32>(s, d, &r[..whole], |r| {
-            let p = r.as_ptr().cast::<__m256i>();
-            // SAFETY: `r` holds 32 `u32`s (128 bytes): the four unaligned loads read exactly
-            // those.
-            let w = |i: usize| unsafe { _mm256_loadu_si256(p.add(i)) };
-            [0, 1, 2, 3].map(|i| _mm256_and_si256(w(i), byte))
+            [0, 8, 16, 24].map(|i| _mm256_and_si256(word_lanes(&r[i..]), byte))
         }),
     }
     match rnd {
@@ -1554,23 +1565,16 @@ unsafe fn narrow_sum_avx2<const F: usize, const M: u8, const SF: bool>(
 
 /// The addends of [`narrow_sum_avx2`] for format `sp` (with 8 bits below the grid if
 /// `rs`) by the exponent's low 3 bits, where its exponents from the smallest normal one's to
-/// the largest finite value's are at most 8 (e2m3, e3m2, e2m1): one `vpermd` instead of
-/// five operations.
+/// the largest finite value's are at most 8 and its NaN result is the clamp's (e2m3, e3m2,
+/// e2m1): one `vpermd` instead of five operations.
 #[cfg(target_arch = "x86_64")]
 const fn addend_table(sp: &fast::Spec, rs: bool) -> Option<[u32; 8]> {
-    let below = if rs { 8 } else { 0 };
     let e0 = (128 - sp.bias) as u32;
     let last = fast::value_bits(sp, sp.max_enc) >> 23;
     if last - e0 >= 8 || sp.nan_full != sp.max_enc {
         return None;
     }
-    let mut t = [0u32; 8];
-    let mut e = e0;
-    while e <= last {
-        t[(e % 8) as usize] = ((e + 23 - sp.man - below) << 23) | ((e - e0) << (sp.man + below));
-        e += 1;
-    }
-    Some(t)
+    Some(sum_addends::<8>(sp, if rs { 8 } else { 0 }))
 }
 
 /// The groups of 32 of [`narrow_sum_avx2`] (`src`, `dst` and `rnd` of a multiple of 32
