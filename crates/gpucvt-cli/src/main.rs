@@ -179,6 +179,11 @@ fn main() -> ExitCode {
         // Usage errors exit with 2, --help and --version with 0.
         Err(e) => e.exit(),
     };
+    // A ceiling on the kernels' instruction set that names none is refused, not ignored.
+    if let Err(e) = gpucvt::core::bulk::isa_limit() {
+        let _ = writeln!(std::io::stderr(), "error: {e}");
+        return ExitCode::from(2);
+    }
     let result = match &cli.command {
         Command::Formats(a) => formats::run(a).map(Done::ok),
         Command::Values(a) => values::run(a).map(Done::ok),

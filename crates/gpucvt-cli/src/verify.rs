@@ -4,6 +4,7 @@
 use crate::common::{fail, to_json, CliError, Done};
 use gpucvt::bulk::verify::{self, Inputs, Report, SweepError};
 use gpucvt::bulk::Path;
+use gpucvt::core::bulk::{instruction_set, Strategy};
 use gpucvt::instr::{Instr, Options};
 use gpucvt::ptx::CvtForm;
 use serde::Serialize;
@@ -105,6 +106,7 @@ fn path_name(p: Path) -> String {
 struct JsonReport {
     form: String,
     kernel: String,
+    isa: &'static str,
     exhaustive: bool,
     instructions: u64,
     inputs: u64,
@@ -173,6 +175,7 @@ fn json(r: &Report, seconds: f64) -> JsonReport {
     JsonReport {
         form: r.form.clone(),
         kernel: path_name(r.path),
+        isa: instruction_set().name(),
         exhaustive: r.exhaustive,
         instructions: r.instructions,
         inputs: r.inputs,
@@ -197,8 +200,16 @@ fn text(r: &Report, seconds: f64) -> String {
     } else {
         "a boundary-dense and random sample"
     };
+    // The instruction set the `f32` kernels ran with (`GPUCVT_ISA` lowers it); tables and
+    // the exact core are the same code on every one.
+    let isa = match r.path {
+        Path::Lanes(Strategy::F32Small | Strategy::F32Ue8m0 | Strategy::F32Int) => {
+            format!(" ({})", instruction_set())
+        }
+        _ => String::new(),
+    };
     let mut s = format!(
-        "{}: {} kernel against the exact model over {scope}: {} inputs, {} instructions, {:.1} s\n",
+        "{}: {} kernel{isa} against the exact model over {scope}: {} inputs, {} instructions, {:.1} s\n",
         r.form,
         path_name(r.path),
         r.inputs,

@@ -4,7 +4,7 @@
 //! an independent path from the slice kernels the commands run.
 
 mod common;
-use common::run;
+use common::{gpucvt_with, run};
 
 use gpucvt::ptx::{eval::evaluate_bits, parse_instruction};
 
@@ -22,6 +22,53 @@ fn verify_a_16_bit_source_exhaustively() {
     assert_eq!(v["mismatches"], 0);
     assert!(v["inputs"].as_u64().unwrap() > 1000);
     assert!(v["examples"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn gpucvt_isa_lowers_the_kernels_instruction_set_and_a_bad_value_is_refused() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    // A 16-bit source, so that each run is short in a debug build (`verify` runs all 2^32
+    // inputs of an `f32` source): the JSON report names the process's instruction set,
+    // whichever kernel the form takes; the text names it for `f32` kernels only (a table
+    // is the same code on every one).
+    let args = ["verify", "cvt.rn.f16x2.e4m3x2"];
+    let json = ["verify", "cvt.rn.f16x2.e4m3x2", "--json"];
+    let (code, out, err) = gpucvt_with(dir, &args, &[("GPUCVT_ISA", "baseline")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("table kernel against the exact model"),
+        "{out}"
+    );
+    assert!(out.contains("all results agree"), "{out}");
+    // The baseline exists on every machine.
+    let (code, out, err) = gpucvt_with(dir, &json, &[("GPUCVT_ISA", "baseline")]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["isa"], "baseline", "{out}");
+    assert_eq!(v["mismatches"], 0);
+    // A ceiling, in any case and with spaces: AVX2 where the CPU has it, else the baseline.
+    let (code, out, err) = gpucvt_with(dir, &json, &[("GPUCVT_ISA", " AVX2 ")]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["isa"] == "avx2" || v["isa"] == "baseline", "{out}");
+    // Unset or empty: the best the CPU has.
+    let (code, out, err) = gpucvt_with(dir, &json, &[("GPUCVT_ISA", "")]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let isa = v["isa"].as_str().unwrap();
+    assert!(["avx512", "avx2", "baseline"].contains(&isa), "{out}");
+    for bad in ["sse9", "avx"] {
+        let (code, out, err) = gpucvt_with(dir, &args, &[("GPUCVT_ISA", bad)]);
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(out.is_empty(), "{out}");
+        assert_eq!(
+            err,
+            format!(
+                "error: GPUCVT_ISA=\"{bad}\" names no instruction set: use baseline, avx2 or \
+                 avx512\n"
+            )
+        );
+    }
 }
 
 #[test]

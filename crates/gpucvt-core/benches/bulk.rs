@@ -27,7 +27,9 @@
 //! `cargo bench -p gpucvt-core --bench bulk` runs 1 Mi elements (in cache) and 64 Mi elements
 //! (in memory) in one process; `GPUCVT_BENCH_LARGE=0` skips the 64 Mi group. Then
 //! `python3 scripts/bulk-bench-table.py` prints the ratio table from criterion's output
-//! (`$CARGO_TARGET_DIR/criterion`, or `target/criterion`).
+//! (`$CARGO_TARGET_DIR/criterion`, or `target/criterion`). `GPUCVT_ISA=avx2` (or `baseline`)
+//! runs the kernels and the roofline loops that another machine would, as far as this CPU
+//! has them; the benchmark prints which.
 
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
@@ -50,6 +52,10 @@ fn sizes() -> Vec<usize> {
 }
 
 fn bench(c: &mut Criterion) {
+    eprintln!(
+        "kernels and roofline loops compiled for {}",
+        gpucvt_core::bulk::instruction_set()
+    );
     let only = std::env::var("GPUCVT_BENCH_ONLY").ok();
     for n in sizes() {
         let large = n > 1 << 20;

@@ -33,7 +33,10 @@ fn main() {
         .filter(|a| !a.starts_with("--"))
         .collect();
     let mut d = Data::new(n);
-    println!("{n} elements, {reps} alternating pairs; ratio = roofline time / kernel time");
+    println!(
+        "{n} elements, {reps} alternating pairs, {}; ratio = roofline time / kernel time",
+        gpucvt_core::bulk::instruction_set()
+    );
     for (name, dst, rounding, policy) in cases() {
         if !only.is_empty() && !only.iter().any(|o| o == name) {
             continue;

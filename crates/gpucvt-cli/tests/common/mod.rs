@@ -12,9 +12,16 @@ pub fn root() -> PathBuf {
 
 /// Runs `gpucvt` with `args` in the folder `dir`: (exit code, stdout, stderr).
 pub fn gpucvt_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    gpucvt_with(dir, args, &[])
+}
+
+/// Runs `gpucvt` with `args` in the folder `dir` and the environment variables `vars` set:
+/// (exit code, stdout, stderr).
+pub fn gpucvt_with(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_gpucvt"))
         .current_dir(dir)
         .args(args)
+        .envs(vars.iter().copied())
         .output()
         .expect("the binary runs");
     (

@@ -262,6 +262,112 @@ pub fn vectorized_up_to<V: Vectorizable>(max: VectorIsa, work: V) -> V::Output {
     simd::vectorized_isa(isa, work)
 }
 
+/// The environment variable that lowers the instruction set of every bulk kernel (and of
+/// [`vectorized`]) for the whole process: `baseline`, `avx2` or `avx512` (the default: the
+/// best the CPU has). It is a ceiling, never a demand: `avx512` on a CPU without AVX-512
+/// runs its AVX2 kernels. Every version gives the same results, so it changes only speed;
+/// it lets one machine run, time and `gpucvt verify` the kernels another machine would
+/// use. Read once, on first use; [`isa_limit`] reports a value that is not one of these
+/// (which the library then ignores, and the command line refuses).
+pub const ISA_VARIABLE: &str = "GPUCVT_ISA";
+
+/// An instruction set that the bulk kernels are compiled for.
+///
+/// ```
+/// use gpucvt_core::bulk::{instruction_set, InstructionSet};
+/// // Whatever this machine has, the kernels run on one of the three.
+/// let isa = instruction_set();
+/// assert!(isa <= InstructionSet::Avx512);
+/// assert_eq!("avx2".parse::<InstructionSet>(), Ok(InstructionSet::Avx2));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum InstructionSet {
+    /// The target's baseline (SSE2 on x86-64; on other architectures the only version).
+    Baseline,
+    /// x86-64 with AVX2 (and F16C where a kernel needs it).
+    Avx2,
+    /// x86-64 with AVX-512 F, BW and VL (and VBMI, VBMI2, BF16, DQ where a kernel needs them).
+    Avx512,
+}
+
+impl InstructionSet {
+    /// The name [`ISA_VARIABLE`] takes: `baseline`, `avx2` or `avx512`.
+    pub fn name(self) -> &'static str {
+        match self {
+            InstructionSet::Baseline => "baseline",
+            InstructionSet::Avx2 => "avx2",
+            InstructionSet::Avx512 => "avx512",
+        }
+    }
+}
+
+impl fmt::Display for InstructionSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            InstructionSet::Baseline => "the baseline target",
+            InstructionSet::Avx2 => "AVX2",
+            InstructionSet::Avx512 => "AVX-512",
+        })
+    }
+}
+
+/// A value of [`ISA_VARIABLE`] that names no instruction set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IsaError(pub String);
+
+impl fmt::Display for IsaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{ISA_VARIABLE}={:?} names no instruction set: use baseline, avx2 or avx512",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for IsaError {}
+
+impl core::str::FromStr for InstructionSet {
+    type Err = IsaError;
+    fn from_str(s: &str) -> Result<Self, IsaError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "baseline" => Ok(InstructionSet::Baseline),
+            "avx2" => Ok(InstructionSet::Avx2),
+            "avx512" | "avx-512" => Ok(InstructionSet::Avx512),
+            _ => Err(IsaError(s.to_string())),
+        }
+    }
+}
+
+/// The ceiling [`ISA_VARIABLE`] sets, as it is now in the environment: `Ok(None)` when it is
+/// unset or empty, an error when it names no instruction set (the library then uses the
+/// best the CPU has; a program may refuse to go on, as `gpucvt` does).
+pub fn isa_limit() -> Result<Option<InstructionSet>, IsaError> {
+    match std::env::var(ISA_VARIABLE) {
+        Ok(s) if s.trim().is_empty() => Ok(None),
+        Ok(s) => s.parse().map(Some),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(s)) => Err(IsaError(s.to_string_lossy().into())),
+    }
+}
+
+/// The level the dispatch may use (0 baseline, 1 AVX2, 2 AVX-512), from [`ISA_VARIABLE`]
+/// as it was on first use.
+#[cfg(target_arch = "x86_64")]
+fn isa_ceiling() -> u8 {
+    static CEILING: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
+    *CEILING.get_or_init(|| match isa_limit() {
+        Ok(Some(isa)) => isa as u8,
+        Ok(None) | Err(_) => InstructionSet::Avx512 as u8,
+    })
+}
+
+/// The instruction set the bulk kernels run with in this process: the best this CPU has,
+/// lowered to [`ISA_VARIABLE`]'s ceiling. `gpucvt verify` reports it.
+pub fn instruction_set() -> InstructionSet {
+    simd::instruction_set()
+}
+
 /// Why a bulk conversion was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BulkError {

@@ -5,7 +5,9 @@
 //! Here they are compiled three times — for the baseline target, for AVX2 and for AVX-512 —
 //! and the best version the running CPU supports is called. Calling a
 //! `#[target_feature]` function is `unsafe` only because the CPU must have the feature; each
-//! call below is guarded by `is_x86_feature_detected!` for exactly the features it enables.
+//! call below is guarded by `is_x86_feature_detected!` for exactly the features it enables,
+//! after `allowed`, which takes versions away under the `GPUCVT_ISA` ceiling
+//! ([`super::ISA_VARIABLE`]) so that one machine can run and time the others' kernels.
 //! [`vectorized_isa`] does the same for any work (the integer kernel of `int.rs`, the
 //! random words of `random.rs`, the statistics of `gpucvt-tensor`): a generic
 //! `#[target_feature]` function into which the work's `#[inline(always)]` code is inlined.
@@ -29,14 +31,17 @@
 //! every input (the ignored tests run all 2^32), and falls back to the portable kernel for
 //! the other policies and for the tail of a slice.
 //!
-//! Without AVX-512 (AVX2, with F16C where noted), four more: f16 in rn/rz/rm/rp through
+//! Without AVX-512 (AVX2, with F16C where noted), six more: f16 in rn/rz/rm/rp through
 //! `vcvtps2ph` ([`f16_avx2`]), f16 stochastic by `vcvtps2ph` toward zero and the carry of the
 //! 13 bits below f16's grid ([`f16_rs_avx2`]), bf16 to nearest, toward zero and stochastic
-//! by integer rounding ([`bf16_avx2`]), and the FP8/FP6/FP4 formats to nearest, toward zero
-//! and stochastic by one floating-point addition per element ([`narrow_sum_avx2`]). The
+//! by integer rounding ([`bf16_avx2`]), tf32 likewise ([`tf32_avx2`]), the FP8/FP6/FP4
+//! formats to nearest by one floating-point addition per element and toward zero and
+//! stochastic by two truncations, from the pattern and from `vcvttps2dq`
+//! ([`narrow_sum_avx2`]), and ue8m0 from the exponent field ([`ue8m0_groups_avx2`]). The
 //! tests run every instance compiled for each instruction set the CPU has, so an AVX-512
 //! machine tests the AVX2 kernels too (and an ignored test runs the FP8/FP6/FP4 ones over
-//! all 2^32 inputs).
+//! all 2^32 inputs; `GPUCVT_ISA=avx2` sends the other ignored `every_input` tests through
+//! them).
 #![allow(unsafe_code)]
 
 use super::{fast, small, ue8m0, Vectorizable, Word};
@@ -60,10 +65,38 @@ pub(super) fn small<D: Word>(p: &small::Params, src: &[u32], dst: &mut [D], rnd:
     }
 }
 
+/// Whether the dispatch may use instruction-set level `level` (1: AVX2, 2: AVX-512), under
+/// the ceiling of `GPUCVT_ISA` ([`super::ISA_VARIABLE`]). Each use is followed by the
+/// feature detection that makes the call safe: this only ever takes a version away.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn allowed(level: u8) -> bool {
+    super::isa_ceiling() >= level
+}
+
+/// [`super::instruction_set`].
+pub(super) fn instruction_set() -> super::InstructionSet {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if allowed(2)
+            && is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl")
+        {
+            return super::InstructionSet::Avx512;
+        }
+        if allowed(1) && is_x86_feature_detected!("avx2") {
+            return super::InstructionSet::Avx2;
+        }
+    }
+    super::InstructionSet::Baseline
+}
+
 fn run_small<const MODE: u8, D: Word>(p: &small::Params, src: &[u32], dst: &mut [D], rnd: &[u32]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if is_x86_feature_detected!("avx512f")
+        if allowed(2)
+            && is_x86_feature_detected!("avx512f")
             && is_x86_feature_detected!("avx512bw")
             && is_x86_feature_detected!("avx512vl")
         {
@@ -71,7 +104,7 @@ fn run_small<const MODE: u8, D: Word>(p: &small::Params, src: &[u32], dst: &mut 
             unsafe { small_avx512::<MODE, D>(p, src, dst, rnd) };
             return;
         }
-        if is_x86_feature_detected!("avx2") {
+        if allowed(1) && is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above).
             unsafe { small_avx2::<MODE, D>(p, src, dst, rnd) };
             return;
@@ -121,7 +154,8 @@ pub(super) fn fast<
 ) {
     #[cfg(target_arch = "x86_64")]
     {
-        if is_x86_feature_detected!("avx512f")
+        if allowed(2)
+            && is_x86_feature_detected!("avx512f")
             && is_x86_feature_detected!("avx512bw")
             && is_x86_feature_detected!("avx512vl")
         {
@@ -129,7 +163,7 @@ pub(super) fn fast<
             unsafe { fast_avx512::<F, M, SF, KN, W, D, R>(src, dst, rnd, k) };
             return;
         }
-        if is_x86_feature_detected!("avx2") {
+        if allowed(1) && is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above).
             unsafe { fast_avx2::<F, M, SF, KN, W, D, R>(src, dst, rnd, k) };
             return;
@@ -147,7 +181,7 @@ pub(super) fn fast<
 pub(super) fn has_fast() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        is_x86_feature_detected!("avx2")
+        allowed(1) && is_x86_feature_detected!("avx2")
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -189,20 +223,15 @@ unsafe fn fast_avx2<
                 continue;
             }
         }
-        // f32 → f16 stochastic with 13 random bits (in any word), without .satfinite, .relu
-        // or .ftz, where the CPU has F16C: truncation by its own conversion, the carry from
-        // the 13 bits below.
-        if F == fast::I_F16
-            && M == small::RS
-            && !SF
-            && !KN
-            && W == 13
-            && is_x86_feature_detected!("f16c")
+        // f32 → f16 stochastic with 13 random bits (in any word), without .relu or .ftz,
+        // where the CPU has F16C: truncation by its own conversion, the carry from the 13
+        // bits below.
+        if F == fast::I_F16 && M == small::RS && !KN && W == 13 && is_x86_feature_detected!("f16c")
         {
             if let (Some(d), Some(r)) = (D::as_u16_slice_mut(dst), Randoms::of(rnd)) {
                 // SAFETY: this function's feature and the one just checked are all that
                 // `f16_rs_avx2` enables.
-                unsafe { f16_rs_avx2(src, d, r, k) };
+                unsafe { f16_rs_avx2::<SF>(src, d, r, k) };
                 continue;
             }
         }
@@ -219,6 +248,15 @@ unsafe fn fast_avx2<
             ) {
                 // SAFETY: this function's feature is all that `bf16_avx2` enables.
                 unsafe { bf16_avx2::<M>(src, d, r, k) };
+                continue;
+            }
+        }
+        // f32 → tf32 to nearest even, to nearest away or toward zero, without .satfinite,
+        // .relu or .ftz: integer rounding at bit 13.
+        if F == fast::I_TF32 && !SF && !KN && matches!(M, small::RN | small::RNA | small::RZ) {
+            if let Some(d) = D::as_u32_slice_mut(dst) {
+                // SAFETY: this function's feature is all that `tf32_avx2` enables.
+                unsafe { tf32_avx2::<M>(src, d, k) };
                 continue;
             }
         }
@@ -1413,7 +1451,7 @@ fn bf16_groups<const M: u8, R>(
 /// kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
-unsafe fn f16_rs_avx2(src: &[u32], dst: &mut [u16], rnd: Randoms, k: fast::Knobs) {
+unsafe fn f16_rs_avx2<const SF: bool>(src: &[u32], dst: &mut [u16], rnd: Randoms, k: fast::Knobs) {
     use std::arch::x86_64::*;
     let n = src.len().min(dst.len()).min(rnd.len());
     let whole = n - n % 16;
@@ -1421,16 +1459,16 @@ unsafe fn f16_rs_avx2(src: &[u32], dst: &mut [u16], rnd: Randoms, k: fast::Knobs
     let bits = _mm256_set1_epi32(0x1fff);
     match rnd {
         Randoms::U8(r) => {
-            f16_rs_groups(s, d, &r[..whole], |r| [byte_lanes(r), byte_lanes(&r[8..])])
+            f16_rs_groups::<SF, _>(s, d, &r[..whole], |r| [byte_lanes(r), byte_lanes(&r[8..])])
         }
-        Randoms::U16(r) => f16_rs_groups(s, d, &r[..whole], |r| {
+        Randoms::U16(r) => f16_rs_groups::<SF, _>(s, d, &r[..whole], |r| {
             [half_word_lanes(r), half_word_lanes(&r[8..])].map(|w| _mm256_and_si256(w, bits))
         }),
-        Randoms::U32(r) => f16_rs_groups(s, d, &r[..whole], |r| {
+        Randoms::U32(r) => f16_rs_groups::<SF, _>(s, d, &r[..whole], |r| {
             [word_lanes(r), word_lanes(&r[8..])].map(|w| _mm256_and_si256(w, bits))
         }),
     }
-    rnd.tail::<{ fast::I_F16 }, false, 13, u16>(src, dst, whole, k);
+    rnd.tail::<{ fast::I_F16 }, SF, 13, u16>(src, dst, whole, k);
 }
 
 /// The groups of 16 of [`f16_rs_avx2`] (`src`, `dst` and `rnd` of a multiple of 16
@@ -1438,7 +1476,7 @@ unsafe fn f16_rs_avx2(src: &[u32], dst: &mut [u16], rnd: Randoms, k: fast::Knobs
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
 #[inline]
-fn f16_rs_groups<R>(
+fn f16_rs_groups<const SF: bool, R>(
     src: &[u32],
     dst: &mut [u16],
     rnd: &[R],
@@ -1446,24 +1484,27 @@ fn f16_rs_groups<R>(
 ) {
     use std::arch::x86_64::*;
     let abs_mask = _mm256_set1_epi32(0x7fff_ffff);
-    let significand = _mm256_set1_epi32(0x007f_ffff);
-    let implicit = _mm256_set1_epi32(0x0080_0000);
     let bits = _mm256_set1_epi32(0x1fff);
-    let e_subnormal = _mm256_set1_epi32(113);
-    let zero = _mm256_setzero_si256();
+    // f16's smallest normal value, 2^-14, and the exponent of 2^37.
+    let normal = _mm256_set1_epi32(0x3880_0000);
+    let scale = _mm256_set1_epi32(37 << 23);
     let nan = _mm256_set1_epi16(fast::SPECS[fast::I_F16].nan_full as u16 as i16);
     let magnitude = _mm256_set1_epi16(0x7fff);
     let infinity = _mm256_set1_epi16(0x7c00);
+    let (largest, minus_largest) = (
+        _mm256_set1_epi16(0x7bff),
+        _mm256_set1_epi16(0xfbff_u16 as i16),
+    );
     // Per 8 inputs and their random values: the truncation and the carries.
     let half = |x: __m256i, r: __m256i| -> (__m128i, __m256i) {
         let h = _mm256_cvtps_ph::<_MM_FROUND_TO_ZERO>(_mm256_castsi256_ps(x));
         let a = _mm256_and_si256(x, abs_mask);
-        let m = _mm256_or_si256(_mm256_and_si256(a, significand), implicit);
-        let shift = _mm256_max_epi32(
-            _mm256_sub_epi32(e_subnormal, _mm256_srli_epi32::<23>(a)),
-            zero,
-        );
-        let below = _mm256_and_si256(_mm256_srlv_epi32(m, shift), bits);
+        // Below 2^-14: the magnitude times 2^37 (the exponent field raised by 37), truncated
+        // to an integer (under 2^23: exact); an f32 subnormal becomes a number under one
+        // (0, as the magnitude times 2^37 is).
+        let scaled = _mm256_cvttps_epi32(_mm256_castsi256_ps(_mm256_add_epi32(a, scale)));
+        let subnormal = _mm256_cmpgt_epi32(normal, a);
+        let below = _mm256_and_si256(_mm256_blendv_epi8(x, scaled, subnormal), bits);
         (h, _mm256_srli_epi32::<13>(_mm256_add_epi32(below, r)))
     };
     let p = src.as_ptr().cast::<__m256i>();
@@ -1484,10 +1525,70 @@ fn f16_rs_groups<R>(
         // NaNs found before the carry is added (it could carry a NaN's pattern into the
         // sign).
         let is_nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, magnitude), infinity);
-        let h = _mm256_blendv_epi8(_mm256_add_epi16(h, carry), nan, is_nan);
+        let mut h = _mm256_add_epi16(h, carry);
+        if SF {
+            // Positive results at most the largest finite value's pattern as signed
+            // half-words, negative ones as unsigned (each compare leaves the other sign).
+            h = _mm256_min_epu16(_mm256_min_epi16(h, largest), minus_largest);
+        }
+        let h = _mm256_blendv_epi8(h, nan, is_nan);
         // SAFETY: `d` holds 16 `u16`s (32 bytes): the unaligned store writes exactly those.
         unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), h) };
     }
+}
+
+/// f32 → tf32 on AVX2, to nearest even (`RN`), to nearest away from zero (`RNA`) or toward
+/// zero (`RZ`), without `.satfinite`, 16 at a time: tf32 is the f32 with its 13 lowest bits
+/// cleared, in the same exponent range, so the pattern plus the rounding increment (`0xfff`
+/// plus bit 13 for `RN`, `0x1000` for `RNA`, none for `RZ`), its 13 lowest bits cleared, is
+/// the result, subnormal or normal, a carry into the exponent (up to infinity) included.
+/// NaN inputs (magnitudes above infinity's, which the increment could carry into the sign)
+/// get the canonical NaN by a select. The tail (under 16 elements) goes through the
+/// portable kernel.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn tf32_avx2<const M: u8>(src: &[u32], dst: &mut [u32], k: fast::Knobs) {
+    use std::arch::x86_64::*;
+    let n = src.len().min(dst.len());
+    let whole = n - n % 16;
+    let abs_mask = _mm256_set1_epi32(0x7fff_ffff);
+    let infinity = _mm256_set1_epi32(0x7f80_0000);
+    let nan = _mm256_set1_epi32(fast::SPECS[fast::I_TF32].nan_full as i32);
+    let grid = _mm256_set1_epi32(!0x1fff);
+    let half = _mm256_set1_epi32(if M == small::RNA { 0x1000 } else { 0xfff });
+    let one = _mm256_set1_epi32(1);
+    let round = |x: __m256i| -> __m256i {
+        let t = match M {
+            small::RN => _mm256_add_epi32(
+                _mm256_add_epi32(x, half),
+                _mm256_and_si256(_mm256_srli_epi32::<13>(x), one),
+            ),
+            small::RNA => _mm256_add_epi32(x, half),
+            _ => x,
+        };
+        let is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, abs_mask), infinity);
+        _mm256_blendv_epi8(_mm256_and_si256(t, grid), nan, is_nan)
+    };
+    let p = src.as_ptr().cast::<__m256i>();
+    let q = dst.as_mut_ptr().cast::<__m256i>();
+    for i in 0..whole / 16 {
+        // SAFETY: `src` and `dst` hold at least `whole` elements, so 16 (64 bytes) from
+        // `16 * i` on: the two unaligned loads and the two stores touch exactly those.
+        unsafe {
+            let (x0, x1) = (
+                _mm256_loadu_si256(p.add(2 * i)),
+                _mm256_loadu_si256(p.add(2 * i + 1)),
+            );
+            _mm256_storeu_si256(q.add(2 * i), round(x0));
+            _mm256_storeu_si256(q.add(2 * i + 1), round(x1));
+        }
+    }
+    fast::run::<{ fast::I_TF32 }, M, false, false, 0, u32, u32>(
+        &src[whole..n],
+        &mut dst[whole..n],
+        &[],
+        k,
+    );
 }
 
 /// Whether [`narrow_sum_avx2`] gives format `F`'s results in direction `M` with
@@ -1504,27 +1605,33 @@ const fn sum_avx2_applies(f: usize, m: u8, sf: bool) -> bool {
 }
 
 /// f32 → e4m3, e5m2, e2m3, e3m2 or e2m1 on AVX2, to nearest even (`RN`), toward zero (`RZ`)
-/// or stochastic with 8 random bits (`RS`, in bytes, half-words or words), 32 at a time,
-/// by one floating-point addition per 8, as `fast.rs`'s `mag_rn` rounds one element:
+/// or stochastic with 8 random bits (`RS`, in bytes, half-words or words), 32 at a time:
 /// - the magnitude is clamped (to the largest finite value, or for `RN` without
 ///   `.satfinite` to the value of the code above it, which is infinity or NaN); NaN inputs
 ///   of a format whose NaN result is not its largest finite code get the value of that
 ///   code (e4m3's and e5m2's 0x7f, read as if finite), by a select;
-/// - the addend is computed from the clamped magnitude's exponent `e` (raised to the
-///   smallest normal one's, `e0`): exponent `e + 23 − mantissa bits − b` and significand
-///   bits `(e − e0) << (mantissa bits + b)`, where `b` is 8 for `RS` (the 8 bits below the
-///   grid that the random byte is added to) and 0 otherwise; its unit in the last place is
-///   2^-b of the destination's grid step at the input;
-/// - the sum, rounded to nearest even by the processor (MXCSR's default, as in the portable
-///   kernel), has the encoding (times 2^b) in its low bits, normal and subnormal results
-///   alike, a carry included. For `RZ` and `RS` it is taken one step down where it rounded
-///   up (the sum minus the addend, exact, above the magnitude): the truncation;
-/// - `RS` adds the random byte and drops the 8 bits below the grid (the carry rounds up; the
-///   clamped largest finite value has no bits below its grid, so no code goes past it);
+/// - `RN`, by one floating-point addition per 8, as `fast.rs`'s `mag_rn` rounds one
+///   element: the addend is computed from the clamped magnitude's exponent `e` (raised to
+///   the smallest normal one's, `e0`): exponent `e + 23 − mantissa bits` and significand
+///   bits `(e − e0) << mantissa bits`, so that its unit in the last place is the
+///   destination's grid step at the input; the sum, rounded to nearest even by the
+///   processor (MXCSR's default, as in the portable kernel), has the encoding in its low
+///   bits, normal and subnormal results alike, a carry included;
+/// - `RZ` and `RS`, the magnitude truncated to the grid (for `RS` to 2^-8 of it: the
+///   encoding times 256 plus the 8 bits below the grid), the larger of two truncations:
+///   the pattern shifted right and re-biased (right at and above the smallest normal
+///   value, negative below it), and the magnitude scaled to the subnormal grid (its
+///   exponent field raised) truncated to an integer by `vcvttps2dq`, at most the code under
+///   the smallest normal one (right below the smallest normal value, smaller above it);
+///   `RS` then adds the random byte and drops the 8 bits below the grid (the carry rounds
+///   up; the clamped largest finite value has no bits below its grid, so no code goes past
+///   it);
 /// - the low bytes of 32 results are packed (`vpackusdw`, `vpackuswb`), the sign added where
 ///   the input is negative and not NaN (the same packing of the compare masks), and put in
 ///   order (`vpermd`).
 ///
+/// (Before 2026-11-23 `RZ` and `RS` took the `RN` sum one step down where it had rounded
+/// up: four more operations per 8, 0.28–0.37× the roofline at 1 Mi against 0.39–0.45×.)
 /// The caller checks [`sum_avx2_applies`]. The tail (under 32 elements) goes through the
 /// portable kernel.
 #[cfg(target_arch = "x86_64")]
@@ -1563,18 +1670,18 @@ unsafe fn narrow_sum_avx2<const F: usize, const M: u8, const SF: bool>(
     }
 }
 
-/// The addends of [`narrow_sum_avx2`] for format `sp` (with 8 bits below the grid if
-/// `rs`) by the exponent's low 3 bits, where its exponents from the smallest normal one's to
-/// the largest finite value's are at most 8 and its NaN result is the clamp's (e2m3, e3m2,
-/// e2m1): one `vpermd` instead of five operations.
+/// The addends of [`narrow_sum_avx2`] to nearest for format `sp` by the exponent's low 3
+/// bits, where its exponents from the smallest normal one's to the largest finite value's
+/// are at most 8 and its NaN result is the clamp's (e2m3, e3m2, e2m1): one `vpermd` instead
+/// of five operations.
 #[cfg(target_arch = "x86_64")]
-const fn addend_table(sp: &fast::Spec, rs: bool) -> Option<[u32; 8]> {
+const fn addend_table(sp: &fast::Spec) -> Option<[u32; 8]> {
     let e0 = (128 - sp.bias) as u32;
     let last = fast::value_bits(sp, sp.max_enc) >> 23;
     if last - e0 >= 8 || sp.nan_full != sp.max_enc {
         return None;
     }
-    Some(sum_addends::<8>(sp, if rs { 8 } else { 0 }))
+    Some(sum_addends::<8>(sp, 0))
 }
 
 /// The groups of 32 of [`narrow_sum_avx2`] (`src`, `dst` and `rnd` of a multiple of 32
@@ -1615,10 +1722,15 @@ fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
         ((23 - sp.man - below) << 23).wrapping_sub(e0u << (sp.man + below)) as i32,
     );
     let e0_index = _mm256_set1_epi32(e0u as i32);
-    let table = const { addend_table(&fast::SPECS[F], M == small::RS) }
+    let table = const { addend_table(&fast::SPECS[F]) }
         .map(|t| t.map(|w| w as i32))
         .map(|t| _mm256_setr_epi32(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]));
     let byte = _mm256_set1_epi32(0xff);
+    // Toward zero and stochastic: the codes (times 2^b) of the subnormal range by `vcvttps2dq`
+    // of the magnitude times 2^scale (added to the exponent field), at most `last_sub`.
+    let scale = _mm256_set1_epi32((sp.bias - 1 + sp.man as i32 + below as i32) << 23);
+    let last_sub = _mm256_set1_epi32((1 << (sp.man + below)) - 1);
+    let normal_base = _mm256_set1_epi32(((e0u - 1) << (sp.man + below)) as i32);
     // Negative inputs other than NaNs: below −∞'s pattern plus one, as signed words.
     let above_minus_infinity = _mm256_set1_epi32(0xff80_0001_u32 as i32);
     let sign = _mm256_set1_epi8((1u8 << sp.sign_pos) as i8);
@@ -1630,6 +1742,21 @@ fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
         let mut c = _mm256_min_epu32(a, top);
         if nan_select {
             c = _mm256_blendv_epi8(c, nan_value, _mm256_cmpgt_epi32(a, exponent));
+        }
+        if M != small::RN {
+            // The truncation (times 2^b) two ways, the larger of which is right: the normal
+            // range's from the pattern (`c >> shift`, rebiased: negative below the smallest
+            // normal), the subnormal range's by `vcvttps2dq` (at most `last_sub`, which is
+            // under the smallest normal code).
+            let normal = _mm256_sub_epi32(_mm256_srl_epi32(c, shift), normal_base);
+            let scaled = _mm256_castsi256_ps(_mm256_add_epi32(c, scale));
+            let subnormal = _mm256_min_epi32(_mm256_cvttps_epi32(scaled), last_sub);
+            let mut t = _mm256_max_epi32(normal, subnormal);
+            if M == small::RS {
+                t = _mm256_srli_epi32::<8>(_mm256_add_epi32(t, r));
+            }
+            let negative = _mm256_cmpgt_epi32(above_minus_infinity, x);
+            return (t, negative);
         }
         let addend = match table {
             // The addend by the exponent's low 3 bits (`vpermd`).
@@ -1643,16 +1770,7 @@ fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
             }
         };
         let (c, addend) = (_mm256_castsi256_ps(c), _mm256_castsi256_ps(addend));
-        let sum = _mm256_add_ps(c, addend);
-        let mut t = _mm256_castps_si256(sum);
-        if M != small::RN {
-            // One step down where the addition rounded up: toward zero.
-            let up = _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_sub_ps(sum, addend), c);
-            t = _mm256_add_epi32(t, _mm256_castps_si256(up));
-        }
-        if M == small::RS {
-            t = _mm256_srli_epi32::<8>(_mm256_add_epi32(t, r));
-        }
+        let t = _mm256_castps_si256(_mm256_add_ps(c, addend));
         let negative = _mm256_cmpgt_epi32(above_minus_infinity, x);
         (_mm256_and_si256(t, byte), negative)
     };
@@ -1683,7 +1801,7 @@ fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
 pub(super) fn widen<R: Word>(src: &[R], dst: &mut [u32]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if is_x86_feature_detected!("avx2") {
+        if allowed(1) && is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above).
             unsafe { widen_avx2(src, dst) };
             return;
@@ -1709,7 +1827,8 @@ unsafe fn widen_avx2<R: Word>(src: &[R], dst: &mut [u32]) {
 pub(super) fn ue8m0<const UP: bool, const P: u8, D: Word>(src: &[u32], dst: &mut [D]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if is_x86_feature_detected!("avx512f")
+        if allowed(2)
+            && is_x86_feature_detected!("avx512f")
             && is_x86_feature_detected!("avx512bw")
             && is_x86_feature_detected!("avx512vl")
         {
@@ -1717,7 +1836,7 @@ pub(super) fn ue8m0<const UP: bool, const P: u8, D: Word>(src: &[u32], dst: &mut
             unsafe { ue8m0_avx512::<UP, P, D>(src, dst) };
             return;
         }
-        if is_x86_feature_detected!("avx2") {
+        if allowed(1) && is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above).
             unsafe { ue8m0_avx2::<UP, P, D>(src, dst) };
             return;
@@ -1729,7 +1848,71 @@ pub(super) fn ue8m0<const UP: bool, const P: u8, D: Word>(src: &[u32], dst: &mut
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn ue8m0_avx2<const UP: bool, const P: u8, D: Word>(src: &[u32], dst: &mut [D]) {
+    // With `.satfinite` or without any policy, into bytes: 32 at a time.
+    if P & !ue8m0::SF == 0 {
+        if let Some(d) = D::as_u8_slice_mut(dst) {
+            let n = src.len().min(d.len());
+            let whole = n - n % 32;
+            ue8m0_groups_avx2::<UP, P>(&src[..whole], &mut d[..whole]);
+            ue8m0::run::<UP, P, u8>(&src[whole..n], &mut d[whole..n]);
+            return;
+        }
+    }
     ue8m0::run::<UP, P, D>(src, dst);
+}
+
+/// f32 → ue8m0 toward zero or up (`UP`), with `.satfinite` (`P` = `ue8m0::SF`) or without
+/// any policy (`P` = 0), 32 at a time (`src` and `dst` a multiple of 32 long), as
+/// `ue8m0::convert` computes one, the results in 32-bit lanes between 0 and 511 and the
+/// narrowing to bytes saturating (`vpackusdw`, `vpackuswb`: 256 and above give 0xff):
+/// - toward zero, the magnitude's exponent field (∞ and NaN 0xff); with `.satfinite` of the
+///   magnitude clamped to the largest finite value (∞ and overflows give 0xfe), plus one
+///   for NaN (`a − (a > ∞)`, the compare's mask being −1): 0xff;
+/// - up, the magnitude plus all ones below the exponent field (which carries into it exactly
+///   when the fraction is not zero), zero at or below 2^-127, its exponent field (NaN 256 or
+///   more, ∞ 255); with `.satfinite` that sum first clamped as a signed number to the
+///   largest that gives 0xfe (NaN sums are negative and stay: 256 or more).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn ue8m0_groups_avx2<const UP: bool, const P: u8>(src: &[u32], dst: &mut [u8]) {
+    use std::arch::x86_64::*;
+    let sf = P & ue8m0::SF != 0;
+    let abs_mask = _mm256_set1_epi32(0x7fff_ffff);
+    let below = _mm256_set1_epi32(0x007f_ffff);
+    let largest = _mm256_set1_epi32(0x7f7f_ffff);
+    let infinity = _mm256_set1_epi32(0x7f80_0000);
+    let tiny = _mm256_set1_epi32(0x0040_0000);
+    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    let code = |x: __m256i| -> __m256i {
+        let a = _mm256_and_si256(x, abs_mask);
+        if UP {
+            let mut t = _mm256_add_epi32(a, below);
+            if sf {
+                t = _mm256_min_epi32(t, largest);
+            }
+            let r = _mm256_srli_epi32::<23>(t);
+            _mm256_and_si256(r, _mm256_cmpgt_epi32(a, tiny))
+        } else if sf {
+            let r = _mm256_srli_epi32::<23>(_mm256_min_epi32(a, largest));
+            _mm256_sub_epi32(r, _mm256_cmpgt_epi32(a, infinity))
+        } else {
+            _mm256_srli_epi32::<23>(a)
+        }
+    };
+    let p = src.as_ptr().cast::<__m256i>();
+    for (i, d) in dst.chunks_exact_mut(32).enumerate() {
+        // SAFETY: `src` holds 32 `u32`s (128 bytes) from `32 * i` on (`dst` and `src` have
+        // the same length): the four unaligned loads read exactly those.
+        let x = |j: usize| code(unsafe { _mm256_loadu_si256(p.add(4 * i + j)) });
+        let c = _mm256_packus_epi16(
+            _mm256_packus_epi32(x(0), x(1)),
+            _mm256_packus_epi32(x(2), x(3)),
+        );
+        let c = _mm256_permutevar8x32_epi32(c, order);
+        // SAFETY: `d` holds 32 bytes: the unaligned store writes exactly those.
+        unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), c) };
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -1746,6 +1929,7 @@ pub(super) fn vectorized_isa<V: Vectorizable>(isa: u8, work: V) -> V::Output {
     #[cfg(target_arch = "x86_64")]
     {
         if isa >= 2
+            && allowed(2)
             && is_x86_feature_detected!("avx512f")
             && is_x86_feature_detected!("avx512bw")
             && is_x86_feature_detected!("avx512vl")
@@ -1755,7 +1939,7 @@ pub(super) fn vectorized_isa<V: Vectorizable>(isa: u8, work: V) -> V::Output {
             // above).
             return unsafe { vectorized_avx512(work) };
         }
-        if isa >= 1 && is_x86_feature_detected!("avx2") {
+        if isa >= 1 && allowed(1) && is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above).
             return unsafe { vectorized_avx2(work) };
         }
@@ -1791,7 +1975,8 @@ pub(super) fn round64<const M: u8, const U: bool>(
     k: &super::int::Knobs,
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx512f")
+    if allowed(2)
+        && is_x86_feature_detected!("avx512f")
         && is_x86_feature_detected!("avx512vl")
         && is_x86_feature_detected!("avx512dq")
     {
@@ -1879,6 +2064,30 @@ pub(super) fn trunc_u64(x: f32) -> u64 {
     } else {
         0
     }
+}
+
+/// Runs the `ue8m0` kernel compiled for one instruction set — 0: the baseline target, 1:
+/// AVX2, 2: AVX-512 — if the CPU has it (as [`fast_isa`]).
+#[cfg(test)]
+pub(super) fn ue8m0_isa<const UP: bool, const P: u8>(isa: u8, src: &[u32], dst: &mut [u8]) -> bool {
+    match isa {
+        0 => ue8m0::run::<UP, P, u8>(src, dst),
+        #[cfg(target_arch = "x86_64")]
+        1 if is_x86_feature_detected!("avx2") => {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { ue8m0_avx2::<UP, P, u8>(src, dst) }
+        }
+        #[cfg(target_arch = "x86_64")]
+        2 if is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl") =>
+        {
+            // SAFETY: the CPU has every feature `ue8m0_avx512` enables (checked just above).
+            unsafe { ue8m0_avx512::<UP, P, u8>(src, dst) }
+        }
+        _ => return false,
+    }
+    true
 }
 
 /// Runs the specialised kernel compiled for one instruction set — 0: the baseline target,

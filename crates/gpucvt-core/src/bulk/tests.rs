@@ -187,6 +187,48 @@ fn f32_ue8m0_kernels_equal_the_core() {
 }
 
 #[test]
+fn f32_ue8m0_kernels_agree_on_every_instruction_set() {
+    // Each version of the kernel (the AVX2 one has its own code for `.satfinite` and for no
+    // policy), on boundary and random inputs, with a length that leaves a tail.
+    let mut inputs = boundary_f32();
+    let mut rng = Rng(11);
+    inputs.extend((0..50_000).map(|_| rng.next()));
+    inputs.extend((0..50_000).map(|_| rng.next() | 0x7f80_0000));
+    inputs.truncate(inputs.len() - inputs.len() % 32 + 7);
+    fn check<const UP: bool, const P: u8>(inputs: &[u32], conv: Conversion) {
+        let mut out = vec![0u8; inputs.len()];
+        for isa in 0..3 {
+            out.fill(0x55);
+            if !simd::ue8m0_isa::<UP, P>(isa, inputs, &mut out) {
+                continue;
+            }
+            for (&x, &got) in inputs.iter().zip(&out) {
+                assert_eq!(
+                    got as u64,
+                    conv.apply(x as u64).bits,
+                    "{x:#x} isa {isa} {conv:?}"
+                );
+            }
+        }
+    }
+    let sf = Policy {
+        satfinite: true,
+        ..Policy::default()
+    };
+    let ftz = Policy {
+        flush_inputs: true,
+        ..Policy::default()
+    };
+    let c = |r, p| Conversion::new(F32, UE8M0, r, p);
+    check::<false, 0>(&inputs, c(Rounding::RZ, Policy::default()));
+    check::<true, 0>(&inputs, c(Rounding::RP, Policy::default()));
+    check::<false, { ue8m0::SF }>(&inputs, c(Rounding::RZ, sf));
+    check::<true, { ue8m0::SF }>(&inputs, c(Rounding::RP, sf));
+    check::<false, { ue8m0::FTZ }>(&inputs, c(Rounding::RZ, ftz));
+    check::<true, { ue8m0::FTZ }>(&inputs, c(Rounding::RP, ftz));
+}
+
+#[test]
 fn tables_equal_the_core_exhaustively() {
     for src in [F16, BF16, E4M3, E2M1, S16, U8] {
         for dst in [F32, E5M2, S8, F16, UE8M0] {
@@ -319,8 +361,9 @@ fn exhaustive_isa<const F: usize, const M: u8, const SF: bool>(conv: Conversion,
 }
 
 /// All 2^32 inputs through the AVX2 FP8/FP6/FP4 kernels (one addition per element) whose
-/// dispatch an AVX-512 machine never reaches: e4m3 and e2m1 to nearest, e5m2 to nearest
-/// without .satfinite (overflow to infinity), e4m3 toward zero, e2m3 stochastic.
+/// dispatch an AVX-512 machine never reaches (unless `GPUCVT_ISA=avx2`): e4m3 and e2m1 to
+/// nearest, e5m2 to nearest without .satfinite (overflow to infinity); e4m3, e5m2 and e2m1
+/// toward zero with .satfinite and e3m2 without; e2m3, e4m3 and e5m2 stochastic.
 #[test]
 #[ignore]
 fn every_input_avx2_narrow_kernels() {
@@ -331,9 +374,30 @@ fn every_input_avx2_narrow_kernels() {
     exhaustive_isa::<I_E4M3, { small::RN }, true>(c(E4M3, Rounding::RN, sf), 1);
     exhaustive_isa::<I_E2M1, { small::RN }, true>(c(E2M1, Rounding::RN, sf), 1);
     exhaustive_isa::<I_E5M2, { small::RN }, false>(c(E5M2, Rounding::RN, d), 1);
+    // Toward zero and stochastic: the truncation from the pattern and from `vcvttps2dq`.
     exhaustive_isa::<I_E4M3, { small::RZ }, true>(c(E4M3, Rounding::RZ, sf), 1);
+    exhaustive_isa::<I_E5M2, { small::RZ }, true>(c(E5M2, Rounding::RZ, sf), 1);
+    exhaustive_isa::<I_E2M1, { small::RZ }, true>(c(E2M1, Rounding::RZ, sf), 1);
+    exhaustive_isa::<I_E3M2, { small::RZ }, false>(c(E3M2, Rounding::RZ, d), 1);
     let rs = Rounding::stochastic(0, 8);
     exhaustive_isa::<I_E2M3, { small::RS }, true>(c(E2M3, rs, sf), 1);
+    exhaustive_isa::<I_E4M3, { small::RS }, true>(c(E4M3, rs, sf), 1);
+    exhaustive_isa::<I_E5M2, { small::RS }, true>(c(E5M2, rs, sf), 1);
+}
+
+/// All 2^32 inputs, f32 → tf32 rn (with `GPUCVT_ISA=avx2`, through the AVX2 kernel).
+#[test]
+#[ignore]
+fn every_input_tf32_rn() {
+    exhaustive(TF32, Rounding::RN, Policy::default());
+}
+
+/// All 2^32 inputs, f32 → ue8m0 rz satfinite (with `GPUCVT_ISA=avx2`, through the AVX2
+/// kernel).
+#[test]
+#[ignore]
+fn every_input_ue8m0_rz_satfinite() {
+    exhaustive(UE8M0, Rounding::RZ, satfinite());
 }
 
 /// All 2^32 inputs, f32 → bf16 rz.
@@ -895,7 +959,10 @@ fn specialised_kernels_agree_on_every_instruction_set() {
     run_all::<I_BF16, { small::RS }, true, false, 16, u16, u16>(bf16_rs, i, r);
     run_all::<I_BF16, { small::RS }, true, false, 16, u16, u32>(bf16_rs, i, r);
     run_all::<I_BF16, { small::RP }, false, false, 0, u16, u32>(c(BF16, Rounding::RP, d), i, r);
+    // tf32 in its three directions (AVX2's integer rounding at bit 13).
     run_all::<I_TF32, { small::RNA }, false, false, 0, u32, u32>(c(TF32, Rounding::RNA, d), i, r);
+    run_all::<I_TF32, { small::RN }, false, false, 0, u32, u32>(c(TF32, Rounding::RN, d), i, r);
+    run_all::<I_TF32, { small::RZ }, false, false, 0, u32, u32>(c(TF32, Rounding::RZ, d), i, r);
     run_all::<I_E4M3, { small::RN }, true, false, 0, u8, u32>(c(E4M3, Rounding::RN, sf), i, r);
     // The run-time policies, switched off.
     run_all::<I_E4M3, { small::RN }, true, true, 0, u8, u32>(c(E4M3, Rounding::RN, sf), i, r);
@@ -1167,4 +1234,35 @@ fn stochastic_kernel_gives_nan_results_by_the_clamp() {
     }
     assert_eq!(nan_by_clamp(&SPECS[I_E5M2]), None);
     assert_eq!(nan_by_clamp(&SPECS[I_F16]), None);
+}
+
+#[test]
+fn instruction_sets_are_named_as_gpucvt_isa_takes_them() {
+    for isa in [
+        InstructionSet::Baseline,
+        InstructionSet::Avx2,
+        InstructionSet::Avx512,
+    ] {
+        assert_eq!(isa.name().parse::<InstructionSet>(), Ok(isa));
+        assert_eq!(isa.name().to_uppercase().parse::<InstructionSet>(), Ok(isa));
+    }
+    assert_eq!(
+        " avx-512\n".parse::<InstructionSet>(),
+        Ok(InstructionSet::Avx512)
+    );
+    let e = "sse4".parse::<InstructionSet>().unwrap_err();
+    assert_eq!(e, IsaError("sse4".into()));
+    assert_eq!(
+        e.to_string(),
+        "GPUCVT_ISA=\"sse4\" names no instruction set: use baseline, avx2 or avx512"
+    );
+    // The ceiling only lowers: the dispatch never claims more than the CPU has.
+    #[cfg(target_arch = "x86_64")]
+    match instruction_set() {
+        InstructionSet::Avx512 => assert!(is_x86_feature_detected!("avx512bw")),
+        InstructionSet::Avx2 => assert!(is_x86_feature_detected!("avx2")),
+        InstructionSet::Baseline => {}
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    assert_eq!(instruction_set(), InstructionSet::Baseline);
 }
