@@ -1442,13 +1442,15 @@ fn bf16_groups<const M: u8, R>(
 /// F16C, sixteen at a time: the magnitude truncated to f16's grid by `vcvtps2ph` toward zero
 /// (with the sign; an f32 beyond f16's range gives its largest finite value, which a carry
 /// turns into infinity, as in the exact core), plus the carry out of the 13 bits below the
-/// grid added to the random value, as [`f16_rs_avx512`] does. The 13 bits are the
-/// significand's (implicit bit included) shifted right by `113 − e` where the biased
-/// exponent `e` is below 113 (f16's subnormal range, whose grid step is 2^-24 whatever the
-/// exponent; a shift of 32 or more gives zero, `vpsrlvd`), the f32's low 13 bits elsewhere,
-/// truncated either way as the exact core takes them. NaN inputs (f16 magnitudes above
-/// infinity's) get the canonical NaN. The tail (under 16 elements) goes through the portable
-/// kernel.
+/// grid added to the random value, as [`f16_rs_avx512`] does. The 13 bits are the f32's low
+/// 13 from f16's smallest normal value (2^-14) up; below it, where f16's grid step is 2^-24
+/// whatever the exponent, the low 13 bits of the magnitude times 2^37 truncated to an
+/// integer (`vcvttps2dq`; under 2^23, so exact), truncated either way as the exact core
+/// takes them. With `.satfinite` (`SF`) the result is then clamped to the largest finite
+/// value (infinities and overflows), in 16-bit lanes: as a signed number for positive
+/// results, as an unsigned one for negative ones. NaN inputs (f16 magnitudes above
+/// infinity's) get the canonical NaN. The tail (under 16 elements) goes through the
+/// portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
 unsafe fn f16_rs_avx2<const SF: bool>(src: &[u32], dst: &mut [u16], rnd: Randoms, k: fast::Knobs) {

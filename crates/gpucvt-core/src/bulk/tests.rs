@@ -750,7 +750,12 @@ fn specialised_kernels_equal_the_core() {
                 let conv = Conversion::new(F32, dst, rounding, policy);
                 let what = format!("{dst} {rounding:?} {policy:?}");
                 let k = Kernel::new(conv);
-                assert!(k.specialised(), "not specialised: {what}");
+                // (On x86-64 without AVX2, or under `GPUCVT_ISA=baseline`, the
+                // run-time-parameterised kernel runs instead: it must agree all the same.)
+                assert!(
+                    k.specialised() || !simd::has_fast(),
+                    "not specialised: {what}"
+                );
                 let want: Vec<u32> = inputs
                     .iter()
                     .zip(&random)
