@@ -1596,14 +1596,40 @@ unsafe fn tf32_avx2<const M: u8>(src: &[u32], dst: &mut [u32], k: fast::Knobs) {
 /// Whether [`narrow_sum_avx2`] gives format `F`'s results in direction `M` with
 /// `.satfinite` `SF`: where the format saturates (`.satfinite`, or neither infinity nor NaN),
 /// so that the clamp to the largest finite value gives every overflow's result, and to
-/// nearest where it overflows to infinity (the clamp to infinity's value gives it, signed).
-/// Not e4m3 without `.satfinite`, whose overflow is an unsigned NaN.
+/// nearest where it overflows to infinity (the clamp to infinity's value gives it, signed)
+/// or to a NaN that is the code above the largest finite one (e4m3 without `.satfinite`:
+/// the clamp gives it, and the sign is left out where the magnitude rounds to it,
+/// [`unsigned_overflow`]).
 #[cfg(target_arch = "x86_64")]
 const fn sum_avx2_applies(f: usize, m: u8, sf: bool) -> bool {
     let sp = fast::SPECS[f];
     f >= fast::I_E4M3
         && sp.pad == 0
-        && (sf || (!sp.has_inf && !sp.has_nan) || (m == small::RN && sp.has_inf))
+        && (sf
+            || (!sp.has_inf && !sp.has_nan)
+            || (m == small::RN && (sp.has_inf || unsigned_overflow(&sp).is_some())))
+}
+
+/// For a format without infinity whose NaN is the code above its largest finite one, in the
+/// same binade (e4m3), to which every overflow rounds to nearest, and which is unsigned:
+/// the largest magnitude's pattern that rounds to nearest even to a finite value (the
+/// midpoint of the largest finite value and that code's value, where the largest finite
+/// code is even, else just under it). `None` for other formats.
+#[cfg(target_arch = "x86_64")]
+const fn unsigned_overflow(sp: &fast::Spec) -> Option<u32> {
+    if sp.has_inf || !sp.has_nan || sp.nan_full != sp.max_enc + 1 {
+        return None;
+    }
+    let (max, nan) = (
+        fast::value_bits(sp, sp.max_enc),
+        fast::value_bits(sp, sp.nan_full),
+    );
+    if max >> 23 != nan >> 23 {
+        return None;
+    }
+    // Same binade: the patterns' mean is the values' midpoint.
+    let mid = (max + nan) / 2;
+    Some(if sp.max_enc & 1 == 0 { mid } else { mid - 1 })
 }
 
 /// f32 → e4m3, e5m2, e2m3, e3m2 or e2m1 on AVX2, to nearest even (`RN`), toward zero (`RZ`)
@@ -1629,8 +1655,9 @@ const fn sum_avx2_applies(f: usize, m: u8, sf: bool) -> bool {
 ///   up; the clamped largest finite value has no bits below its grid, so no code goes past
 ///   it);
 /// - the low bytes of 32 results are packed (`vpackusdw`, `vpackuswb`), the sign added where
-///   the input is negative and not NaN (the same packing of the compare masks), and put in
-///   order (`vpermd`).
+///   the input is negative and not NaN (the same packing of the compare masks; for `RN` into
+///   e4m3 without `.satfinite`, only where the magnitude rounds to a finite value: the
+///   overflows' NaN is unsigned), and put in order (`vpermd`).
 ///
 /// (Before 2026-11-23 `RZ` and `RS` took the `RN` sum one step down where it had rounded
 /// up: four more operations per 8, 0.28–0.37× the roofline at 1 Mi against 0.39–0.45×.)
@@ -1733,8 +1760,14 @@ fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
     let scale = _mm256_set1_epi32((sp.bias - 1 + sp.man as i32 + below as i32) << 23);
     let last_sub = _mm256_set1_epi32((1 << (sp.man + below)) - 1);
     let normal_base = _mm256_set1_epi32(((e0u - 1) << (sp.man + below)) as i32);
-    // Negative inputs other than NaNs: below −∞'s pattern plus one, as signed words.
-    let above_minus_infinity = _mm256_set1_epi32(0xff80_0001_u32 as i32);
+    // Negative inputs other than NaNs: below −∞'s pattern plus one, as signed words; for
+    // `RN` into e4m3 without `.satfinite`, whose overflows give the unsigned NaN, those whose
+    // magnitude rounds to a finite value.
+    let negative_limit = match (M, SF, unsigned_overflow(&sp)) {
+        (small::RN, false, Some(limit)) => (0x8000_0000 | limit) + 1,
+        _ => 0xff80_0001,
+    };
+    let above_minus_infinity = _mm256_set1_epi32(negative_limit as i32);
     let sign = _mm256_set1_epi8((1u8 << sp.sign_pos) as i8);
     let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     // Per 8 inputs (and their random bytes): the codes in 32-bit lanes and the mask of

@@ -421,6 +421,14 @@ fn every_input_e4m3_rn_satfinite() {
     exhaustive(E4M3, Rounding::RN, satfinite());
 }
 
+/// All 2^32 inputs, f32 → e4m3 rn without .satfinite (overflows give the unsigned NaN;
+/// with `GPUCVT_ISA=avx2`, through the AVX2 kernel).
+#[test]
+#[ignore]
+fn every_input_e4m3_rn() {
+    exhaustive(E4M3, Rounding::RN, Policy::default());
+}
+
 /// All 2^32 inputs, f32 → e2m1 rn satfinite.
 #[test]
 #[ignore]
@@ -885,6 +893,11 @@ fn specialised_kernels_agree_on_every_instruction_set() {
     use fast::*;
     let mut rng = Rng(99);
     let mut inputs: Vec<u32> = boundary_f32().into_iter().chain(specials()).collect();
+    // Every destination's values, the midpoints between them and the overflow thresholds,
+    // and their neighbours, with both signs.
+    for f in [F16, BF16, E4M3, E5M2, E2M3, E3M2, E2M1] {
+        inputs.extend(dst_boundaries(f));
+    }
     inputs.extend((0..20_000).map(|_| rng.next()));
     let random: Vec<u32> = inputs.iter().map(|_| rng.next()).collect();
     /// Runs one instance with random words `R` (the low bits of `random`).
