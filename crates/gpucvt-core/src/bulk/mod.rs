@@ -224,7 +224,8 @@ pub(crate) fn vectorized_isa<V: Vectorizable>(isa: u8, work: V) -> V::Output {
     simd::vectorized_isa(isa, work)
 }
 
-/// The widest instruction set [`vectorized_up_to`] may compile work for.
+/// The widest instruction set [`vectorized_up_to`] may compile work for (under the
+/// process's ceiling, [`ISA_VARIABLE`]; [`InstructionSet`] names the one that runs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum VectorIsa {
     /// The baseline target only.
