@@ -1329,6 +1329,28 @@ fn half_word_lanes(r: &[u16]) -> std::arch::x86_64::__m256i {
     _mm256_cvtepu16_epi32(unsafe { _mm_loadu_si128(p) })
 }
 
+/// Sixteen random bytes of `r` (at least that many) zero-extended into 16-bit lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn sixteen_byte_lanes(r: &[u8]) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let p = r[..16].as_ptr().cast::<__m128i>();
+    // SAFETY: `r[..16]` is 16 bytes: the unaligned load reads exactly those.
+    _mm256_cvtepu8_epi16(unsafe { _mm_loadu_si128(p) })
+}
+
+/// Sixteen random half-words of `r` (at least that many) as 16-bit lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn sixteen_half_words(r: &[u16]) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let p = r[..16].as_ptr().cast::<__m256i>();
+    // SAFETY: `r[..16]` is 32 bytes: the unaligned load reads exactly those.
+    unsafe { _mm256_loadu_si256(p) }
+}
+
 /// Eight random words of `r` (at least that many) as 32-bit lanes.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
@@ -1651,9 +1673,9 @@ const fn unsigned_overflow(sp: &fast::Spec) -> Option<u32> {
 ///   value, negative below it), and the magnitude scaled to the subnormal grid (its
 ///   exponent field raised) truncated to an integer by `vcvttps2dq`, at most the code under
 ///   the smallest normal one (right below the smallest normal value, smaller above it);
-///   `RS` then adds the random byte and drops the 8 bits below the grid (the carry rounds
-///   up; the clamped largest finite value has no bits below its grid, so no code goes past
-///   it);
+///   `RS` then adds the random byte and drops the 8 bits below the grid, 16 at a time once
+///   the results are packed into 16-bit lanes (the carry rounds up; the clamped largest
+///   finite value has no bits below its grid, so no code goes past it);
 /// - the low bytes of 32 results are packed (`vpackusdw`, `vpackuswb`), the sign added where
 ///   the input is negative and not NaN (the same packing of the compare masks; for `RN` into
 ///   e4m3 without `.satfinite`, only where the magnitude rounds to a finite value: the
@@ -1678,17 +1700,21 @@ unsafe fn narrow_sum_avx2<const F: usize, const M: u8, const SF: bool>(
     }
     let whole = n - n % 32;
     let (s, d) = (&src[..whole], &mut dst[..whole]);
-    let byte = _mm256_set1_epi32(0xff);
+    // The random bytes of 16 elements in 16-bit lanes, in the order `vpackusdw` leaves the
+    // codes of two vectors of 8 in (the 64-bit quarters of 4 lanes as 0, 2, 1, 3).
+    let (byte, byte16) = (_mm256_set1_epi32(0xff), _mm256_set1_epi16(0xff));
+    let packed = |v: __m256i| _mm256_permute4x64_epi64::<0b11_01_10_00>(v);
     match rnd {
-        None => narrow_sum_groups::<F, M, SF, u8>(s, d, &[], |_| [_mm256_setzero_si256(); 4]),
+        None => narrow_sum_groups::<F, M, SF, u8>(s, d, &[], |_| [_mm256_setzero_si256(); 2]),
         Some(Randoms::U8(r)) => narrow_sum_groups::<F, M, SF, u8>(s, d, &r[..whole], |r| {
-            [0, 8, 16, 24].map(|i| byte_lanes(&r[i..]))
+            [0, 16].map(|i| packed(sixteen_byte_lanes(&r[i..])))
         }),
         Some(Randoms::U16(r)) => narrow_sum_groups::<F, M, SF, u16>(s, d, &r[..whole], |r| {
-            [0, 8, 16, 24].map(|i| _mm256_and_si256(half_word_lanes(&r[i..]), byte))
+            [0, 16].map(|i| packed(_mm256_and_si256(sixteen_half_words(&r[i..]), byte16)))
         }),
         Some(Randoms::U32(r)) => narrow_sum_groups::<F, M, SF, u32>(s, d, &r[..whole], |r| {
-            [0, 8, 16, 24].map(|i| _mm256_and_si256(word_lanes(&r[i..]), byte))
+            let w = |i: usize| _mm256_and_si256(word_lanes(&r[i..]), byte);
+            [0, 16].map(|i| _mm256_packus_epi32(w(i), w(i + 8)))
         }),
     }
     match rnd {
@@ -1714,8 +1740,8 @@ const fn addend_table(sp: &fast::Spec) -> Option<[u32; 8]> {
 }
 
 /// The groups of 32 of [`narrow_sum_avx2`] (`src`, `dst` and `rnd` of a multiple of 32
-/// elements; `rnd` empty unless `RS`), `random` giving a group's random bytes in four
-/// vectors of 32-bit lanes.
+/// elements; `rnd` empty unless `RS`), `random` giving a group's random bytes in two
+/// vectors of 16-bit lanes, in the order of the codes packed by `vpackusdw`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
@@ -1723,7 +1749,7 @@ fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
     src: &[u32],
     dst: &mut [u8],
     rnd: &[R],
-    random: impl Fn(&[R]) -> [std::arch::x86_64::__m256i; 4],
+    random: impl Fn(&[R]) -> [std::arch::x86_64::__m256i; 2],
 ) {
     use std::arch::x86_64::*;
     let sp = fast::SPECS[F];
@@ -1770,9 +1796,9 @@ fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
     let above_minus_infinity = _mm256_set1_epi32(negative_limit as i32);
     let sign = _mm256_set1_epi8((1u8 << sp.sign_pos) as i8);
     let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    // Per 8 inputs (and their random bytes): the codes in 32-bit lanes and the mask of
-    // negative inputs other than NaNs.
-    let codes = |x: __m256i, r: __m256i| -> (__m256i, __m256i) {
+    // Per 8 inputs: the codes (for `RS` times 256, with the 8 bits below the grid) in 32-bit
+    // lanes and the mask of negative inputs other than NaNs.
+    let codes = |x: __m256i| -> (__m256i, __m256i) {
         let a = _mm256_and_si256(x, abs_mask);
         let mut c = _mm256_min_epu32(a, top);
         if nan_select {
@@ -1786,10 +1812,8 @@ fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
             let normal = _mm256_sub_epi32(_mm256_srl_epi32(c, shift), normal_base);
             let scaled = _mm256_castsi256_ps(_mm256_add_epi32(c, scale));
             let subnormal = _mm256_min_epi32(_mm256_cvttps_epi32(scaled), last_sub);
-            let mut t = _mm256_max_epi32(normal, subnormal);
-            if M == small::RS {
-                t = _mm256_srli_epi32::<8>(_mm256_add_epi32(t, r));
-            }
+            // (For `RS` the random byte is added once the results are 16 bits wide.)
+            let t = _mm256_max_epi32(normal, subnormal);
             let negative = _mm256_cmpgt_epi32(above_minus_infinity, x);
             return (t, negative);
         }
@@ -1811,19 +1835,23 @@ fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
     };
     let p = src.as_ptr().cast::<__m256i>();
     for (i, d) in dst.chunks_exact_mut(32).enumerate() {
-        let r = if M == small::RS {
-            random(&rnd[32 * i..32 * i + 32])
-        } else {
-            [_mm256_setzero_si256(); 4]
-        };
         // SAFETY: `src` holds 32 `u32`s (128 bytes) from `32 * i` on (`dst` and `src` have
         // the same length): the four unaligned loads read exactly those.
         let x = |j: usize| unsafe { _mm256_loadu_si256(p.add(4 * i + j)) };
-        let (c0, n0) = codes(x(0), r[0]);
-        let (c1, n1) = codes(x(1), r[1]);
-        let (c2, n2) = codes(x(2), r[2]);
-        let (c3, n3) = codes(x(3), r[3]);
-        let c = _mm256_packus_epi16(_mm256_packus_epi32(c0, c1), _mm256_packus_epi32(c2, c3));
+        let (c0, n0) = codes(x(0));
+        let (c1, n1) = codes(x(1));
+        let (c2, n2) = codes(x(2));
+        let (c3, n3) = codes(x(3));
+        let (mut c01, mut c23) = (_mm256_packus_epi32(c0, c1), _mm256_packus_epi32(c2, c3));
+        if M == small::RS {
+            // The encodings times 256 plus the 8 bits below the grid (at most the largest
+            // finite code's, with nothing below it, plus 255: 16 bits), plus the random
+            // byte: the carry rounds up, and the high byte is the code.
+            let r = random(&rnd[32 * i..32 * i + 32]);
+            c01 = _mm256_srli_epi16::<8>(_mm256_add_epi16(c01, r[0]));
+            c23 = _mm256_srli_epi16::<8>(_mm256_add_epi16(c23, r[1]));
+        }
+        let c = _mm256_packus_epi16(c01, c23);
         let n = _mm256_packs_epi16(_mm256_packs_epi32(n0, n1), _mm256_packs_epi32(n2, n3));
         let c = _mm256_or_si256(c, _mm256_and_si256(n, sign));
         let c = _mm256_permutevar8x32_epi32(c, order);
