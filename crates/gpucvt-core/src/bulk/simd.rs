@@ -1468,7 +1468,8 @@ fn bf16_groups<const M: u8, R>(
 /// 13 from f16's smallest normal value (2^-14) up; below it, where f16's grid step is 2^-24
 /// whatever the exponent, the low 13 bits of the magnitude times 2^37 truncated to an
 /// integer (`vcvttps2dq`; under 2^23, so exact), truncated either way as the exact core
-/// takes them. With `.satfinite` (`SF`) the result is then clamped to the largest finite
+/// takes them; those of 16 inputs are packed into 16-bit lanes, where the random values
+/// are added. With `.satfinite` (`SF`) the result is then clamped to the largest finite
 /// value (infinities and overflows), in 16-bit lanes: as a signed number for positive
 /// results, as an unsigned one for negative ones. NaN inputs (f16 magnitudes above
 /// infinity's) get the canonical NaN. The tail (under 16 elements) goes through the
@@ -1480,23 +1481,22 @@ unsafe fn f16_rs_avx2<const SF: bool>(src: &[u32], dst: &mut [u16], rnd: Randoms
     let n = src.len().min(dst.len()).min(rnd.len());
     let whole = n - n % 16;
     let (s, d) = (&src[..whole], &mut dst[..whole]);
-    let bits = _mm256_set1_epi32(0x1fff);
+    let (bits, bits16) = (_mm256_set1_epi32(0x1fff), _mm256_set1_epi16(0x1fff));
     match rnd {
-        Randoms::U8(r) => {
-            f16_rs_groups::<SF, _>(s, d, &r[..whole], |r| [byte_lanes(r), byte_lanes(&r[8..])])
-        }
+        Randoms::U8(r) => f16_rs_groups::<SF, _>(s, d, &r[..whole], |r| sixteen_byte_lanes(r)),
         Randoms::U16(r) => f16_rs_groups::<SF, _>(s, d, &r[..whole], |r| {
-            [half_word_lanes(r), half_word_lanes(&r[8..])].map(|w| _mm256_and_si256(w, bits))
+            _mm256_and_si256(sixteen_half_words(r), bits16)
         }),
         Randoms::U32(r) => f16_rs_groups::<SF, _>(s, d, &r[..whole], |r| {
-            [word_lanes(r), word_lanes(&r[8..])].map(|w| _mm256_and_si256(w, bits))
+            let w = |i: usize| _mm256_and_si256(word_lanes(&r[i..]), bits);
+            _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(w(0), w(8)))
         }),
     }
     rnd.tail::<{ fast::I_F16 }, SF, 13, u16>(src, dst, whole, k);
 }
 
 /// The groups of 16 of [`f16_rs_avx2`] (`src`, `dst` and `rnd` of a multiple of 16
-/// elements), `random` giving a group's 13-bit random values in two vectors of 32-bit lanes.
+/// elements), `random` giving a group's 13-bit random values in 16-bit lanes, in order.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
 #[inline]
@@ -1504,7 +1504,7 @@ fn f16_rs_groups<const SF: bool, R>(
     src: &[u32],
     dst: &mut [u16],
     rnd: &[R],
-    random: impl Fn(&[R]) -> [std::arch::x86_64::__m256i; 2],
+    random: impl Fn(&[R]) -> std::arch::x86_64::__m256i,
 ) {
     use std::arch::x86_64::*;
     let abs_mask = _mm256_set1_epi32(0x7fff_ffff);
@@ -1519,8 +1519,8 @@ fn f16_rs_groups<const SF: bool, R>(
         _mm256_set1_epi16(0x7bff),
         _mm256_set1_epi16(0xfbff_u16 as i16),
     );
-    // Per 8 inputs and their random values: the truncation and the carries.
-    let half = |x: __m256i, r: __m256i| -> (__m128i, __m256i) {
+    // Per 8 inputs: the truncation and the 13 bits below f16's grid.
+    let half = |x: __m256i| -> (__m128i, __m256i) {
         let h = _mm256_cvtps_ph::<_MM_FROUND_TO_ZERO>(_mm256_castsi256_ps(x));
         let a = _mm256_and_si256(x, abs_mask);
         // Below 2^-14: the magnitude times 2^37 (the exponent field raised by 37), truncated
@@ -1528,8 +1528,10 @@ fn f16_rs_groups<const SF: bool, R>(
         // (0, as the magnitude times 2^37 is).
         let scaled = _mm256_cvttps_epi32(_mm256_castsi256_ps(_mm256_add_epi32(a, scale)));
         let subnormal = _mm256_cmpgt_epi32(normal, a);
-        let below = _mm256_and_si256(_mm256_blendv_epi8(x, scaled, subnormal), bits);
-        (h, _mm256_srli_epi32::<13>(_mm256_add_epi32(below, r)))
+        (
+            h,
+            _mm256_and_si256(_mm256_blendv_epi8(x, scaled, subnormal), bits),
+        )
     };
     let p = src.as_ptr().cast::<__m256i>();
     for (i, d) in dst.chunks_exact_mut(16).enumerate() {
@@ -1542,9 +1544,12 @@ fn f16_rs_groups<const SF: bool, R>(
                 _mm256_loadu_si256(p.add(2 * i + 1)),
             )
         };
-        let (h0, c0) = half(x0, r[0]);
-        let (h1, c1) = half(x1, r[1]);
-        let carry = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(c0, c1));
+        let (h0, b0) = half(x0);
+        let (h1, b1) = half(x1);
+        // The 13 bits of 16 inputs in order in 16-bit lanes, plus the random values (at most
+        // `0x3ffe`): bit 13 of the sum is the carry.
+        let below = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(b0, b1));
+        let carry = _mm256_srli_epi16::<13>(_mm256_add_epi16(below, r));
         let h = _mm256_set_m128i(h1, h0);
         // NaNs found before the carry is added (it could carry a NaN's pattern into the
         // sign).
