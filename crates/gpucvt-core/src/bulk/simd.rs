@@ -5,9 +5,10 @@
 //! Here they are compiled three times — for the baseline target, for AVX2 and for AVX-512 —
 //! and the best version the running CPU supports is called. Calling a
 //! `#[target_feature]` function is `unsafe` only because the CPU must have the feature; each
-//! call below is guarded by `is_x86_feature_detected!` for exactly the features it enables,
-//! after `allowed`, which takes versions away under the `GPUCVT_ISA` ceiling
-//! ([`super::ISA_VARIABLE`]) so that one machine can run and time the others' kernels.
+//! call below is guarded by `is_x86_feature_detected!` for exactly the features it enables
+//! (`avx512_here`, `avx2_here`), after `allowed`, which takes versions away under the
+//! `GPUCVT_ISA` ceiling ([`super::ISA_VARIABLE`]) so that one machine can run and time the
+//! others' kernels.
 //! [`vectorized_isa`] does the same for any work (the integer kernel of `int.rs`, the
 //! random words of `random.rs`, the statistics of `gpucvt-tensor`): a generic
 //! `#[target_feature]` function into which the work's `#[inline(always)]` code is inlined.
@@ -74,18 +75,32 @@ fn allowed(level: u8) -> bool {
     super::isa_ceiling() >= level
 }
 
+/// Whether the AVX-512 versions run here: the ceiling allows them and the CPU has AVX-512
+/// F, BW and VL, every feature the `*_avx512` dispatch functions enable.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn avx512_here() -> bool {
+    allowed(2)
+        && is_x86_feature_detected!("avx512f")
+        && is_x86_feature_detected!("avx512bw")
+        && is_x86_feature_detected!("avx512vl")
+}
+
+/// Whether the AVX2 versions run here: the ceiling allows them and the CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn avx2_here() -> bool {
+    allowed(1) && is_x86_feature_detected!("avx2")
+}
+
 /// [`super::instruction_set`].
 pub(super) fn instruction_set() -> super::InstructionSet {
     #[cfg(target_arch = "x86_64")]
     {
-        if allowed(2)
-            && is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vl")
-        {
+        if avx512_here() {
             return super::InstructionSet::Avx512;
         }
-        if allowed(1) && is_x86_feature_detected!("avx2") {
+        if avx2_here() {
             return super::InstructionSet::Avx2;
         }
     }
@@ -95,17 +110,13 @@ pub(super) fn instruction_set() -> super::InstructionSet {
 fn run_small<const MODE: u8, D: Word>(p: &small::Params, src: &[u32], dst: &mut [D], rnd: &[u32]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if allowed(2)
-            && is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vl")
-        {
-            // SAFETY: the CPU has every feature `small_avx512` enables (checked just above).
+        if avx512_here() {
+            // SAFETY: the CPU has every feature `small_avx512` enables (`avx512_here`).
             unsafe { small_avx512::<MODE, D>(p, src, dst, rnd) };
             return;
         }
-        if allowed(1) && is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
+        if avx2_here() {
+            // SAFETY: the CPU has AVX2 (`avx2_here`).
             unsafe { small_avx2::<MODE, D>(p, src, dst, rnd) };
             return;
         }
@@ -154,17 +165,13 @@ pub(super) fn fast<
 ) {
     #[cfg(target_arch = "x86_64")]
     {
-        if allowed(2)
-            && is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vl")
-        {
-            // SAFETY: the CPU has every feature `fast_avx512` enables (checked just above).
+        if avx512_here() {
+            // SAFETY: the CPU has every feature `fast_avx512` enables (`avx512_here`).
             unsafe { fast_avx512::<F, M, SF, KN, W, D, R>(src, dst, rnd, k) };
             return;
         }
-        if allowed(1) && is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
+        if avx2_here() {
+            // SAFETY: the CPU has AVX2 (`avx2_here`).
             unsafe { fast_avx2::<F, M, SF, KN, W, D, R>(src, dst, rnd, k) };
             return;
         }
@@ -181,7 +188,7 @@ pub(super) fn fast<
 pub(super) fn has_fast() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        allowed(1) && is_x86_feature_detected!("avx2")
+        avx2_here()
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -1869,8 +1876,8 @@ fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
 pub(super) fn widen<R: Word>(src: &[R], dst: &mut [u32]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if allowed(1) && is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
+        if avx2_here() {
+            // SAFETY: the CPU has AVX2 (`avx2_here`).
             unsafe { widen_avx2(src, dst) };
             return;
         }
@@ -1895,17 +1902,13 @@ unsafe fn widen_avx2<R: Word>(src: &[R], dst: &mut [u32]) {
 pub(super) fn ue8m0<const UP: bool, const P: u8, D: Word>(src: &[u32], dst: &mut [D]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if allowed(2)
-            && is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vl")
-        {
-            // SAFETY: the CPU has every feature `ue8m0_avx512` enables (checked just above).
+        if avx512_here() {
+            // SAFETY: the CPU has every feature `ue8m0_avx512` enables (`avx512_here`).
             unsafe { ue8m0_avx512::<UP, P, D>(src, dst) };
             return;
         }
-        if allowed(1) && is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
+        if avx2_here() {
+            // SAFETY: the CPU has AVX2 (`avx2_here`).
             unsafe { ue8m0_avx2::<UP, P, D>(src, dst) };
             return;
         }
@@ -1996,19 +1999,13 @@ unsafe fn ue8m0_avx512<const UP: bool, const P: u8, D: Word>(src: &[u32], dst: &
 pub(super) fn vectorized_isa<V: Vectorizable>(isa: u8, work: V) -> V::Output {
     #[cfg(target_arch = "x86_64")]
     {
-        if isa >= 2
-            && allowed(2)
-            && is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vl")
-            && is_x86_feature_detected!("avx512dq")
-        {
-            // SAFETY: the CPU has every feature `vectorized_avx512` enables (checked just
-            // above).
+        if isa >= 2 && avx512_here() && is_x86_feature_detected!("avx512dq") {
+            // SAFETY: the CPU has every feature `vectorized_avx512` enables (`avx512_here`
+            // and the check of DQ).
             return unsafe { vectorized_avx512(work) };
         }
-        if isa >= 1 && allowed(1) && is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
+        if isa >= 1 && avx2_here() {
+            // SAFETY: the CPU has AVX2 (`avx2_here`).
             return unsafe { vectorized_avx2(work) };
         }
     }
@@ -2043,12 +2040,9 @@ pub(super) fn round64<const M: u8, const U: bool>(
     k: &super::int::Knobs,
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if allowed(2)
-        && is_x86_feature_detected!("avx512f")
-        && is_x86_feature_detected!("avx512vl")
-        && is_x86_feature_detected!("avx512dq")
-    {
-        // SAFETY: the CPU has every feature `round64_avx512` enables (checked just above).
+    if avx512_here() && is_x86_feature_detected!("avx512dq") {
+        // SAFETY: the CPU has every feature `round64_avx512` enables (`avx512_here` and the
+        // check of DQ).
         return unsafe { round64_avx512::<M, U>(src, dst, k) };
     }
     let _ = (src, dst, k);
@@ -2150,7 +2144,7 @@ pub(super) fn ue8m0_isa<const UP: bool, const P: u8>(isa: u8, src: &[u32], dst: 
             && is_x86_feature_detected!("avx512bw")
             && is_x86_feature_detected!("avx512vl") =>
         {
-            // SAFETY: the CPU has every feature `ue8m0_avx512` enables (checked just above).
+            // SAFETY: the CPU has every feature `ue8m0_avx512` enables (`avx512_here`).
             unsafe { ue8m0_avx512::<UP, P, u8>(src, dst) }
         }
         _ => return false,

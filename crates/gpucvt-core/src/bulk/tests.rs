@@ -213,10 +213,7 @@ fn f32_ue8m0_kernels_agree_on_every_instruction_set() {
             }
         }
     }
-    let sf = Policy {
-        satfinite: true,
-        ..Policy::default()
-    };
+    let sf = satfinite();
     let ftz = Policy {
         flush_inputs: true,
         ..Policy::default()
