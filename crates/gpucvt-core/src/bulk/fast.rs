@@ -21,7 +21,7 @@
 //! the random bits and shifts them out, in integer operations only. Formats with the `f32`
 //! exponent range (`bf16`, `tf32`) need no second path. (`simd.rs` takes some of these
 //! conversions to the CPU's own instructions where it has them, with tables built here:
-//! [`rz_table`].)
+//! [`byte_tables`].)
 //!
 //! The exact core is the reference: `tests.rs` compares every instance with it.
 
@@ -278,86 +278,67 @@ fn f16_as_f32(h: u32) -> u32 {
     widen.apply(u64::from(h)).bits as u32
 }
 
-/// The table of `simd.rs`'s toward-zero kernel for format `SPECS[F]` (one of the 8-, 6- and
-/// 4-bit formats), with `.satfinite` if `SF`: entry `i` is the result for the `f16` whose bits
-/// 14..7 are `i` (exponent and top three significand bits; the rest zero), positive, with
-/// the format's sign bit set where a negative input takes the same code with the sign (so
-/// that the kernel applies the sign by one select), as this module's own element function
-/// gives them. Truncation to at most three significand bits reads no other bit of an `f16`,
-/// and a NaN that `vcvtps2ph` makes (its quiet bit set) has other bits 14..7 than infinity.
-/// `None` if some entry does not fit that scheme (a negative input whose result is neither the
-/// positive one nor it with the sign): then the kernel is not used.
-pub(crate) fn rz_table<const F: usize, const SF: bool>() -> Option<[u8; 256]> {
-    let sp = const { SPECS[F] };
-    let sign = 1u32 << sp.sign_pos;
-    let k = TABLE_KNOBS;
-    let mut t = [0u8; 256];
-    for (i, e) in t.iter_mut().enumerate() {
-        let x = f16_as_f32((i as u32) << 7);
-        let pos = elem::<F, RZ, SF, false, 0>(x, 0, k);
-        let neg = elem::<F, RZ, SF, false, 0>(x | 0x8000_0000, 0, k);
-        if pos & sign != 0 || pos > 0xff {
-            return None;
-        }
-        *e = if neg == pos | sign {
-            (pos | sign) as u8
-        } else if neg == pos {
-            pos as u8
-        } else {
-            return None;
-        };
-    }
-    Some(t)
-}
-
-/// The tables of `simd.rs`'s round-to-nearest kernel for format `SPECS[F]` (one of the 8-, 6-
-/// and 4-bit formats whose smallest subnormal's half is at least 2^-14, f16's smallest
-/// normal: e4m3, e2m3, e3m2, e2m1), with `.satfinite` if `SF`. The kernel converts each
-/// input toward zero into f16 with a sticky bit (round to odd: bit 0 of the f16 set where
-/// the conversion was inexact), and the result is a function of that f16's bits 14..7
-/// (`i`) and 6..0 (`lo`): `base[i]`, plus one where `lo > limit[i]`. (The kernel compares
-/// `lo << 1` plus the sign bit against `2 * limit + 1`, which is what the second table
-/// holds: 0xff where `base[i]` is never raised.) As in [`rz_table`], `base[i]` has the
-/// format's sign bit set where a negative input takes it.
+/// The tables of `simd.rs`'s byte-table kernel for format `SPECS[F]` (one of the 8-, 6- and
+/// 4-bit formats), rounding `M` (toward zero or to nearest even), with `.satfinite` if `SF`.
+/// The kernel converts each input toward zero into f16 (to nearest: with a sticky bit, round
+/// to odd, bit 0 of the f16 set where the conversion was inexact), and the result is a
+/// function of that f16's high byte without the sign (`i`, the row: 128 rows, repeated in
+/// the upper half of each table, whose index bit 7 is the sign) and its low byte (`lo`):
+/// `base[i]`, plus one where `lo > limit[i]`, plus one more where `lo > second[i]` (0xff:
+/// never). A format with three significand bits has the third in `lo`, so a row can go up
+/// (once toward zero, twice to nearest). `base[i]` has the format's sign bit set where a
+/// negative input takes the same code with the sign, so that the kernel applies the sign by
+/// one `vpternlogd`; NaNs that `vcvtps2ph` makes are quiet (bit 9 set), so rows 0x7e and
+/// 0x7f are NaN's and infinity's row 0x7c has the one entry.
 ///
-/// Round to odd into a format with at least two more significand bits at every magnitude,
-/// then to nearest, is the same as rounding to nearest once: f16's significand has 10 bits
-/// against these formats' 3 at most, and where f16 is subnormal (below 2^-14) every one
-/// of these formats rounds to zero. The entries come from this module's element function
-/// for an f32 of each f16 pattern (and, for a pattern with bit 0 set, also for an inexact
-/// f32 just above the pattern below it, which must give the same); `None` if some row
-/// does not fit the scheme (a jump other than +1, a second step, a sign other than the
-/// marked one): then the kernel is not used.
-pub(crate) fn rn_tables<const F: usize, const SF: bool>() -> Option<([u8; 256], [u8; 256])> {
+/// Toward zero, f16's grid refines each of these formats' at every magnitude and its range
+/// covers theirs: truncating twice is truncating once. To nearest, round to odd into a
+/// format with at least two more significand bits at every magnitude, then to nearest, is
+/// rounding to nearest once: f16's significand has 10 bits against these formats' 3 at
+/// most; but where f16 is subnormal (below 2^-14) the sticky bit may be missing, which
+/// matters only to formats with midpoints there (e5m2, whose subnormals are f16's) and only
+/// where the low byte is 0x80 (a midpoint, where only the bits below decide): the kernel
+/// sends a group with such an element to the portable kernel (`subnormal_midpoints`). The
+/// entries come from this module's element function for an f32 of each f16 pattern, and for
+/// an inexact f32 that gives the same f16 (to nearest, with bit 0 set: just above the
+/// pattern below it; toward zero: just above the pattern), which must give the same result;
+/// `None` if some row does not fit the scheme (a jump other than +1, one step too many, a
+/// sign other than the marked one): then the kernel is not used.
+pub(crate) fn byte_tables<const F: usize, const M: u8, const SF: bool>() -> Option<ByteTables> {
     let sp = const { SPECS[F] };
-    // The smallest midpoint, 2^(1 − bias − man − 1), is an f16 normal number.
-    if 1 - sp.bias - sp.man as i32 - 1 < -14 {
+    let odd = M == RN;
+    if !(odd || M == RZ) {
         return None;
     }
+    // To nearest: whether the smallest midpoint, 2^(1 − bias − man − 1), is below f16's
+    // smallest normal number.
+    let subnormal_midpoints = odd && 1 - sp.bias - sp.man as i32 - 1 < -14;
     let sign = 1u32 << sp.sign_pos;
     let (k, f32_of) = (TABLE_KNOBS, f16_as_f32);
-    let (mut base, mut limit) = ([0u8; 256], [0u8; 256]);
-    for i in 0..256u32 {
-        // Infinity is the only f16 that `vcvtps2ph` gives with bits 14..10 all ones and bit 9
-        // clear (NaNs are quiet): its row has the one entry.
+    let (infinity, quiet) = (0x7c, 0x7e);
+    let steps = if odd { 2 } else { 1 };
+    let (mut base, mut limit, mut second) = ([0u8; 256], [0u8; 256], [0xffu8; 256]);
+    for i in 0..128u32 {
         let last = match i {
-            0xf8 => 0,
-            0xf9..=0xfb => continue,
-            _ => 127,
+            0x7c => 0,
+            0x7d => continue,
+            _ => 0xff,
         };
-        let (mut first_up, mut row_base, mut row_sign) = (None, 0, false);
+        let (mut ups, mut row_base, mut row_sign, mut level) = ([None; 2], 0, false, 0);
         for lo in 0..=last {
-            let h = i << 7 | lo;
+            let h = i << 8 | lo;
             let mut inputs = vec![f32_of(h)];
-            if lo & 1 == 1 && i < 0xf8 {
+            if i < infinity && odd && lo & 1 == 1 {
                 inputs.push(f32_of(h - 1) + 1);
+            } else if i < infinity && !odd {
+                inputs.push(f32_of(h) + 1);
             }
             let results: Vec<(u32, u32)> = inputs
                 .iter()
                 .map(|&x| {
                     (
-                        elem::<F, RN, SF, false, 0>(x, 0, k),
-                        elem::<F, RN, SF, false, 0>(x | 0x8000_0000, 0, k),
+                        elem::<F, M, SF, false, 0>(x, 0, k),
+                        elem::<F, M, SF, false, 0>(x | 0x8000_0000, 0, k),
                     )
                 })
                 .collect();
@@ -372,29 +353,53 @@ pub(crate) fn rn_tables<const F: usize, const SF: bool>() -> Option<([u8; 256], 
             if lo == 0 {
                 (row_base, row_sign) = (pos, signed);
             }
-            let up = match pos.checked_sub(row_base) {
-                Some(0) => false,
-                Some(1) => true,
+            // The results of a row rise one at a time, `steps` times at most.
+            let now = match pos.checked_sub(row_base) {
+                Some(d) if d <= steps => d as usize,
                 _ => return None,
             };
-            if signed != row_sign || (first_up.is_some() && !up) {
+            if signed != row_sign || now < level || now > level + 1 {
                 return None;
             }
-            if up && first_up.is_none() {
-                first_up = Some(lo);
+            if now > level {
+                ups[level] = Some(lo);
+                level = now;
             }
         }
         base[i as usize] = (if row_sign { row_base | sign } else { row_base }) as u8;
-        limit[i as usize] = match first_up {
-            Some(lo) => (2 * (lo - 1) + 1) as u8,
-            None => 0xff,
-        };
+        let limit_of = |up: Option<u32>| up.map_or(0xff, |lo| (lo - 1) as u8);
+        (limit[i as usize], second[i as usize]) = (limit_of(ups[0]), limit_of(ups[1]));
     }
-    // The rows no f16 of the kernel reaches: NaN's.
-    for i in 0xf9..0xfc {
-        (base[i], limit[i]) = (base[0xfc], 0xff);
+    // Row 0x7d, which no f16 of the kernel reaches, as NaN's.
+    (base[0x7d], limit[0x7d]) = (base[quiet], 0xff);
+    for t in [&mut base, &mut limit, &mut second] {
+        let half = *t;
+        t[128..].copy_from_slice(&half[..128]);
     }
-    Some((base, limit))
+    let used = |t: &[u8; 256]| t.iter().any(|&l| l != 0xff);
+    Some(ByteTables {
+        base,
+        limit,
+        second,
+        steps: used(&limit) as u8 + used(&second) as u8,
+        subnormal_midpoints,
+    })
+}
+
+/// The tables of [`byte_tables`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ByteTables {
+    /// The result at the bottom of each row, the sign bit set where a negative input takes it.
+    pub base: [u8; 256],
+    /// Above which low bits the result is one more.
+    pub limit: [u8; 256],
+    /// Above which low bits the result is one more again (0xff: never).
+    pub second: [u8; 256],
+    /// How many times a row goes up at most (0, 1 or 2): the limits the kernel looks up.
+    pub steps: u8,
+    /// Whether an element in f16's subnormal range (high byte's magnitude under 4) with the
+    /// low byte 0x80 must go to the portable kernel (to nearest into e5m2).
+    pub subnormal_midpoints: bool,
 }
 
 /// Whether NaN inputs are the only NaN results of format `sp` (with `.satfinite` if `sf`)

@@ -6,12 +6,12 @@
 //!   compiler vectorizes, dispatched at run time to AVX-512 or AVX2 where the CPU has them;
 //!   with AVX-512, the CPU's own conversions where they round as the core does: `vcvtps2ph`
 //!   for f16 (for stochastic rounding too, with the carry from the 13 bits below f16's grid;
-//!   and, through f16 and 256-entry tables of `vpermi2b` lookups, for the FP8/FP6/FP4 formats
-//!   toward zero, and to nearest from f16 rounded to odd; through f16's top byte for e5m2
-//!   with stochastic rounding) and `vcvtne2ps2bf16` for bf16 to nearest; the other FP8/FP6/FP4
-//!   stochastic roundings by one addition toward zero (the only `unsafe` of the crate is that
-//!   dispatch and those kernels, in `simd.rs`). The conversions PTX
-//!   has — `f16`/`bf16` in `rn rz rm rp rs`, `tf32` in `rna rn rz`, the FP8/FP6/FP4 formats
+//!   and, through f16 and tables by its high byte (`vpermi2b` lookups), for the FP8/FP6/FP4
+//!   formats toward zero, and to nearest from f16 rounded to odd; through f16's top byte for
+//!   e5m2 with stochastic rounding) and `vcvtne2ps2bf16` for bf16 to nearest; the other
+//!   FP8/FP6/FP4 stochastic roundings by one addition toward zero (the only `unsafe` of the
+//!   crate is that dispatch and those kernels, in `simd.rs`). The conversions PTX has —
+//!   `f16`/`bf16` in `rn rz rm rp rs`, `tf32` in `rna rn rz`, the FP8/FP6/FP4 formats
 //!   in `rn rs` (and `rz`), with or without `.satfinite`, `.relu`, `.ftz` — and `ue8m0` run
 //!   kernels specialised at compile time for their format, direction and policy (about one
 //!   vector instruction per element with AVX-512, so they run at memory speed); the rest
@@ -287,7 +287,7 @@ pub enum InstructionSet {
     Baseline,
     /// x86-64 with AVX2 (and F16C where a kernel needs it).
     Avx2,
-    /// x86-64 with AVX-512 F, BW and VL (and VBMI, VBMI2, BF16, DQ where a kernel needs them).
+    /// x86-64 with AVX-512 F, BW and VL (and VBMI, BF16, DQ where a kernel needs them).
     Avx512,
 }
 

@@ -22,9 +22,9 @@
 //! the direction in the instruction ([`round64`], intrinsics).
 //!
 //! The other intrinsic kernels build on `vcvtps2ph` and byte permutations (AVX-512 VBMI):
-//! f32 → FP8/FP6/FP4 toward zero through f16 and a table ([`narrow_rz_avx512`]), to nearest
-//! through f16 rounded to odd and two tables ([`narrow_rn_avx512`]; e5m2, f16's high byte,
-//! without tables: [`e5m2_rn_avx512`]), e5m2 stochastic through f16's bytes
+//! f32 → FP8/FP6/FP4 toward zero through f16 and tables by its bytes, to nearest through f16
+//! rounded to odd and the same kind of tables ([`narrow_bytes_avx512`]), e5m2 stochastic
+//! through f16's bytes
 //! ([`e5m2_rs_avx512`]), the other FP8/FP6/FP4 formats stochastic by one addition toward
 //! zero ([`narrow_rs_avx512`]), f16 stochastic with the carry of the 13 bits below f16's
 //! grid ([`f16_rs_avx512`]), and bf16 to nearest through `vcvtne2ps2bf16`
@@ -318,39 +318,18 @@ unsafe fn fast_avx512<
                 continue;
             }
         }
-        // f32 → FP8/FP6/FP4 toward zero, without .relu or .ftz, where the CPU has AVX-512
-        // VBMI: through f16 and a table.
-        if M == small::RZ && !KN && F >= fast::I_E4M3 && is_x86_feature_detected!("avx512vbmi") {
-            if let (Some(table), Some(d)) = (rz_table::<F, SF>(), D::as_u8_slice_mut(dst)) {
-                // SAFETY: this function's features and the one just checked are all that
-                // `narrow_rz_avx512` enables.
-                unsafe { narrow_rz_avx512::<F, SF>(src, d, table, k) };
-                continue;
-            }
-        }
-        // f32 → e4m3, e2m3, e3m2, e2m1 to nearest even, without .relu or .ftz, where the CPU
-        // has AVX-512 VBMI and VBMI2: through f16 rounded to odd and two tables.
-        if M == small::RN
+        // f32 → FP8/FP6/FP4 toward zero and to nearest even, without .relu or .ftz, where
+        // the CPU has AVX-512 VBMI: through f16 (rounded to odd for rn) and tables by its
+        // bytes.
+        if (M == small::RZ || M == small::RN)
             && !KN
             && F >= fast::I_E4M3
-            && F != fast::I_E5M2
             && is_x86_feature_detected!("avx512vbmi")
-            && is_x86_feature_detected!("avx512vbmi2")
         {
-            if let (Some(tables), Some(d)) = (rn_tables::<F, SF>(), D::as_u8_slice_mut(dst)) {
-                // SAFETY: this function's features and the two just checked are all that
-                // `narrow_rn_avx512` enables.
-                unsafe { narrow_rn_avx512::<F, SF>(src, d, tables, k) };
-                continue;
-            }
-        }
-        // f32 → e5m2 to nearest even, without .relu or .ftz, where the CPU has AVX-512 VBMI:
-        // through f16 rounded to odd, whose top byte e5m2 is.
-        if F == fast::I_E5M2 && M == small::RN && !KN && is_x86_feature_detected!("avx512vbmi") {
-            if let Some(d) = D::as_u8_slice_mut(dst) {
+            if let (Some(t), Some(d)) = (byte_tables::<F, M, SF>(), D::as_u8_slice_mut(dst)) {
                 // SAFETY: this function's features and the one just checked are all that
-                // `e5m2_rn_avx512` enables.
-                unsafe { e5m2_rn_avx512::<SF>(src, d, k) };
+                // `narrow_bytes_avx512` enables.
+                unsafe { narrow_bytes_avx512::<F, M, SF>(src, d, t, k) };
                 continue;
             }
         }
@@ -418,14 +397,17 @@ unsafe fn fast_avx512<
     }
 }
 
-/// The tables of [`narrow_rz_avx512`], built on first use from the portable element function
-/// (`fast::rz_table`): by format (e4m3, e5m2, e2m3, e3m2, e2m1) and `.satfinite`.
+/// The tables of [`narrow_bytes_avx512`], built on first use (`fast::byte_tables`): by
+/// format (e4m3, e5m2, e2m3, e3m2, e2m1), rounding (rz, rn) and `.satfinite`.
 #[cfg(target_arch = "x86_64")]
-fn rz_table<const F: usize, const SF: bool>() -> Option<&'static [u8; 256]> {
+fn byte_tables<const F: usize, const M: u8, const SF: bool>() -> Option<&'static fast::ByteTables> {
     use std::sync::OnceLock;
-    static TABLES: [OnceLock<Option<[u8; 256]>>; 10] = [const { OnceLock::new() }; 10];
-    let i = 2 * (F - fast::I_E4M3) + SF as usize;
-    TABLES.get(i)?.get_or_init(fast::rz_table::<F, SF>).as_ref()
+    static TABLES: [OnceLock<Option<fast::ByteTables>>; 20] = [const { OnceLock::new() }; 20];
+    let i = 4 * (F - fast::I_E4M3) + 2 * (M == small::RN) as usize + SF as usize;
+    TABLES
+        .get(i)?
+        .get_or_init(fast::byte_tables::<F, M, SF>)
+        .as_ref()
 }
 
 /// `vpermt2b`/`vpermt2w` indices, computed at compile time (the kernels below are called per
@@ -502,12 +484,6 @@ fn vector<T: Plain>(t: &[T], i: usize) -> std::arch::x86_64::__m512i {
     }
 }
 
-/// A 256-entry byte table as four vectors, for [`look_up`].
-#[cfg(target_arch = "x86_64")]
-fn table_vectors(t: &[u8; 256]) -> [std::arch::x86_64::__m512i; 4] {
-    [vector(t, 0), vector(t, 1), vector(t, 2), vector(t, 3)]
-}
-
 /// The 64 `u32`s of `s` (at least that many), as four vectors.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
@@ -550,21 +526,6 @@ fn f16_halves<const ODD: bool>(
     (pair(x[0], x[1]), pair(x[2], x[3]))
 }
 
-/// Entry `idx` of a 256-entry byte table, for 64 indices: two `vpermi2b` (128 entries each)
-/// and a select on the index's top bit.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-#[inline]
-fn look_up(
-    t: &[std::arch::x86_64::__m512i; 4],
-    idx: std::arch::x86_64::__m512i,
-) -> std::arch::x86_64::__m512i {
-    use std::arch::x86_64::*;
-    let lo = _mm512_permutex2var_epi8(t[0], idx, t[1]);
-    let hi = _mm512_permutex2var_epi8(t[2], idx, t[3]);
-    _mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), lo, hi)
-}
-
 /// How [`narrow_rs_avx512`] gives NaN inputs the NaN result of format `sp` (always
 /// positive): `Some(false)` where it is the largest finite code (the formats without NaN),
 /// which the clamp gives; `Some(true)` where it is the code one above, in the same binade
@@ -600,186 +561,90 @@ const fn sum_addends<const N: usize>(sp: &fast::Spec, below: u32) -> [u32; N] {
     t
 }
 
-/// The tables of [`narrow_rn_avx512`], built on first use (`fast::rn_tables`): by format
-/// (e4m3, e5m2, e2m3, e3m2, e2m1; e5m2's are `None`) and `.satfinite`.
-#[cfg(target_arch = "x86_64")]
-#[allow(clippy::type_complexity)]
-fn rn_tables<const F: usize, const SF: bool>() -> Option<&'static ([u8; 256], [u8; 256])> {
-    use std::sync::OnceLock;
-    static TABLES: [OnceLock<Option<([u8; 256], [u8; 256])>>; 10] = [const { OnceLock::new() }; 10];
-    let i = 2 * (F - fast::I_E4M3) + SF as usize;
-    TABLES
-        .get(i)?
-        .get_or_init(fast::rn_tables::<F, SF>)
-        .as_ref()
-}
-
-/// f32 → e4m3, e2m3, e3m2 or e2m1 rounding to nearest even, 64 at a time, through f16 and
-/// two tables (`fast::rn_tables`):
-/// - round to odd into f16 ([`f16_halves`]); below 2^-14, where its sticky bit may be
-///   missing, these formats round everything to zero, as they do the f32;
-/// - each f16 rotated left by one bit (`vpshldw`): its high byte is then bits 14..7, the
-///   index, and its low byte bits 6..0 above the sign, both gathered into 64 bytes
-///   (`vpermt2b`);
-/// - the result is the first table's entry (two `vpermi2b` and a select on the index's top
-///   bit), plus one where the low byte is above the second table's;
+/// f32 → e4m3, e5m2, e2m3, e3m2 or e2m1 toward zero or to nearest even (`M`), 64 at a time,
+/// through f16 and tables (`fast::byte_tables`):
+/// - `vcvtps2ph` toward zero into f16 ([`f16_halves`]), for rn rounded to odd; below
+///   2^-14, where its sticky bit may be missing, e4m3, e2m3, e3m2 and e2m1 round everything
+///   to zero, as they do the f32, and e5m2 has its subnormals: its sticky bit matters only
+///   where the low byte is 0x80 (a midpoint), and a group of 64 with such an element below
+///   2^-14, rare, goes through the portable kernel;
+/// - the f16s' high and low bytes gathered into 64 bytes each (`vpermt2b`);
+/// - the result is the base table's entry for the high byte's low 7 bits (one `vpermi2b`:
+///   128 entries), plus one where the low byte is above the limit table's entry, plus one
+///   more where it is above the second limit's (formats with three significand bits have
+///   the third in the low byte: a row of 256 low bytes can go up once toward zero, twice to
+///   nearest); the look-ups of limits that no row uses (all 0xff) are skipped;
 /// - the sign by one `vpternlogd`: the entry's sign bit is kept where the input is negative
-///   (the low byte shifted left so that its bit 0 is at the sign's place).
+///   (the high byte shifted right, in 16-bit lanes, so that its bit 7 is at the sign's
+///   place).
 ///
-/// The tail (under 64 elements) goes through the portable kernel.
+/// The instruction's truncation is IEEE 754's with MXCSR's defaults, as for `f16_avx512`.
+/// (Until session 16 the row was the f16's bits 14..7, each f16 shifted or rotated by one
+/// bit first, the look-ups of 256 entries two `vpermi2b` and a select each, the rz and rn
+/// kernels two functions, and e5m2 rn a third, by arithmetic on the high byte.) The tail
+/// (under 64 elements) goes through the portable kernel.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2")]
-unsafe fn narrow_rn_avx512<const F: usize, const SF: bool>(
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
+unsafe fn narrow_bytes_avx512<const F: usize, const M: u8, const SF: bool>(
     src: &[u32],
     dst: &mut [u8],
-    tables: &([u8; 256], [u8; 256]),
+    tables: &fast::ByteTables,
     k: fast::Knobs,
 ) {
     use std::arch::x86_64::*;
     let n = src.len().min(dst.len());
     let whole = n - n % 64;
-    let (base, limit) = (table_vectors(&tables.0), table_vectors(&tables.1));
+    let table = |t: &[u8; 256]| (vector(t, 0), vector(t, 1));
+    let (base, limit, second) = (
+        table(&tables.base),
+        table(&tables.limit),
+        table(&tables.second),
+    );
+    // (The kernel is called per tile of 512 elements of a long slice: nothing is computed
+    // here from the tables but their vectors.)
+    let steps = tables.steps;
     let (low, high) = (vector(&LOW_BYTES, 0), vector(&HIGH_BYTES, 0));
     let one = _mm512_set1_epi8(1);
-    let sign_pos = _mm_set_epi64x(0, i64::from(fast::SPECS[F].sign_pos));
-    let unsigned = _mm512_set1_epi8(!(1u8 << fast::SPECS[F].sign_pos) as i8);
+    let sign_pos = fast::SPECS[F].sign_pos;
+    let sign_shift = _mm_set_epi64x(0, i64::from(7 - sign_pos));
+    let unsigned = _mm512_set1_epi8(!(1u8 << sign_pos) as i8);
+    // f16's exponent bits in its high byte, and a low byte at a midpoint.
+    let (exponent, midpoint) = (_mm512_set1_epi8(0x7c), _mm512_set1_epi8(0x80u8 as i8));
     for (s, d) in src[..whole]
         .chunks_exact(64)
         .zip(dst[..whole].chunks_exact_mut(64))
     {
-        let (a, b) = f16_halves::<true>(group(s));
-        let (a, b) = (_mm512_shldi_epi16::<1>(a, a), _mm512_shldi_epi16::<1>(b, b));
-        let idx = _mm512_permutex2var_epi8(a, high, b);
-        let lo = _mm512_permutex2var_epi8(a, low, b);
-        let (entry, lim) = (look_up(&base, idx), look_up(&limit, idx));
-        let up = _mm512_cmpgt_epu8_mask(lo, lim);
-        let code = _mm512_mask_add_epi8(entry, up, entry, one);
+        let (a, b) = if M == small::RN {
+            f16_halves::<true>(group(s))
+        } else {
+            f16_halves::<false>(group(s))
+        };
+        let row = _mm512_permutex2var_epi8(a, high, b);
+        let mut code = _mm512_permutex2var_epi8(base.0, row, base.1);
+        if tables.subnormal_midpoints {
+            let lo = _mm512_permutex2var_epi8(a, low, b);
+            let subnormal = _mm512_testn_epi8_mask(row, exponent);
+            if _mm512_mask_cmpeq_epi8_mask(subnormal, lo, midpoint) != 0 {
+                fast::run::<F, M, SF, false, 0, u8, u32>(s, d, &[], k);
+                continue;
+            }
+        }
+        if steps > 0 {
+            let lo = _mm512_permutex2var_epi8(a, low, b);
+            let lim = _mm512_permutex2var_epi8(limit.0, row, limit.1);
+            code = _mm512_mask_add_epi8(code, _mm512_cmpgt_epu8_mask(lo, lim), code, one);
+            if steps > 1 {
+                let lim = _mm512_permutex2var_epi8(second.0, row, second.1);
+                code = _mm512_mask_add_epi8(code, _mm512_cmpgt_epu8_mask(lo, lim), code, one);
+            }
+        }
         // `code & (sign | !sign bit)`, the input's sign moved to the sign bit's place.
-        let sign = _mm512_sll_epi16(lo, sign_pos);
+        let sign = _mm512_srl_epi16(row, sign_shift);
         let code = _mm512_ternarylogic_epi32::<0xe0>(code, sign, unsigned);
         // SAFETY: `d` holds 64 bytes: the unaligned store writes exactly those.
         unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), code) };
     }
-    fast::run::<F, { small::RN }, SF, false, 0, u8, u32>(
-        &src[whole..n],
-        &mut dst[whole..n],
-        &[],
-        k,
-    );
-}
-
-/// f32 → e5m2 rounding to nearest even, 64 at a time. e5m2 is the top byte of f16 (the same
-/// exponent field and bias, subnormals included), so rounding to nearest into e5m2 reads
-/// the f16's high byte and, below e5m2's grid, its low byte:
-/// - round to odd into f16 ([`f16_halves`]); where f16 is normal, round to odd then to
-///   nearest is rounding to nearest once;
-/// - the high and low bytes gathered into 64 bytes each (`vpermt2b`); the magnitude goes up
-///   one where the low byte plus the high byte's last bit (saturating) is above 0x80: above
-///   the midpoint, or at it with an odd high byte;
-/// - clamped to the largest finite code with `.satfinite` (`SF`; without, the step above
-///   the largest finite code is infinity's); the sign is the high byte's; NaN inputs (high
-///   bytes above infinity's 0x7c) get the canonical NaN.
-///
-/// Where f16 is subnormal (below 2^-14) the low 13 bits of the f32 are not all that the
-/// conversion drops, and bit 13 is under f16's grid: the f16 is still the truncation (an OR
-/// never carries), but its sticky bit may be missing, which changes the result only where
-/// the low byte is 0x80 (a midpoint of e5m2, where only the bits below decide). A group of
-/// 64 with such an element, rare, goes through the portable kernel. The tail (under 64
-/// elements) too.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-unsafe fn e5m2_rn_avx512<const SF: bool>(src: &[u32], dst: &mut [u8], k: fast::Knobs) {
-    use std::arch::x86_64::*;
-    let sp = fast::SPECS[fast::I_E5M2];
-    let n = src.len().min(dst.len());
-    let whole = n - n % 64;
-    let (low, high) = (vector(&LOW_BYTES, 0), vector(&HIGH_BYTES, 0));
-    let one = _mm512_set1_epi8(1);
-    let midpoint = _mm512_set1_epi8(0x80u8 as i8);
-    let magnitude = _mm512_set1_epi8(0x7f);
-    // High-byte magnitudes below f16's smallest normal (0x0400).
-    let normal = _mm512_set1_epi8(0x04);
-    let infinity = _mm512_set1_epi8(sp.inf_enc as i8);
-    let largest = _mm512_set1_epi8(sp.max_enc as i8);
-    let nan = _mm512_set1_epi8(sp.nan_full as i8);
-    for (s, d) in src[..whole]
-        .chunks_exact(64)
-        .zip(dst[..whole].chunks_exact_mut(64))
-    {
-        let (a, b) = f16_halves::<true>(group(s));
-        let hi = _mm512_permutex2var_epi8(a, high, b);
-        let lo = _mm512_permutex2var_epi8(a, low, b);
-        let mag = _mm512_and_si512(hi, magnitude);
-        let at_midpoint = _mm512_cmpeq_epi8_mask(lo, midpoint);
-        if _mm512_mask_cmplt_epu8_mask(at_midpoint, mag, normal) != 0 {
-            fast::run::<{ fast::I_E5M2 }, { small::RN }, SF, false, 0, u8, u32>(s, d, &[], k);
-            continue;
-        }
-        let odd = _mm512_and_si512(hi, one);
-        let up = _mm512_cmpgt_epu8_mask(_mm512_adds_epu8(lo, odd), midpoint);
-        let is_nan = _mm512_cmpgt_epu8_mask(mag, infinity);
-        let mut code = _mm512_mask_add_epi8(mag, up, mag, one);
-        if SF {
-            code = _mm512_min_epu8(code, largest);
-        }
-        let code = _mm512_ternarylogic_epi32::<0xf8>(code, hi, midpoint);
-        let code = _mm512_mask_mov_epi8(code, is_nan, nan);
-        // SAFETY: `d` holds 64 bytes: the unaligned store writes exactly those.
-        unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), code) };
-    }
-    fast::run::<{ fast::I_E5M2 }, { small::RN }, SF, false, 0, u8, u32>(
-        &src[whole..n],
-        &mut dst[whole..n],
-        &[],
-        k,
-    );
-}
-
-/// f32 → e4m3, e5m2, e2m3, e3m2 or e2m1 toward zero, 64 at a time: `vcvtps2ph` toward zero
-/// into f16, whose grid refines the destination's at every magnitude and whose range covers
-/// it (so truncating twice is truncating once; an f32 beyond f16's range becomes f16's
-/// largest finite value, which every one of these formats truncates or saturates to its own
-/// largest, as it does the f32; infinities and NaNs stay what they are), then `table`
-/// (`fast::rz_table`: the result by the f16's bits 14..7) through two `vpermi2b` and a
-/// select on the index's top bit, and the sign by one more select where the table marks it.
-/// The tail (under 64 elements) goes through the portable kernel. The instruction's
-/// truncation is IEEE 754's with MXCSR's defaults, as for `f16_avx512`.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-unsafe fn narrow_rz_avx512<const F: usize, const SF: bool>(
-    src: &[u32],
-    dst: &mut [u8],
-    table: &[u8; 256],
-    k: fast::Knobs,
-) {
-    use std::arch::x86_64::*;
-    let n = src.len().min(dst.len());
-    let whole = n - n % 64;
-    let table = table_vectors(table);
-    let low = vector(&LOW_BYTES, 0);
-    let unsigned = _mm512_set1_epi8(!(1u8 << fast::SPECS[F].sign_pos) as i8);
-    for (s, d) in src[..whole]
-        .chunks_exact(64)
-        .zip(dst[..whole].chunks_exact_mut(64))
-    {
-        let (a, b) = f16_halves::<false>(group(s));
-        let negative = _mm512_kunpackd(
-            u64::from(_mm512_movepi16_mask(b)),
-            u64::from(_mm512_movepi16_mask(a)),
-        );
-        let idx =
-            _mm512_permutex2var_epi8(_mm512_srli_epi16::<7>(a), low, _mm512_srli_epi16::<7>(b));
-        let r = look_up(&table, idx);
-        let r = _mm512_mask_blend_epi8(negative, _mm512_and_si512(r, unsigned), r);
-        // SAFETY: `d` holds 64 bytes: the unaligned store writes exactly those.
-        unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), r) };
-    }
-    fast::run::<F, { small::RZ }, SF, false, 0, u8, u32>(
-        &src[whole..n],
-        &mut dst[whole..n],
-        &[],
-        k,
-    );
+    fast::run::<F, M, SF, false, 0, u8, u32>(&src[whole..n], &mut dst[whole..n], &[], k);
 }
 
 /// The random values of a stochastic kernel below: in the narrow word of the conversion's

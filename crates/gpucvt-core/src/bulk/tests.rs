@@ -435,15 +435,31 @@ fn every_input_e2m1_rn_satfinite() {
     exhaustive(E2M1, Rounding::RN, satfinite());
 }
 
-/// All 2^32 inputs, f32 → e2m3 rn satfinite (on AVX-512 VBMI2: through f16 and two tables,
-/// as e4m3, e3m2 and e2m1).
+/// All 2^32 inputs, f32 → e2m3 rn satfinite (on AVX-512 VBMI: through f16 and three
+/// tables by its high byte, as e4m3, e3m2 and e2m1).
 #[test]
 #[ignore]
 fn every_input_e2m3_rn_satfinite() {
     exhaustive(E2M3, Rounding::RN, satfinite());
 }
 
-/// All 2^32 inputs, f32 → e5m2 rn satfinite (on AVX-512 VBMI: through f16 rounded to odd).
+/// All 2^32 inputs, f32 → e2m3 rn without .satfinite (NaN gives the largest finite code,
+/// positive; the tables without .satfinite).
+#[test]
+#[ignore]
+fn every_input_e2m3_rn() {
+    exhaustive(E2M3, Rounding::RN, Policy::default());
+}
+
+/// All 2^32 inputs, f32 → e2m1 rn without .satfinite.
+#[test]
+#[ignore]
+fn every_input_e2m1_rn() {
+    exhaustive(E2M1, Rounding::RN, Policy::default());
+}
+
+/// All 2^32 inputs, f32 → e5m2 rn satfinite (on AVX-512 VBMI: through f16 rounded to odd and
+/// tables by its bytes, midpoints below 2^-14 through the portable kernel).
 #[test]
 #[ignore]
 fn every_input_e5m2_rn_satfinite() {
@@ -464,7 +480,8 @@ fn every_input_e3m2_rn_satfinite() {
     exhaustive(E3M2, Rounding::RN, satfinite());
 }
 
-/// All 2^32 inputs, f32 → e4m3 rz satfinite (on AVX-512 VBMI: through f16 and a table).
+/// All 2^32 inputs, f32 → e4m3 rz satfinite (on AVX-512 VBMI: through f16 and tables by its
+/// bytes).
 #[test]
 #[ignore]
 fn every_input_e4m3_rz_satfinite() {
@@ -479,11 +496,26 @@ fn every_input_e5m2_rz() {
     exhaustive(E5M2, Rounding::RZ, Policy::default());
 }
 
-/// All 2^32 inputs, f32 → e2m1 rz satfinite (on AVX-512 VBMI: through f16 and a table).
+/// All 2^32 inputs, f32 → e2m1 rz satfinite (on AVX-512 VBMI: through f16 and tables by its
+/// bytes).
 #[test]
 #[ignore]
 fn every_input_e2m1_rz_satfinite() {
     exhaustive(E2M1, Rounding::RZ, satfinite());
+}
+
+/// All 2^32 inputs, f32 → e2m3 rz satfinite (its third significand bit in f16's low byte).
+#[test]
+#[ignore]
+fn every_input_e2m3_rz_satfinite() {
+    exhaustive(E2M3, Rounding::RZ, satfinite());
+}
+
+/// All 2^32 inputs, f32 → e3m2 rz without .satfinite.
+#[test]
+#[ignore]
+fn every_input_e3m2_rz() {
+    exhaustive(E3M2, Rounding::RZ, Policy::default());
 }
 
 /// All 2^32 inputs, f32 → `dst` with stochastic rounding of `width` random bits in words
@@ -1145,68 +1177,102 @@ fn two_streams_cover_every_index_once_in_tiles_of_each_half_in_turn() {
 }
 
 #[test]
-fn every_narrow_format_has_a_toward_zero_table() {
-    // The AVX-512 VBMI toward-zero kernel (`simd.rs`) falls back to the portable kernel for a
-    // format whose table does not fit its scheme: every one of them must fit, with and
-    // without .satfinite, and the entry of f16 1.0 (bits 14..7 0x78) must be the format's 1.
+fn every_narrow_format_has_toward_zero_tables() {
+    // The AVX-512 VBMI byte-table kernel (`simd.rs`) falls back to the portable kernel for a
+    // format whose tables do not fit its scheme: toward zero every one of them must fit,
+    // with and without .satfinite; the entry of f16 1.0 (high byte 0x3c) must be the
+    // format's 1, with the sign marked, and so must +0's. The third significand bit of e4m3
+    // and e2m3 is the low byte's top bit: their rows go up above 0x7f where they are normal.
     use super::fast::*;
-    fn check<const F: usize, const SF: bool>(one: u8) {
-        let t = rz_table::<F, SF>().unwrap_or_else(|| panic!("format {F} sf {SF}"));
+    use super::small::RZ;
+    fn check<const F: usize, const SF: bool>(one: u8, limit: u8) {
+        let t = byte_tables::<F, RZ, SF>().unwrap_or_else(|| panic!("format {F} sf {SF}"));
         let sign = 1u8 << SPECS[F].sign_pos;
-        assert_eq!(t[0x78] & !sign, one, "format {F} sf {SF}");
+        assert_eq!(t.base[0x3c] & !sign, one, "format {F} sf {SF}");
+        assert_eq!((t.limit[0x3c], t.second[0x3c]), (limit, 0xff));
+        assert!(t.second.iter().all(|&l| l == 0xff));
         // Finite results take the sign; 0 is +0 and -0.
-        assert_ne!(t[0x78] & sign, 0);
-        assert_ne!(t[0] & sign, 0);
+        assert_ne!(t.base[0x3c] & sign, 0);
+        assert_ne!(t.base[0] & sign, 0);
     }
-    check::<I_E4M3, true>(0x38);
-    check::<I_E4M3, false>(0x38);
-    check::<I_E5M2, true>(0x3c);
-    check::<I_E5M2, false>(0x3c);
-    check::<I_E2M3, true>(0x08);
-    check::<I_E2M3, false>(0x08);
-    check::<I_E3M2, true>(0x0c);
-    check::<I_E3M2, false>(0x0c);
-    check::<I_E2M1, true>(0x02);
-    check::<I_E2M1, false>(0x02);
+    check::<I_E4M3, true>(0x38, 0x7f);
+    check::<I_E4M3, false>(0x38, 0x7f);
+    check::<I_E5M2, true>(0x3c, 0xff);
+    check::<I_E5M2, false>(0x3c, 0xff);
+    check::<I_E2M3, true>(0x08, 0x7f);
+    check::<I_E2M3, false>(0x08, 0x7f);
+    check::<I_E3M2, true>(0x0c, 0xff);
+    check::<I_E3M2, false>(0x0c, 0xff);
+    check::<I_E2M1, true>(0x02, 0xff);
+    check::<I_E2M1, false>(0x02, 0xff);
 }
 
 #[test]
 fn round_to_nearest_tables_fit_where_the_scheme_applies() {
-    // The AVX-512 VBMI2 round-to-nearest kernel (`simd.rs`) falls back to the portable kernel
-    // where `rn_tables` gives `None`. It must give tables for e4m3 with .satfinite (the PTX
-    // form) and for the formats without infinity or NaN either way; e5m2 has midpoints below
-    // f16's normal range, and e4m3 without .satfinite a NaN for overflows (unsigned where the
-    // other results of its row take the sign), so neither fits.
+    // The AVX-512 VBMI byte-table kernel (`simd.rs`) falls back to the portable kernel where
+    // `byte_tables` gives `None`. It must give tables for e4m3 and e5m2 with .satfinite (the
+    // PTX forms), e5m2 without, and for the formats without infinity or NaN either way; e4m3
+    // without .satfinite gives a NaN for overflows (unsigned where the other results of its
+    // row take the sign), which does not fit. e5m2 alone has midpoints below f16's normal
+    // range, where the sticky bit may be missing.
     use super::fast::*;
-    assert!(rn_tables::<I_E4M3, true>().is_some());
-    assert!(rn_tables::<I_E4M3, false>().is_none());
-    assert!(rn_tables::<I_E5M2, true>().is_none());
-    assert!(rn_tables::<I_E5M2, false>().is_none());
-    for t in [
-        rn_tables::<I_E2M3, true>(),
-        rn_tables::<I_E2M3, false>(),
-        rn_tables::<I_E3M2, true>(),
-        rn_tables::<I_E3M2, false>(),
-        rn_tables::<I_E2M1, true>(),
-        rn_tables::<I_E2M1, false>(),
+    use super::small::RN;
+    assert!(byte_tables::<I_E4M3, RN, false>().is_none());
+    for (t, below) in [
+        (byte_tables::<I_E4M3, RN, true>(), false),
+        (byte_tables::<I_E5M2, RN, true>(), true),
+        (byte_tables::<I_E5M2, RN, false>(), true),
+        (byte_tables::<I_E2M3, RN, true>(), false),
+        (byte_tables::<I_E2M3, RN, false>(), false),
+        (byte_tables::<I_E3M2, RN, true>(), false),
+        (byte_tables::<I_E3M2, RN, false>(), false),
+        (byte_tables::<I_E2M1, RN, true>(), false),
+        (byte_tables::<I_E2M1, RN, false>(), false),
     ] {
-        assert!(t.is_some());
+        assert_eq!(t.map(|t| t.subnormal_midpoints), Some(below));
     }
-    // e4m3 around 1.0 (f16 0x3c00: row 0x78, 1.0 = 0x38 with the sign marked): the next
-    // value 1.125 is row 0x79. In row 0x78 the last bit is 0, so only f16s above the
-    // midpoint (low bits above 0x40) go up; in row 0x79 it is 1, and the midpoint (0x40)
-    // goes up to the even 0x3a. The limits are for the low bits shifted left by one.
-    let (base, limit) = rn_tables::<I_E4M3, true>().unwrap();
-    assert_eq!((base[0x78], limit[0x78]), (0x80 | 0x38, 2 * 0x40 + 1));
-    assert_eq!((base[0x79], limit[0x79]), (0x80 | 0x39, 2 * 0x3f + 1));
-    // The largest finite value (448, f16 0x5f00: row 0xbe) never goes up with .satfinite.
-    assert_eq!((base[0xbe], limit[0xbe]), (0x80 | 0x7e, 0xff));
+    // e4m3 around 1.0 (f16 0x3c00..0x3cff: row 0x3c, 1.0 = 0x38 with the sign marked):
+    // e4m3's step there is 0x80 low bits; the midpoint 0x40 stays at the even 0x38, above it
+    // 0x39, and the next midpoint 0xc0 goes up to the even 0x3a, so the limits are 0x40 and
+    // 0xbf.
+    let ByteTables {
+        base,
+        limit,
+        second,
+        ..
+    } = byte_tables::<I_E4M3, RN, true>().unwrap();
+    assert_eq!(
+        (base[0x3c], limit[0x3c], second[0x3c]),
+        (0x80 | 0x38, 0x40, 0xbf)
+    );
+    // The largest finite value (448, f16 0x5f00) never goes up with .satfinite; the upper
+    // half of each table repeats the lower (the sign bit of the index is not looked at).
+    assert_eq!(
+        (base[0x5f], limit[0x5f], second[0x5f]),
+        (0x80 | 0x7e, 0xff, 0xff)
+    );
+    assert_eq!(
+        (base[0xdf], limit[0xbc], second[0xbc]),
+        (0x80 | 0x7e, 0x40, 0xbf)
+    );
+    // e2m1 (sign bit 0x8): 1.0 to 1.25 (row 0x3c) all give 1.0 (code 2); from 1.25 (row
+    // 0x3d), the midpoint to 1.5, only the midpoint itself stays at the even 2.
+    let t = byte_tables::<I_E2M1, RN, true>().unwrap();
+    assert_eq!(
+        (t.base[0x3c], t.limit[0x3c], t.second[0x3c]),
+        (0x8 | 0x2, 0xff, 0xff)
+    );
+    assert_eq!(
+        (t.base[0x3d], t.limit[0x3d], t.second[0x3d]),
+        (0x8 | 0x2, 0x00, 0xff)
+    );
 }
 
 #[test]
 fn e5m2_rn_below_f16_normals() {
-    // Below 2^-14 f16 is subnormal, and the round to odd into f16 of the e5m2 kernel (AVX-512
-    // VBMI) may be off in its last bit; it must send those groups to the portable kernel.
+    // Below 2^-14 f16 is subnormal, and the round to odd into f16 of the byte-table kernel
+    // (AVX-512 VBMI) may be off in its last bit; for e5m2 it must send the groups with a
+    // midpoint there to the portable kernel.
     // Every f16 subnormal value, and f32s around it at every distance from one f32 ulp to one
     // f16 ulp, with both signs, against the exact core.
     let widen = Conversion::new(F16, F32, Rounding::RN, Policy::default());
