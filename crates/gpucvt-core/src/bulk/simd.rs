@@ -23,10 +23,10 @@
 //!
 //! The other intrinsic kernels build on `vcvtps2ph` and byte permutations (AVX-512 VBMI):
 //! f32 → FP8/FP6/FP4 toward zero through f16 and tables by its bytes, to nearest through f16
-//! rounded to odd and the same kind of tables ([`narrow_bytes_avx512`]), e5m2 stochastic
-//! through f16's bytes
-//! ([`e5m2_rs_avx512`]), the other FP8/FP6/FP4 formats stochastic by one addition toward
-//! zero ([`narrow_rs_avx512`]), f16 stochastic with the carry of the 13 bits below f16's
+//! rounded to odd and the same kind of tables ([`narrow_bytes_avx512`]), e5m2, e3m2 and e2m1
+//! stochastic with `.satfinite` through f16's bytes (of the input scaled for e3m2 and e2m1:
+//! [`f16_bytes_rs_avx512`]), the other FP8/FP6/FP4 stochastic roundings by one addition
+//! toward zero ([`narrow_rs_avx512`]), f16 stochastic with the carry of the 13 bits below f16's
 //! grid ([`f16_rs_avx512`]), and bf16 to nearest through `vcvtne2ps2bf16`
 //! ([`bf16_rn_avx512`]). Each is used only where it gives the exact core's results for
 //! every input (the ignored tests run all 2^32), and falls back to the portable kernel for
@@ -333,9 +333,10 @@ unsafe fn fast_avx512<
                 continue;
             }
         }
-        // f32 → e5m2 stochastic with .satfinite and 8 random bits (in bytes, half-words or
-        // words), without .relu or .ftz: through f16, whose top byte e5m2 is.
-        if F == fast::I_E5M2
+        // f32 → e5m2, e3m2, e2m1 stochastic with .satfinite and 8 random bits (in bytes,
+        // half-words or words), without .relu or .ftz: through f16 (of the input scaled to
+        // put the format's smallest normal on f16's), whose top bits these formats are.
+        if matches!(F, fast::I_E5M2 | fast::I_E3M2 | fast::I_E2M1)
             && M == small::RS
             && SF
             && !KN
@@ -344,14 +345,14 @@ unsafe fn fast_avx512<
         {
             if let (Some(d), Some(r)) = (D::as_u8_slice_mut(dst), Randoms::of(rnd)) {
                 // SAFETY: this function's features and the one just checked are all that
-                // `e5m2_rs_avx512` enables.
-                unsafe { e5m2_rs_avx512(src, d, r, k) };
+                // `f16_bytes_rs_avx512` enables.
+                unsafe { f16_bytes_rs_avx512::<F>(src, d, r, k) };
                 continue;
             }
         }
-        // f32 → e4m3, e2m3, e3m2, e2m1 stochastic with 8 random bits (in any word), with
-        // .satfinite or without infinity and NaN, without .relu or .ftz: one addition toward
-        // zero gives the truncated code and the 8 bits below the grid.
+        // f32 → e4m3, e2m3 (and e3m2, e2m1 without .satfinite) stochastic with 8 random bits
+        // (in any word), with .satfinite or without infinity and NaN, without .relu or .ftz:
+        // one addition toward zero gives the truncated code and the 8 bits below the grid.
         if M == small::RS
             && !KN
             && W == 8
@@ -714,32 +715,53 @@ impl<'a> Randoms<'a> {
     }
 }
 
-/// f32 → e5m2 with stochastic rounding (8 random bits per element, in bytes, or the low
-/// bytes of half-words or words, gathered by `vpermt2b`) and `.satfinite`, 64 at a time.
-/// e5m2 is the top byte of f16 (the same exponent field and bias, subnormals included), so
-/// the 8 bits below e5m2's grid step that stochastic rounding keeps are exactly f16's low
-/// byte at every magnitude: `vcvtps2ph` toward zero gives the
-/// magnitude truncated to them (an f32 beyond f16's range gives f16's largest finite value,
-/// whose e5m2 result with `.satfinite` is e5m2's largest, as the f32's is). The f16s' high
-/// and low bytes are gathered into two vectors (`vpermt2b`), and the rest is done on 64
-/// bytes at once: the carry out of the low byte plus the random byte (the sum's byte below
-/// the low byte) is added to the high byte's magnitude, which is clamped to the largest
-/// finite code (which also takes infinity there); the sign is the high byte's; NaN inputs
-/// (high-byte magnitudes above infinity's 0x7c: `vcvtps2ph` sets a NaN's quiet bit, so
-/// 0x7e or more) get the canonical NaN. The tail (under 64 elements) goes through the
-/// portable kernel.
+/// f32 → e5m2, e3m2 or e2m1 (`F`) with stochastic rounding (8 random bits per element, in
+/// bytes, or the low bytes of half-words or words, gathered by `vpermt2b`) and `.satfinite`,
+/// 64 at a time. e5m2 is the top byte of f16 (the same exponent field and bias, subnormals
+/// included), so the 8 bits below e5m2's grid step that stochastic rounding keeps are
+/// exactly f16's low byte at every magnitude: `vcvtps2ph` toward zero gives the magnitude
+/// truncated to them (an f32 beyond f16's range gives f16's largest finite value, whose
+/// e5m2 result with `.satfinite` is e5m2's largest, as the f32's is). e3m2 and e2m1 are the
+/// same with the input scaled first by 2^(bias − 15) (exactly; below f32's normal range the
+/// product may round, but all of that range, scaled or not, gives 0 with no carry), which
+/// puts their smallest normal value on f16's: e3m2 is then f16's top byte too, up to its
+/// own largest value, and e2m1 f16's bits 14..9, the 8 bits below its grid bits 8..1 (each
+/// f16 shifted right by one bit in 16-bit lanes). The f16s' high and low bytes are gathered
+/// into two vectors (`vpermt2b`), and the rest is done on 64 bytes at once: the carry out
+/// of the low byte plus the random byte (the sum's byte below the low byte) is added to the
+/// high byte's magnitude, which is clamped to the largest finite code (which also takes
+/// infinity there); the sign is the high byte's (shifted to the format's sign bit); NaN
+/// inputs (high-byte magnitudes above infinity's: `vcvtps2ph` sets a NaN's quiet bit) get
+/// the format's NaN result (e3m2's and e2m1's: their largest finite code, positive). The
+/// tail (under 64 elements) goes through the portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-unsafe fn e5m2_rs_avx512(src: &[u32], dst: &mut [u8], rnd: Randoms, k: fast::Knobs) {
+unsafe fn f16_bytes_rs_avx512<const F: usize>(
+    src: &[u32],
+    dst: &mut [u8],
+    rnd: Randoms,
+    k: fast::Knobs,
+) {
     use std::arch::x86_64::*;
-    let sp = fast::SPECS[fast::I_E5M2];
+    let sp = const { fast::SPECS[F] };
+    // Bits of e5m2's significand below the format's (0 or 1), by which each f16 is shifted.
+    // (Instances of other formats exist, never called: the dispatch names the three.)
+    let shift = const { 2u32.saturating_sub(fast::SPECS[F].man) };
     let n = src.len().min(dst.len()).min(rnd.len());
     let whole = n - n % 64;
-    let magnitude = _mm512_set1_epi8(0x7f);
-    let infinity = _mm512_set1_epi8(sp.inf_enc as i8);
+    // 2^(bias − 15), to put the format's smallest normal value on f16's.
+    let scale = _mm512_castsi512_ps(_mm512_set1_epi32((127 + sp.bias - 15) << 23));
+    // The high byte's magnitude bits and infinity's (shifted by `shift`).
+    let magnitude = _mm512_set1_epi8((0x7fu8 >> shift) as i8);
+    let infinity = _mm512_set1_epi8((0x7cu8 >> shift) as i8);
+    // −∞'s high byte (with the sign bit copied into bit 6 where the f16 is shifted).
+    let minus_infinity = _mm512_set1_epi8((0xfcu8 as i8) >> shift);
+    // Whether the format's NaN result is its largest finite code (e3m2, e2m1), positive;
+    // otherwise (e5m2) the sign is the high byte's and NaN inputs are selected.
+    let nan_by_clamp = sp.nan_full == sp.max_enc;
     let largest = _mm512_set1_epi8(sp.max_enc as i8);
     let nan = _mm512_set1_epi8(sp.nan_full as i8);
-    let sign = _mm512_set1_epi8(0x80u8 as i8);
+    let sign = _mm512_set1_epi8((1u8 << sp.sign_pos) as i8);
     let one = _mm512_set1_epi8(1);
     let (low, high) = (vector(&LOW_BYTES, 0), vector(&HIGH_BYTES, 0));
     let low32 = vector(&LOW_BYTES_OF_WORDS, 0);
@@ -783,20 +805,39 @@ unsafe fn e5m2_rs_avx512(src: &[u32], dst: &mut [u8], rnd: Randoms, k: fast::Kno
         .enumerate()
     {
         let r = random(64 * i);
-        let (a, b) = f16_halves::<false>(group(s));
+        let x = group(s);
+        let x = if sp.bias == 15 {
+            x
+        } else {
+            x.map(|x| _mm512_castps_si512(_mm512_mul_ps(_mm512_castsi512_ps(x), scale)))
+        };
+        let (a, b) = f16_halves::<false>(x);
+        // (Arithmetic: the sign fills the top bit again.)
+        let (a, b) = if shift == 0 {
+            (a, b)
+        } else {
+            (_mm512_srai_epi16::<1>(a), _mm512_srai_epi16::<1>(b))
+        };
         let hi = _mm512_permutex2var_epi8(a, high, b);
         let lo = _mm512_permutex2var_epi8(a, low, b);
         // The low byte plus the random byte carries where the sum wraps below the low byte.
         let carry = _mm512_cmplt_epu8_mask(_mm512_add_epi8(lo, r), lo);
         let mag = _mm512_and_si512(hi, magnitude);
-        let is_nan = _mm512_cmpgt_epu8_mask(mag, infinity);
         let mag = _mm512_min_epu8(_mm512_mask_add_epi8(mag, carry, mag, one), largest);
-        let code = _mm512_ternarylogic_epi32::<0xf8>(mag, hi, sign);
-        let code = _mm512_mask_mov_epi8(code, is_nan, nan);
+        let code = if nan_by_clamp {
+            // NaNs have the largest code from the clamp; the sign goes on where the high
+            // byte, as a signed number, is at most −∞'s: negative, and not a NaN.
+            let negative = _mm512_cmple_epi8_mask(hi, minus_infinity);
+            _mm512_mask_add_epi8(mag, negative, mag, sign)
+        } else {
+            let is_nan = _mm512_cmpgt_epu8_mask(_mm512_and_si512(hi, magnitude), infinity);
+            let code = _mm512_ternarylogic_epi32::<0xf8>(mag, hi, sign);
+            _mm512_mask_mov_epi8(code, is_nan, nan)
+        };
         // SAFETY: `d` holds 64 bytes: the unaligned store writes exactly those.
         unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), code) };
     }
-    rnd.tail::<{ fast::I_E5M2 }, true, 8, u8>(src, dst, whole, k);
+    rnd.tail::<F, true, 8, u8>(src, dst, whole, k);
 }
 
 /// f32 → e4m3, e2m3, e3m2 or e2m1 with stochastic rounding (8 random bits per element, in

@@ -1039,6 +1039,11 @@ fn specialised_kernels_agree_on_every_instruction_set() {
     run_all::<I_E2M1, { small::RS }, false, false, 8, u8, u32>(e2m1_rs_plain, i, r);
     let e3m2_rs_sf = c(E3M2, Rounding::stochastic(0, 8), sf);
     run_all::<I_E3M2, { small::RS }, true, false, 8, u8, u8>(e3m2_rs_sf, i, r);
+    // e3m2 and e2m1 through f16 scaled (AVX-512 VBMI), random values in every word.
+    run_all::<I_E3M2, { small::RS }, true, false, 8, u8, u16>(e3m2_rs_sf, i, r);
+    run_all::<I_E3M2, { small::RS }, true, false, 8, u8, u32>(e3m2_rs_sf, i, r);
+    run_all::<I_E2M1, { small::RS }, true, false, 8, u8, u16>(e2m1_rs, i, r);
+    run_all::<I_E2M1, { small::RS }, true, false, 8, u8, u32>(e2m1_rs, i, r);
     let e3m2_rs = c(E3M2, Rounding::stochastic(0, 8), relu_ftz);
     run_all::<I_E3M2, { small::RS }, false, true, 8, u8, u8>(e3m2_rs, i, r);
     run_all::<I_BF16, { small::RN }, false, false, 0, u16, u32>(c(BF16, Rounding::RN, d), i, r);
