@@ -32,13 +32,15 @@
 //! every input (the ignored tests run all 2^32), and falls back to the portable kernel for
 //! the other policies and for the tail of a slice.
 //!
-//! Without AVX-512 (AVX2, with F16C where noted), six more: f16 in rn/rz/rm/rp through
+//! Without AVX-512 (AVX2, with F16C where noted), seven more: f16 in rn/rz/rm/rp through
 //! `vcvtps2ph` ([`f16_avx2`]), f16 stochastic by `vcvtps2ph` toward zero and the carry of the
 //! 13 bits below f16's grid ([`f16_rs_avx2`]), bf16 to nearest, toward zero and stochastic
-//! by integer rounding ([`bf16_avx2`]), tf32 likewise ([`tf32_avx2`]), the FP8/FP6/FP4
-//! formats to nearest by one floating-point addition per element and toward zero and
-//! stochastic by two truncations, from the pattern and from `vcvttps2dq`
-//! ([`narrow_sum_avx2`]), and ue8m0 from the exponent field ([`ue8m0_groups_avx2`]). The
+//! by integer rounding ([`bf16_avx2`]), tf32 likewise ([`tf32_avx2`]), e5m2, e3m2 and e2m1
+//! toward zero and stochastic with `.satfinite` through f16's bytes, as on AVX-512
+//! ([`f16_bytes_avx2`]), the FP8/FP6/FP4 formats to nearest by one floating-point addition
+//! per element and (the others) toward zero and stochastic by two truncations, from the
+//! pattern and from `vcvttps2dq` ([`narrow_sum_avx2`]), and ue8m0 from the exponent field
+//! ([`ue8m0_groups_avx2`]). The
 //! tests run every instance compiled for each instruction set the CPU has, so an AVX-512
 //! machine tests the AVX2 kernels too (and an ignored test runs the FP8/FP6/FP4 ones over
 //! all 2^32 inputs; `GPUCVT_ISA=avx2` sends the other ignored `every_input` tests through
@@ -264,6 +266,25 @@ unsafe fn fast_avx2<
             if let Some(d) = D::as_u32_slice_mut(dst) {
                 // SAFETY: this function's feature is all that `tf32_avx2` enables.
                 unsafe { tf32_avx2::<M>(src, d, k) };
+                continue;
+            }
+        }
+        // f32 → e5m2, e3m2, e2m1 toward zero or stochastic with 8 random bits, with
+        // .satfinite, without .relu or .ftz, where the CPU has F16C: through f16 (of the
+        // input scaled to put the format's smallest normal on f16's), whose top bits these
+        // formats are.
+        if matches!(F, fast::I_E5M2 | fast::I_E3M2 | fast::I_E2M1)
+            && SF
+            && !KN
+            && (M == small::RZ || (M == small::RS && W == 8))
+            && is_x86_feature_detected!("f16c")
+        {
+            if let (Some(d), Some(r)) =
+                (D::as_u8_slice_mut(dst), Randoms::if_stochastic::<M, R>(rnd))
+            {
+                // SAFETY: this function's feature and the one just checked are all that
+                // `f16_bytes_avx2` enables.
+                unsafe { f16_bytes_avx2::<F, M>(src, d, r, k) };
                 continue;
             }
         }
@@ -1476,6 +1497,126 @@ fn f16_rs_groups<const SF: bool, R>(
         let h = _mm256_blendv_epi8(h, nan, is_nan);
         // SAFETY: `d` holds 16 `u16`s (32 bytes): the unaligned store writes exactly those.
         unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), h) };
+    }
+}
+
+/// f32 → e5m2, e3m2 or e2m1 (`F`) toward zero or with stochastic rounding (`M`; 8 random
+/// bits per element, in any word) and `.satfinite` on AVX2 with F16C, sixteen at a time, as
+/// [`f16_bytes_rs_avx512`] does: the input scaled by 2^(bias − 15) (exactly; none for e5m2)
+/// and converted toward zero into f16 (`vcvtps2ph`), whose top byte is then the format's
+/// truncated code (e2m1's bits 14..9: each f16 shifted right one bit, arithmetically) and
+/// whose low byte the 8 bits below its grid. In 16-bit lanes: the magnitude plus the random
+/// byte (toward zero: none), shifted right by 8, is the code, clamped to the largest finite
+/// one; e3m2's and e2m1's NaN result is that largest code (the clamp gives it, positive),
+/// e5m2's its NaN, selected; the sign goes on where the f16 (as a signed number) is at most
+/// −∞'s. The codes are narrowed to bytes by one saturating pack. The tail (under 16
+/// elements) goes through the portable kernel.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn f16_bytes_avx2<const F: usize, const M: u8>(
+    src: &[u32],
+    dst: &mut [u8],
+    rnd: Option<Randoms>,
+    k: fast::Knobs,
+) {
+    use std::arch::x86_64::*;
+    let n = match rnd {
+        Some(r) => src.len().min(dst.len()).min(r.len()),
+        None => src.len().min(dst.len()),
+    };
+    let whole = n - n % 16;
+    let (s, d) = (&src[..whole], &mut dst[..whole]);
+    let (byte, byte32) = (_mm256_set1_epi16(0xff), _mm256_set1_epi32(0xff));
+    match rnd {
+        None => f16_bytes_groups::<F, M, u8>(s, d, &[], |_| _mm256_setzero_si256()),
+        Some(Randoms::U8(r)) => {
+            f16_bytes_groups::<F, M, u8>(s, d, &r[..whole], |r| sixteen_byte_lanes(r))
+        }
+        Some(Randoms::U16(r)) => f16_bytes_groups::<F, M, u16>(s, d, &r[..whole], |r| {
+            _mm256_and_si256(sixteen_half_words(r), byte)
+        }),
+        Some(Randoms::U32(r)) => f16_bytes_groups::<F, M, u32>(s, d, &r[..whole], |r| {
+            let w = |i: usize| _mm256_and_si256(word_lanes(&r[i..]), byte32);
+            _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(w(0), w(8)))
+        }),
+    }
+    match rnd {
+        Some(r) => r.tail::<F, true, 8, u8>(src, dst, whole, k),
+        None => {
+            fast::run::<F, M, true, false, 0, u8, u32>(&src[whole..n], &mut dst[whole..n], &[], k)
+        }
+    }
+}
+
+/// The groups of 16 of [`f16_bytes_avx2`] (`src`, `dst` and `rnd` of a multiple of 16
+/// elements; `rnd` empty toward zero), `random` giving a group's random bytes in 16-bit
+/// lanes, in order.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+#[inline]
+fn f16_bytes_groups<const F: usize, const M: u8, R>(
+    src: &[u32],
+    dst: &mut [u8],
+    rnd: &[R],
+    random: impl Fn(&[R]) -> std::arch::x86_64::__m256i,
+) {
+    use std::arch::x86_64::*;
+    let sp = const { fast::SPECS[F] };
+    // Bits of e5m2's significand below the format's (0 or 1), by which each f16 is shifted.
+    let shift = const { 2u32.saturating_sub(fast::SPECS[F].man) };
+    let scale = _mm256_castsi256_ps(_mm256_set1_epi32((127 + sp.bias - 15) << 23));
+    let magnitude = _mm256_set1_epi16((0x7fffu16 >> shift) as i16);
+    let infinity = _mm256_set1_epi16((0x7c00u16 >> shift) as i16);
+    // One above −∞'s f16 (shifted arithmetically): the signed compare's limit.
+    let above_minus_infinity = _mm256_set1_epi16(((0xfc00u16 as i16) >> shift) + 1);
+    let nan_by_clamp = sp.nan_full == sp.max_enc;
+    let largest = _mm256_set1_epi16(sp.max_enc as i16);
+    let nan = _mm256_set1_epi16(sp.nan_full as i16);
+    let sign = _mm256_set1_epi16(1 << sp.sign_pos);
+    let p = src.as_ptr().cast::<__m256i>();
+    for (i, d) in dst.chunks_exact_mut(16).enumerate() {
+        // SAFETY: `src` holds 16 `u32`s (64 bytes) from `16 * i` on (`dst` and `src` have
+        // the same length): the two unaligned loads read exactly those.
+        let (x0, x1) = unsafe {
+            (
+                _mm256_loadu_ps(p.add(2 * i).cast()),
+                _mm256_loadu_ps(p.add(2 * i + 1).cast()),
+            )
+        };
+        let (x0, x1) = if sp.bias == 15 {
+            (x0, x1)
+        } else {
+            (_mm256_mul_ps(x0, scale), _mm256_mul_ps(x1, scale))
+        };
+        let h = _mm256_set_m128i(
+            _mm256_cvtps_ph::<_MM_FROUND_TO_ZERO>(x1),
+            _mm256_cvtps_ph::<_MM_FROUND_TO_ZERO>(x0),
+        );
+        // (Arithmetic: the sign fills the top bit again.)
+        let h = if shift == 0 {
+            h
+        } else {
+            _mm256_srai_epi16::<1>(h)
+        };
+        let mag = _mm256_and_si256(h, magnitude);
+        let mag = if M == small::RS {
+            _mm256_add_epi16(mag, random(&rnd[16 * i..16 * i + 16]))
+        } else {
+            mag
+        };
+        let code = _mm256_min_epu16(_mm256_srli_epi16::<8>(mag), largest);
+        let negative = _mm256_cmpgt_epi16(above_minus_infinity, h);
+        let code = _mm256_or_si256(code, _mm256_and_si256(negative, sign));
+        let code = if nan_by_clamp {
+            code
+        } else {
+            let is_nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, magnitude), infinity);
+            _mm256_blendv_epi8(code, nan, is_nan)
+        };
+        // The codes (at most 0xff) as bytes, in order in the low 16.
+        let bytes = _mm256_permute4x64_epi64::<0b00_00_10_00>(_mm256_packus_epi16(code, code));
+        // SAFETY: `d` holds 16 bytes: the unaligned store writes exactly those.
+        unsafe { _mm_storeu_si128(d.as_mut_ptr().cast(), _mm256_castsi256_si128(bytes)) };
     }
 }
 
