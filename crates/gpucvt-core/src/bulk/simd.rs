@@ -273,7 +273,7 @@ unsafe fn fast_avx2<
         // .satfinite, without .relu or .ftz, where the CPU has F16C: through f16 (of the
         // input scaled to put the format's smallest normal on f16's), whose top bits these
         // formats are.
-        if matches!(F, fast::I_E5M2 | fast::I_E3M2 | fast::I_E2M1)
+        if const { f16_bytes_shift(&fast::SPECS[F]).is_some() }
             && SF
             && !KN
             && (M == small::RZ || (M == small::RS && W == 8))
@@ -357,7 +357,7 @@ unsafe fn fast_avx512<
         // f32 → e5m2, e3m2, e2m1 stochastic with .satfinite and 8 random bits (in bytes,
         // half-words or words), without .relu or .ftz: through f16 (of the input scaled to
         // put the format's smallest normal on f16's), whose top bits these formats are.
-        if matches!(F, fast::I_E5M2 | fast::I_E3M2 | fast::I_E2M1)
+        if const { f16_bytes_shift(&fast::SPECS[F]).is_some() }
             && M == small::RS
             && SF
             && !KN
@@ -563,6 +563,29 @@ pub(super) const fn nan_by_clamp(sp: &fast::Spec) -> Option<bool> {
     }
 }
 
+/// Where [`f16_bytes_rs_avx512`] and [`f16_bytes_avx2`] apply to format `sp`: signed formats
+/// with one or two significand bits and at most five exponent bits (e5m2, e3m2, e2m1). After
+/// the input is scaled by [`f16_bytes_scale`], such a format's code is f16's bits 14 down
+/// to 8 + the shift this returns (the bits of e5m2's significand below the format's), and the
+/// 8 bits below its grid the next eight.
+#[cfg(target_arch = "x86_64")]
+pub(super) const fn f16_bytes_shift(sp: &fast::Spec) -> Option<u32> {
+    let exponent = sp.sign_pos - sp.man - sp.pad;
+    if sp.signed && sp.pad == 0 && (sp.man == 1 || sp.man == 2) && exponent <= 5 {
+        Some(2 - sp.man)
+    } else {
+        None
+    }
+}
+
+/// The `f32` bit pattern of 2^(bias − 15), by which [`f16_bytes_rs_avx512`] and
+/// [`f16_bytes_avx2`] scale their inputs (exactly), putting the smallest normal value of
+/// format `sp` on f16's.
+#[cfg(target_arch = "x86_64")]
+const fn f16_bytes_scale(sp: &fast::Spec) -> i32 {
+    (127 + sp.bias - 15) << 23
+}
+
 /// The addends of the one-addition kernels for format `sp`, with `below` bits kept below the
 /// destination's grid, by the exponent's low bits (`N` entries, `N` a power of two above
 /// the format's exponent span), as `f32` bit patterns: for each biased exponent `e` from
@@ -766,12 +789,17 @@ unsafe fn f16_bytes_rs_avx512<const F: usize>(
     use std::arch::x86_64::*;
     let sp = const { fast::SPECS[F] };
     // Bits of e5m2's significand below the format's (0 or 1), by which each f16 is shifted.
-    // (Instances of other formats exist, never called: the dispatch names the three.)
-    let shift = const { 2u32.saturating_sub(fast::SPECS[F].man) };
+    // (Instances of other formats exist, never called: the dispatch checks the format.)
+    let shift = const {
+        match f16_bytes_shift(&fast::SPECS[F]) {
+            Some(shift) => shift,
+            None => 0,
+        }
+    };
     let n = src.len().min(dst.len()).min(rnd.len());
     let whole = n - n % 64;
     // 2^(bias − 15), to put the format's smallest normal value on f16's.
-    let scale = _mm512_castsi512_ps(_mm512_set1_epi32((127 + sp.bias - 15) << 23));
+    let scale = _mm512_castsi512_ps(_mm512_set1_epi32(f16_bytes_scale(&sp)));
     // The high byte's magnitude bits and infinity's (shifted by `shift`).
     let magnitude = _mm512_set1_epi8((0x7fu8 >> shift) as i8);
     let infinity = _mm512_set1_epi8((0x7cu8 >> shift) as i8);
@@ -779,7 +807,7 @@ unsafe fn f16_bytes_rs_avx512<const F: usize>(
     let minus_infinity = _mm512_set1_epi8((0xfcu8 as i8) >> shift);
     // Whether the format's NaN result is its largest finite code (e3m2, e2m1), positive;
     // otherwise (e5m2) the sign is the high byte's and NaN inputs are selected.
-    let nan_by_clamp = sp.nan_full == sp.max_enc;
+    let nan_by_clamp = matches!(nan_by_clamp(&sp), Some(false));
     let largest = _mm512_set1_epi8(sp.max_enc as i8);
     let nan = _mm512_set1_epi8(sp.nan_full as i8);
     let sign = _mm512_set1_epi8((1u8 << sp.sign_pos) as i8);
@@ -1285,6 +1313,17 @@ fn sixteen_half_words(r: &[u16]) -> std::arch::x86_64::__m256i {
     unsafe { _mm256_loadu_si256(p) }
 }
 
+/// Sixteen random words of `r` (at least that many), each masked by `bits` (at most 16
+/// bits), as 16-bit lanes in order.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn sixteen_word_lanes(r: &[u32], bits: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let w = |i: usize| _mm256_and_si256(word_lanes(&r[i..]), bits);
+    _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(w(0), w(8)))
+}
+
 /// Eight random words of `r` (at least that many) as 32-bit lanes.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
@@ -1421,10 +1460,9 @@ unsafe fn f16_rs_avx2<const SF: bool>(src: &[u32], dst: &mut [u16], rnd: Randoms
         Randoms::U16(r) => f16_rs_groups::<SF, _>(s, d, &r[..whole], |r| {
             _mm256_and_si256(sixteen_half_words(r), bits16)
         }),
-        Randoms::U32(r) => f16_rs_groups::<SF, _>(s, d, &r[..whole], |r| {
-            let w = |i: usize| _mm256_and_si256(word_lanes(&r[i..]), bits);
-            _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(w(0), w(8)))
-        }),
+        Randoms::U32(r) => {
+            f16_rs_groups::<SF, _>(s, d, &r[..whole], |r| sixteen_word_lanes(r, bits))
+        }
     }
     rnd.tail::<{ fast::I_F16 }, SF, 13, u16>(src, dst, whole, k);
 }
@@ -1535,10 +1573,9 @@ unsafe fn f16_bytes_avx2<const F: usize, const M: u8>(
         Some(Randoms::U16(r)) => f16_bytes_groups::<F, M, u16>(s, d, &r[..whole], |r| {
             _mm256_and_si256(sixteen_half_words(r), byte)
         }),
-        Some(Randoms::U32(r)) => f16_bytes_groups::<F, M, u32>(s, d, &r[..whole], |r| {
-            let w = |i: usize| _mm256_and_si256(word_lanes(&r[i..]), byte32);
-            _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(w(0), w(8)))
-        }),
+        Some(Randoms::U32(r)) => {
+            f16_bytes_groups::<F, M, u32>(s, d, &r[..whole], |r| sixteen_word_lanes(r, byte32))
+        }
     }
     match rnd {
         Some(r) => r.tail::<F, true, 8, u8>(src, dst, whole, k),
@@ -1563,13 +1600,18 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
     use std::arch::x86_64::*;
     let sp = const { fast::SPECS[F] };
     // Bits of e5m2's significand below the format's (0 or 1), by which each f16 is shifted.
-    let shift = const { 2u32.saturating_sub(fast::SPECS[F].man) };
-    let scale = _mm256_castsi256_ps(_mm256_set1_epi32((127 + sp.bias - 15) << 23));
+    let shift = const {
+        match f16_bytes_shift(&fast::SPECS[F]) {
+            Some(shift) => shift,
+            None => 0,
+        }
+    };
+    let scale = _mm256_castsi256_ps(_mm256_set1_epi32(f16_bytes_scale(&sp)));
     let magnitude = _mm256_set1_epi16((0x7fffu16 >> shift) as i16);
     let infinity = _mm256_set1_epi16((0x7c00u16 >> shift) as i16);
     // One above −∞'s f16 (shifted arithmetically): the signed compare's limit.
     let above_minus_infinity = _mm256_set1_epi16(((0xfc00u16 as i16) >> shift) + 1);
-    let nan_by_clamp = sp.nan_full == sp.max_enc;
+    let nan_by_clamp = matches!(nan_by_clamp(&sp), Some(false));
     let largest = _mm256_set1_epi16(sp.max_enc as i16);
     let nan = _mm256_set1_epi16(sp.nan_full as i16);
     let sign = _mm256_set1_epi16(1 << sp.sign_pos);

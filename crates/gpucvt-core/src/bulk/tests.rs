@@ -1314,6 +1314,21 @@ fn e5m2_rn_below_f16_normals() {
 
 #[cfg(target_arch = "x86_64")]
 #[test]
+fn f16_byte_kernels_take_the_formats_whose_code_is_f16s_top_bits() {
+    // The rz and rs kernels through f16's bytes (`simd.rs`) apply to the formats with one or
+    // two significand bits: e5m2 and e3m2 are f16's top byte (no shift), e2m1 its bits 14..9.
+    use super::fast::*;
+    use super::simd::f16_bytes_shift;
+    assert_eq!(f16_bytes_shift(&SPECS[I_E5M2]), Some(0));
+    assert_eq!(f16_bytes_shift(&SPECS[I_E3M2]), Some(0));
+    assert_eq!(f16_bytes_shift(&SPECS[I_E2M1]), Some(1));
+    for f in [I_F16, I_BF16, I_TF32, I_E4M3, I_E2M3] {
+        assert_eq!(f16_bytes_shift(&SPECS[f]), None, "format {f}");
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
 fn stochastic_kernel_gives_nan_results_by_the_clamp() {
     // The AVX-512 stochastic kernel of e4m3, e2m3, e3m2 and e2m1 (`simd.rs`) gives NaN inputs
     // their result through the clamp: e4m3's NaN is the code above its largest finite one,
