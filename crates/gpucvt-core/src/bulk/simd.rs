@@ -36,10 +36,11 @@
 //! `vcvtps2ph` ([`f16_avx2`]), f16 stochastic by `vcvtps2ph` toward zero and the carry of the
 //! 13 bits below f16's grid ([`f16_rs_avx2`]), bf16 to nearest, toward zero and stochastic
 //! by integer rounding ([`bf16_avx2`]), tf32 likewise ([`tf32_avx2`]), e5m2, e3m2 and e2m1
-//! toward zero and stochastic with `.satfinite` through f16's bytes, as on AVX-512
-//! ([`f16_bytes_avx2`]), the FP8/FP6/FP4 formats to nearest by one floating-point addition
-//! per element and (the others) toward zero and stochastic by two truncations, from the
-//! pattern and from `vcvttps2dq` ([`narrow_sum_avx2`]), and ue8m0 from the exponent field
+//! toward zero and stochastic with `.satfinite` through f16's bytes, as on AVX-512, and
+//! e4m3 and e2m3 toward zero ([`f16_bytes_avx2`]), the FP8/FP6/FP4 formats to nearest by
+//! one floating-point addition per element and (the others) toward zero and stochastic by
+//! two truncations, from the pattern and from `vcvttps2dq` ([`narrow_sum_avx2`]), and ue8m0
+//! from the exponent field
 //! ([`ue8m0_groups_avx2`]). The
 //! tests run every instance compiled for each instruction set the CPU has, so an AVX-512
 //! machine tests the AVX2 kernels too (and an ignored test runs the FP8/FP6/FP4 ones over
@@ -269,14 +270,16 @@ unsafe fn fast_avx2<
                 continue;
             }
         }
-        // f32 → e5m2, e3m2, e2m1 toward zero or stochastic with 8 random bits, with
-        // .satfinite, without .relu or .ftz, where the CPU has F16C: through f16 (of the
-        // input scaled to put the format's smallest normal on f16's), whose top bits these
-        // formats are.
-        if const { f16_bytes_shift(&fast::SPECS[F]).is_some() }
-            && SF
+        // f32 → e5m2, e3m2, e2m1 toward zero or stochastic with 8 random bits, e4m3 and
+        // e2m3 toward zero, with .satfinite, without .relu or .ftz, where the CPU has F16C:
+        // through f16 (of the input scaled to put the format's smallest normal on f16's),
+        // whose top bits these formats are.
+        if SF
             && !KN
-            && (M == small::RZ || (M == small::RS && W == 8))
+            && ((M == small::RZ && const { f16_bytes_truncate(&fast::SPECS[F]) })
+                || (M == small::RS
+                    && W == 8
+                    && const { f16_bytes_shift(&fast::SPECS[F]).is_some() }))
             && is_x86_feature_detected!("f16c")
         {
             if let (Some(d), Some(r)) =
@@ -576,6 +579,16 @@ pub(super) const fn f16_bytes_shift(sp: &fast::Spec) -> Option<u32> {
     } else {
         None
     }
+}
+
+/// Where [`f16_bytes_avx2`] applies toward zero to format `sp`: the formats of
+/// [`f16_bytes_shift`] and those with three significand bits (e4m3, e2m3), whose code after
+/// the scaling is f16's bits 14..7 (truncation needs none of the bits below the grid, of
+/// which f16 keeps only 7 for them).
+#[cfg(target_arch = "x86_64")]
+pub(super) const fn f16_bytes_truncate(sp: &fast::Spec) -> bool {
+    let exponent = sp.sign_pos - sp.man - sp.pad;
+    f16_bytes_shift(sp).is_some() || (sp.signed && sp.pad == 0 && sp.man == 3 && exponent <= 5)
 }
 
 /// The `f32` bit pattern of 2^(bias − 15), by which [`f16_bytes_rs_avx512`] and
@@ -1539,15 +1552,17 @@ fn f16_rs_groups<const SF: bool, R>(
 }
 
 /// f32 → e5m2, e3m2 or e2m1 (`F`) toward zero or with stochastic rounding (`M`; 8 random
-/// bits per element, in any word) and `.satfinite` on AVX2 with F16C, sixteen at a time, as
-/// [`f16_bytes_rs_avx512`] does: the input scaled by 2^(bias − 15) (exactly; none for e5m2)
-/// and converted toward zero into f16 (`vcvtps2ph`), whose top byte is then the format's
-/// truncated code (e2m1's bits 14..9: each f16 shifted right one bit, arithmetically) and
-/// whose low byte the 8 bits below its grid. In 16-bit lanes: the magnitude plus the random
-/// byte (toward zero: none), shifted right by 8, is the code, clamped to the largest finite
-/// one; e3m2's and e2m1's NaN result is that largest code (the clamp gives it, positive),
-/// e5m2's its NaN, selected; the sign goes on where the f16 (as a signed number) is at most
-/// −∞'s. The codes are narrowed to bytes by one saturating pack. The tail (under 16
+/// bits per element, in any word), or e4m3 or e2m3 toward zero, with `.satfinite` on AVX2
+/// with F16C, sixteen at a time, as [`f16_bytes_rs_avx512`] does: the input scaled by
+/// 2^(bias − 15) (exactly; none for e5m2) and converted toward zero into f16 (`vcvtps2ph`),
+/// whose top byte is then the format's truncated code (e2m1's bits 14..9: each f16 shifted
+/// right one bit, arithmetically; e4m3's and e2m3's bits 14..7) and whose low byte the 8
+/// bits below its grid (for e4m3 and e2m3 the 7 that f16 keeps and its last significand
+/// bit). In 16-bit lanes: the magnitude plus the random byte (toward zero: none), shifted
+/// right by 8 (e4m3, e2m3: 7), is the code, clamped to the largest finite one; e2m3's,
+/// e3m2's and e2m1's NaN result is that largest code (the clamp gives it, positive), e4m3's
+/// and e5m2's their NaN, selected; the sign goes on where the f16 (as a signed number) is at
+/// most −∞'s. The codes are narrowed to bytes by one saturating pack. The tail (under 16
 /// elements) goes through the portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
@@ -1599,13 +1614,17 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
 ) {
     use std::arch::x86_64::*;
     let sp = const { fast::SPECS[F] };
-    // Bits of e5m2's significand below the format's (0 or 1), by which each f16 is shifted.
+    // Bits of e5m2's significand below the format's (0 or 1; 0 for e4m3 and e2m3), by which
+    // each f16 is shifted.
     let shift = const {
         match f16_bytes_shift(&fast::SPECS[F]) {
             Some(shift) => shift,
             None => 0,
         }
     };
+    // The code's lowest bit in the (shifted) f16: 8, or 7 for three significand bits.
+    // (Instances of other formats exist, never called: the dispatch checks the format.)
+    let down = _mm_set_epi64x(0, i64::from(10u32.saturating_sub(sp.man + shift)));
     let scale = _mm256_castsi256_ps(_mm256_set1_epi32(f16_bytes_scale(&sp)));
     let magnitude = _mm256_set1_epi16((0x7fffu16 >> shift) as i16);
     let infinity = _mm256_set1_epi16((0x7c00u16 >> shift) as i16);
@@ -1616,9 +1635,10 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
     let nan = _mm256_set1_epi16(sp.nan_full as i16);
     let sign = _mm256_set1_epi16(1 << sp.sign_pos);
     let p = src.as_ptr().cast::<__m256i>();
-    for (i, d) in dst.chunks_exact_mut(16).enumerate() {
-        // SAFETY: `src` holds 16 `u32`s (64 bytes) from `16 * i` on (`dst` and `src` have
-        // the same length): the two unaligned loads read exactly those.
+    // The codes of the 16 elements from `16 * i` on, in 16-bit lanes.
+    let codes = |i: usize| -> __m256i {
+        // SAFETY: `src` holds 16 `u32`s (64 bytes) from `16 * i` on (the caller's loop
+        // stays within it): the two unaligned loads read exactly those.
         let (x0, x1) = unsafe {
             (
                 _mm256_loadu_ps(p.add(2 * i).cast()),
@@ -1646,19 +1666,33 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
         } else {
             mag
         };
-        let code = _mm256_min_epu16(_mm256_srli_epi16::<8>(mag), largest);
+        let code = _mm256_min_epu16(_mm256_srl_epi16(mag, down), largest);
         let negative = _mm256_cmpgt_epi16(above_minus_infinity, h);
         let code = _mm256_or_si256(code, _mm256_and_si256(negative, sign));
-        let code = if nan_by_clamp {
+        if nan_by_clamp {
             code
         } else {
             let is_nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, magnitude), infinity);
             _mm256_blendv_epi8(code, nan, is_nan)
-        };
-        // The codes (at most 0xff) as bytes, in order in the low 16.
-        let bytes = _mm256_permute4x64_epi64::<0b00_00_10_00>(_mm256_packus_epi16(code, code));
-        // SAFETY: `d` holds 16 bytes: the unaligned store writes exactly those.
-        unsafe { _mm_storeu_si128(d.as_mut_ptr().cast(), _mm256_castsi256_si128(bytes)) };
+        }
+    };
+    let groups = dst.len() / 16;
+    let mut pairs = dst.chunks_exact_mut(32);
+    for (i, d) in pairs.by_ref().enumerate() {
+        // The codes (at most 0xff) of two groups as bytes, put in order (`vpackuswb` packs
+        // within 128-bit lanes).
+        let bytes = _mm256_packus_epi16(codes(2 * i), codes(2 * i + 1));
+        let bytes = _mm256_permute4x64_epi64::<0b11_01_10_00>(bytes);
+        // SAFETY: `d` holds 32 bytes: the unaligned store writes exactly those.
+        unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), bytes) };
+    }
+    // An odd group at the end (`dst` is a multiple of 16 long).
+    let last = pairs.into_remainder();
+    if !last.is_empty() {
+        let bytes = _mm256_packus_epi16(codes(groups - 1), _mm256_setzero_si256());
+        let bytes = _mm256_permute4x64_epi64::<0b11_01_10_00>(bytes);
+        // SAFETY: `last` holds the last 16 bytes: the unaligned store writes exactly those.
+        unsafe { _mm_storeu_si128(last.as_mut_ptr().cast(), _mm256_castsi256_si128(bytes)) };
     }
 }
 

@@ -359,10 +359,11 @@ fn exhaustive_isa<const F: usize, const M: u8, const SF: bool>(conv: Conversion,
     });
 }
 
-/// All 2^32 inputs through the AVX2 FP8/FP6/FP4 kernels (one addition per element) whose
-/// dispatch an AVX-512 machine never reaches (unless `GPUCVT_ISA=avx2`): e4m3 and e2m1 to
-/// nearest, e5m2 to nearest without .satfinite (overflow to infinity); e4m3, e5m2 and e2m1
-/// toward zero with .satfinite and e3m2 without; e2m3, e4m3 and e5m2 stochastic.
+/// All 2^32 inputs through the AVX2 FP8/FP6/FP4 kernels whose dispatch an AVX-512 machine
+/// never reaches (unless `GPUCVT_ISA=avx2`). One addition per element: e4m3 and e2m1 to
+/// nearest, e5m2 to nearest without .satfinite (overflow to infinity); e2m3 and e3m2 toward
+/// zero without .satfinite; e2m3 and e4m3 stochastic. Through f16's bytes: e4m3, e5m2,
+/// e2m3, e3m2 and e2m1 toward zero with .satfinite; e5m2, e3m2 and e2m1 stochastic.
 #[test]
 #[ignore]
 fn every_input_avx2_narrow_kernels() {
@@ -374,12 +375,15 @@ fn every_input_avx2_narrow_kernels() {
     exhaustive_isa::<I_E2M1, { small::RN }, true>(c(E2M1, Rounding::RN, sf), 1);
     exhaustive_isa::<I_E5M2, { small::RN }, false>(c(E5M2, Rounding::RN, d), 1);
     // Toward zero and stochastic: the truncation from the pattern and from `vcvttps2dq`.
-    exhaustive_isa::<I_E4M3, { small::RZ }, true>(c(E4M3, Rounding::RZ, sf), 1);
+    exhaustive_isa::<I_E2M3, { small::RZ }, false>(c(E2M3, Rounding::RZ, d), 1);
     exhaustive_isa::<I_E3M2, { small::RZ }, false>(c(E3M2, Rounding::RZ, d), 1);
     let rs = Rounding::stochastic(0, 8);
     exhaustive_isa::<I_E2M3, { small::RS }, true>(c(E2M3, rs, sf), 1);
     exhaustive_isa::<I_E4M3, { small::RS }, true>(c(E4M3, rs, sf), 1);
-    // e5m2, e3m2, e2m1 with .satfinite: through f16 (F16C), toward zero and stochastic.
+    // e5m2, e3m2, e2m1 with .satfinite: through f16 (F16C), toward zero and stochastic;
+    // e4m3 and e2m3 toward zero.
+    exhaustive_isa::<I_E4M3, { small::RZ }, true>(c(E4M3, Rounding::RZ, sf), 1);
+    exhaustive_isa::<I_E2M3, { small::RZ }, true>(c(E2M3, Rounding::RZ, sf), 1);
     exhaustive_isa::<I_E5M2, { small::RZ }, true>(c(E5M2, Rounding::RZ, sf), 1);
     exhaustive_isa::<I_E3M2, { small::RZ }, true>(c(E3M2, Rounding::RZ, sf), 1);
     exhaustive_isa::<I_E2M1, { small::RZ }, true>(c(E2M1, Rounding::RZ, sf), 1);
@@ -1317,13 +1321,20 @@ fn e5m2_rn_below_f16_normals() {
 fn f16_byte_kernels_take_the_formats_whose_code_is_f16s_top_bits() {
     // The rz and rs kernels through f16's bytes (`simd.rs`) apply to the formats with one or
     // two significand bits: e5m2 and e3m2 are f16's top byte (no shift), e2m1 its bits 14..9.
+    // Toward zero (AVX2) also to those with three: e4m3 and e2m3 are its bits 14..7.
     use super::fast::*;
-    use super::simd::f16_bytes_shift;
+    use super::simd::{f16_bytes_shift, f16_bytes_truncate};
     assert_eq!(f16_bytes_shift(&SPECS[I_E5M2]), Some(0));
     assert_eq!(f16_bytes_shift(&SPECS[I_E3M2]), Some(0));
     assert_eq!(f16_bytes_shift(&SPECS[I_E2M1]), Some(1));
     for f in [I_F16, I_BF16, I_TF32, I_E4M3, I_E2M3] {
         assert_eq!(f16_bytes_shift(&SPECS[f]), None, "format {f}");
+    }
+    for f in [I_E4M3, I_E5M2, I_E2M3, I_E3M2, I_E2M1] {
+        assert!(f16_bytes_truncate(&SPECS[f]), "format {f}");
+    }
+    for f in [I_F16, I_BF16, I_TF32] {
+        assert!(!f16_bytes_truncate(&SPECS[f]), "format {f}");
     }
 }
 
