@@ -1556,14 +1556,16 @@ fn f16_rs_groups<const SF: bool, R>(
 /// with F16C, sixteen at a time, as [`f16_bytes_rs_avx512`] does: the input scaled by
 /// 2^(bias − 15) (exactly; none for e5m2) and converted toward zero into f16 (`vcvtps2ph`),
 /// whose top byte is then the format's truncated code (e2m1's bits 14..9: each f16 shifted
-/// right one bit, arithmetically; e4m3's and e2m3's bits 14..7) and whose low byte the 8
-/// bits below its grid (for e4m3 and e2m3 the 7 that f16 keeps and its last significand
-/// bit). In 16-bit lanes: the magnitude plus the random byte (toward zero: none), shifted
-/// right by 8 (e4m3, e2m3: 7), is the code, clamped to the largest finite one; e2m3's,
-/// e3m2's and e2m1's NaN result is that largest code (the clamp gives it, positive), e4m3's
-/// and e5m2's their NaN, selected; the sign goes on where the f16 (as a signed number) is at
-/// most −∞'s. The codes are narrowed to bytes by one saturating pack. The tail (under 16
-/// elements) goes through the portable kernel.
+/// right one bit, arithmetically; e4m3's and e2m3's bits 14..7, truncation needing none of
+/// the bits below) and whose low byte the 8 bits below its grid. In 16-bit lanes: the
+/// magnitude plus the random byte (toward zero: none), shifted right by 8 (e4m3, e2m3: 7),
+/// is the code, clamped to the largest finite one, and the sign goes on where the f16 (as a
+/// signed number) is at most −∞'s; e5m2's code is the f16's high byte with its sign, so
+/// there the whole f16 plus the random byte is clamped (as a signed number where positive,
+/// as an unsigned one where negative) and shifted right by 8. e2m3's, e3m2's and e2m1's NaN
+/// result is their largest code (the clamp gives it, positive), e4m3's and e5m2's their
+/// NaN, selected. The codes are narrowed to bytes by one saturating pack, two groups of 16
+/// at a time. The tail (under 16 elements) goes through the portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
 unsafe fn f16_bytes_avx2<const F: usize, const M: u8>(
@@ -1634,6 +1636,13 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
     let largest = _mm256_set1_epi16(sp.max_enc as i16);
     let nan = _mm256_set1_epi16(sp.nan_full as i16);
     let sign = _mm256_set1_epi16(1 << sp.sign_pos);
+    // e5m2: the f16's high byte is the code, its sign included.
+    let whole_byte = sp.sign_pos == 7 && sp.bias == 15 && shift == 0;
+    // The largest finite code's pattern with all ones below it, positive and negative.
+    let (largest_f16, minus_largest_f16) = (
+        _mm256_set1_epi16(((sp.max_enc << 8) | 0xff) as u16 as i16),
+        _mm256_set1_epi16(((sp.max_enc << 8) | 0x80ff) as u16 as i16),
+    );
     let p = src.as_ptr().cast::<__m256i>();
     // The codes of the 16 elements from `16 * i` on, in 16-bit lanes.
     let codes = |i: usize| -> __m256i {
@@ -1660,15 +1669,29 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
         } else {
             _mm256_srai_epi16::<1>(h)
         };
-        let mag = _mm256_and_si256(h, magnitude);
-        let mag = if M == small::RS {
-            _mm256_add_epi16(mag, random(&rnd[16 * i..16 * i + 16]))
+        let code = if whole_byte {
+            // The random byte added to the whole f16 (a magnitude up to infinity's does not
+            // carry into the sign; NaNs are selected below), the sum clamped to the largest
+            // finite code's pattern as a signed number where positive and as an unsigned
+            // one where negative (each leaves the other sign), its high byte kept.
+            let t = if M == small::RS {
+                _mm256_add_epi16(h, random(&rnd[16 * i..16 * i + 16]))
+            } else {
+                h
+            };
+            let t = _mm256_min_epu16(_mm256_min_epi16(t, largest_f16), minus_largest_f16);
+            _mm256_srli_epi16::<8>(t)
         } else {
-            mag
+            let mag = _mm256_and_si256(h, magnitude);
+            let mag = if M == small::RS {
+                _mm256_add_epi16(mag, random(&rnd[16 * i..16 * i + 16]))
+            } else {
+                mag
+            };
+            let code = _mm256_min_epu16(_mm256_srl_epi16(mag, down), largest);
+            let negative = _mm256_cmpgt_epi16(above_minus_infinity, h);
+            _mm256_or_si256(code, _mm256_and_si256(negative, sign))
         };
-        let code = _mm256_min_epu16(_mm256_srl_epi16(mag, down), largest);
-        let negative = _mm256_cmpgt_epi16(above_minus_infinity, h);
-        let code = _mm256_or_si256(code, _mm256_and_si256(negative, sign));
         if nan_by_clamp {
             code
         } else {
