@@ -33,15 +33,14 @@
 //! the other policies and for the tail of a slice.
 //!
 //! Without AVX-512 (AVX2, with F16C where noted), seven more: f16 in rn/rz/rm/rp through
-//! `vcvtps2ph` ([`f16_avx2`]), f16 stochastic by `vcvtps2ph` toward zero and the carry of the
-//! 13 bits below f16's grid ([`f16_rs_avx2`]), bf16 to nearest, toward zero and stochastic
-//! by integer rounding ([`bf16_avx2`]), tf32 likewise ([`tf32_avx2`]), e5m2, e3m2 and e2m1
-//! toward zero and stochastic with `.satfinite` through f16's bytes, as on AVX-512, and
-//! e4m3 and e2m3 toward zero ([`f16_bytes_avx2`]), the FP8/FP6/FP4 formats to nearest by
-//! one floating-point addition per element and (the others) toward zero and stochastic by
-//! two truncations, from the pattern and from `vcvttps2dq` ([`narrow_sum_avx2`]), and ue8m0
-//! from the exponent field
-//! ([`ue8m0_groups_avx2`]). The
+//! `vcvtps2ph` ([`f16_avx2`]), f16 stochastic by `vcvtps2ph` toward zero and the carry of
+//! the 13 bits below f16's grid ([`f16_rs_avx2`]), bf16 to nearest, toward zero and
+//! stochastic by integer rounding ([`bf16_avx2`]), tf32 likewise ([`tf32_avx2`]), e5m2,
+//! e3m2 and e2m1 toward zero and stochastic with `.satfinite` through f16's bytes, as on
+//! AVX-512, and e4m3 and e2m3 toward zero ([`f16_bytes_avx2`]), the FP8/FP6/FP4 formats to
+//! nearest by one floating-point addition per element and (the others) toward zero and
+//! stochastic by two truncations, from the pattern and from `vcvttps2dq`
+//! ([`narrow_sum_avx2`]), and ue8m0 from the exponent field ([`ue8m0_groups_avx2`]). The
 //! tests run every instance compiled for each instruction set the CPU has, so an AVX-512
 //! machine tests the AVX2 kernels too (and an ignored test runs the FP8/FP6/FP4 ones over
 //! all 2^32 inputs; `GPUCVT_ISA=avx2` sends the other ignored `every_input` tests through
@@ -1637,7 +1636,7 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
     let nan = _mm256_set1_epi16(sp.nan_full as i16);
     let sign = _mm256_set1_epi16(1 << sp.sign_pos);
     // e5m2: the f16's high byte is the code, its sign included.
-    let whole_byte = sp.sign_pos == 7 && sp.bias == 15 && shift == 0;
+    let code_is_high_byte = sp.sign_pos == 7 && sp.bias == 15 && shift == 0;
     // The largest finite code's pattern with all ones below it, positive and negative.
     let (largest_f16, minus_largest_f16) = (
         _mm256_set1_epi16(((sp.max_enc << 8) | 0xff) as u16 as i16),
@@ -1669,7 +1668,7 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
         } else {
             _mm256_srai_epi16::<1>(h)
         };
-        let code = if whole_byte {
+        let code = if code_is_high_byte {
             // The random byte added to the whole f16 (a magnitude up to infinity's does not
             // carry into the sign; NaNs are selected below), the sum clamped to the largest
             // finite code's pattern as a signed number where positive and as an unsigned
