@@ -1554,17 +1554,18 @@ fn f16_rs_groups<const SF: bool, R>(
 /// bits per element, in any word), or e4m3 or e2m3 toward zero, with `.satfinite` on AVX2
 /// with F16C, sixteen at a time, as [`f16_bytes_rs_avx512`] does: the input scaled by
 /// 2^(bias − 15) (exactly; none for e5m2) and converted toward zero into f16 (`vcvtps2ph`),
-/// whose top byte is then the format's truncated code (e2m1's bits 14..9: each f16 shifted
-/// right one bit, arithmetically; e4m3's and e2m3's bits 14..7, truncation needing none of
-/// the bits below) and whose low byte the 8 bits below its grid. In 16-bit lanes: the
-/// magnitude plus the random byte (toward zero: none), shifted right by 8 (e4m3, e2m3: 7),
-/// is the code, clamped to the largest finite one, and the sign goes on where the f16 (as a
-/// signed number) is at most −∞'s; e5m2's code is the f16's high byte with its sign, so
-/// there the whole f16 plus the random byte is clamped (as a signed number where positive,
-/// as an unsigned one where negative) and shifted right by 8. e2m3's, e3m2's and e2m1's NaN
-/// result is their largest code (the clamp gives it, positive), e4m3's and e5m2's their
-/// NaN, selected. The codes are narrowed to bytes by one saturating pack, two groups of 16
-/// at a time. The tail (under 16 elements) goes through the portable kernel.
+/// whose top byte is then the format's truncated code (e2m1's bits 14..9, each f16 shifted
+/// right one bit, arithmetically, for stochastic rounding; e4m3's and e2m3's bits 14..7,
+/// truncation needing none of the bits below) and whose low byte the 8 bits below its grid.
+/// In 16-bit lanes: the magnitude plus the random byte (toward zero: none), shifted right
+/// by 8 (toward zero: 7 for e4m3 and e2m3, 9 for e2m1), is the code, clamped to the largest
+/// finite one, and the sign goes on where the f16 (as a signed number) is at most −∞'s;
+/// e5m2's code is the f16's high byte with its sign, so there the whole f16 plus the random
+/// byte is clamped (as a signed number where positive, as an unsigned one where negative)
+/// and shifted right by 8. e2m3's, e3m2's and e2m1's NaN result is their largest code (the
+/// clamp gives it, positive), e4m3's and e5m2's their NaN, selected. The codes are narrowed
+/// to bytes by one saturating pack, two groups of 16 at a time. The tail (under 16
+/// elements) goes through the portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
 unsafe fn f16_bytes_avx2<const F: usize, const M: u8>(
@@ -1615,16 +1616,18 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
 ) {
     use std::arch::x86_64::*;
     let sp = const { fast::SPECS[F] };
-    // Bits of e5m2's significand below the format's (0 or 1; 0 for e4m3 and e2m3), by which
-    // each f16 is shifted.
+    // For stochastic rounding, the bits of e5m2's significand below the format's (0 or 1),
+    // by which each f16 is shifted, so that the 8 bits below the grid are its low byte;
+    // toward zero none (e2m1's code is then bits 14..9).
     let shift = const {
         match f16_bytes_shift(&fast::SPECS[F]) {
-            Some(shift) => shift,
-            None => 0,
+            Some(shift) if M == small::RS => shift,
+            _ => 0,
         }
     };
-    // The code's lowest bit in the (shifted) f16: 8, or 7 for three significand bits.
-    // (Instances of other formats exist, never called: the dispatch checks the format.)
+    // The code's lowest bit in the (shifted) f16: 8, or 7 for three significand bits, or 9
+    // for e2m1 toward zero. (Instances of other formats exist, never called: the dispatch
+    // checks the format.)
     let down = _mm_set_epi64x(0, i64::from(10u32.saturating_sub(sp.man + shift)));
     let scale = _mm256_castsi256_ps(_mm256_set1_epi32(f16_bytes_scale(&sp)));
     let magnitude = _mm256_set1_epi16((0x7fffu16 >> shift) as i16);
