@@ -22,6 +22,13 @@
 //!   and clamping in `f32` (`int.rs`, dispatched like the small-float kernels).
 //! - Everything else: the exact core, element by element.
 //!
+//! The `f32` kernels compute with floating-point instructions, whose results for subnormal
+//! inputs and whose rounding follow the processor's floating-point environment. Each call
+//! reads it (x86-64: MXCSR) and, where a host has changed it (flush-to-zero,
+//! denormals-are-zero, another rounding direction, unmasked exceptions), converts through
+//! the exact core instead: the same results, more slowly. Elsewhere than x86-64 it is not
+//! read, and must be the default one.
+//!
 //! Stochastic rounding takes one random value per element, as `u32`
 //! ([`Kernel::convert_stochastic`]) or in the narrowest word that holds the width
 //! ([`Kernel::convert_stochastic_words`]: a quarter of the memory traffic for 8-bit widths).
@@ -592,8 +599,13 @@ impl Kernel {
                 });
             }
         }
-        // The specialised kernels read narrow random values directly.
-        if let (Imp::Fast(plan), Some(src32)) = (&self.imp, S::as_u32_slice(src)) {
+        // The specialised kernels read narrow random values directly (in the default
+        // floating-point environment; else `run` takes the exact core).
+        if let (Imp::Fast(plan), Some(src32), true) = (
+            &self.imp,
+            S::as_u32_slice(src),
+            simd::float_environment_is_default(),
+        ) {
             match plan.narrow {
                 Some(fast::NarrowRs::U8(f)) => {
                     if let (Some(d), Some(r)) = (D::as_u8_slice_mut(dst), R::as_u8_slice(random)) {
@@ -626,6 +638,9 @@ impl Kernel {
     /// the specialised kernels interleave in [`run_fast`] or, writing their natural word,
     /// inside their instruction-set entry, `simd.rs`).
     fn run<S: Word, D: Word>(&self, src: &[S], dst: &mut [D], random: Random<'_>) {
+        if self.needs_default_float_environment() && !simd::float_environment_is_default() {
+            return self.run_exact(src, dst, random);
+        }
         if matches!(self.imp, Imp::Fast(_)) {
             return self.run_one(src, dst, random);
         }
@@ -696,33 +711,43 @@ impl Kernel {
                     }
                 }
             },
-            Imp::Exact => {
-                // The exact core, compiled for the pair where it has an instance, over
-                // chunks of 64-bit words.
-                const CHUNK: usize = 256;
-                let c = &self.conversion;
-                let bits = c.compiled_bits();
-                let stochastic = matches!(c.rounding.direction, Direction::Stochastic { .. });
-                let (mut s64, mut r64, mut d64) = ([0u64; CHUNK], [0u64; CHUNK], [0u64; CHUNK]);
-                for (k, (s, d)) in src.chunks(CHUNK).zip(dst.chunks_mut(CHUNK)).enumerate() {
-                    let n = s.len();
-                    for (w, x) in s64.iter_mut().zip(s) {
-                        *w = x.to_u64();
+            Imp::Exact => self.run_exact(src, dst, random),
+        }
+    }
+
+    /// Whether the kernel computes with the processor's floating-point instructions, whose
+    /// results depend on its floating-point environment: the `f32` kernels (the tables and
+    /// the exact core are integer code).
+    fn needs_default_float_environment(&self) -> bool {
+        !matches!(self.imp, Imp::Table(_) | Imp::Exact)
+    }
+
+    /// The exact core, compiled for the pair where it has an instance, over chunks of 64-bit
+    /// words: the `Exact` strategy, and every strategy while the floating-point environment
+    /// is not the default one.
+    fn run_exact<S: Word, D: Word>(&self, src: &[S], dst: &mut [D], random: Random<'_>) {
+        const CHUNK: usize = 256;
+        let c = &self.conversion;
+        let bits = c.compiled_bits();
+        let stochastic = matches!(c.rounding.direction, Direction::Stochastic { .. });
+        let (mut s64, mut r64, mut d64) = ([0u64; CHUNK], [0u64; CHUNK], [0u64; CHUNK]);
+        for (k, (s, d)) in src.chunks(CHUNK).zip(dst.chunks_mut(CHUNK)).enumerate() {
+            let n = s.len();
+            for (w, x) in s64.iter_mut().zip(s) {
+                *w = x.to_u64();
+            }
+            let random = match random {
+                Random::PerElement(r) if stochastic => {
+                    for (w, &x) in r64.iter_mut().zip(&r[k * CHUNK..k * CHUNK + n]) {
+                        *w = x as u64;
                     }
-                    let random = match random {
-                        Random::PerElement(r) if stochastic => {
-                            for (w, &x) in r64.iter_mut().zip(&r[k * CHUNK..k * CHUNK + n]) {
-                                *w = x as u64;
-                            }
-                            Some(&r64[..n])
-                        }
-                        _ => None,
-                    };
-                    bits(c, &s64[..n], random, &mut d64[..n]);
-                    for (x, &w) in d.iter_mut().zip(&d64[..n]) {
-                        *x = D::from_u64(w);
-                    }
+                    Some(&r64[..n])
                 }
+                _ => None,
+            };
+            bits(c, &s64[..n], random, &mut d64[..n]);
+            for (x, &w) in d.iter_mut().zip(&d64[..n]) {
+                *x = D::from_u64(w);
             }
         }
     }

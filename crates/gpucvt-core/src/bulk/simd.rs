@@ -95,6 +95,54 @@ fn avx2_here() -> bool {
     allowed(1) && is_x86_feature_detected!("avx2")
 }
 
+/// Whether the processor's floating-point environment is the default one that Rust code
+/// assumes and the `f32` kernels rely on (x86-64: MXCSR rounds to nearest, flushes no
+/// result to zero, treats no input denormal as zero, and masks every exception; its six
+/// status flags may be set). A host that changes it (some numerical libraries set
+/// flush-to-zero and denormals-are-zero for speed) would otherwise get other results for
+/// subnormal inputs from `vcvtps2ph`, `vcvtne2ps2bf16` and the kernels' additions, or a
+/// trap. Elsewhere: `true` (the floating-point control register is not read).
+pub(super) fn float_environment_is_default() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut csr = 0u32;
+        // SAFETY: `stmxcsr` stores the 32-bit MXCSR at the address given, that of `csr`; it
+        // changes nothing else (no stack use, no flags).
+        unsafe {
+            std::arch::asm!(
+                "stmxcsr [{}]",
+                in(reg) &mut csr,
+                options(nostack, preserves_flags)
+            );
+        }
+        csr & 0xffff_ffc0 == 0x1f80
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        true
+    }
+}
+
+/// Runs `f` with MXCSR set to `csr`, then restores it (for the tests of
+/// [`float_environment_is_default`]'s callers: nothing else changes it).
+#[cfg(all(test, target_arch = "x86_64"))]
+pub(super) fn with_mxcsr<T>(csr: u32, f: impl FnOnce() -> T) -> T {
+    let mut old = 0u32;
+    // SAFETY: `stmxcsr` stores MXCSR into `old` and `ldmxcsr` loads it from `csr` (a valid
+    // MXCSR value: the callers pass the default with control bits added, no reserved
+    // bits), then from `old`; nothing else is touched.
+    unsafe {
+        std::arch::asm!("stmxcsr [{}]", in(reg) &mut old, options(nostack, preserves_flags));
+        std::arch::asm!("ldmxcsr [{}]", in(reg) &csr, options(nostack, preserves_flags));
+    }
+    let r = f();
+    // SAFETY: as above, restoring the value read.
+    unsafe {
+        std::arch::asm!("ldmxcsr [{}]", in(reg) &old, options(nostack, preserves_flags));
+    }
+    r
+}
+
 /// [`super::instruction_set`].
 pub(super) fn instruction_set() -> super::InstructionSet {
     #[cfg(target_arch = "x86_64")]

@@ -1384,3 +1384,54 @@ fn instruction_sets_are_named_as_gpucvt_isa_takes_them() {
     #[cfg(not(target_arch = "x86_64"))]
     assert_eq!(instruction_set(), InstructionSet::Baseline);
 }
+
+/// With MXCSR set to flush results to zero, treat input denormals as zero and round toward
+/// zero (as some hosts set it), the `f32` kernels, whose instructions would follow it, leave
+/// the work to the exact core: the results are the default environment's.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn f32_kernels_give_exact_results_in_another_float_environment() {
+    use super::simd::{float_environment_is_default, with_mxcsr};
+    let csr = 0x1f80 | 0x8000 | 0x0040 | 0x6000;
+    assert!(float_environment_is_default());
+    assert!(!with_mxcsr(csr, float_environment_is_default));
+    let mut inputs: Vec<u32> = boundary_f32().into_iter().chain(specials()).collect();
+    // Subnormal inputs, and values that round differently toward zero.
+    inputs.extend([
+        1,
+        0x8000_0001,
+        0x0040_0000,
+        0x007f_ffff,
+        0x3f8c_cccd,
+        0xbf8c_cccd,
+    ]);
+    let sf = satfinite();
+    let d = Policy::default();
+    let rs8 = Rounding::stochastic(0, 8);
+    for conv in [
+        Conversion::new(F32, F16, Rounding::RP, d),
+        Conversion::new(F32, F16, Rounding::RN, d),
+        Conversion::new(F32, BF16, Rounding::RN, d),
+        Conversion::new(F32, TF32, Rounding::RN, d),
+        Conversion::new(F32, E4M3, Rounding::RN, sf),
+        Conversion::new(F32, E2M1, Rounding::RN, sf),
+        Conversion::new(F32, E2M1, rs8, sf),
+        Conversion::new(F32, E4M3, rs8, sf),
+        Conversion::new(F32, S32, Rounding::RNI, d),
+    ] {
+        let k = Kernel::new(conv);
+        let random: Vec<u8> = inputs.iter().map(|&x| (x >> 3) as u8).collect();
+        let mut got = vec![0u32; inputs.len()];
+        with_mxcsr(csr, || {
+            k.convert_stochastic_words(&inputs, &mut got, &random)
+        })
+        .unwrap();
+        for ((&x, &r), &g) in inputs.iter().zip(&random).zip(&got) {
+            let mut c = conv;
+            if let Direction::Stochastic { width, .. } = c.rounding.direction {
+                c.rounding = Rounding::stochastic(u64::from(r), width);
+            }
+            assert_eq!(u64::from(g), c.apply(u64::from(x)).bits, "{x:#x} {conv:?}");
+        }
+    }
+}
