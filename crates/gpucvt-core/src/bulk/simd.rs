@@ -625,29 +625,29 @@ pub(super) const fn nan_by_clamp(sp: &fast::Spec) -> Option<bool> {
     }
 }
 
-/// Where [`f16_bytes_rs_avx512`] and [`f16_bytes_avx2`] apply to format `sp`: signed formats
-/// with one or two significand bits and at most five exponent bits (e5m2, e3m2, e2m1). After
-/// the input is scaled by [`f16_bytes_scale`], such a format's code is f16's bits 14 down
-/// to 8 + the shift this returns (the bits of e5m2's significand below the format's), and the
-/// 8 bits below its grid the next eight.
+/// Where [`f16_bytes_rs_avx512`] and [`f16_bytes_avx2`] apply to format `sp` with
+/// stochastic rounding: the formats of [`f16_bytes_truncate`] with one or two significand
+/// bits (e5m2, e3m2, e2m1). After the input is scaled by [`f16_bytes_scale`], such a
+/// format's code is f16's bits 14 down to 8 + the shift this returns (the bits of e5m2's
+/// significand below the format's), and the 8 bits below its grid the next eight.
 #[cfg(target_arch = "x86_64")]
 pub(super) const fn f16_bytes_shift(sp: &fast::Spec) -> Option<u32> {
-    let exponent = sp.sign_pos - sp.man - sp.pad;
-    if sp.signed && sp.pad == 0 && (sp.man == 1 || sp.man == 2) && exponent <= 5 {
+    if f16_bytes_truncate(sp) && sp.man <= 2 {
         Some(2 - sp.man)
     } else {
         None
     }
 }
 
-/// Where [`f16_bytes_avx2`] applies toward zero to format `sp`: the formats of
-/// [`f16_bytes_shift`] and those with three significand bits (e4m3, e2m3), whose code after
-/// the scaling is f16's bits 14..7 (truncation needs none of the bits below the grid, of
-/// which f16 keeps only 7 for them).
+/// Where [`f16_bytes_avx2`] applies toward zero to format `sp`: signed formats with one to
+/// three significand bits and at most five exponent bits (e4m3, e5m2, e2m3, e3m2, e2m1),
+/// whose code after the scaling is f16's top bits (bits 14..7 for three significand bits:
+/// truncation needs none of the bits below the grid, of which f16 keeps only 7 for them;
+/// [`f16_bytes_shift`] takes those with 8).
 #[cfg(target_arch = "x86_64")]
 pub(super) const fn f16_bytes_truncate(sp: &fast::Spec) -> bool {
     let exponent = sp.sign_pos - sp.man - sp.pad;
-    f16_bytes_shift(sp).is_some() || (sp.signed && sp.pad == 0 && sp.man == 3 && exponent <= 5)
+    sp.signed && sp.pad == 0 && sp.man >= 1 && sp.man <= 3 && exponent <= 5
 }
 
 /// The `f32` bit pattern of 2^(bias − 15), by which [`f16_bytes_rs_avx512`] and
@@ -1763,19 +1763,20 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
     };
     let groups = dst.len() / 16;
     let mut pairs = dst.chunks_exact_mut(32);
+    // The codes (at most 0xff) of two groups as bytes, put in order (`vpackuswb` packs
+    // within 128-bit lanes).
+    let bytes = |a: __m256i, b: __m256i| {
+        _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi16(a, b))
+    };
     for (i, d) in pairs.by_ref().enumerate() {
-        // The codes (at most 0xff) of two groups as bytes, put in order (`vpackuswb` packs
-        // within 128-bit lanes).
-        let bytes = _mm256_packus_epi16(codes(2 * i), codes(2 * i + 1));
-        let bytes = _mm256_permute4x64_epi64::<0b11_01_10_00>(bytes);
+        let bytes = bytes(codes(2 * i), codes(2 * i + 1));
         // SAFETY: `d` holds 32 bytes: the unaligned store writes exactly those.
         unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), bytes) };
     }
     // An odd group at the end (`dst` is a multiple of 16 long).
     let last = pairs.into_remainder();
     if !last.is_empty() {
-        let bytes = _mm256_packus_epi16(codes(groups - 1), _mm256_setzero_si256());
-        let bytes = _mm256_permute4x64_epi64::<0b11_01_10_00>(bytes);
+        let bytes = bytes(codes(groups - 1), _mm256_setzero_si256());
         // SAFETY: `last` holds the last 16 bytes: the unaligned store writes exactly those.
         unsafe { _mm_storeu_si128(last.as_mut_ptr().cast(), _mm256_castsi256_si128(bytes)) };
     }
