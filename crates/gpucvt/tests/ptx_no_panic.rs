@@ -165,7 +165,8 @@ fn mutate(seed: &str, edits: &[(u8, usize, usize, usize)]) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(3000))]
+    // (More cases where `PROPTEST_CASES` asks for more: a long local run.)
+    #![proptest_config(ProptestConfig::with_cases(ProptestConfig::default().cases.max(3000)))]
 
     #[test]
     fn random_text_never_panics(s in "[ -~\\n\\t{}é]{0,80}") {

@@ -919,7 +919,8 @@ const SEEDS: &[&str] = &[
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    // (More cases where `PROPTEST_CASES` asks for more: a long local run.)
+    #![proptest_config(ProptestConfig::with_cases(ProptestConfig::default().cases.max(2000)))]
 
     #[test]
     fn random_text_never_panics(s in "\\PC{0,200}") {

@@ -226,7 +226,8 @@ const EDITS: &[&str] = &[
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+    // (More cases where `PROPTEST_CASES` asks for more: a long local run.)
+    #![proptest_config(ProptestConfig::with_cases(ProptestConfig::default().cases.max(1500)))]
 
     #[test]
     fn random_edits_of_real_files(

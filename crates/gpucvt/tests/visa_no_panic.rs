@@ -220,7 +220,8 @@ fn mutate(seed: &str, edits: &[(u8, usize, usize, usize)]) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(1500))]
+    // (More cases where `PROPTEST_CASES` asks for more: a long local run.)
+    #![proptest_config(ProptestConfig::with_cases(ProptestConfig::default().cases.max(1500)))]
 
     #[test]
     fn random_text_never_panics(s in "[ -~\\n\\té]{0,120}", seed in prop::collection::vec(any::<u64>(), 0..4)) {
