@@ -114,6 +114,19 @@ pub(crate) struct Knobs {
 /// that reads the width from [`Knobs::w`].
 pub(crate) const PTX_RS_WIDTH: [u32; 8] = [13, 16, 0, 8, 8, 8, 8, 8];
 
+/// Input `x` with `.ftz` and `.relu` of `k` applied, as [`elem`] applies them: a magnitude
+/// below `k.ftz_below` flushed to zero of the same sign, then with `.relu` a negative input
+/// that is not a NaN (−0 to −∞: at most `0xff80_0000` as a signed number) made +0. [`elem`]
+/// without the knobs then gives for it what it gives for `x` with them, so the kernels
+/// without the knobs serve the forms that have them (`simd.rs`: `knobs_first`).
+#[inline(always)]
+pub(crate) fn with_knobs(x: u32, k: Knobs) -> u32 {
+    let flush = ((x & 0x7fff_ffff) < k.ftz_below) as u32;
+    let x = x & !(flush.wrapping_neg() & 0x7fff_ffff);
+    let negative = ((x as i32) <= 0xff80_0000u32 as i32) as u32;
+    x & !(negative.wrapping_neg() & k.relu)
+}
+
 /// Converts one `f32` bit pattern into the full encoding of format `SPECS[F]`, rounding in
 /// direction `M`, with `.satfinite` if `SF`, applying `.relu` and `.ftz` from `k` only if `KN`
 /// (without, they cost nothing). `r` is the random value for `RS`, of width `W` (`1 ..=

@@ -45,6 +45,11 @@
 //! machine tests the AVX2 kernels too (and an ignored test runs the FP8/FP6/FP4 ones over
 //! all 2^32 inputs; `GPUCVT_ISA=avx2` sends the other ignored `every_input` tests through
 //! them).
+//!
+//! The forms with `.relu` or `.ftz` reach the same kernels ([`knobs_first`]): `.relu` by a
+//! pass over each tile's results that makes the negative ones +0, where the kernel's other
+//! results are never negative; otherwise (`.ftz`) the knobs are applied to a tile of inputs
+//! in a buffer first.
 #![allow(unsafe_code)]
 
 use super::{fast, small, ue8m0, Vectorizable, Word};
@@ -246,6 +251,75 @@ pub(super) fn has_fast() -> bool {
     }
 }
 
+/// The forms with `.relu` or `.ftz` (the run-time knobs `k`) into format `F`, with
+/// `.satfinite` if `SF`, through `kernel`, the instance without them, a tile of 512 at a
+/// time (following [`super::streams_for`]'s two streams for long slices), so that these
+/// forms have the specialised kernels too:
+/// - `.relu` alone, where the instance gives every negative input that is not a NaN a
+///   result with the sign bit set (−0 included) and no other input one (its NaN result is
+///   positive, and no overflow of a negative input is a NaN: `.satfinite`, or a format
+///   with infinity or without NaN), is applied to the tile's results afterwards: those with
+///   the sign bit set become +0. A pass over a few hundred bytes in the first-level cache;
+/// - otherwise (`.ftz`, which acts on the input) the knobs are applied to the inputs first
+///   (`fast::with_knobs`), into a buffer on the stack, which the kernel then converts: the
+///   same results, as `.relu` and `.ftz` act on the input alone.
+///
+/// Inlined into the caller, whose instruction set compiles the passes.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn knobs_first<const F: usize, const SF: bool, D: Word, R: Word>(
+    src: &[u32],
+    dst: &mut [D],
+    rnd: &[R],
+    k: fast::Knobs,
+    kernel: impl Fn(&[u32], &mut [D], &[R]),
+) {
+    let sp = const { fast::SPECS[F] };
+    let sign = 1u64 << sp.sign_pos;
+    let relu_after = const {
+        let sp = fast::SPECS[F];
+        (SF || sp.has_inf || !sp.has_nan) && (sp.nan_full as u64) & (1 << sp.sign_pos) == 0
+    };
+    if k.ftz_below == 0 && k.relu == 0 {
+        // Neither knob set (as a caller may ask): the kernel alone.
+        kernel(src, dst, rnd);
+        return;
+    }
+    let n = src.len().min(dst.len());
+    // The tiles of at most `tile` elements, in the streams' order.
+    let tiles = |tile: usize| {
+        super::streams_for::<u32, D>(n).flat_map(move |r| {
+            (r.start..r.end)
+                .step_by(tile)
+                .map(move |s| s..r.end.min(s + tile))
+        })
+    };
+    // (Random values only as far as there are any: the kernel converts as many.)
+    let random = |t: &std::ops::Range<usize>| &rnd[t.start.min(rnd.len())..t.end.min(rnd.len())];
+    if relu_after && k.ftz_below == 0 {
+        // (Each call of `kernel` costs some tens of instructions before its loop: tiles of
+        // 512 cost about a third more than tiles of 4096 here.)
+        for t in tiles(4096) {
+            kernel(&src[t.clone()], &mut dst[t.clone()], random(&t));
+            // (Every result stored again, not only the negative ones: masked stores are
+            // slow on the Zen 4.)
+            for d in &mut dst[t] {
+                let v = d.to_u64();
+                *d = D::from_u64(v & !((v & sign != 0) as u64).wrapping_neg());
+            }
+        }
+        return;
+    }
+    let mut buf = [0u32; 512];
+    for t in tiles(buf.len()) {
+        let tile = &mut buf[..t.len()];
+        for (b, &x) in tile.iter_mut().zip(&src[t.clone()]) {
+            *b = fast::with_knobs(x, k);
+        }
+        kernel(tile, &mut dst[t.clone()], random(&t));
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn fast_avx2<
@@ -262,6 +336,13 @@ unsafe fn fast_avx2<
     rnd: &[R],
     k: fast::Knobs,
 ) {
+    if KN {
+        knobs_first::<F, SF, D, R>(src, dst, rnd, k, |s, d, r| {
+            // SAFETY: this function's feature is the instance's.
+            unsafe { fast_avx2::<F, M, SF, false, W, D, R>(s, d, r, k) }
+        });
+        return;
+    }
     for r in super::streams_for::<u32, D>(src.len().min(dst.len())) {
         let (src, dst) = (&src[r.clone()], &mut dst[r.clone()]);
         let rnd = rnd.get(r).unwrap_or(&[]);
@@ -372,6 +453,13 @@ unsafe fn fast_avx512<
     rnd: &[R],
     k: fast::Knobs,
 ) {
+    if KN {
+        knobs_first::<F, SF, D, R>(src, dst, rnd, k, |s, d, r| {
+            // SAFETY: this function's features are the instance's.
+            unsafe { fast_avx512::<F, M, SF, false, W, D, R>(s, d, r, k) }
+        });
+        return;
+    }
     for r in super::streams_for::<u32, D>(src.len().min(dst.len())) {
         let (src, dst) = (&src[r.clone()], &mut dst[r.clone()]);
         let rnd = rnd.get(r).unwrap_or(&[]);

@@ -994,6 +994,16 @@ fn specialised_kernels_agree_on_every_instruction_set() {
         flush_inputs: true,
         ..d
     };
+    // `.relu` with `.satfinite`, and `.ftz` alone: the kernels without the knobs behind a
+    // pass that applies them.
+    let relu_sf = Policy { relu: true, ..sf };
+    let (relu, ftz) = (
+        Policy { relu: true, ..d },
+        Policy {
+            flush_inputs: true,
+            ..d
+        },
+    );
     let c = |f, r, p| Conversion::new(F32, f, r, p);
     let (i, r) = (&inputs[..], &random[..]);
     run_all::<I_F16, { small::RN }, false, false, 0, u16, u32>(c(F16, Rounding::RN, d), i, r);
@@ -1064,6 +1074,24 @@ fn specialised_kernels_agree_on_every_instruction_set() {
     run_all::<I_F16, { small::RZ }, false, false, 0, u16, u32>(c(F16, Rounding::RZ, d), i, r);
     run_all::<I_F16, { small::RM }, false, false, 0, u16, u32>(c(F16, Rounding::RM, d), i, r);
     run_all::<I_F16, { small::RP }, false, false, 0, u16, u32>(c(F16, Rounding::RP, d), i, r);
+    // f16 and bf16 with `.relu`, `.ftz` or both.
+    run_all::<I_F16, { small::RN }, false, true, 0, u16, u32>(c(F16, Rounding::RN, relu), i, r);
+    run_all::<I_F16, { small::RN }, false, true, 0, u16, u32>(c(F16, Rounding::RN, ftz), i, r);
+    let f16_rz = c(F16, Rounding::RZ, relu_ftz);
+    run_all::<I_F16, { small::RZ }, false, true, 0, u16, u32>(f16_rz, i, r);
+    let f16_sf = c(F16, Rounding::RN, relu_sf);
+    run_all::<I_F16, { small::RN }, true, true, 0, u16, u32>(f16_sf, i, r);
+    // `.relu` without `.satfinite`: e4m3's negative overflows are NaN without `.relu`
+    // (applied to the inputs first), e5m2's are −∞ (the results after).
+    run_all::<I_E4M3, { small::RN }, false, true, 0, u8, u32>(c(E4M3, Rounding::RN, relu), i, r);
+    run_all::<I_E5M2, { small::RN }, false, true, 0, u8, u32>(c(E5M2, Rounding::RN, relu), i, r);
+    // (Where `.ftz` shows: f16 up, and bf16, whose subnormals are f32's.)
+    run_all::<I_F16, { small::RP }, false, true, 0, u16, u32>(c(F16, Rounding::RP, ftz), i, r);
+    run_all::<I_BF16, { small::RN }, false, true, 0, u16, u32>(c(BF16, Rounding::RN, ftz), i, r);
+    let bf16_rn = c(BF16, Rounding::RN, relu);
+    run_all::<I_BF16, { small::RN }, false, true, 0, u16, u32>(bf16_rn, i, r);
+    let bf16_rs = c(BF16, Rounding::stochastic(0, 16), relu);
+    run_all::<I_BF16, { small::RS }, false, true, 16, u16, u32>(bf16_rs, i, r);
     // Every FP8/FP6/FP4 format to nearest and toward zero, with and without .satfinite, and
     // stochastic with .satfinite in the three random words (AVX2's one-addition kernel).
     macro_rules! narrow {
@@ -1076,6 +1104,13 @@ fn specialised_kernels_agree_on_every_instruction_set() {
             run_all::<$i, { small::RS }, true, false, 8, u8, u8>(rs, i, r);
             run_all::<$i, { small::RS }, true, false, 8, u8, u16>(rs, i, r);
             run_all::<$i, { small::RS }, true, false, 8, u8, u32>(rs, i, r);
+            let rn = c($f, Rounding::RN, relu_sf);
+            run_all::<$i, { small::RN }, true, true, 0, u8, u32>(rn, i, r);
+            let rz = c($f, Rounding::RZ, relu_sf);
+            run_all::<$i, { small::RZ }, true, true, 0, u8, u32>(rz, i, r);
+            let rs = c($f, Rounding::stochastic(0, 8), relu_sf);
+            run_all::<$i, { small::RS }, true, true, 8, u8, u8>(rs, i, r);
+            run_all::<$i, { small::RS }, true, true, 8, u8, u32>(rs, i, r);
         };
     }
     narrow!(I_E4M3, E4M3);
