@@ -46,8 +46,10 @@
 //! all 2^32 inputs; `GPUCVT_ISA=avx2` sends the other ignored `every_input` tests through
 //! them).
 //!
-//! The forms with `.relu` or `.ftz` reach the same kernels ([`knobs_first`]): `.relu` by a
-//! pass over each tile's results that makes the negative ones +0, where the kernel's other
+//! The forms with `.relu` or `.ftz` reach the same kernels. The f16 and bf16 kernels without
+//! `.satfinite` ([`f16_avx512`], [`bf16_rn_avx512`], [`f16_avx2`], [`bf16_avx2`]) apply
+//! `.relu` themselves (`RELU`). The others go through [`knobs_first`]: `.relu` by a pass
+//! over each tile's results that makes the negative ones +0, where the kernel's other
 //! results are never negative; otherwise (`.ftz`) the knobs are applied to a tile of inputs
 //! in a buffer first.
 #![allow(unsafe_code)]
@@ -336,7 +338,16 @@ unsafe fn fast_avx2<
     rnd: &[R],
     k: fast::Knobs,
 ) {
-    if KN {
+    // f32 → f16 in the IEEE directions (where the CPU has F16C) and bf16 to nearest, toward
+    // zero and stochastic with 16 random bits, without .satfinite: their kernels below take
+    // .relu (without .ftz) themselves.
+    let f16_ieee = F == fast::I_F16
+        && matches!(M, small::RN | small::RZ | small::RM | small::RP)
+        && is_x86_feature_detected!("f16c");
+    let bf16 =
+        F == fast::I_BF16 && (M == small::RN || M == small::RZ || (M == small::RS && W == 16));
+    let own_relu = !SF && (f16_ieee || bf16) && k.ftz_below == 0;
+    if KN && !own_relu {
         knobs_first::<F, SF, D, R>(src, dst, rnd, k, |s, d, r| {
             // SAFETY: this function's feature is the instance's.
             unsafe { fast_avx2::<F, M, SF, false, W, D, R>(s, d, r, k) }
@@ -346,18 +357,13 @@ unsafe fn fast_avx2<
     for r in super::streams_for::<u32, D>(src.len().min(dst.len())) {
         let (src, dst) = (&src[r.clone()], &mut dst[r.clone()]);
         let rnd = rnd.get(r).unwrap_or(&[]);
-        // f32 → f16 in the IEEE directions, without .satfinite, .relu or .ftz, where the CPU
-        // has F16C: its own conversion.
-        if F == fast::I_F16
-            && !SF
-            && !KN
-            && matches!(M, small::RN | small::RZ | small::RM | small::RP)
-            && is_x86_feature_detected!("f16c")
-        {
+        // f32 → f16 in the IEEE directions, without .satfinite or .ftz, where the CPU has
+        // F16C: its own conversion.
+        if f16_ieee && !SF && (!KN || own_relu) {
             if let Some(d) = D::as_u16_slice_mut(dst) {
-                // SAFETY: this function's feature and the one just checked are all that
-                // `f16_avx2` enables.
-                unsafe { f16_avx2::<M>(src, d, k) };
+                // SAFETY: this function's feature and the one that `f16_ieee` checked are all
+                // that `f16_avx2` enables.
+                unsafe { f16_avx2::<M, KN>(src, d, k) };
                 continue;
             }
         }
@@ -374,18 +380,14 @@ unsafe fn fast_avx2<
             }
         }
         // f32 → bf16 to nearest even, toward zero or stochastic with 16 random bits, without
-        // .satfinite, .relu or .ftz: integer rounding.
-        if F == fast::I_BF16
-            && !SF
-            && !KN
-            && (M == small::RN || M == small::RZ || (M == small::RS && W == 16))
-        {
+        // .satfinite or .ftz: integer rounding.
+        if bf16 && !SF && (!KN || own_relu) {
             if let (Some(d), Some(r)) = (
                 D::as_u16_slice_mut(dst),
                 Randoms::if_stochastic::<M, R>(rnd),
             ) {
                 // SAFETY: this function's feature is all that `bf16_avx2` enables.
-                unsafe { bf16_avx2::<M>(src, d, r, k) };
+                unsafe { bf16_avx2::<M, KN>(src, d, r, k) };
                 continue;
             }
         }
@@ -453,7 +455,15 @@ unsafe fn fast_avx512<
     rnd: &[R],
     k: fast::Knobs,
 ) {
-    if KN {
+    // f32 → f16 in the IEEE directions and bf16 to nearest (where the CPU has AVX-512 BF16),
+    // without .satfinite: their kernels below take .relu (without .ftz) themselves.
+    let f16_ieee = F == fast::I_F16 && matches!(M, small::RN | small::RZ | small::RM | small::RP);
+    let bf16_rn = F == fast::I_BF16
+        && M == small::RN
+        && is_x86_feature_detected!("avx512bf16")
+        && is_x86_feature_detected!("avx512dq");
+    let own_relu = !SF && (f16_ieee || bf16_rn) && k.ftz_below == 0;
+    if KN && !own_relu {
         knobs_first::<F, SF, D, R>(src, dst, rnd, k, |s, d, r| {
             // SAFETY: this function's features are the instance's.
             unsafe { fast_avx512::<F, M, SF, false, W, D, R>(s, d, r, k) }
@@ -463,17 +473,13 @@ unsafe fn fast_avx512<
     for r in super::streams_for::<u32, D>(src.len().min(dst.len())) {
         let (src, dst) = (&src[r.clone()], &mut dst[r.clone()]);
         let rnd = rnd.get(r).unwrap_or(&[]);
-        // f32 → f16 in the IEEE directions, without .satfinite, .relu or .ftz: the CPU's own
+        // f32 → f16 in the IEEE directions, without .satfinite or .ftz: the CPU's own
         // conversion (all constants: the test folds away in every other instance).
-        if F == fast::I_F16
-            && !SF
-            && !KN
-            && matches!(M, small::RN | small::RZ | small::RM | small::RP)
-        {
+        if f16_ieee && !SF && (!KN || own_relu) {
             if let Some(d) = D::as_u16_slice_mut(dst) {
                 // SAFETY: this function's features include AVX-512 F, which `f16_avx512`
                 // needs.
-                unsafe { f16_avx512::<M>(src, d, k) };
+                unsafe { f16_avx512::<M, KN>(src, d, k) };
                 continue;
             }
         }
@@ -537,19 +543,13 @@ unsafe fn fast_avx512<
                 continue;
             }
         }
-        // f32 → bf16 rounding to nearest even, without .satfinite, .relu or .ftz, where the
-        // CPU has AVX-512 BF16: its own conversion.
-        if F == fast::I_BF16
-            && M == small::RN
-            && !SF
-            && !KN
-            && is_x86_feature_detected!("avx512bf16")
-            && is_x86_feature_detected!("avx512dq")
-        {
+        // f32 → bf16 rounding to nearest even, without .satfinite or .ftz, where the CPU has
+        // AVX-512 BF16: its own conversion.
+        if bf16_rn && !SF && (!KN || own_relu) {
             if let Some(d) = D::as_u16_slice_mut(dst) {
-                // SAFETY: this function's features and the two just checked are all that
-                // `bf16_rn_avx512` enables.
-                unsafe { bf16_rn_avx512(src, d, k) };
+                // SAFETY: this function's features and the two that `bf16_rn` checked are
+                // all that `bf16_rn_avx512` enables.
+                unsafe { bf16_rn_avx512::<KN>(src, d, k) };
                 continue;
             }
         }
@@ -894,9 +894,9 @@ impl<'a> Randoms<'a> {
         }
     }
 
-    /// The portable kernel of format `F`, stochastic, with `.satfinite` if `SF` and random
-    /// width `W`, over `src` from element `from` on.
-    fn tail<const F: usize, const SF: bool, const W: u32, D: Word>(
+    /// The portable kernel of format `F`, stochastic, with `.satfinite` if `SF`, the knobs
+    /// of `k` if `KN` and random width `W`, over `src` from element `from` on.
+    fn tail<const F: usize, const SF: bool, const KN: bool, const W: u32, D: Word>(
         self,
         src: &[u32],
         dst: &mut [D],
@@ -907,13 +907,13 @@ impl<'a> Randoms<'a> {
         let (src, dst) = (&src[from..n], &mut dst[from..n]);
         match self {
             Randoms::U8(r) => {
-                fast::run::<F, { small::RS }, SF, false, W, D, u8>(src, dst, &r[from..n], k)
+                fast::run::<F, { small::RS }, SF, KN, W, D, u8>(src, dst, &r[from..n], k)
             }
             Randoms::U16(r) => {
-                fast::run::<F, { small::RS }, SF, false, W, D, u16>(src, dst, &r[from..n], k)
+                fast::run::<F, { small::RS }, SF, KN, W, D, u16>(src, dst, &r[from..n], k)
             }
             Randoms::U32(r) => {
-                fast::run::<F, { small::RS }, SF, false, W, D, u32>(src, dst, &r[from..n], k)
+                fast::run::<F, { small::RS }, SF, KN, W, D, u32>(src, dst, &r[from..n], k)
             }
         }
     }
@@ -1046,7 +1046,7 @@ unsafe fn f16_bytes_rs_avx512<const F: usize>(
         // SAFETY: `d` holds 64 bytes: the unaligned store writes exactly those.
         unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), code) };
     }
-    rnd.tail::<F, true, 8, u8>(src, dst, whole, k);
+    rnd.tail::<F, true, false, 8, u8>(src, dst, whole, k);
 }
 
 /// f32 → e4m3, e2m3, e3m2 or e2m1 with stochastic rounding (8 random bits per element, in
@@ -1126,7 +1126,7 @@ unsafe fn narrow_rs_avx512<const F: usize, const SF: bool>(
             )
         }),
     }
-    rnd.tail::<F, SF, 8, u8>(src, dst, whole, k);
+    rnd.tail::<F, SF, false, 8, u8>(src, dst, whole, k);
 }
 
 /// The groups of 64 of [`narrow_rs_avx512`] (`src`, `dst` and `rnd` of a multiple of 64
@@ -1294,7 +1294,7 @@ unsafe fn f16_rs_avx512<const SF: bool>(
         // SAFETY: `d` holds 32 `u16`s (64 bytes): the unaligned store writes exactly those.
         unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), code) };
     }
-    rnd.tail::<{ fast::I_F16 }, SF, 13, u16>(src, dst, whole, k);
+    rnd.tail::<{ fast::I_F16 }, SF, false, 13, u16>(src, dst, whole, k);
 }
 
 /// f32 → bf16 rounding to nearest even, 32 at a time with `vcvtne2ps2bf16` (AVX-512 BF16),
@@ -1305,13 +1305,15 @@ unsafe fn f16_rs_avx512<const SF: bool>(
 /// magnitude) get PTX's canonical NaN by a masked move, and a group of 32 with a nonzero
 /// subnormal input (rare in practice: one `vfpclassps` per 16 tells) goes through the
 /// portable kernel instead, as does the tail (under 32 elements). (Sixteen at a time, with
-/// `vcvtneps2bf16`, it ran at 0.75–0.78× the roofline at 1 Mi on the Zen 4.)
+/// `vcvtneps2bf16`, it ran at 0.75–0.78× the roofline at 1 Mi on the Zen 4.) With `RELU`,
+/// `.relu` from `k` (without `.ftz`) as in [`f16_avx512`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512bf16,avx512dq")]
-unsafe fn bf16_rn_avx512(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
+unsafe fn bf16_rn_avx512<const RELU: bool>(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
     use std::arch::x86_64::*;
     let n = src.len().min(dst.len());
     let whole = n - n % 32;
+    let relu = RELU && k.relu != 0;
     let magnitude = _mm512_set1_epi16(0x7fff);
     let infinity = _mm512_set1_epi16(0x7f80);
     let nan = _mm512_set1_epi16(fast::SPECS[fast::I_BF16].nan_full as u16 as i16);
@@ -1325,22 +1327,34 @@ unsafe fn bf16_rn_avx512(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
         let (x0, x1) = unsafe { (_mm512_loadu_ps(p), _mm512_loadu_ps(p.add(16))) };
         // Class 0x20: subnormal (zeros are not, and convert exactly).
         if _mm512_fpclass_ps_mask::<0x20>(x0) | _mm512_fpclass_ps_mask::<0x20>(x1) != 0 {
-            fast::run::<{ fast::I_BF16 }, { small::RN }, false, false, 0, u16, u32>(s, d, &[], k);
+            fast::run::<{ fast::I_BF16 }, { small::RN }, false, RELU, 0, u16, u32>(s, d, &[], k);
             continue;
         }
         // SAFETY: `__m512bh` and `__m512i` are both 64 bytes of vector, any bits valid.
         let h = unsafe { std::mem::transmute::<__m512bh, __m512i>(_mm512_cvtne2ps_pbh(x1, x0)) };
         let is_nan = _mm512_cmpgt_epu16_mask(_mm512_and_si512(h, magnitude), infinity);
         let h = _mm512_mask_mov_epi16(h, is_nan, nan);
+        let h = if relu { clear_negative_halves(h) } else { h };
         // SAFETY: `d` holds 32 `u16`s (64 bytes): the unaligned store writes exactly those.
         unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), h) };
     }
-    fast::run::<{ fast::I_BF16 }, { small::RN }, false, false, 0, u16, u32>(
+    fast::run::<{ fast::I_BF16 }, { small::RN }, false, RELU, 0, u16, u32>(
         &src[whole..n],
         &mut dst[whole..n],
         &[],
         k,
     );
+}
+
+/// 16-bit results `h` with those that have the sign bit set made +0: `.relu` for kernels
+/// whose negative results are exactly those of negative inputs that are not NaNs (their NaN
+/// result, the canonical NaN, is positive).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+fn clear_negative_halves(h: std::arch::x86_64::__m512i) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    _mm512_andnot_si512(_mm512_srai_epi16::<15>(h), h)
 }
 
 /// f32 → f16 rounding in direction `M` (rn, rz, rm or rp), sixteen at a time with
@@ -1351,13 +1365,16 @@ unsafe fn bf16_rn_avx512(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
 /// (denormals not treated as zero: Rust code never changes them, and the other kernels'
 /// floating-point steps make the same assumption). Only NaN differs: the instruction keeps
 /// the sign and the top of the payload, PTX gives the canonical NaN, put in place by a
-/// masked move. The tail (under 16 elements) goes through the portable kernel.
+/// masked move. With `RELU`, `.relu` from `k` (without `.ftz`): after the NaN's move the
+/// only negative results are those of negative inputs that are not NaNs, and they are made
+/// +0. The tail (under 16 elements) goes through the portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn f16_avx512<const M: u8>(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
+unsafe fn f16_avx512<const M: u8, const RELU: bool>(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
     use std::arch::x86_64::*;
     let n = src.len().min(dst.len());
     let whole = n - n % 16;
+    let relu = RELU && k.relu != 0;
     let nan = _mm256_set1_epi16(fast::SPECS[fast::I_F16].nan_full as u16 as i16);
     for (s, d) in src[..whole]
         .chunks_exact(16)
@@ -1375,10 +1392,15 @@ unsafe fn f16_avx512<const M: u8>(src: &[u32], dst: &mut [u16], k: fast::Knobs) 
         };
         let unordered = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
         let h = _mm256_mask_mov_epi16(h, unordered, nan);
+        let h = if relu {
+            clear_negative_halves_avx2(h)
+        } else {
+            h
+        };
         // SAFETY: `d` holds 16 `u16`s (32 bytes): the unaligned store writes exactly those.
         unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), h) };
     }
-    fast::run::<{ fast::I_F16 }, M, false, false, 0, u16, u32>(
+    fast::run::<{ fast::I_F16 }, M, false, RELU, 0, u16, u32>(
         &src[whole..n],
         &mut dst[whole..n],
         &[],
@@ -1389,13 +1411,15 @@ unsafe fn f16_avx512<const M: u8>(src: &[u32], dst: &mut [u16], k: fast::Knobs) 
 /// f32 → f16 rounding in direction `M` (rn, rz, rm or rp) on AVX2 with F16C, sixteen at a
 /// time: two `vcvtps2ph` (the rounding given in the instruction), as [`f16_avx512`] does,
 /// and the canonical NaN put in place by a byte select where a result's magnitude is above
-/// infinity's. The tail (under 16 elements) goes through the portable kernel.
+/// infinity's. With `RELU`, `.relu` from `k` (without `.ftz`), as there. The tail (under 16
+/// elements) goes through the portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
-unsafe fn f16_avx2<const M: u8>(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
+unsafe fn f16_avx2<const M: u8, const RELU: bool>(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
     use std::arch::x86_64::*;
     let n = src.len().min(dst.len());
     let whole = n - n % 16;
+    let relu = RELU && k.relu != 0;
     let nan = _mm256_set1_epi16(fast::SPECS[fast::I_F16].nan_full as u16 as i16);
     let magnitude = _mm256_set1_epi16(0x7fff);
     let infinity = _mm256_set1_epi16(0x7c00);
@@ -1418,15 +1442,29 @@ unsafe fn f16_avx2<const M: u8>(src: &[u32], dst: &mut [u16], k: fast::Knobs) {
         let h = _mm256_set_m128i(half(x1), half(x0));
         let is_nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, magnitude), infinity);
         let h = _mm256_blendv_epi8(h, nan, is_nan);
+        let h = if relu {
+            clear_negative_halves_avx2(h)
+        } else {
+            h
+        };
         // SAFETY: `d` holds 16 `u16`s (32 bytes): the unaligned store writes exactly those.
         unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), h) };
     }
-    fast::run::<{ fast::I_F16 }, M, false, false, 0, u16, u32>(
+    fast::run::<{ fast::I_F16 }, M, false, RELU, 0, u16, u32>(
         &src[whole..n],
         &mut dst[whole..n],
         &[],
         k,
     );
+}
+
+/// [`clear_negative_halves`] on AVX2: 16-bit results with the sign bit set made +0.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn clear_negative_halves_avx2(h: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    _mm256_andnot_si256(_mm256_srai_epi16::<15>(h), h)
 }
 
 /// Eight random bytes of `r` (at least that many) zero-extended into 32-bit lanes.
@@ -1502,10 +1540,12 @@ fn word_lanes(r: &[u32]) -> std::arch::x86_64::__m256i {
 /// infinity as the rounding does, subnormals included; infinity, whose low half is zero,
 /// stays infinity. NaN inputs are replaced by the canonical NaN's pattern first (their carry
 /// could reach the sign). Two vectors of results are narrowed by `vpackusdw` and put in
-/// order by `vpermq`. The tail (under 16 elements) goes through the portable kernel.
+/// order by `vpermq`. With `RELU`, `.relu` from `k` (without `.ftz`): the results with the
+/// sign bit set (negative inputs' only: the canonical NaN is positive) are made +0. The tail
+/// (under 16 elements) goes through the portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn bf16_avx2<const M: u8>(
+unsafe fn bf16_avx2<const M: u8, const RELU: bool>(
     src: &[u32],
     dst: &mut [u16],
     rnd: Option<Randoms>,
@@ -1519,21 +1559,22 @@ unsafe fn bf16_avx2<const M: u8>(
     let whole = n - n % 16;
     let (s, d) = (&src[..whole], &mut dst[..whole]);
     let half = _mm256_set1_epi32(0xffff);
+    let relu = RELU && k.relu != 0;
     match rnd {
-        None => bf16_groups::<M, u8>(s, d, &[], |_| [_mm256_setzero_si256(); 2]),
-        Some(Randoms::U8(r)) => {
-            bf16_groups::<M, u8>(s, d, &r[..whole], |r| [byte_lanes(r), byte_lanes(&r[8..])])
-        }
-        Some(Randoms::U16(r)) => bf16_groups::<M, u16>(s, d, &r[..whole], |r| {
+        None => bf16_groups::<M, u8>(s, d, &[], relu, |_| [_mm256_setzero_si256(); 2]),
+        Some(Randoms::U8(r)) => bf16_groups::<M, u8>(s, d, &r[..whole], relu, |r| {
+            [byte_lanes(r), byte_lanes(&r[8..])]
+        }),
+        Some(Randoms::U16(r)) => bf16_groups::<M, u16>(s, d, &r[..whole], relu, |r| {
             [half_word_lanes(r), half_word_lanes(&r[8..])]
         }),
-        Some(Randoms::U32(r)) => bf16_groups::<M, u32>(s, d, &r[..whole], |r| {
+        Some(Randoms::U32(r)) => bf16_groups::<M, u32>(s, d, &r[..whole], relu, |r| {
             [word_lanes(r), word_lanes(&r[8..])].map(|w| _mm256_and_si256(w, half))
         }),
     }
     match rnd {
-        Some(r) => r.tail::<{ fast::I_BF16 }, false, 16, u16>(src, dst, whole, k),
-        None => fast::run::<{ fast::I_BF16 }, M, false, false, 0, u16, u32>(
+        Some(r) => r.tail::<{ fast::I_BF16 }, false, RELU, 16, u16>(src, dst, whole, k),
+        None => fast::run::<{ fast::I_BF16 }, M, false, RELU, 0, u16, u32>(
             &src[whole..n],
             &mut dst[whole..n],
             &[],
@@ -1543,8 +1584,8 @@ unsafe fn bf16_avx2<const M: u8>(
 }
 
 /// The groups of 16 of [`bf16_avx2`] (`src`, `dst` and `rnd` of a multiple of 16 elements;
-/// `rnd` empty unless `RS`), `random` giving a group's 16-bit random values in two vectors
-/// of 32-bit lanes.
+/// `rnd` empty unless `RS`), with `.relu` if `relu`, `random` giving a group's 16-bit random
+/// values in two vectors of 32-bit lanes.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
@@ -1552,6 +1593,7 @@ fn bf16_groups<const M: u8, R>(
     src: &[u32],
     dst: &mut [u16],
     rnd: &[R],
+    relu: bool,
     random: impl Fn(&[R]) -> [std::arch::x86_64::__m256i; 2],
 ) {
     use std::arch::x86_64::*;
@@ -1588,6 +1630,11 @@ fn bf16_groups<const M: u8, R>(
         };
         let h = _mm256_packus_epi32(round(x0, r[0]), round(x1, r[1]));
         let h = _mm256_permute4x64_epi64::<0b11_01_10_00>(h);
+        let h = if relu {
+            clear_negative_halves_avx2(h)
+        } else {
+            h
+        };
         // SAFETY: `d` holds 16 `u16`s (32 bytes): the unaligned store writes exactly those.
         unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), h) };
     }
@@ -1624,7 +1671,7 @@ unsafe fn f16_rs_avx2<const SF: bool>(src: &[u32], dst: &mut [u16], rnd: Randoms
             f16_rs_groups::<SF, _>(s, d, &r[..whole], |r| sixteen_word_lanes(r, bits))
         }
     }
-    rnd.tail::<{ fast::I_F16 }, SF, 13, u16>(src, dst, whole, k);
+    rnd.tail::<{ fast::I_F16 }, SF, false, 13, u16>(src, dst, whole, k);
 }
 
 /// The groups of 16 of [`f16_rs_avx2`] (`src`, `dst` and `rnd` of a multiple of 16
@@ -1743,7 +1790,7 @@ unsafe fn f16_bytes_avx2<const F: usize, const M: u8>(
         }
     }
     match rnd {
-        Some(r) => r.tail::<F, true, 8, u8>(src, dst, whole, k),
+        Some(r) => r.tail::<F, true, false, 8, u8>(src, dst, whole, k),
         None => {
             fast::run::<F, M, true, false, 0, u8, u32>(&src[whole..n], &mut dst[whole..n], &[], k)
         }
@@ -2027,7 +2074,7 @@ unsafe fn narrow_sum_avx2<const F: usize, const M: u8, const SF: bool>(
         }),
     }
     match rnd {
-        Some(r) => r.tail::<F, SF, 8, u8>(src, dst, whole, k),
+        Some(r) => r.tail::<F, SF, false, 8, u8>(src, dst, whole, k),
         None => {
             fast::run::<F, M, SF, false, 0, u8, u32>(&src[whole..n], &mut dst[whole..n], &[], k)
         }
