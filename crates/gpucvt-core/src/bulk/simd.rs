@@ -47,8 +47,8 @@
 //! them).
 //!
 //! The forms with `.relu` or `.ftz` reach the same kernels. The f16 and bf16 kernels without
-//! `.satfinite` ([`f16_avx512`], [`bf16_rn_avx512`], [`f16_avx2`], [`bf16_avx2`]) apply
-//! `.relu` themselves (`RELU`). The others go through [`knobs_first`]: `.relu` by a pass
+//! `.satfinite` ([`f16_avx512`], [`bf16_rn_avx512`], [`f16_avx2`], [`bf16_avx2`]) and the
+//! FP8/FP6/FP4 table kernel ([`narrow_bytes_avx512`]) apply `.relu` themselves (`RELU`). The others go through [`knobs_first`]: `.relu` by a pass
 //! over each tile's results that makes the negative ones +0, where the kernel's other
 //! results are never negative; otherwise (`.ftz`) the knobs are applied to a tile of inputs
 //! in a buffer first.
@@ -253,6 +253,16 @@ pub(super) fn has_fast() -> bool {
     }
 }
 
+/// Whether `.relu` into format `sp` (with `.satfinite` if `sf`) can act on the results of
+/// the kernels without it: where their only results with the sign bit set are those of
+/// negative inputs that are not NaNs, which holds where the NaN result is positive and no
+/// overflow of a negative input is a NaN (`.satfinite`, or a format with infinity or
+/// without NaN). Those results then become +0.
+#[cfg(target_arch = "x86_64")]
+const fn relu_on_results(sp: &fast::Spec, sf: bool) -> bool {
+    (sf || sp.has_inf || !sp.has_nan) && (sp.nan_full as u64) & (1 << sp.sign_pos) == 0
+}
+
 /// The forms with `.relu` or `.ftz` (the run-time knobs `k`) into format `F`, with
 /// `.satfinite` if `SF`, through `kernel`, the instance without them, a tile of 512 at a
 /// time (following [`super::streams_for`]'s two streams for long slices), so that these
@@ -278,10 +288,7 @@ fn knobs_first<const F: usize, const SF: bool, D: Word, R: Word>(
 ) {
     let sp = const { fast::SPECS[F] };
     let sign = 1u64 << sp.sign_pos;
-    let relu_after = const {
-        let sp = fast::SPECS[F];
-        (SF || sp.has_inf || !sp.has_nan) && (sp.nan_full as u64) & (1 << sp.sign_pos) == 0
-    };
+    let relu_after = const { relu_on_results(&fast::SPECS[F], SF) };
     if k.ftz_below == 0 && k.relu == 0 {
         // Neither knob set (as a caller may ask): the kernel alone.
         kernel(src, dst, rnd);
@@ -462,7 +469,14 @@ unsafe fn fast_avx512<
         && M == small::RN
         && is_x86_feature_detected!("avx512bf16")
         && is_x86_feature_detected!("avx512dq");
-    let own_relu = !SF && (f16_ieee || bf16_rn) && k.ftz_below == 0;
+    // f32 → FP8/FP6/FP4 toward zero and to nearest (where the CPU has AVX-512 VBMI), where
+    // `.relu` can act on the results: the table kernel takes it too.
+    let narrow_bytes = (M == small::RZ || M == small::RN)
+        && F >= fast::I_E4M3
+        && is_x86_feature_detected!("avx512vbmi");
+    let own_relu = k.ftz_below == 0
+        && ((!SF && (f16_ieee || bf16_rn))
+            || (narrow_bytes && const { relu_on_results(&fast::SPECS[F], SF) }));
     if KN && !own_relu {
         knobs_first::<F, SF, D, R>(src, dst, rnd, k, |s, d, r| {
             // SAFETY: this function's features are the instance's.
@@ -486,15 +500,11 @@ unsafe fn fast_avx512<
         // f32 → FP8/FP6/FP4 toward zero and to nearest even, without .relu or .ftz, where
         // the CPU has AVX-512 VBMI: through f16 (rounded to odd for rn) and tables by its
         // bytes.
-        if (M == small::RZ || M == small::RN)
-            && !KN
-            && F >= fast::I_E4M3
-            && is_x86_feature_detected!("avx512vbmi")
-        {
+        if narrow_bytes && (!KN || own_relu) {
             if let (Some(t), Some(d)) = (byte_tables::<F, M, SF>(), D::as_u8_slice_mut(dst)) {
-                // SAFETY: this function's features and the one just checked are all that
-                // `narrow_bytes_avx512` enables.
-                unsafe { narrow_bytes_avx512::<F, M, SF>(src, d, t, k) };
+                // SAFETY: this function's features and the one that `narrow_bytes` checked
+                // are all that `narrow_bytes_avx512` enables.
+                unsafe { narrow_bytes_avx512::<F, M, SF, KN>(src, d, t, k) };
                 continue;
             }
         }
@@ -786,11 +796,13 @@ const fn sum_addends<const N: usize>(sp: &fast::Spec, below: u32) -> [u32; N] {
 /// The instruction's truncation is IEEE 754's with MXCSR's defaults, as for `f16_avx512`.
 /// (Until session 16 the row was the f16's bits 14..7, each f16 shifted or rotated by one
 /// bit first, the look-ups of 256 entries two `vpermi2b` and a select each, the rz and rn
-/// kernels two functions, and e5m2 rn a third, by arithmetic on the high byte.) The tail
-/// (under 64 elements) goes through the portable kernel.
+/// kernels two functions, and e5m2 rn a third, by arithmetic on the high byte.) With
+/// `RELU`, `.relu` from `k` (without `.ftz`, where [`relu_on_results`] holds): the codes
+/// with the sign bit set are made +0. The tail (under 64 elements) goes through the portable
+/// kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-unsafe fn narrow_bytes_avx512<const F: usize, const M: u8, const SF: bool>(
+unsafe fn narrow_bytes_avx512<const F: usize, const M: u8, const SF: bool, const RELU: bool>(
     src: &[u32],
     dst: &mut [u8],
     tables: &fast::ByteTables,
@@ -813,6 +825,8 @@ unsafe fn narrow_bytes_avx512<const F: usize, const M: u8, const SF: bool>(
     let sign_pos = fast::SPECS[F].sign_pos;
     let sign_shift = _mm_set_epi64x(0, i64::from(7 - sign_pos));
     let unsigned = _mm512_set1_epi8(!(1u8 << sign_pos) as i8);
+    let sign_bit = _mm512_set1_epi8((1u8 << sign_pos) as i8);
+    let relu = RELU && k.relu != 0;
     // f16's exponent bits in its high byte, and a low byte at a midpoint.
     let (exponent, midpoint) = (_mm512_set1_epi8(0x7c), _mm512_set1_epi8(0x80u8 as i8));
     for (s, d) in src[..whole]
@@ -830,7 +844,7 @@ unsafe fn narrow_bytes_avx512<const F: usize, const M: u8, const SF: bool>(
             let lo = _mm512_permutex2var_epi8(a, low, b);
             let subnormal = _mm512_testn_epi8_mask(row, exponent);
             if _mm512_mask_cmpeq_epi8_mask(subnormal, lo, midpoint) != 0 {
-                fast::run::<F, M, SF, false, 0, u8, u32>(s, d, &[], k);
+                fast::run::<F, M, SF, RELU, 0, u8, u32>(s, d, &[], k);
                 continue;
             }
         }
@@ -846,10 +860,16 @@ unsafe fn narrow_bytes_avx512<const F: usize, const M: u8, const SF: bool>(
         // `code & (sign | !sign bit)`, the input's sign moved to the sign bit's place.
         let sign = _mm512_srl_epi16(row, sign_shift);
         let code = _mm512_ternarylogic_epi32::<0xe0>(code, sign, unsigned);
+        // `.relu`: the codes with the sign bit set made +0 (`relu_on_results`).
+        let code = if relu {
+            _mm512_maskz_mov_epi8(_mm512_testn_epi8_mask(code, sign_bit), code)
+        } else {
+            code
+        };
         // SAFETY: `d` holds 64 bytes: the unaligned store writes exactly those.
         unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), code) };
     }
-    fast::run::<F, M, SF, false, 0, u8, u32>(&src[whole..n], &mut dst[whole..n], &[], k);
+    fast::run::<F, M, SF, RELU, 0, u8, u32>(&src[whole..n], &mut dst[whole..n], &[], k);
 }
 
 /// The random values of a stochastic kernel below: in the narrow word of the conversion's
