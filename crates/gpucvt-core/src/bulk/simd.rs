@@ -48,7 +48,8 @@
 //!
 //! The forms with `.relu` or `.ftz` reach the same kernels. The f16 and bf16 kernels without
 //! `.satfinite` ([`f16_avx512`], [`bf16_rn_avx512`], [`f16_avx2`], [`bf16_avx2`]) and the
-//! FP8/FP6/FP4 table kernel ([`narrow_bytes_avx512`]) apply `.relu` themselves (`RELU`). The others go through [`knobs_first`]: `.relu` by a pass
+//! FP8/FP6/FP4 kernels of AVX-512 ([`narrow_bytes_avx512`], [`f16_bytes_rs_avx512`],
+//! [`narrow_rs_avx512`]) apply `.relu` themselves (`RELU`). The others go through [`knobs_first`]: `.relu` by a pass
 //! over each tile's results that makes the negative ones +0, where the kernel's other
 //! results are never negative; otherwise (`.ftz`) the knobs are applied to a tile of inputs
 //! in a buffer first.
@@ -471,12 +472,29 @@ unsafe fn fast_avx512<
         && is_x86_feature_detected!("avx512dq");
     // f32 → FP8/FP6/FP4 toward zero and to nearest (where the CPU has AVX-512 VBMI), where
     // `.relu` can act on the results: the table kernel takes it too.
-    let narrow_bytes = (M == small::RZ || M == small::RN)
+    let vbmi = is_x86_feature_detected!("avx512vbmi");
+    let narrow_bytes = (M == small::RZ || M == small::RN) && F >= fast::I_E4M3 && vbmi;
+    // f32 → e5m2, e3m2, e2m1 stochastic with .satfinite and 8 random bits: through f16's
+    // bytes (below).
+    let bytes_rs = const { f16_bytes_shift(&fast::SPECS[F]).is_some() }
+        && M == small::RS
+        && SF
+        && W == 8
+        && vbmi;
+    // f32 → e4m3, e2m3 (and e3m2, e2m1 without .satfinite) stochastic with 8 random bits:
+    // one addition (below).
+    let sum_rs = M == small::RS
+        && W == 8
         && F >= fast::I_E4M3
-        && is_x86_feature_detected!("avx512vbmi");
+        && F != fast::I_E5M2
+        && (SF || (!fast::SPECS[F].has_inf && !fast::SPECS[F].has_nan))
+        && const { nan_by_clamp(&fast::SPECS[F]).is_some() }
+        && vbmi;
+    // (Those three kernels also take .relu where it can act on their results.)
     let own_relu = k.ftz_below == 0
         && ((!SF && (f16_ieee || bf16_rn))
-            || (narrow_bytes && const { relu_on_results(&fast::SPECS[F], SF) }));
+            || ((narrow_bytes || bytes_rs || sum_rs)
+                && const { relu_on_results(&fast::SPECS[F], SF) }));
     if KN && !own_relu {
         knobs_first::<F, SF, D, R>(src, dst, rnd, k, |s, d, r| {
             // SAFETY: this function's features are the instance's.
@@ -509,38 +527,24 @@ unsafe fn fast_avx512<
             }
         }
         // f32 → e5m2, e3m2, e2m1 stochastic with .satfinite and 8 random bits (in bytes,
-        // half-words or words), without .relu or .ftz: through f16 (of the input scaled to
-        // put the format's smallest normal on f16's), whose top bits these formats are.
-        if const { f16_bytes_shift(&fast::SPECS[F]).is_some() }
-            && M == small::RS
-            && SF
-            && !KN
-            && W == 8
-            && is_x86_feature_detected!("avx512vbmi")
-        {
+        // half-words or words), without .ftz: through f16 (of the input scaled to put the
+        // format's smallest normal on f16's), whose top bits these formats are.
+        if bytes_rs && (!KN || own_relu) {
             if let (Some(d), Some(r)) = (D::as_u8_slice_mut(dst), Randoms::of(rnd)) {
-                // SAFETY: this function's features and the one just checked are all that
-                // `f16_bytes_rs_avx512` enables.
-                unsafe { f16_bytes_rs_avx512::<F>(src, d, r, k) };
+                // SAFETY: this function's features and the one that `vbmi` checked are all
+                // that `f16_bytes_rs_avx512` enables.
+                unsafe { f16_bytes_rs_avx512::<F, KN>(src, d, r, k) };
                 continue;
             }
         }
         // f32 → e4m3, e2m3 (and e3m2, e2m1 without .satfinite) stochastic with 8 random bits
-        // (in any word), with .satfinite or without infinity and NaN, without .relu or .ftz:
-        // one addition toward zero gives the truncated code and the 8 bits below the grid.
-        if M == small::RS
-            && !KN
-            && W == 8
-            && F >= fast::I_E4M3
-            && F != fast::I_E5M2
-            && (SF || (!fast::SPECS[F].has_inf && !fast::SPECS[F].has_nan))
-            && const { nan_by_clamp(&fast::SPECS[F]).is_some() }
-            && is_x86_feature_detected!("avx512vbmi")
-        {
+        // (in any word), with .satfinite or without infinity and NaN, without .ftz: one
+        // addition toward zero gives the truncated code and the 8 bits below the grid.
+        if sum_rs && (!KN || own_relu) {
             if let (Some(d), Some(r)) = (D::as_u8_slice_mut(dst), Randoms::of(rnd)) {
-                // SAFETY: this function's features and the one just checked are all that
-                // `narrow_rs_avx512` enables.
-                unsafe { narrow_rs_avx512::<F, SF>(src, d, r, k) };
+                // SAFETY: this function's features and the one that `vbmi` checked are all
+                // that `narrow_rs_avx512` enables.
+                unsafe { narrow_rs_avx512::<F, SF, KN>(src, d, r, k) };
                 continue;
             }
         }
@@ -956,17 +960,19 @@ impl<'a> Randoms<'a> {
 /// high byte's magnitude, which is clamped to the largest finite code (which also takes
 /// infinity there); the sign is the high byte's (shifted to the format's sign bit); NaN
 /// inputs (high-byte magnitudes above infinity's: `vcvtps2ph` sets a NaN's quiet bit) get
-/// the format's NaN result (e3m2's and e2m1's: their largest finite code, positive). The
-/// tail (under 64 elements) goes through the portable kernel.
+/// the format's NaN result (e3m2's and e2m1's: their largest finite code, positive). With
+/// `RELU`, `.relu` from `k` (without `.ftz`): the codes of negative inputs that are not NaNs
+/// are +0. The tail (under 64 elements) goes through the portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-unsafe fn f16_bytes_rs_avx512<const F: usize>(
+unsafe fn f16_bytes_rs_avx512<const F: usize, const RELU: bool>(
     src: &[u32],
     dst: &mut [u8],
     rnd: Randoms,
     k: fast::Knobs,
 ) {
     use std::arch::x86_64::*;
+    let relu = RELU && k.relu != 0;
     let sp = const { fast::SPECS[F] };
     // Bits of e5m2's significand below the format's (0 or 1), by which each f16 is shifted.
     // (Instances of other formats exist, never called: the dispatch checks the format.)
@@ -1055,18 +1061,29 @@ unsafe fn f16_bytes_rs_avx512<const F: usize>(
         let mag = _mm512_min_epu8(_mm512_mask_add_epi8(mag, carry, mag, one), largest);
         let code = if nan_by_clamp {
             // NaNs have the largest code from the clamp; the sign goes on where the high
-            // byte, as a signed number, is at most −∞'s: negative, and not a NaN.
+            // byte, as a signed number, is at most −∞'s: negative, and not a NaN (with
+            // `.relu`, such codes are +0 instead).
             let negative = _mm512_cmple_epi8_mask(hi, minus_infinity);
-            _mm512_mask_add_epi8(mag, negative, mag, sign)
+            if relu {
+                _mm512_mask_mov_epi8(mag, negative, _mm512_setzero_si512())
+            } else {
+                _mm512_mask_add_epi8(mag, negative, mag, sign)
+            }
         } else {
             let is_nan = _mm512_cmpgt_epu8_mask(_mm512_and_si512(hi, magnitude), infinity);
             let code = _mm512_ternarylogic_epi32::<0xf8>(mag, hi, sign);
-            _mm512_mask_mov_epi8(code, is_nan, nan)
+            let code = _mm512_mask_mov_epi8(code, is_nan, nan);
+            if relu {
+                let negative = _mm512_cmple_epi8_mask(hi, minus_infinity);
+                _mm512_mask_mov_epi8(code, negative, _mm512_setzero_si512())
+            } else {
+                code
+            }
         };
         // SAFETY: `d` holds 64 bytes: the unaligned store writes exactly those.
         unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), code) };
     }
-    rnd.tail::<F, true, false, 8, u8>(src, dst, whole, k);
+    rnd.tail::<F, true, RELU, 8, u8>(src, dst, whole, k);
 }
 
 /// f32 → e4m3, e2m3, e3m2 or e2m1 with stochastic rounding (8 random bits per element, in
@@ -1094,17 +1111,19 @@ unsafe fn f16_bytes_rs_avx512<const F: usize>(
 ///   checks that the format's NaN result is one of the two ([`nan_by_clamp`]).
 ///
 /// (32 at a time, one byte narrowing per 32, it ran at 0.86–0.93× the roofline at 64 Mi on
-/// the Zen 4, against the portable kernel's 0.94–1.04×; 64 at a time, 0.93–0.99×.) The tail
-/// (under 64 elements) goes through the portable kernel.
+/// the Zen 4, against the portable kernel's 0.94–1.04×; 64 at a time, 0.93–0.99×.) With
+/// `RELU`, `.relu` from `k` (without `.ftz`): the codes of negative inputs that are not NaNs
+/// are +0 instead of signed. The tail (under 64 elements) goes through the portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-unsafe fn narrow_rs_avx512<const F: usize, const SF: bool>(
+unsafe fn narrow_rs_avx512<const F: usize, const SF: bool, const RELU: bool>(
     src: &[u32],
     dst: &mut [u8],
     rnd: Randoms,
     k: fast::Knobs,
 ) {
     use std::arch::x86_64::*;
+    let relu = RELU && k.relu != 0;
     let n = src.len().min(dst.len()).min(rnd.len());
     let whole = n - n % 64;
     let (s, d) = (&src[..whole], &mut dst[..whole]);
@@ -1113,20 +1132,20 @@ unsafe fn narrow_rs_avx512<const F: usize, const SF: bool>(
     // One loop per word of the random values (no choice per group): each widens or gathers
     // the 64 random bytes of a group into two vectors of 16-bit lanes.
     match rnd {
-        Randoms::U8(r) => narrow_rs_groups::<F, SF, u8>(s, d, &r[..whole], |r| {
+        Randoms::U8(r) => narrow_rs_groups::<F, SF, u8>(s, d, &r[..whole], relu, |r| {
             let p = r.as_ptr().cast::<__m256i>();
             // SAFETY: `r` holds 64 bytes: the two unaligned loads read exactly those.
             let (r0, r1) = unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) };
             (_mm512_cvtepu8_epi16(r0), _mm512_cvtepu8_epi16(r1))
         }),
-        Randoms::U16(r) => narrow_rs_groups::<F, SF, u16>(s, d, &r[..whole], |r| {
+        Randoms::U16(r) => narrow_rs_groups::<F, SF, u16>(s, d, &r[..whole], relu, |r| {
             let p = r.as_ptr().cast::<__m512i>();
             // SAFETY: `r` holds 64 `u16`s (128 bytes): the two unaligned loads read exactly
             // those.
             let (r0, r1) = unsafe { (_mm512_loadu_si512(p), _mm512_loadu_si512(p.add(1))) };
             (_mm512_and_si512(r0, byte), _mm512_and_si512(r1, byte))
         }),
-        Randoms::U32(r) => narrow_rs_groups::<F, SF, u32>(s, d, &r[..whole], |r| {
+        Randoms::U32(r) => narrow_rs_groups::<F, SF, u32>(s, d, &r[..whole], relu, |r| {
             let p = r.as_ptr().cast::<__m512i>();
             // SAFETY: `r` holds 64 `u32`s (256 bytes): the four unaligned loads read exactly
             // those.
@@ -1146,11 +1165,12 @@ unsafe fn narrow_rs_avx512<const F: usize, const SF: bool>(
             )
         }),
     }
-    rnd.tail::<F, SF, false, 8, u8>(src, dst, whole, k);
+    rnd.tail::<F, SF, RELU, 8, u8>(src, dst, whole, k);
 }
 
 /// The groups of 64 of [`narrow_rs_avx512`] (`src`, `dst` and `rnd` of a multiple of 64
-/// elements), `random` giving a group's random bytes in two vectors of 16-bit lanes.
+/// elements), with `.relu` if `relu`, `random` giving a group's random bytes in two
+/// vectors of 16-bit lanes.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
 #[inline]
@@ -1158,6 +1178,7 @@ fn narrow_rs_groups<const F: usize, const SF: bool, R>(
     src: &[u32],
     dst: &mut [u8],
     rnd: &[R],
+    relu: bool,
     random: impl Fn(&[R]) -> (std::arch::x86_64::__m512i, std::arch::x86_64::__m512i),
 ) {
     use std::arch::x86_64::*;
@@ -1216,7 +1237,12 @@ fn narrow_rs_groups<const F: usize, const SF: bool, R>(
             u64::from(_mm512_kunpackw(u32::from(neg3), u32::from(neg2))),
             u64::from(_mm512_kunpackw(u32::from(neg1), u32::from(neg0))),
         );
-        let codes = _mm512_mask_add_epi8(codes, negative, codes, sign);
+        // (With `.relu`, the codes of negative inputs that are not NaNs are +0.)
+        let codes = if relu {
+            _mm512_mask_mov_epi8(codes, negative, _mm512_setzero_si512())
+        } else {
+            _mm512_mask_add_epi8(codes, negative, codes, sign)
+        };
         // SAFETY: `d` holds 64 bytes: the unaligned store writes exactly those.
         unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), codes) };
     }
