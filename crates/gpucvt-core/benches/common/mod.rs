@@ -34,6 +34,7 @@ fn satfinite() -> Policy {
 pub fn cases() -> Vec<(&'static str, Format, Rounding, Policy)> {
     let none = Policy::default();
     let sf = satfinite();
+    let (relu, relu_sf) = (Policy { relu: true, ..none }, Policy { relu: true, ..sf });
     vec![
         ("f16-rn", F16, Rounding::RN, none),
         ("f16-rz", F16, Rounding::RZ, none),
@@ -61,42 +62,12 @@ pub fn cases() -> Vec<(&'static str, Format, Rounding, Policy)> {
         ("e2m1-rs", E2M1, Rounding::stochastic(0, 8), sf),
         ("ue8m0-rz", UE8M0, Rounding::RZ, sf),
         ("ue8m0-rp", UE8M0, Rounding::RP, sf),
-        (
-            "e4m3-relu-rn",
-            E4M3,
-            Rounding::RN,
-            Policy { relu: true, ..sf },
-        ),
-        (
-            "e5m2-relu-rn",
-            E5M2,
-            Rounding::RN,
-            Policy { relu: true, ..sf },
-        ),
-        (
-            "e2m1-relu-rn",
-            E2M1,
-            Rounding::RN,
-            Policy { relu: true, ..sf },
-        ),
-        (
-            "e4m3-relu-rs",
-            E4M3,
-            Rounding::stochastic(0, 8),
-            Policy { relu: true, ..sf },
-        ),
-        (
-            "f16-relu-rn",
-            F16,
-            Rounding::RN,
-            Policy { relu: true, ..none },
-        ),
-        (
-            "bf16-relu-rn",
-            BF16,
-            Rounding::RN,
-            Policy { relu: true, ..none },
-        ),
+        ("e4m3-relu-rn", E4M3, Rounding::RN, relu_sf),
+        ("e5m2-relu-rn", E5M2, Rounding::RN, relu_sf),
+        ("e2m1-relu-rn", E2M1, Rounding::RN, relu_sf),
+        ("e4m3-relu-rs", E4M3, Rounding::stochastic(0, 8), relu_sf),
+        ("f16-relu-rn", F16, Rounding::RN, relu),
+        ("bf16-relu-rn", BF16, Rounding::RN, relu),
     ]
 }
 

@@ -46,13 +46,13 @@
 //! all 2^32 inputs; `GPUCVT_ISA=avx2` sends the other ignored `every_input` tests through
 //! them).
 //!
-//! The forms with `.relu` or `.ftz` reach the same kernels. The f16 and bf16 kernels without
-//! `.satfinite` ([`f16_avx512`], [`bf16_rn_avx512`], [`f16_avx2`], [`bf16_avx2`]) and the
-//! FP8/FP6/FP4 kernels of AVX-512 ([`narrow_bytes_avx512`], [`f16_bytes_rs_avx512`],
-//! [`narrow_rs_avx512`]) apply `.relu` themselves (`RELU`). The others go through [`knobs_first`]: `.relu` by a pass
-//! over each tile's results that makes the negative ones +0, where the kernel's other
-//! results are never negative; otherwise (`.ftz`) the knobs are applied to a tile of inputs
-//! in a buffer first.
+//! The forms with `.relu` or `.ftz` reach the same kernels. Where `.relu` can act on the
+//! results ([`relu_on_results`]), the f16 and bf16 kernels without `.satfinite`
+//! ([`f16_avx512`], [`bf16_rn_avx512`], [`f16_avx2`], [`bf16_avx2`]) and the FP8/FP6/FP4
+//! kernels of AVX-512 ([`narrow_bytes_avx512`], [`f16_bytes_rs_avx512`],
+//! [`narrow_rs_avx512`]) apply it themselves (`RELU`). The others go through
+//! [`knobs_first`]: `.relu` by a pass over each tile's results that makes the negative ones
+//! +0; otherwise (`.ftz`) the knobs are applied to a tile of inputs in a buffer first.
 #![allow(unsafe_code)]
 
 use super::{fast, small, ue8m0, Vectorizable, Word};
@@ -265,17 +265,15 @@ const fn relu_on_results(sp: &fast::Spec, sf: bool) -> bool {
 }
 
 /// The forms with `.relu` or `.ftz` (the run-time knobs `k`) into format `F`, with
-/// `.satfinite` if `SF`, through `kernel`, the instance without them, a tile of 512 at a
-/// time (following [`super::streams_for`]'s two streams for long slices), so that these
-/// forms have the specialised kernels too:
-/// - `.relu` alone, where the instance gives every negative input that is not a NaN a
-///   result with the sign bit set (−0 included) and no other input one (its NaN result is
-///   positive, and no overflow of a negative input is a NaN: `.satfinite`, or a format
-///   with infinity or without NaN), is applied to the tile's results afterwards: those with
-///   the sign bit set become +0. A pass over a few hundred bytes in the first-level cache;
-/// - otherwise (`.ftz`, which acts on the input) the knobs are applied to the inputs first
-///   (`fast::with_knobs`), into a buffer on the stack, which the kernel then converts: the
-///   same results, as `.relu` and `.ftz` act on the input alone.
+/// `.satfinite` if `SF`, through `kernel`, the instance without them, a tile at a time
+/// (following [`super::streams_for`]'s two streams for long slices), so that these forms
+/// have the specialised kernels too:
+/// - `.relu` alone, where [`relu_on_results`] holds, is applied to each tile of 4096
+///   results afterwards: those with the sign bit set become +0. A pass over a few
+///   kilobytes in the first-level cache;
+/// - otherwise (`.ftz`, which acts on the input) the knobs are applied to each tile of 512
+///   inputs first (`fast::with_knobs`), into a buffer on the stack, which the kernel then
+///   converts: the same results, as `.relu` and `.ftz` act on the input alone.
 ///
 /// Inlined into the caller, whose instruction set compiles the passes.
 #[cfg(target_arch = "x86_64")]
@@ -350,11 +348,14 @@ unsafe fn fast_avx2<
     // zero and stochastic with 16 random bits, without .satfinite: their kernels below take
     // .relu (without .ftz) themselves.
     let f16_ieee = F == fast::I_F16
+        && !SF
         && matches!(M, small::RN | small::RZ | small::RM | small::RP)
         && is_x86_feature_detected!("f16c");
-    let bf16 =
-        F == fast::I_BF16 && (M == small::RN || M == small::RZ || (M == small::RS && W == 16));
-    let own_relu = !SF && (f16_ieee || bf16) && k.ftz_below == 0;
+    let bf16 = F == fast::I_BF16
+        && !SF
+        && (M == small::RN || M == small::RZ || (M == small::RS && W == 16));
+    let own_relu =
+        k.ftz_below == 0 && (f16_ieee || bf16) && const { relu_on_results(&fast::SPECS[F], SF) };
     if KN && !own_relu {
         knobs_first::<F, SF, D, R>(src, dst, rnd, k, |s, d, r| {
             // SAFETY: this function's feature is the instance's.
@@ -367,7 +368,7 @@ unsafe fn fast_avx2<
         let rnd = rnd.get(r).unwrap_or(&[]);
         // f32 → f16 in the IEEE directions, without .satfinite or .ftz, where the CPU has
         // F16C: its own conversion.
-        if f16_ieee && !SF && (!KN || own_relu) {
+        if f16_ieee && (!KN || own_relu) {
             if let Some(d) = D::as_u16_slice_mut(dst) {
                 // SAFETY: this function's feature and the one that `f16_ieee` checked are all
                 // that `f16_avx2` enables.
@@ -389,7 +390,7 @@ unsafe fn fast_avx2<
         }
         // f32 → bf16 to nearest even, toward zero or stochastic with 16 random bits, without
         // .satfinite or .ftz: integer rounding.
-        if bf16 && !SF && (!KN || own_relu) {
+        if bf16 && (!KN || own_relu) {
             if let (Some(d), Some(r)) = (
                 D::as_u16_slice_mut(dst),
                 Randoms::if_stochastic::<M, R>(rnd),
@@ -465,8 +466,10 @@ unsafe fn fast_avx512<
 ) {
     // f32 → f16 in the IEEE directions and bf16 to nearest (where the CPU has AVX-512 BF16),
     // without .satfinite: their kernels below take .relu (without .ftz) themselves.
-    let f16_ieee = F == fast::I_F16 && matches!(M, small::RN | small::RZ | small::RM | small::RP);
+    let f16_ieee =
+        F == fast::I_F16 && !SF && matches!(M, small::RN | small::RZ | small::RM | small::RP);
     let bf16_rn = F == fast::I_BF16
+        && !SF
         && M == small::RN
         && is_x86_feature_detected!("avx512bf16")
         && is_x86_feature_detected!("avx512dq");
@@ -492,9 +495,8 @@ unsafe fn fast_avx512<
         && vbmi;
     // (Those three kernels also take .relu where it can act on their results.)
     let own_relu = k.ftz_below == 0
-        && ((!SF && (f16_ieee || bf16_rn))
-            || ((narrow_bytes || bytes_rs || sum_rs)
-                && const { relu_on_results(&fast::SPECS[F], SF) }));
+        && (f16_ieee || bf16_rn || narrow_bytes || bytes_rs || sum_rs)
+        && const { relu_on_results(&fast::SPECS[F], SF) };
     if KN && !own_relu {
         knobs_first::<F, SF, D, R>(src, dst, rnd, k, |s, d, r| {
             // SAFETY: this function's features are the instance's.
@@ -507,7 +509,7 @@ unsafe fn fast_avx512<
         let rnd = rnd.get(r).unwrap_or(&[]);
         // f32 → f16 in the IEEE directions, without .satfinite or .ftz: the CPU's own
         // conversion (all constants: the test folds away in every other instance).
-        if f16_ieee && !SF && (!KN || own_relu) {
+        if f16_ieee && (!KN || own_relu) {
             if let Some(d) = D::as_u16_slice_mut(dst) {
                 // SAFETY: this function's features include AVX-512 F, which `f16_avx512`
                 // needs.
@@ -515,7 +517,7 @@ unsafe fn fast_avx512<
                 continue;
             }
         }
-        // f32 → FP8/FP6/FP4 toward zero and to nearest even, without .relu or .ftz, where
+        // f32 → FP8/FP6/FP4 toward zero and to nearest even, without .ftz, where
         // the CPU has AVX-512 VBMI: through f16 (rounded to odd for rn) and tables by its
         // bytes.
         if narrow_bytes && (!KN || own_relu) {
@@ -559,7 +561,7 @@ unsafe fn fast_avx512<
         }
         // f32 → bf16 rounding to nearest even, without .satfinite or .ftz, where the CPU has
         // AVX-512 BF16: its own conversion.
-        if bf16_rn && !SF && (!KN || own_relu) {
+        if bf16_rn && (!KN || own_relu) {
             if let Some(d) = D::as_u16_slice_mut(dst) {
                 // SAFETY: this function's features and the two that `bf16_rn` checked are
                 // all that `bf16_rn_avx512` enables.
