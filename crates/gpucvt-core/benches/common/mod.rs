@@ -66,7 +66,10 @@ pub fn cases() -> Vec<(&'static str, Format, Rounding, Policy)> {
         ("e5m2-relu-rn", E5M2, Rounding::RN, relu_sf),
         ("e2m1-relu-rn", E2M1, Rounding::RN, relu_sf),
         ("e4m3-relu-rs", E4M3, Rounding::stochastic(0, 8), relu_sf),
+        ("e5m2-relu-rs", E5M2, Rounding::stochastic(0, 8), relu_sf),
+        ("e2m1-relu-rz", E2M1, Rounding::RZ, relu_sf),
         ("f16-relu-rn", F16, Rounding::RN, relu),
+        ("f16-relu-rs", F16, Rounding::stochastic(0, 13), relu),
         ("bf16-relu-rn", BF16, Rounding::RN, relu),
     ]
 }

@@ -17,8 +17,9 @@
 //!   vector instruction per element with AVX-512, so they run at memory speed); the rest
 //!   (`.sat`, `.pzo`, other directions, unsigned formats, wide random values) a kernel that
 //!   reads the format and policy at run time. [`Strategy::F32Small`] names both. (`.relu`
-//!   and `.ftz` reach the same kernels: most apply `.relu` themselves, the others take a
-//!   pass over each tile's results; `.ftz` takes one over each tile's inputs.)
+//!   and `.ftz` reach the same kernels: the hand-written SIMD ones apply `.relu`
+//!   themselves, the portable ones take a pass over each tile's results; `.ftz` takes one
+//!   over each tile's inputs.)
 //! - `f32` sources into 8-, 16-, 32- and 64-bit integers in the deterministic roundings
 //!   (PTX `cvt.{rni,rzi,rmi,rpi}[.ftz][.sat]` into `s8`…`u64`): branch-free code rounding
 //!   and clamping in `f32` (`int.rs`, dispatched like the small-float kernels).

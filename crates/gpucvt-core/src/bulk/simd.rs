@@ -47,12 +47,14 @@
 //! them).
 //!
 //! The forms with `.relu` or `.ftz` reach the same kernels. Where `.relu` can act on the
-//! results ([`relu_on_results`]), the f16 and bf16 kernels without `.satfinite`
-//! ([`f16_avx512`], [`bf16_rn_avx512`], [`f16_avx2`], [`bf16_avx2`]) and the FP8/FP6/FP4
-//! kernels of AVX-512 ([`narrow_bytes_avx512`], [`f16_bytes_rs_avx512`],
-//! [`narrow_rs_avx512`]) apply it themselves (`RELU`). The others go through
-//! [`knobs_first`]: `.relu` by a pass over each tile's results that makes the negative ones
-//! +0; otherwise (`.ftz`) the knobs are applied to a tile of inputs in a buffer first.
+//! results ([`relu_on_results`]), every kernel of this module applies it itself (`RELU`):
+//! the f16 and bf16 ones ([`f16_avx512`], [`bf16_rn_avx512`], [`f16_rs_avx512`],
+//! [`f16_avx2`], [`bf16_avx2`], [`f16_rs_avx2`]) and the FP8/FP6/FP4 ones
+//! ([`narrow_bytes_avx512`], [`f16_bytes_rs_avx512`], [`narrow_rs_avx512`],
+//! [`f16_bytes_avx2`], [`narrow_sum_avx2`]). The portable kernel behind the other forms
+//! goes through [`knobs_first`]: `.relu` by a pass over each tile's results that makes the
+//! negative ones +0; otherwise (`.ftz`, or e4m3 without `.satfinite`) the knobs are applied
+//! to a tile of inputs in a buffer first.
 #![allow(unsafe_code)]
 
 use super::{fast, small, ue8m0, Vectorizable, Word};
@@ -344,18 +346,29 @@ unsafe fn fast_avx2<
     rnd: &[R],
     k: fast::Knobs,
 ) {
-    // f32 → f16 in the IEEE directions (where the CPU has F16C) and bf16 to nearest, toward
-    // zero and stochastic with 16 random bits, without .satfinite: their kernels below take
-    // .relu (without .ftz) themselves.
+    // The kernels below, each of which takes .relu (without .ftz) itself where it can act on
+    // the results. f32 → f16 in the IEEE directions (where the CPU has F16C) and bf16 to
+    // nearest, toward zero and stochastic with 16 random bits, without .satfinite:
+    let f16c = is_x86_feature_detected!("f16c");
     let f16_ieee = F == fast::I_F16
         && !SF
         && matches!(M, small::RN | small::RZ | small::RM | small::RP)
-        && is_x86_feature_detected!("f16c");
+        && f16c;
     let bf16 = F == fast::I_BF16
         && !SF
         && (M == small::RN || M == small::RZ || (M == small::RS && W == 16));
-    let own_relu =
-        k.ftz_below == 0 && (f16_ieee || bf16) && const { relu_on_results(&fast::SPECS[F], SF) };
+    // f32 → f16 stochastic with 13 random bits, where the CPU has F16C:
+    let f16_rs = F == fast::I_F16 && M == small::RS && W == 13 && f16c;
+    // f32 → FP8/FP6/FP4 through f16's bytes (where the CPU has F16C) and by one addition:
+    let f16_bytes = SF
+        && ((M == small::RZ && const { f16_bytes_truncate(&fast::SPECS[F]) })
+            || (M == small::RS && W == 8 && const { f16_bytes_shift(&fast::SPECS[F]).is_some() }))
+        && f16c;
+    let sum = (M == small::RN || M == small::RZ || (M == small::RS && W == 8))
+        && const { sum_avx2_applies(F, M, SF) };
+    let own_relu = k.ftz_below == 0
+        && (f16_ieee || bf16 || f16_rs || f16_bytes || sum)
+        && const { relu_on_results(&fast::SPECS[F], SF) };
     if KN && !own_relu {
         knobs_first::<F, SF, D, R>(src, dst, rnd, k, |s, d, r| {
             // SAFETY: this function's feature is the instance's.
@@ -376,15 +389,13 @@ unsafe fn fast_avx2<
                 continue;
             }
         }
-        // f32 → f16 stochastic with 13 random bits (in any word), without .relu or .ftz,
-        // where the CPU has F16C: truncation by its own conversion, the carry from the 13
-        // bits below.
-        if F == fast::I_F16 && M == small::RS && !KN && W == 13 && is_x86_feature_detected!("f16c")
-        {
+        // f32 → f16 stochastic with 13 random bits (in any word), without .ftz, where the
+        // CPU has F16C: truncation by its own conversion, the carry from the 13 bits below.
+        if f16_rs && (!KN || own_relu) {
             if let (Some(d), Some(r)) = (D::as_u16_slice_mut(dst), Randoms::of(rnd)) {
-                // SAFETY: this function's feature and the one just checked are all that
-                // `f16_rs_avx2` enables.
-                unsafe { f16_rs_avx2::<SF>(src, d, r, k) };
+                // SAFETY: this function's feature and the one that `f16_rs` checked are all
+                // that `f16_rs_avx2` enables.
+                unsafe { f16_rs_avx2::<SF, KN>(src, d, r, k) };
                 continue;
             }
         }
@@ -410,37 +421,27 @@ unsafe fn fast_avx2<
             }
         }
         // f32 → e5m2, e3m2, e2m1 toward zero or stochastic with 8 random bits, e4m3 and
-        // e2m3 toward zero, with .satfinite, without .relu or .ftz, where the CPU has F16C:
-        // through f16 (of the input scaled to put the format's smallest normal on f16's),
-        // whose top bits these formats are.
-        if SF
-            && !KN
-            && ((M == small::RZ && const { f16_bytes_truncate(&fast::SPECS[F]) })
-                || (M == small::RS
-                    && W == 8
-                    && const { f16_bytes_shift(&fast::SPECS[F]).is_some() }))
-            && is_x86_feature_detected!("f16c")
-        {
+        // e2m3 toward zero, with .satfinite, without .ftz, where the CPU has F16C: through
+        // f16 (of the input scaled to put the format's smallest normal on f16's), whose top
+        // bits these formats are.
+        if f16_bytes && (!KN || own_relu) {
             if let (Some(d), Some(r)) =
                 (D::as_u8_slice_mut(dst), Randoms::if_stochastic::<M, R>(rnd))
             {
-                // SAFETY: this function's feature and the one just checked are all that
-                // `f16_bytes_avx2` enables.
-                unsafe { f16_bytes_avx2::<F, M>(src, d, r, k) };
+                // SAFETY: this function's feature and the one that `f16_bytes` checked are
+                // all that `f16_bytes_avx2` enables.
+                unsafe { f16_bytes_avx2::<F, M, KN>(src, d, r, k) };
                 continue;
             }
         }
         // f32 → FP8/FP6/FP4 to nearest, toward zero or stochastic with 8 random bits,
-        // without .relu or .ftz: one addition per element gives the code.
-        if !KN
-            && (M == small::RN || M == small::RZ || (M == small::RS && W == 8))
-            && const { sum_avx2_applies(F, M, SF) }
-        {
+        // without .ftz: one addition per element gives the code.
+        if sum && (!KN || own_relu) {
             if let (Some(d), Some(r)) =
                 (D::as_u8_slice_mut(dst), Randoms::if_stochastic::<M, R>(rnd))
             {
                 // SAFETY: this function's feature is all that `narrow_sum_avx2` enables.
-                unsafe { narrow_sum_avx2::<F, M, SF>(src, d, r, k) };
+                unsafe { narrow_sum_avx2::<F, M, SF, KN>(src, d, r, k) };
                 continue;
             }
         }
@@ -493,9 +494,11 @@ unsafe fn fast_avx512<
         && (SF || (!fast::SPECS[F].has_inf && !fast::SPECS[F].has_nan))
         && const { nan_by_clamp(&fast::SPECS[F]).is_some() }
         && vbmi;
-    // (Those three kernels also take .relu where it can act on their results.)
+    // f32 → f16 stochastic with 13 random bits: truncation by the CPU's own conversion.
+    let f16_rs = F == fast::I_F16 && M == small::RS && W == 13;
+    // (Those kernels also take .relu where it can act on their results.)
     let own_relu = k.ftz_below == 0
-        && (f16_ieee || bf16_rn || narrow_bytes || bytes_rs || sum_rs)
+        && (f16_ieee || bf16_rn || narrow_bytes || bytes_rs || sum_rs || f16_rs)
         && const { relu_on_results(&fast::SPECS[F], SF) };
     if KN && !own_relu {
         knobs_first::<F, SF, D, R>(src, dst, rnd, k, |s, d, r| {
@@ -550,12 +553,12 @@ unsafe fn fast_avx512<
                 continue;
             }
         }
-        // f32 → f16 stochastic with 13 random bits (in any word), without .relu or .ftz:
-        // truncation by the CPU's own conversion, the carry from the 13 bits below.
-        if F == fast::I_F16 && M == small::RS && !KN && W == 13 {
+        // f32 → f16 stochastic with 13 random bits (in any word), without .ftz: truncation
+        // by the CPU's own conversion, the carry from the 13 bits below.
+        if f16_rs && (!KN || own_relu) {
             if let (Some(d), Some(r)) = (D::as_u16_slice_mut(dst), Randoms::of(rnd)) {
                 // SAFETY: this function's features are all that `f16_rs_avx512` enables.
-                unsafe { f16_rs_avx512::<SF>(src, d, r, k) };
+                unsafe { f16_rs_avx512::<SF, KN>(src, d, r, k) };
                 continue;
             }
         }
@@ -1267,16 +1270,23 @@ fn narrow_rs_groups<const F: usize, const SF: bool, R>(
 ///
 /// With `.satfinite` (`SF`) the magnitude is then clamped to the largest finite value
 /// (infinities and overflows). NaN inputs (f16 magnitudes above infinity's) get the canonical
-/// NaN. The tail (under 32 elements) goes through the portable kernel.
+/// NaN. With `RELU`, `.relu` from `k` (without `.ftz`) as in [`f16_avx512`]. The tail
+/// (under 32 elements) goes through the portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn f16_rs_avx512<const SF: bool>(
+unsafe fn f16_rs_avx512<const SF: bool, const RELU: bool>(
     src: &[u32],
     dst: &mut [u16],
     rnd: Randoms,
     k: fast::Knobs,
 ) {
     use std::arch::x86_64::*;
+    if RELU && k.relu == 0 {
+        // The knob not set: the instance without it. (A test of `k.relu` in the loop cost
+        // a fifth of the speed at 1 Mi: 0.70× the roofline against 0.87×.)
+        return f16_rs_avx512::<SF, false>(src, dst, rnd, k);
+    }
+    let relu = RELU;
     const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
     let n = src.len().min(dst.len()).min(rnd.len());
     let whole = n - n % 32;
@@ -1339,10 +1349,15 @@ unsafe fn f16_rs_avx512<const SF: bool>(
         }
         let is_nan = _mm512_cmpgt_epu16_mask(_mm512_and_si512(h, magnitude), infinity);
         let code = _mm512_mask_mov_epi16(code, is_nan, nan);
+        let code = if relu {
+            clear_negative_halves(code)
+        } else {
+            code
+        };
         // SAFETY: `d` holds 32 `u16`s (64 bytes): the unaligned store writes exactly those.
         unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), code) };
     }
-    rnd.tail::<{ fast::I_F16 }, SF, false, 13, u16>(src, dst, whole, k);
+    rnd.tail::<{ fast::I_F16 }, SF, RELU, 13, u16>(src, dst, whole, k);
 }
 
 /// f32 → bf16 rounding to nearest even, 32 at a time with `vcvtne2ps2bf16` (AVX-512 BF16),
@@ -1396,13 +1411,14 @@ unsafe fn bf16_rn_avx512<const RELU: bool>(src: &[u32], dst: &mut [u16], k: fast
 
 /// 16-bit results `h` with those that have the sign bit set made +0: `.relu` for kernels
 /// whose negative results are exactly those of negative inputs that are not NaNs (their NaN
-/// result, the canonical NaN, is positive).
+/// result, the canonical NaN, is positive). One instruction: the larger of each and zero,
+/// as signed numbers (until 2026-11-24 a shift and a mask, one of the slower kind).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
 fn clear_negative_halves(h: std::arch::x86_64::__m512i) -> std::arch::x86_64::__m512i {
     use std::arch::x86_64::*;
-    _mm512_andnot_si512(_mm512_srai_epi16::<15>(h), h)
+    _mm512_max_epi16(h, _mm512_setzero_si512())
 }
 
 /// f32 → f16 rounding in direction `M` (rn, rz, rm or rp), sixteen at a time with
@@ -1512,7 +1528,7 @@ unsafe fn f16_avx2<const M: u8, const RELU: bool>(src: &[u32], dst: &mut [u16], 
 #[inline]
 fn clear_negative_halves_avx2(h: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256i {
     use std::arch::x86_64::*;
-    _mm256_andnot_si256(_mm256_srai_epi16::<15>(h), h)
+    _mm256_max_epi16(h, _mm256_setzero_si256())
 }
 
 /// Eight random bytes of `r` (at least that many) zero-extended into 32-bit lanes.
@@ -1700,30 +1716,39 @@ fn bf16_groups<const M: u8, R>(
 /// are added. With `.satfinite` (`SF`) the result is then clamped to the largest finite
 /// value (infinities and overflows), in 16-bit lanes: as a signed number for positive
 /// results, as an unsigned one for negative ones. NaN inputs (f16 magnitudes above
-/// infinity's) get the canonical NaN. The tail (under 16 elements) goes through the
-/// portable kernel.
+/// infinity's) get the canonical NaN. With `RELU`, `.relu` from `k` (without `.ftz`) as in
+/// [`f16_avx2`]. The tail (under 16 elements) goes through the portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
-unsafe fn f16_rs_avx2<const SF: bool>(src: &[u32], dst: &mut [u16], rnd: Randoms, k: fast::Knobs) {
+unsafe fn f16_rs_avx2<const SF: bool, const RELU: bool>(
+    src: &[u32],
+    dst: &mut [u16],
+    rnd: Randoms,
+    k: fast::Knobs,
+) {
     use std::arch::x86_64::*;
+    let relu = RELU && k.relu != 0;
     let n = src.len().min(dst.len()).min(rnd.len());
     let whole = n - n % 16;
     let (s, d) = (&src[..whole], &mut dst[..whole]);
     let (bits, bits16) = (_mm256_set1_epi32(0x1fff), _mm256_set1_epi16(0x1fff));
     match rnd {
-        Randoms::U8(r) => f16_rs_groups::<SF, _>(s, d, &r[..whole], |r| sixteen_byte_lanes(r)),
-        Randoms::U16(r) => f16_rs_groups::<SF, _>(s, d, &r[..whole], |r| {
+        Randoms::U8(r) => {
+            f16_rs_groups::<SF, _>(s, d, &r[..whole], relu, |r| sixteen_byte_lanes(r))
+        }
+        Randoms::U16(r) => f16_rs_groups::<SF, _>(s, d, &r[..whole], relu, |r| {
             _mm256_and_si256(sixteen_half_words(r), bits16)
         }),
         Randoms::U32(r) => {
-            f16_rs_groups::<SF, _>(s, d, &r[..whole], |r| sixteen_word_lanes(r, bits))
+            f16_rs_groups::<SF, _>(s, d, &r[..whole], relu, |r| sixteen_word_lanes(r, bits))
         }
     }
-    rnd.tail::<{ fast::I_F16 }, SF, false, 13, u16>(src, dst, whole, k);
+    rnd.tail::<{ fast::I_F16 }, SF, RELU, 13, u16>(src, dst, whole, k);
 }
 
 /// The groups of 16 of [`f16_rs_avx2`] (`src`, `dst` and `rnd` of a multiple of 16
-/// elements), `random` giving a group's 13-bit random values in 16-bit lanes, in order.
+/// elements), with `.relu` if `relu`, `random` giving a group's 13-bit random values in
+/// 16-bit lanes, in order.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
 #[inline]
@@ -1731,6 +1756,7 @@ fn f16_rs_groups<const SF: bool, R>(
     src: &[u32],
     dst: &mut [u16],
     rnd: &[R],
+    relu: bool,
     random: impl Fn(&[R]) -> std::arch::x86_64::__m256i,
 ) {
     use std::arch::x86_64::*;
@@ -1788,6 +1814,11 @@ fn f16_rs_groups<const SF: bool, R>(
             h = _mm256_min_epu16(_mm256_min_epi16(h, largest), minus_largest);
         }
         let h = _mm256_blendv_epi8(h, nan, is_nan);
+        let h = if relu {
+            clear_negative_halves_avx2(h)
+        } else {
+            h
+        };
         // SAFETY: `d` holds 16 `u16`s (32 bytes): the unaligned store writes exactly those.
         unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), h) };
     }
@@ -1807,17 +1838,20 @@ fn f16_rs_groups<const SF: bool, R>(
 /// byte is clamped (as a signed number where positive, as an unsigned one where negative)
 /// and shifted right by 8. e2m3's, e3m2's and e2m1's NaN result is their largest code (the
 /// clamp gives it, positive), e4m3's and e5m2's their NaN, selected. The codes are narrowed
-/// to bytes by one saturating pack, two groups of 16 at a time. The tail (under 16
-/// elements) goes through the portable kernel.
+/// to bytes by one saturating pack, two groups of 16 at a time. With `RELU`, `.relu` from
+/// `k` (without `.ftz`): the codes of negative inputs other than NaNs are made +0 instead of
+/// taking the sign (e5m2's sum is clamped below at zero, as a signed number). The tail
+/// (under 16 elements) goes through the portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
-unsafe fn f16_bytes_avx2<const F: usize, const M: u8>(
+unsafe fn f16_bytes_avx2<const F: usize, const M: u8, const RELU: bool>(
     src: &[u32],
     dst: &mut [u8],
     rnd: Option<Randoms>,
     k: fast::Knobs,
 ) {
     use std::arch::x86_64::*;
+    let relu = RELU && k.relu != 0;
     let n = match rnd {
         Some(r) => src.len().min(dst.len()).min(r.len()),
         None => src.len().min(dst.len()),
@@ -1826,28 +1860,28 @@ unsafe fn f16_bytes_avx2<const F: usize, const M: u8>(
     let (s, d) = (&src[..whole], &mut dst[..whole]);
     let (byte, byte32) = (_mm256_set1_epi16(0xff), _mm256_set1_epi32(0xff));
     match rnd {
-        None => f16_bytes_groups::<F, M, u8>(s, d, &[], |_| _mm256_setzero_si256()),
+        None => f16_bytes_groups::<F, M, u8>(s, d, &[], relu, |_| _mm256_setzero_si256()),
         Some(Randoms::U8(r)) => {
-            f16_bytes_groups::<F, M, u8>(s, d, &r[..whole], |r| sixteen_byte_lanes(r))
+            f16_bytes_groups::<F, M, u8>(s, d, &r[..whole], relu, |r| sixteen_byte_lanes(r))
         }
-        Some(Randoms::U16(r)) => f16_bytes_groups::<F, M, u16>(s, d, &r[..whole], |r| {
+        Some(Randoms::U16(r)) => f16_bytes_groups::<F, M, u16>(s, d, &r[..whole], relu, |r| {
             _mm256_and_si256(sixteen_half_words(r), byte)
         }),
-        Some(Randoms::U32(r)) => {
-            f16_bytes_groups::<F, M, u32>(s, d, &r[..whole], |r| sixteen_word_lanes(r, byte32))
-        }
+        Some(Randoms::U32(r)) => f16_bytes_groups::<F, M, u32>(s, d, &r[..whole], relu, |r| {
+            sixteen_word_lanes(r, byte32)
+        }),
     }
     match rnd {
-        Some(r) => r.tail::<F, true, false, 8, u8>(src, dst, whole, k),
+        Some(r) => r.tail::<F, true, RELU, 8, u8>(src, dst, whole, k),
         None => {
-            fast::run::<F, M, true, false, 0, u8, u32>(&src[whole..n], &mut dst[whole..n], &[], k)
+            fast::run::<F, M, true, RELU, 0, u8, u32>(&src[whole..n], &mut dst[whole..n], &[], k)
         }
     }
 }
 
 /// The groups of 16 of [`f16_bytes_avx2`] (`src`, `dst` and `rnd` of a multiple of 16
-/// elements; `rnd` empty toward zero), `random` giving a group's random bytes in 16-bit
-/// lanes, in order.
+/// elements; `rnd` empty toward zero), with `.relu` if `relu`, `random` giving a group's
+/// random bytes in 16-bit lanes, in order.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
 #[inline]
@@ -1855,6 +1889,7 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
     src: &[u32],
     dst: &mut [u8],
     rnd: &[R],
+    relu: bool,
     random: impl Fn(&[R]) -> std::arch::x86_64::__m256i,
 ) {
     use std::arch::x86_64::*;
@@ -1918,13 +1953,19 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
             // The random byte added to the whole f16 (a magnitude up to infinity's does not
             // carry into the sign; NaNs are selected below), the sum clamped to the largest
             // finite code's pattern as a signed number where positive and as an unsigned
-            // one where negative (each leaves the other sign), its high byte kept.
+            // one where negative (each leaves the other sign), its high byte kept. With
+            // `.relu` the negative sums are clamped to zero instead.
             let t = if M == small::RS {
                 _mm256_add_epi16(h, random(&rnd[16 * i..16 * i + 16]))
             } else {
                 h
             };
-            let t = _mm256_min_epu16(_mm256_min_epi16(t, largest_f16), minus_largest_f16);
+            let t = _mm256_min_epi16(t, largest_f16);
+            let t = if relu {
+                _mm256_max_epi16(t, _mm256_setzero_si256())
+            } else {
+                _mm256_min_epu16(t, minus_largest_f16)
+            };
             _mm256_srli_epi16::<8>(t)
         } else {
             let mag = _mm256_and_si256(h, magnitude);
@@ -1935,7 +1976,11 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
             };
             let code = _mm256_min_epu16(_mm256_srl_epi16(mag, down), largest);
             let negative = _mm256_cmpgt_epi16(above_minus_infinity, h);
-            _mm256_or_si256(code, _mm256_and_si256(negative, sign))
+            if relu {
+                _mm256_andnot_si256(negative, code)
+            } else {
+                _mm256_or_si256(code, _mm256_and_si256(negative, sign))
+            }
         };
         if nan_by_clamp {
             code
@@ -2083,7 +2128,9 @@ const fn unsigned_overflow(sp: &fast::Spec) -> Option<u32> {
 /// - the low bytes of 32 results are packed (`vpackusdw`, `vpackuswb`), the sign added where
 ///   the input is negative and not NaN (the same packing of the compare masks; for `RN` into
 ///   e4m3 without `.satfinite`, only where the magnitude rounds to a finite value: the
-///   overflows' NaN is unsigned), and put in order (`vpermd`).
+///   overflows' NaN is unsigned), and put in order (`vpermd`). With `RELU`, `.relu` from `k`
+///   (without `.ftz`; the caller checks [`relu_on_results`]): those codes are made +0
+///   instead.
 ///
 /// (Before 2026-11-23 `RZ` and `RS` took the `RN` sum one step down where it had rounded
 /// up: four more operations per 8, 0.28–0.37× the roofline at 1 Mi against 0.39–0.45×.)
@@ -2091,13 +2138,14 @@ const fn unsigned_overflow(sp: &fast::Spec) -> Option<u32> {
 /// portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn narrow_sum_avx2<const F: usize, const M: u8, const SF: bool>(
+unsafe fn narrow_sum_avx2<const F: usize, const M: u8, const SF: bool, const RELU: bool>(
     src: &[u32],
     dst: &mut [u8],
     rnd: Option<Randoms>,
     k: fast::Knobs,
 ) {
     use std::arch::x86_64::*;
+    let relu = RELU && k.relu != 0;
     let mut n = src.len().min(dst.len());
     if let Some(r) = rnd {
         n = n.min(r.len());
@@ -2109,23 +2157,21 @@ unsafe fn narrow_sum_avx2<const F: usize, const M: u8, const SF: bool>(
     let (byte, byte16) = (_mm256_set1_epi32(0xff), _mm256_set1_epi16(0xff));
     let packed = |v: __m256i| _mm256_permute4x64_epi64::<0b11_01_10_00>(v);
     match rnd {
-        None => narrow_sum_groups::<F, M, SF, u8>(s, d, &[], |_| [_mm256_setzero_si256(); 2]),
-        Some(Randoms::U8(r)) => narrow_sum_groups::<F, M, SF, u8>(s, d, &r[..whole], |r| {
+        None => narrow_sum_groups::<F, M, SF, u8>(s, d, &[], relu, |_| [_mm256_setzero_si256(); 2]),
+        Some(Randoms::U8(r)) => narrow_sum_groups::<F, M, SF, u8>(s, d, &r[..whole], relu, |r| {
             [0, 16].map(|i| packed(sixteen_byte_lanes(&r[i..])))
         }),
-        Some(Randoms::U16(r)) => narrow_sum_groups::<F, M, SF, u16>(s, d, &r[..whole], |r| {
+        Some(Randoms::U16(r)) => narrow_sum_groups::<F, M, SF, u16>(s, d, &r[..whole], relu, |r| {
             [0, 16].map(|i| packed(_mm256_and_si256(sixteen_half_words(&r[i..]), byte16)))
         }),
-        Some(Randoms::U32(r)) => narrow_sum_groups::<F, M, SF, u32>(s, d, &r[..whole], |r| {
+        Some(Randoms::U32(r)) => narrow_sum_groups::<F, M, SF, u32>(s, d, &r[..whole], relu, |r| {
             let w = |i: usize| _mm256_and_si256(word_lanes(&r[i..]), byte);
             [0, 16].map(|i| _mm256_packus_epi32(w(i), w(i + 8)))
         }),
     }
     match rnd {
-        Some(r) => r.tail::<F, SF, false, 8, u8>(src, dst, whole, k),
-        None => {
-            fast::run::<F, M, SF, false, 0, u8, u32>(&src[whole..n], &mut dst[whole..n], &[], k)
-        }
+        Some(r) => r.tail::<F, SF, RELU, 8, u8>(src, dst, whole, k),
+        None => fast::run::<F, M, SF, RELU, 0, u8, u32>(&src[whole..n], &mut dst[whole..n], &[], k),
     }
 }
 
@@ -2144,8 +2190,9 @@ const fn addend_table(sp: &fast::Spec) -> Option<[u32; 8]> {
 }
 
 /// The groups of 32 of [`narrow_sum_avx2`] (`src`, `dst` and `rnd` of a multiple of 32
-/// elements; `rnd` empty unless `RS`), `random` giving a group's random bytes in two
-/// vectors of 16-bit lanes, in the order of the codes packed by `vpackusdw`.
+/// elements; `rnd` empty unless `RS`), with `.relu` if `relu`, `random` giving a group's
+/// random bytes in two vectors of 16-bit lanes, in the order of the codes packed by
+/// `vpackusdw`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
@@ -2153,6 +2200,7 @@ fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
     src: &[u32],
     dst: &mut [u8],
     rnd: &[R],
+    relu: bool,
     random: impl Fn(&[R]) -> [std::arch::x86_64::__m256i; 2],
 ) {
     use std::arch::x86_64::*;
@@ -2257,7 +2305,13 @@ fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
         }
         let c = _mm256_packus_epi16(c01, c23);
         let n = _mm256_packs_epi16(_mm256_packs_epi32(n0, n1), _mm256_packs_epi32(n2, n3));
-        let c = _mm256_or_si256(c, _mm256_and_si256(n, sign));
+        // The sign; with `.relu` instead the codes of those inputs made +0
+        // (`relu_on_results`: the others are positive).
+        let c = if relu {
+            _mm256_andnot_si256(n, c)
+        } else {
+            _mm256_or_si256(c, _mm256_and_si256(n, sign))
+        };
         let c = _mm256_permutevar8x32_epi32(c, order);
         // SAFETY: `d` holds 32 bytes: the unaligned store writes exactly those.
         unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), c) };

@@ -1018,6 +1018,12 @@ fn specialised_kernels_agree_on_every_instruction_set() {
     let f16_rs_sf = c(F16, Rounding::stochastic(0, 13), sf);
     run_all::<I_F16, { small::RS }, true, false, 13, u16, u16>(f16_rs_sf, i, r);
     run_all::<I_F16, { small::RS }, true, false, 13, u16, u32>(f16_rs_sf, i, r);
+    // f16 stochastic with `.relu` (its kernels apply it), with and without `.satfinite`.
+    let f16_rs_relu = c(F16, Rounding::stochastic(0, 13), relu);
+    run_all::<I_F16, { small::RS }, false, true, 13, u16, u16>(f16_rs_relu, i, r);
+    run_all::<I_F16, { small::RS }, false, true, 13, u16, u8>(f16_rs_relu, i, r);
+    let f16_rs_relu_sf = c(F16, Rounding::stochastic(0, 13), relu_sf);
+    run_all::<I_F16, { small::RS }, true, true, 13, u16, u32>(f16_rs_relu_sf, i, r);
     let e5m2_rs_sf = c(E5M2, Rounding::stochastic(0, 8), sf);
     run_all::<I_E5M2, { small::RS }, true, false, 8, u8, u8>(e5m2_rs_sf, i, r);
     run_all::<I_E5M2, { small::RS }, true, false, 8, u8, u16>(e5m2_rs_sf, i, r);
@@ -1111,6 +1117,12 @@ fn specialised_kernels_agree_on_every_instruction_set() {
             let rs = c($f, Rounding::stochastic(0, 8), relu_sf);
             run_all::<$i, { small::RS }, true, true, 8, u8, u8>(rs, i, r);
             run_all::<$i, { small::RS }, true, true, 8, u8, u32>(rs, i, r);
+            run_all::<$i, { small::RS }, true, true, 8, u8, u16>(rs, i, r);
+            // `.relu` alone (applied by the kernel where the format's NaN result is positive
+            // and no negative overflow gives NaN: e5m2's −∞, the formats without NaN).
+            run_all::<$i, { small::RZ }, false, true, 0, u8, u32>(c($f, Rounding::RZ, relu), i, r);
+            let rs = c($f, Rounding::stochastic(0, 8), relu);
+            run_all::<$i, { small::RS }, false, true, 8, u8, u8>(rs, i, r);
         };
     }
     narrow!(I_E4M3, E4M3);
