@@ -327,14 +327,25 @@ fn every_input_bf16_rn() {
 }
 
 /// All 2^32 inputs through instance `F`, `M`, `SF` (8-bit random values in bytes for `RS`,
-/// derived from the input) compiled for instruction set `isa` (1: AVX2), against the exact
-/// core: the AVX2 kernels on a machine whose best is AVX-512. Skipped where the CPU lacks
-/// the instruction set.
+/// derived from the input; `.relu` if `conv` has it) compiled for instruction set `isa` (1:
+/// AVX2), against the exact core: the AVX2 kernels on a machine whose best is AVX-512.
+/// Skipped where the CPU lacks the instruction set.
 fn exhaustive_isa<const F: usize, const M: u8, const SF: bool>(conv: Conversion, isa: u8) {
+    if conv.policy.relu {
+        return exhaustive_isa_knobs::<F, M, SF, true>(conv, isa);
+    }
+    exhaustive_isa_knobs::<F, M, SF, false>(conv, isa);
+}
+
+/// [`exhaustive_isa`] through the instance with the knobs (`KN`) or without.
+fn exhaustive_isa_knobs<const F: usize, const M: u8, const SF: bool, const KN: bool>(
+    conv: Conversion,
+    isa: u8,
+) {
     let k = fast::Knobs {
         w: 8,
         ftz_below: 0,
-        relu: 0,
+        relu: if conv.policy.relu { !0 } else { 0 },
     };
     every_f32(|inputs| {
         let random: Vec<u8> = inputs
@@ -342,7 +353,7 @@ fn exhaustive_isa<const F: usize, const M: u8, const SF: bool>(conv: Conversion,
             .map(|x| (x.wrapping_mul(0x9e37_79b9) >> 24) as u8)
             .collect();
         let mut out = vec![0u8; inputs.len()];
-        if !simd::fast_isa::<F, M, SF, false, 8, u8, u8>(isa, inputs, &mut out, &random, k) {
+        if !simd::fast_isa::<F, M, SF, KN, 8, u8, u8>(isa, inputs, &mut out, &random, k) {
             return;
         }
         for ((&x, &r), &got) in inputs.iter().zip(&random).zip(&out) {
@@ -363,7 +374,10 @@ fn exhaustive_isa<const F: usize, const M: u8, const SF: bool>(conv: Conversion,
 /// never reaches (unless `GPUCVT_ISA=avx2`). One addition per element: e4m3 and e2m1 to
 /// nearest, e5m2 to nearest without .satfinite (overflow to infinity); e2m3 and e3m2 toward
 /// zero without .satfinite; e2m3 and e4m3 stochastic. Through f16's bytes: e4m3, e5m2,
-/// e2m3, e3m2 and e2m1 toward zero with .satfinite; e5m2, e3m2 and e2m1 stochastic.
+/// e2m3, e3m2 and e2m1 toward zero with .satfinite; e5m2, e3m2 and e2m1 stochastic. With
+/// `.relu` (which the kernels apply themselves): e2m3 toward zero without `.satfinite` (one
+/// addition), e5m2 and e2m1 toward zero with it (through f16's bytes; PTX has no such form
+/// for `gpucvt verify`).
 #[test]
 #[ignore]
 fn every_input_avx2_narrow_kernels() {
@@ -390,6 +404,10 @@ fn every_input_avx2_narrow_kernels() {
     exhaustive_isa::<I_E5M2, { small::RS }, true>(c(E5M2, rs, sf), 1);
     exhaustive_isa::<I_E3M2, { small::RS }, true>(c(E3M2, rs, sf), 1);
     exhaustive_isa::<I_E2M1, { small::RS }, true>(c(E2M1, rs, sf), 1);
+    let (relu, relu_sf) = (Policy { relu: true, ..d }, Policy { relu: true, ..sf });
+    exhaustive_isa::<I_E2M3, { small::RZ }, false>(c(E2M3, Rounding::RZ, relu), 1);
+    exhaustive_isa::<I_E5M2, { small::RZ }, true>(c(E5M2, Rounding::RZ, relu_sf), 1);
+    exhaustive_isa::<I_E2M1, { small::RZ }, true>(c(E2M1, Rounding::RZ, relu_sf), 1);
 }
 
 /// All 2^32 inputs, f32 → tf32 rn (with `GPUCVT_ISA=avx2`, through the AVX2 kernel).
