@@ -323,9 +323,7 @@ pub(crate) fn byte_tables<const F: usize, const M: u8, const SF: bool>() -> Opti
     if !(odd || M == RZ) {
         return None;
     }
-    // To nearest: whether the smallest midpoint, 2^(1 − bias − man − 1), is below f16's
-    // smallest normal number.
-    let subnormal_midpoints = odd && 1 - sp.bias - sp.man as i32 - 1 < -14;
+    let subnormal_midpoints = byte_subnormal_midpoints(&sp, odd);
     let sign = 1u32 << sp.sign_pos;
     let (k, f32_of) = (TABLE_KNOBS, f16_as_f32);
     let (infinity, quiet) = (0x7c, 0x7e);
@@ -390,13 +388,34 @@ pub(crate) fn byte_tables<const F: usize, const M: u8, const SF: bool>() -> Opti
         t[128..].copy_from_slice(&half[..128]);
     }
     let used = |t: &[u8; 256]| t.iter().any(|&l| l != 0xff);
+    let steps = used(&limit) as u8 + used(&second) as u8;
+    // (The kernel looks up as many limits as `byte_steps` says, a constant.)
+    if steps > byte_steps(&sp, odd) {
+        return None;
+    }
     Some(ByteTables {
         base,
         limit,
         second,
-        steps: used(&limit) as u8 + used(&second) as u8,
+        steps,
         subnormal_midpoints,
     })
+}
+
+/// How many limits the kernel of [`byte_tables`] looks up for format `sp`, to nearest if
+/// `rn` (else toward zero): a format with three significand bits has the third in the low
+/// byte, so its rows go up once toward zero, and rounding to nearest adds one. A table that
+/// needs more is not built.
+pub(crate) const fn byte_steps(sp: &Spec, rn: bool) -> u8 {
+    (sp.man >= 3) as u8 + rn as u8
+}
+
+/// Whether the kernel of [`byte_tables`] for format `sp`, to nearest if `rn`, must check for
+/// midpoints in f16's subnormal range (where its sticky bit may be missing): to nearest,
+/// where the format's smallest midpoint, 2^(1 − bias − man − 1), is below f16's smallest
+/// normal number (e5m2).
+pub(crate) const fn byte_subnormal_midpoints(sp: &Spec, rn: bool) -> bool {
+    rn && 1 - sp.bias - sp.man as i32 - 1 < -14
 }
 
 /// The tables of [`byte_tables`].

@@ -1309,6 +1309,19 @@ fn round_to_nearest_tables_fit_where_the_scheme_applies() {
     ] {
         assert_eq!(t.map(|t| t.subnormal_midpoints), Some(below));
     }
+    // The kernel looks up as many limits as `byte_steps` says, a constant: every table of
+    // rn and rz uses them all (none is looked up for nothing).
+    macro_rules! steps {
+        ($($i:ident)*) => {$(
+            for (t, rn) in [
+                (byte_tables::<$i, RN, true>(), true),
+                (byte_tables::<$i, { super::small::RZ }, true>(), false),
+            ] {
+                assert_eq!(t.map(|t| t.steps), Some(byte_steps(&SPECS[$i], rn)));
+            }
+        )*};
+    }
+    steps!(I_E4M3 I_E5M2 I_E2M3 I_E3M2 I_E2M1);
     // e4m3 around 1.0 (f16 0x3c00..0x3cff: row 0x3c, 1.0 = 0x38 with the sign marked):
     // e4m3's step there is 0x80 low bits; the midpoint 0x40 stays at the even 0x38, above it
     // 0x39, and the next midpoint 0xc0 goes up to the even 0x3a, so the limits are 0x40 and
