@@ -714,7 +714,16 @@ fn f16_halves<const ODD: bool>(
 #[target_feature(enable = "avx512f")]
 #[inline]
 fn masked_one() -> std::arch::x86_64::__m512i {
-    std::arch::x86_64::_mm512_set1_epi8(std::hint::black_box(1))
+    opaque_bytes(1)
+}
+
+/// 64 bytes of `b` that LLVM cannot see (as in [`masked_one`]): for the masked addition of a
+/// format's sign bit, which it would otherwise rewrite as an `vpxor` and a masked move.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn opaque_bytes(b: u8) -> std::arch::x86_64::__m512i {
+    std::arch::x86_64::_mm512_set1_epi8(std::hint::black_box(b) as i8)
 }
 
 /// How [`narrow_rs_avx512`] gives NaN inputs the NaN result of format `sp` (always
@@ -1032,7 +1041,8 @@ unsafe fn f16_bytes_rs_avx512<const F: usize, const RELU: bool>(
     let nan_by_clamp = matches!(nan_by_clamp(&sp), Some(false));
     let largest = _mm512_set1_epi8(sp.max_enc as i8);
     let nan = _mm512_set1_epi8(sp.nan_full as i8);
-    let sign = _mm512_set1_epi8((1u8 << sp.sign_pos) as i8);
+    // (Opaque: kept as one masked `vpaddb`.)
+    let sign = opaque_bytes(1u8 << sp.sign_pos);
     let one = masked_one();
     let (low, high) = (vector(&LOW_BYTES, 0), vector(&HIGH_BYTES, 0));
     let low32 = vector(&LOW_BYTES_OF_WORDS, 0);
@@ -1231,7 +1241,8 @@ fn narrow_rs_groups<const F: usize, const SF: bool, R>(
     let abs_mask = _mm512_set1_epi32(0x7fff_ffff);
     let infinity = _mm512_set1_epi32(0x7f80_0000);
     let (top, e0) = (_mm512_set1_epi32(top as i32), _mm512_set1_epi32(e0 as i32));
-    let sign = _mm512_set1_epi8((1u8 << sp.sign_pos) as i8);
+    // (Opaque: kept as one masked `vpaddb`.)
+    let sign = opaque_bytes(1u8 << sp.sign_pos);
     // NaN inputs get their result from the clamp ([`nan_by_clamp`]), or from a select of
     // the value of the code above the largest finite one.
     let nan_above = const { matches!(nan_by_clamp(&fast::SPECS[F]), Some(true)) };
