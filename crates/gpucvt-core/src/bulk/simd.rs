@@ -1152,8 +1152,9 @@ unsafe fn f16_bytes_rs_avx512<const F: usize, const RELU: bool>(
 ///   negative and not NaN;
 /// - NaN inputs: where the format's NaN result is its largest finite code (the formats
 ///   without NaN), the clamp gives it; where it is the code one above, in the same binade
-///   (e4m3's), a select in 32-bit lanes replaces magnitudes above infinity's with that
-///   code's value (its bits below the grid are zero: no carry goes past it). The caller
+///   (e4m3's), that code's value (its bits below the grid are zero: no carry goes past it),
+///   by two floating-point minimums, the clamp keeping the NaN and the second replacing it
+///   (`vminps` gives its second operand where one is NaN). The caller
 ///   checks that the format's NaN result is one of the two ([`nan_by_clamp`]).
 ///
 /// (32 at a time, one byte narrowing per 32, it ran at 0.86–0.93× the roofline at 64 Mi on
@@ -1239,12 +1240,11 @@ fn narrow_rs_groups<const F: usize, const SF: bool, R>(
     let low = vector(&LOW_HALVES, 0);
     let high_bytes = vector(&HIGH_BYTES, 0);
     let abs_mask = _mm512_set1_epi32(0x7fff_ffff);
-    let infinity = _mm512_set1_epi32(0x7f80_0000);
     let (top, e0) = (_mm512_set1_epi32(top as i32), _mm512_set1_epi32(e0 as i32));
     // (Opaque: kept as one masked `vpaddb`.)
     let sign = opaque_bytes(1u8 << sp.sign_pos);
-    // NaN inputs get their result from the clamp ([`nan_by_clamp`]), or from a select of
-    // the value of the code above the largest finite one.
+    // NaN inputs get their result from the clamp ([`nan_by_clamp`]), or from a second
+    // minimum, with the value of the code above the largest finite one.
     let nan_above = const { matches!(nan_by_clamp(&fast::SPECS[F]), Some(true)) };
     let nan_value = _mm512_set1_epi32(fast::value_bits(&sp, sp.nan_full) as i32);
     // The words of negative inputs that are not NaNs: at most −∞'s pattern, as signed words.
@@ -1252,11 +1252,14 @@ fn narrow_rs_groups<const F: usize, const SF: bool, R>(
     // Per 16 inputs: the sums, and the mask of negative inputs other than NaNs.
     let sums = |x: __m512i| -> (__m512i, __mmask16) {
         let a = _mm512_and_si512(x, abs_mask);
-        let c = _mm512_min_epu32(a, top);
         let c = if nan_above {
-            _mm512_mask_mov_epi32(c, _mm512_cmpgt_epi32_mask(a, infinity), nan_value)
+            // Two floating-point minimums, as in `narrow_sum_groups`: the clamp keeps a NaN,
+            // which the second makes the NaN code's value.
+            let (a, top) = (_mm512_castsi512_ps(a), _mm512_castsi512_ps(top));
+            let y = _mm512_min_ps(top, a);
+            _mm512_castps_si512(_mm512_min_ps(y, _mm512_castsi512_ps(nan_value)))
         } else {
-            c
+            _mm512_min_epu32(a, top)
         };
         let e = _mm512_max_epu32(_mm512_srli_epi32::<23>(c), e0);
         let addend = _mm512_permutex2var_ps(a0, e, a1);
@@ -2175,7 +2178,9 @@ const fn unsigned_overflow(sp: &fast::Spec) -> Option<u32> {
 /// - the magnitude is clamped (to the largest finite value, or for `RN` without
 ///   `.satfinite` to the value of the code above it, which is infinity or NaN); NaN inputs
 ///   of a format whose NaN result is not its largest finite code get the value of that
-///   code (e4m3's and e5m2's 0x7f, read as if finite), by a select;
+///   code (e4m3's and e5m2's 0x7f, read as if finite): there the clamp is a floating-point
+///   minimum, which keeps a NaN, and a second minimum replaces it (`vminps` gives its second
+///   operand where one is NaN; until session 19 a compare and a select);
 /// - `RN`, by one floating-point addition per 8, as `fast.rs`'s `mag_rn` rounds one
 ///   element: the addend is computed from the clamped magnitude's exponent `e` (raised to
 ///   the smallest normal one's, `e0`): exponent `e + 23 − mantissa bits` and significand
@@ -2319,10 +2324,16 @@ fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
     // lanes and the mask of negative inputs other than NaNs.
     let codes = |x: __m256i| -> (__m256i, __m256i) {
         let a = _mm256_and_si256(x, abs_mask);
-        let mut c = _mm256_min_epu32(a, top);
-        if nan_select {
-            c = _mm256_blendv_epi8(c, nan_value, _mm256_cmpgt_epi32(a, exponent));
-        }
+        let c = if nan_select {
+            // Two floating-point minimums: the first clamps and keeps a NaN (`vminps` gives
+            // its second operand where one is NaN), the second turns it into the NaN code's
+            // value (at least the clamp's, so nothing else changes).
+            let (a, top) = (_mm256_castsi256_ps(a), _mm256_castsi256_ps(top));
+            let y = _mm256_min_ps(top, a);
+            _mm256_castps_si256(_mm256_min_ps(y, _mm256_castsi256_ps(nan_value)))
+        } else {
+            _mm256_min_epu32(a, top)
+        };
         if M != small::RN {
             // The truncation (times 2^b) two ways, the larger of which is right: the normal
             // range's from the pattern (`c >> shift`, rebiased: negative below the smallest
