@@ -327,7 +327,8 @@ pub(crate) fn byte_tables<const F: usize, const M: u8, const SF: bool>() -> Opti
     let sign = 1u32 << sp.sign_pos;
     let (k, f32_of) = (TABLE_KNOBS, f16_as_f32);
     let (infinity, quiet) = (0x7c, 0x7e);
-    let steps = if odd { 2 } else { 1 };
+    // (The kernel looks up this many limits, a constant: no row may rise more often.)
+    let steps = byte_steps(&sp, odd) as u32;
     let (mut base, mut limit, mut second) = ([0u8; 256], [0u8; 256], [0xffu8; 256]);
     for i in 0..128u32 {
         let last = match i {
@@ -388,16 +389,11 @@ pub(crate) fn byte_tables<const F: usize, const M: u8, const SF: bool>() -> Opti
         t[128..].copy_from_slice(&half[..128]);
     }
     let used = |t: &[u8; 256]| t.iter().any(|&l| l != 0xff);
-    let steps = used(&limit) as u8 + used(&second) as u8;
-    // (The kernel looks up as many limits as `byte_steps` says, a constant.)
-    if steps > byte_steps(&sp, odd) {
-        return None;
-    }
     Some(ByteTables {
         base,
         limit,
         second,
-        steps,
+        steps: used(&limit) as u8 + used(&second) as u8,
         subnormal_midpoints,
     })
 }

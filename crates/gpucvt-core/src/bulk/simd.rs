@@ -830,18 +830,40 @@ unsafe fn narrow_bytes_avx512<const F: usize, const M: u8, const SF: bool, const
         // The knob not set: the instance without it.
         return narrow_bytes_avx512::<F, M, SF, false>(src, dst, tables, k);
     }
+    // The portable kernel takes the groups with a midpoint below 2^-14.
+    groups_then_portable(
+        src,
+        dst,
+        64,
+        // (The closures have this function's features.)
+        |s, d| narrow_bytes_groups::<F, M, RELU>(s, d, tables),
+        |s, d| fast::run::<F, M, SF, RELU, 0, u8, u32>(s, d, &[], k),
+    );
+}
+
+/// `groups`, a loop over the whole groups of `size` elements of `src` and `dst` that stops
+/// at the first group it cannot take (giving its index), run from the start and again after
+/// each such group, which `portable` converts instead, as it does the tail (under `size`
+/// elements): so that nothing is called inside the vector loop (see
+/// [`narrow_bytes_groups`]).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn groups_then_portable<D>(
+    src: &[u32],
+    dst: &mut [D],
+    size: usize,
+    mut groups: impl FnMut(&[u32], &mut [D]) -> Option<usize>,
+    mut portable: impl FnMut(&[u32], &mut [D]),
+) {
     let n = src.len().min(dst.len());
-    let whole = n - n % 64;
+    let whole = n - n % size;
     let mut from = 0;
-    // The groups, and each that the portable kernel takes instead (a midpoint below 2^-14).
-    while let Some(g) =
-        narrow_bytes_groups::<F, M, RELU>(&src[from..whole], &mut dst[from..whole], tables)
-    {
-        let g = from + 64 * g;
-        fast::run::<F, M, SF, RELU, 0, u8, u32>(&src[g..g + 64], &mut dst[g..g + 64], &[], k);
-        from = g + 64;
+    while let Some(g) = groups(&src[from..whole], &mut dst[from..whole]) {
+        let g = from + size * g;
+        portable(&src[g..g + size], &mut dst[g..g + size]);
+        from = g + size;
     }
-    fast::run::<F, M, SF, RELU, 0, u8, u32>(&src[whole..n], &mut dst[whole..n], &[], k);
+    portable(&src[whole..n], &mut dst[whole..n]);
 }
 
 /// The groups of 64 of [`narrow_bytes_avx512`] (`src` and `dst` a multiple of 64 long),
@@ -1422,25 +1444,13 @@ unsafe fn bf16_rn_avx512<const RELU: bool>(src: &[u32], dst: &mut [u16], k: fast
         // The knob not set: the instance without it.
         return bf16_rn_avx512::<false>(src, dst, k);
     }
-    let n = src.len().min(dst.len());
-    let whole = n - n % 32;
-    let mut from = 0;
-    // The groups, and each with a subnormal input, which the portable kernel takes.
-    while let Some(g) = bf16_rn_groups::<RELU>(&src[from..whole], &mut dst[from..whole]) {
-        let (g, s) = (from + 32 * g, &src[from + 32 * g..from + 32 * g + 32]);
-        fast::run::<{ fast::I_BF16 }, { small::RN }, false, RELU, 0, u16, u32>(
-            s,
-            &mut dst[g..g + 32],
-            &[],
-            k,
-        );
-        from = g + 32;
-    }
-    fast::run::<{ fast::I_BF16 }, { small::RN }, false, RELU, 0, u16, u32>(
-        &src[whole..n],
-        &mut dst[whole..n],
-        &[],
-        k,
+    // The portable kernel takes the groups with a subnormal input.
+    groups_then_portable(
+        src,
+        dst,
+        32,
+        |s, d| bf16_rn_groups::<RELU>(s, d),
+        |s, d| fast::run::<{ fast::I_BF16 }, { small::RN }, false, RELU, 0, u16, u32>(s, d, &[], k),
     );
 }
 
