@@ -2488,9 +2488,22 @@ fn ue8m0_groups_avx2<const UP: bool, const P: u8>(src: &[u32], dst: &mut [u8]) {
     let largest = _mm256_set1_epi32(0x7f7f_ffff);
     let infinity = _mm256_set1_epi32(0x7f80_0000);
     let tiny = _mm256_set1_epi32(0x0040_0000);
+    let minus_one = _mm256_set1_epi32(-1);
     let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     let code = |x: __m256i| -> __m256i {
         let a = _mm256_and_si256(x, abs_mask);
+        if UP && sf {
+            // Twice the magnitude (exact, or ∞ beyond the largest finite value), less one
+            // unit, shifted arithmetically: the exponent field of 2a − ulp is the code
+            // rounded up (2a's exponent, one less where 2a is a power of two), 2^-127 and
+            // below give 0 or −1 (0 once narrowed), ∞ and overflows 0xfe, NaNs (quiet, their
+            // fraction not zero) 0xff.
+            let d = _mm256_castps_si256(_mm256_add_ps(
+                _mm256_castsi256_ps(a),
+                _mm256_castsi256_ps(a),
+            ));
+            return _mm256_srai_epi32::<23>(_mm256_add_epi32(d, minus_one));
+        }
         if UP {
             let mut t = _mm256_add_epi32(a, below);
             if sf {
@@ -2523,7 +2536,52 @@ fn ue8m0_groups_avx2<const UP: bool, const P: u8>(src: &[u32], dst: &mut [u8]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 unsafe fn ue8m0_avx512<const UP: bool, const P: u8, D: Word>(src: &[u32], dst: &mut [D]) {
+    // Rounding up with `.satfinite` into bytes (the MX scale): 64 at a time. The other
+    // forms: the portable kernel, which LLVM vectorizes well for them.
+    if UP && P == ue8m0::SF {
+        if let Some(d) = D::as_u8_slice_mut(dst) {
+            let n = src.len().min(d.len());
+            let whole = n - n % 64;
+            ue8m0_rp_satfinite_groups_avx512(&src[..whole], &mut d[..whole]);
+            ue8m0::run::<UP, P, u8>(&src[whole..n], &mut d[whole..n]);
+            return;
+        }
+    }
     ue8m0::run::<UP, P, D>(src, dst);
+}
+
+/// f32 → ue8m0 up with `.satfinite`, 64 at a time (`src` and `dst` a multiple of 64 long),
+/// as [`ue8m0_groups_avx2`] computes it: the exponent field of twice the magnitude less one
+/// unit, shifted arithmetically (−1 to 255 in 32-bit lanes), narrowed with saturation
+/// (`vpackssdw`, `vpackuswb`: −1 gives 0) and put in order (`vpermd`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+#[inline]
+fn ue8m0_rp_satfinite_groups_avx512(src: &[u32], dst: &mut [u8]) {
+    use std::arch::x86_64::*;
+    let abs_mask = _mm512_set1_epi32(0x7fff_ffff);
+    let minus_one = _mm512_set1_epi32(-1);
+    // `vpackssdw` then `vpackuswb` leave, in each 128-bit lane k, the bytes of elements
+    // 4k..4k+3 of each of the four vectors in turn: dword 4k + j holds vector j's.
+    let order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    let code = |x: __m512i| -> __m512i {
+        let a = _mm512_castsi512_ps(_mm512_and_si512(x, abs_mask));
+        let d = _mm512_castps_si512(_mm512_add_ps(a, a));
+        _mm512_srai_epi32::<23>(_mm512_add_epi32(d, minus_one))
+    };
+    let p = src.as_ptr().cast::<__m512i>();
+    for (i, d) in dst.chunks_exact_mut(64).enumerate() {
+        // SAFETY: `src` holds 64 `u32`s (256 bytes) from `64 * i` on (`dst` and `src` have
+        // the same length): the four unaligned loads read exactly those.
+        let x = |j: usize| code(unsafe { _mm512_loadu_si512(p.add(4 * i + j).cast()) });
+        let c = _mm512_packus_epi16(
+            _mm512_packs_epi32(x(0), x(1)),
+            _mm512_packs_epi32(x(2), x(3)),
+        );
+        let c = _mm512_permutexvar_epi32(order, c);
+        // SAFETY: `d` holds 64 bytes: the unaligned store writes exactly those.
+        unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), c) };
+    }
 }
 
 /// [`super::vectorized`]: `work.run()` compiled for the best instruction set the CPU has up
