@@ -1908,20 +1908,23 @@ fn f16_rs_groups<const SF: bool, R>(
 /// bits per element, in any word), or e4m3 or e2m3 toward zero, with `.satfinite` on AVX2
 /// with F16C, sixteen at a time, as [`f16_bytes_rs_avx512`] does: the input scaled by
 /// 2^(bias − 15) (exactly; none for e5m2) and converted toward zero into f16 (`vcvtps2ph`),
-/// whose top byte is then the format's truncated code (e2m1's bits 14..9, each f16 shifted
-/// right one bit, arithmetically, for stochastic rounding; e4m3's and e2m3's bits 14..7,
-/// truncation needing none of the bits below) and whose low byte the 8 bits below its grid.
-/// In 16-bit lanes: the magnitude plus the random byte (toward zero: none), shifted right
-/// by 8 (toward zero: 7 for e4m3 and e2m3, 9 for e2m1), is the code, clamped to the largest
-/// finite one, and the sign goes on where the f16 (as a signed number) is at most −∞'s;
-/// e5m2's code is the f16's high byte with its sign, so there the whole f16 plus the random
-/// byte is clamped (as a signed number where positive, as an unsigned one where negative)
-/// and shifted right by 8. e2m3's, e3m2's and e2m1's NaN result is their largest code (the
-/// clamp gives it, positive), e4m3's and e5m2's their NaN, selected. The codes are narrowed
-/// to bytes by one saturating pack, two groups of 16 at a time. With `RELU`, `.relu` from
-/// `k` (without `.ftz`): the codes of negative inputs other than NaNs are made +0 instead of
-/// taking the sign (e5m2's sum is clamped below at zero, as a signed number). The tail
-/// (under 16 elements) goes through the portable kernel.
+/// whose top byte is then the format's truncated code (e2m1's bits 14..9, the 8 bits below
+/// its grid bits 8..1; e4m3's and e2m3's bits 14..7, truncation needing none of the bits
+/// below) and whose low byte the 8 bits below its grid. In 16-bit lanes: the magnitude
+/// plus the random byte (toward zero: none; for e2m1 twice the random byte, added to bits
+/// 8..0, whose bit 0 cannot change the carry), shifted right by 8 (7 for e4m3 and e2m3, 9
+/// for e2m1), is the code, clamped to the largest finite one; e5m2's code is the f16's high
+/// byte with its sign, so there the whole f16 plus the random byte is clamped (as a signed
+/// number where positive, as an unsigned one where negative) and shifted right by 8.
+/// e2m3's, e3m2's and e2m1's NaN result is their largest code (the clamp gives it,
+/// positive), e4m3's and e5m2's their NaN, selected. The codes are narrowed to bytes by one
+/// saturating pack, two groups of 16 at a time, and the sign (but e5m2's) goes on there,
+/// where the f16 (as a signed number) is at most −∞'s: the compare masks are packed the same
+/// way (until session 20 the sign went on in 16-bit lanes, and e2m1's f16s were shifted
+/// right one bit: e3m2 and e2m1 rs 0.81 and 0.75 the roofline at 1 Mi, against 0.90 and
+/// 0.85). With `RELU`, `.relu` from `k` (without `.ftz`): the codes of negative inputs other
+/// than NaNs are made +0 instead of taking the sign (e5m2's sum is clamped below at zero, as
+/// a signed number). The tail (under 16 elements) goes through the portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
 unsafe fn f16_bytes_avx2<const F: usize, const M: u8, const RELU: bool>(
@@ -1974,38 +1977,35 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
 ) {
     use std::arch::x86_64::*;
     let sp = const { fast::SPECS[F] };
-    // For stochastic rounding, the bits of e5m2's significand below the format's (0 or 1),
-    // by which each f16 is shifted, so that the 8 bits below the grid are its low byte;
-    // toward zero none (e2m1's code is then bits 14..9).
-    let shift = const {
-        match f16_bytes_shift(&fast::SPECS[F]) {
-            Some(shift) if M == small::RS => shift,
-            _ => 0,
-        }
-    };
-    // The code's lowest bit in the (shifted) f16: 8, or 7 for three significand bits, or 9
-    // for e2m1 toward zero. (Instances of other formats exist, never called: the dispatch
-    // checks the format.)
-    let down = _mm_set_epi64x(0, i64::from(10u32.saturating_sub(sp.man + shift)));
+    // For stochastic rounding into e2m1, whose code is f16's bits 14..9, the 8 bits below
+    // its grid are bits 8..1: the random byte is doubled instead, and added to bits 8..0
+    // (bit 0 cannot change the carry: the sum's bits 8..0 are at most 2 × 255 + 1, odd where
+    // bit 0 is set, so never 512 exactly).
+    let double = const { matches!(f16_bytes_shift(&fast::SPECS[F]), Some(1)) && M == small::RS };
+    // The code's lowest bit in the f16: 8, or 7 for three significand bits, or 9 for e2m1.
+    // (Instances of other formats exist, never called: the dispatch checks the format.)
+    let down = _mm_set_epi64x(0, i64::from(10u32.saturating_sub(sp.man)));
     let scale = _mm256_castsi256_ps(_mm256_set1_epi32(f16_bytes_scale(&sp)));
-    let magnitude = _mm256_set1_epi16((0x7fffu16 >> shift) as i16);
-    let infinity = _mm256_set1_epi16((0x7c00u16 >> shift) as i16);
-    // One above −∞'s f16 (shifted arithmetically): the signed compare's limit.
-    let above_minus_infinity = _mm256_set1_epi16(((0xfc00u16 as i16) >> shift) + 1);
+    let magnitude = _mm256_set1_epi16(0x7fff);
+    let infinity = _mm256_set1_epi16(0x7c00);
+    // One above −∞'s f16: the signed compare's limit.
+    let above_minus_infinity = _mm256_set1_epi16(0xfc01_u16 as i16);
     let nan_by_clamp = matches!(nan_by_clamp(&sp), Some(false));
     let largest = _mm256_set1_epi16(sp.max_enc as i16);
     let nan = _mm256_set1_epi16(sp.nan_full as i16);
-    let sign = _mm256_set1_epi16(1 << sp.sign_pos);
+    let sign = _mm256_set1_epi8((1u8 << sp.sign_pos) as i8);
     // e5m2: the f16's high byte is the code, its sign included.
-    let code_is_high_byte = sp.sign_pos == 7 && sp.bias == 15 && shift == 0;
+    let code_is_high_byte = sp.sign_pos == 7 && sp.bias == 15;
     // The largest finite code's pattern with all ones below it, positive and negative.
     let (largest_f16, minus_largest_f16) = (
         _mm256_set1_epi16(((sp.max_enc << 8) | 0xff) as u16 as i16),
         _mm256_set1_epi16(((sp.max_enc << 8) | 0x80ff) as u16 as i16),
     );
     let p = src.as_ptr().cast::<__m256i>();
-    // The codes of the 16 elements from `16 * i` on, in 16-bit lanes.
-    let codes = |i: usize| -> __m256i {
+    // The codes of the 16 elements from `16 * i` on, in 16-bit lanes, without the sign but
+    // for e5m2's, and the mask of negative inputs other than NaNs (the sign is put on, or
+    // with `.relu` the code cleared, once two groups are packed into bytes).
+    let codes = |i: usize| -> (__m256i, __m256i) {
         // SAFETY: `src` holds 16 `u32`s (64 bytes) from `16 * i` on (the caller's loop
         // stays within it): the two unaligned loads read exactly those.
         let (x0, x1) = unsafe {
@@ -2023,12 +2023,6 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
             _mm256_cvtps_ph::<_MM_FROUND_TO_ZERO>(x1),
             _mm256_cvtps_ph::<_MM_FROUND_TO_ZERO>(x0),
         );
-        // (Arithmetic: the sign fills the top bit again.)
-        let h = if shift == 0 {
-            h
-        } else {
-            _mm256_srai_epi16::<1>(h)
-        };
         let code = if code_is_high_byte {
             // The random byte added to the whole f16 (a magnitude up to infinity's does not
             // carry into the sign; NaNs are selected below), the sum clamped to the largest
@@ -2050,31 +2044,43 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
         } else {
             let mag = _mm256_and_si256(h, magnitude);
             let mag = if M == small::RS {
-                _mm256_add_epi16(mag, random(&rnd[16 * i..16 * i + 16]))
+                let r = random(&rnd[16 * i..16 * i + 16]);
+                let r = if double { _mm256_add_epi16(r, r) } else { r };
+                _mm256_add_epi16(mag, r)
             } else {
                 mag
             };
-            let code = _mm256_min_epu16(_mm256_srl_epi16(mag, down), largest);
-            let negative = _mm256_cmpgt_epi16(above_minus_infinity, h);
-            if relu {
-                _mm256_andnot_si256(negative, code)
-            } else {
-                _mm256_or_si256(code, _mm256_and_si256(negative, sign))
-            }
+            _mm256_min_epu16(_mm256_srl_epi16(mag, down), largest)
         };
-        if nan_by_clamp {
+        let code = if nan_by_clamp {
             code
         } else {
             let is_nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, magnitude), infinity);
             _mm256_blendv_epi8(code, nan, is_nan)
+        };
+        if code_is_high_byte {
+            (code, _mm256_setzero_si256())
+        } else {
+            (code, _mm256_cmpgt_epi16(above_minus_infinity, h))
         }
     };
     let groups = dst.len() / 16;
     let mut pairs = dst.chunks_exact_mut(32);
-    // The codes (at most 0xff) of two groups as bytes, put in order (`vpackuswb` packs
-    // within 128-bit lanes).
-    let bytes = |a: __m256i, b: __m256i| {
-        _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi16(a, b))
+    // The codes (at most 0xff) of two groups as bytes with their signs (the masks packed
+    // the same way), put in order (`vpackuswb` packs within 128-bit lanes).
+    let bytes = |(a, na): (__m256i, __m256i), (b, nb): (__m256i, __m256i)| {
+        let c = _mm256_packus_epi16(a, b);
+        let c = if code_is_high_byte {
+            c
+        } else {
+            let n = _mm256_packs_epi16(na, nb);
+            if relu {
+                _mm256_andnot_si256(n, c)
+            } else {
+                _mm256_or_si256(c, _mm256_and_si256(n, sign))
+            }
+        };
+        _mm256_permute4x64_epi64::<0b11_01_10_00>(c)
     };
     for (i, d) in pairs.by_ref().enumerate() {
         let bytes = bytes(codes(2 * i), codes(2 * i + 1));
@@ -2084,7 +2090,8 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
     // An odd group at the end (`dst` is a multiple of 16 long).
     let last = pairs.into_remainder();
     if !last.is_empty() {
-        let bytes = bytes(codes(groups - 1), _mm256_setzero_si256());
+        let zero = _mm256_setzero_si256();
+        let bytes = bytes(codes(groups - 1), (zero, zero));
         // SAFETY: `last` holds the last 16 bytes: the unaligned store writes exactly those.
         unsafe { _mm_storeu_si128(last.as_mut_ptr().cast(), _mm256_castsi256_si128(bytes)) };
     }
