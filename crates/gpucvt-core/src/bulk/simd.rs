@@ -1913,18 +1913,26 @@ fn f16_rs_groups<const SF: bool, R>(
 /// below) and whose low byte the 8 bits below its grid. In 16-bit lanes: the magnitude
 /// plus the random byte (toward zero: none; for e2m1 twice the random byte, added to bits
 /// 8..0, whose bit 0 cannot change the carry), shifted right by 8 (7 for e4m3 and e2m3, 9
-/// for e2m1), is the code, clamped to the largest finite one; e5m2's code is the f16's high
-/// byte with its sign, so there the whole f16 plus the random byte is clamped (as a signed
-/// number where positive, as an unsigned one where negative) and shifted right by 8.
-/// e2m3's, e3m2's and e2m1's NaN result is their largest code (the clamp gives it,
-/// positive), e4m3's and e5m2's their NaN, selected. The codes are narrowed to bytes by one
-/// saturating pack, two groups of 16 at a time, and the sign (but e5m2's) goes on there,
-/// where the f16 (as a signed number) is at most −∞'s: the compare masks are packed the same
-/// way (until session 20 the sign went on in 16-bit lanes, and e2m1's f16s were shifted
-/// right one bit: e3m2 and e2m1 rs 0.81 and 0.75 the roofline at 1 Mi, against 0.90 and
-/// 0.85). With `RELU`, `.relu` from `k` (without `.ftz`): the codes of negative inputs other
-/// than NaNs are made +0 instead of taking the sign (e5m2's sum is clamped below at zero, as
-/// a signed number). The tail (under 16 elements) goes through the portable kernel.
+/// for e2m1), is the code before the clamp (toward zero, e3m2's and e2m1's f16s are shifted
+/// arithmetically instead, so that a signed byte holds the code's bits and the sign, and
+/// the sign compare is done 32 at a time too). Two groups of 16 are narrowed to bytes by
+/// one pack, where the rest is done 32 at a time: the clamp to the largest finite code;
+/// e4m3's NaN (`vcvtps2ph` makes every NaN quiet, so a NaN f16's byte is at least 0x7e00's,
+/// above infinity's, and a compare finds it); and the sign, where the f16 (as a signed
+/// number) is at most −∞'s, the compare masks packed the same way. e2m3's, e3m2's and
+/// e2m1's NaN result is their largest code (the clamp gives it, positive). e5m2's code is
+/// the f16's high byte with its sign: toward zero that byte is clamped once packed (as a
+/// signed byte where positive, as an unsigned one where negative; ±∞ are 0x7c and 0xfc, and
+/// a quiet NaN's magnitude bits 0x7e or 0x7f); stochastically the whole f16 plus the random
+/// byte is clamped the same way in 16-bit lanes, NaNs found and selected there, before the
+/// sum could carry a negative NaN's pattern past 0xffff. (Until session 20 the clamp, the
+/// NaN and the sign were all done in 16-bit lanes, and e2m1's f16s shifted right one bit:
+/// e3m2 and e2m1 rs ran at 0.81 and 0.75 the roofline at 1 Mi, e4m3 and e5m2 rz at
+/// 0.56-0.60 and 0.71, e3m2 and e2m1 rz at 0.70, against 0.91, 0.86, 0.62-0.66, 0.79-0.83
+/// and 0.76-0.78.) With `RELU`, `.relu` from `k` (without `.ftz`): the codes of negative
+/// inputs other than NaNs are made +0 instead of taking the sign (e5m2's sum is clamped
+/// below at zero, as a signed number). The tail (under 16 elements) goes through the
+/// portable kernel.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
 unsafe fn f16_bytes_avx2<const F: usize, const M: u8, const RELU: bool>(
@@ -1991,11 +1999,40 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
     // One above −∞'s f16: the signed compare's limit.
     let above_minus_infinity = _mm256_set1_epi16(0xfc01_u16 as i16);
     let nan_by_clamp = matches!(nan_by_clamp(&sp), Some(false));
-    let largest = _mm256_set1_epi16(sp.max_enc as i16);
+    let largest8 = _mm256_set1_epi8(sp.max_enc as i8);
     let nan = _mm256_set1_epi16(sp.nan_full as i16);
+    let nan8 = _mm256_set1_epi8(sp.nan_full as i8);
+    // e5m2 toward zero: the high byte's magnitude bits, the byte under a quiet NaN's (the
+    // one of 0x7e00), and the largest finite code, negative.
+    let (magnitude8, below_nan8) = (_mm256_set1_epi8(0x7f), _mm256_set1_epi8(0x7d));
+    let minus_largest8 = _mm256_set1_epi8((sp.max_enc | 0x80) as u8 as i8);
+    // The smallest byte of a NaN f16 (quiet: magnitude 0x7e00 or more), above infinity's
+    // plus a random byte (0x7cff) shifted the same way, for the formats that have one.
+    let nan_q = const {
+        let man = fast::SPECS[F].man;
+        // (The FP8/FP6/FP4 formats: instances of others are never called.)
+        if man >= 1 && man <= 3 {
+            let down = 10 - man;
+            assert!(0x7e00 >> down > 0x7cff >> down && 0x7e00 >> down <= 0xff);
+            (0x7e00 >> down) as u8
+        } else {
+            0
+        }
+    };
+    let nan_q = _mm256_set1_epi8(nan_q as i8);
     let sign = _mm256_set1_epi8((1u8 << sp.sign_pos) as i8);
     // e5m2: the f16's high byte is the code, its sign included.
     let code_is_high_byte = sp.sign_pos == 7 && sp.bias == 15;
+    // e3m2 and e2m1 toward zero (code f16's bits 14..8 or 14..9, no NaN): in signed bytes,
+    // the f16s shifted arithmetically, the magnitude's bits, and −0x7e00's byte (a negative
+    // quiet NaN's smallest).
+    let signed_bytes =
+        const { M == small::RZ && matches!(10u32.checked_sub(fast::SPECS[F].man), Some(8 | 9)) }
+            && nan_by_clamp
+            && !code_is_high_byte;
+    let low_bits8 = _mm256_set1_epi8((0x7fu8 >> 2u32.saturating_sub(sp.man)) as i8);
+    let shifted_nan = (0xfe00u16 as i16) >> 10u32.saturating_sub(sp.man).min(15);
+    let minus_nan8 = _mm256_set1_epi8(shifted_nan as i8);
     // The largest finite code's pattern with all ones below it, positive and negative.
     let (largest_f16, minus_largest_f16) = (
         _mm256_set1_epi16(((sp.max_enc << 8) | 0xff) as u16 as i16),
@@ -2023,6 +2060,15 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
             _mm256_cvtps_ph::<_MM_FROUND_TO_ZERO>(x1),
             _mm256_cvtps_ph::<_MM_FROUND_TO_ZERO>(x0),
         );
+        if code_is_high_byte && M != small::RS {
+            // e5m2 toward zero: the high byte, with its sign, clamped once packed into bytes.
+            return (_mm256_srli_epi16::<8>(h), _mm256_setzero_si256());
+        }
+        if signed_bytes {
+            // e3m2 and e2m1 toward zero: the f16 shifted arithmetically, which a signed byte
+            // holds with its sign (the rest once packed).
+            return (_mm256_sra_epi16(h, down), _mm256_setzero_si256());
+        }
         let code = if code_is_high_byte {
             // The random byte added to the whole f16 (a magnitude up to infinity's does not
             // carry into the sign; NaNs are selected below), the sum clamped to the largest
@@ -2050,29 +2096,69 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
             } else {
                 mag
             };
-            _mm256_min_epu16(_mm256_srl_epi16(mag, down), largest)
+            // (Clamped, and for e4m3 its NaN selected, once packed into bytes.)
+            return (
+                _mm256_srl_epi16(mag, down),
+                _mm256_cmpgt_epi16(above_minus_infinity, h),
+            );
         };
-        let code = if nan_by_clamp {
-            code
-        } else {
-            let is_nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, magnitude), infinity);
-            _mm256_blendv_epi8(code, nan, is_nan)
-        };
-        if code_is_high_byte {
-            (code, _mm256_setzero_si256())
-        } else {
-            (code, _mm256_cmpgt_epi16(above_minus_infinity, h))
-        }
+        let is_nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, magnitude), infinity);
+        (
+            _mm256_blendv_epi8(code, nan, is_nan),
+            _mm256_setzero_si256(),
+        )
     };
     let groups = dst.len() / 16;
     let mut pairs = dst.chunks_exact_mut(32);
     // The codes (at most 0xff) of two groups as bytes with their signs (the masks packed
     // the same way), put in order (`vpackuswb` packs within 128-bit lanes).
     let bytes = |(a, na): (__m256i, __m256i), (b, nb): (__m256i, __m256i)| {
+        if signed_bytes {
+            // The codes toward zero of e3m2 and e2m1 (f16's bits 14..8 or 14..9, each
+            // signed byte the f16 shifted right arithmetically): the low 7 or 6 bits are the
+            // magnitude's, clamped to the largest finite code (NaNs' bits 0x7e-0x7f or
+            // 0x3f give it, positive, as the format has no NaN); the sign goes on where the
+            // byte is under a negative quiet NaN's (−2 or −1): −∞ and the negative finite
+            // values (with `.relu`, those codes are +0 instead).
+            let q = _mm256_packs_epi16(a, b);
+            let c = _mm256_min_epu8(_mm256_and_si256(q, low_bits8), largest8);
+            let n = _mm256_cmpgt_epi8(minus_nan8, q);
+            let c = if relu {
+                _mm256_andnot_si256(n, c)
+            } else {
+                _mm256_or_si256(c, _mm256_and_si256(n, sign))
+            };
+            return _mm256_permute4x64_epi64::<0b11_01_10_00>(c);
+        }
         let c = _mm256_packus_epi16(a, b);
-        let c = if code_is_high_byte {
+        let c = if code_is_high_byte && M != small::RS {
+            // e5m2 toward zero, the f16s' high bytes: 0x7c and 0xfc are ±∞, 0x7e, 0x7f, 0xfe
+            // and 0xff NaNs (`vcvtps2ph` makes every NaN quiet). Clamped to the largest
+            // finite code as signed bytes where positive and as unsigned ones where negative
+            // (with `.relu`, to zero), and NaNs given the NaN code.
+            let is_nan = _mm256_cmpgt_epi8(_mm256_and_si256(c, magnitude8), below_nan8);
+            let c = _mm256_min_epi8(c, largest8);
+            let c = if relu {
+                _mm256_max_epi8(c, _mm256_setzero_si256())
+            } else {
+                _mm256_min_epu8(c, minus_largest8)
+            };
+            _mm256_blendv_epi8(c, nan8, is_nan)
+        } else if code_is_high_byte {
             c
         } else {
+            // The magnitude's bits from the code's lowest up (at most 0xff: 0x80fe >> 8 with
+            // a random byte, 0x7fff >> 7 or >> 9 without), clamped to the largest finite
+            // code. e4m3's NaN: `vcvtps2ph` makes every NaN quiet, so NaN f16s have
+            // magnitudes from 0x7e00 up, above infinity's (plus a random byte), and their
+            // bytes are at least `nan_q`.
+            let clamped = _mm256_min_epu8(c, largest8);
+            let c = if nan_by_clamp {
+                clamped
+            } else {
+                let is_nan = _mm256_cmpeq_epi8(_mm256_max_epu8(c, nan_q), c);
+                _mm256_blendv_epi8(clamped, nan8, is_nan)
+            };
             let n = _mm256_packs_epi16(na, nb);
             if relu {
                 _mm256_andnot_si256(n, c)
