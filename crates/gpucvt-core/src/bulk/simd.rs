@@ -1986,9 +1986,9 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
     use std::arch::x86_64::*;
     let sp = const { fast::SPECS[F] };
     // For stochastic rounding into e2m1, whose code is f16's bits 14..9, the 8 bits below
-    // its grid are bits 8..1: the random byte is doubled instead, and added to bits 8..0
-    // (bit 0 cannot change the carry: the sum's bits 8..0 are at most 2 × 255 + 1, odd where
-    // bit 0 is set, so never 512 exactly).
+    // its grid are bits 8..1: the random byte r is doubled instead, and added to bits 8..0
+    // (bit 0 cannot change the carry: 2r being even, bits 8..0 plus 2r reach 512 exactly
+    // when bits 8..1 plus r reach 256).
     let double = const { matches!(f16_bytes_shift(&fast::SPECS[F]), Some(1)) && M == small::RS };
     // The code's lowest bit in the f16: 8, or 7 for three significand bits, or 9 for e2m1.
     // (Instances of other formats exist, never called: the dispatch checks the format.)
@@ -2023,9 +2023,9 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
     let sign = _mm256_set1_epi8((1u8 << sp.sign_pos) as i8);
     // e5m2: the f16's high byte is the code, its sign included.
     let code_is_high_byte = sp.sign_pos == 7 && sp.bias == 15;
-    // e3m2 and e2m1 toward zero (code f16's bits 14..8 or 14..9, no NaN): in signed bytes,
-    // the f16s shifted arithmetically, the magnitude's bits, and −0x7e00's byte (a negative
-    // quiet NaN's smallest).
+    // e3m2 and e2m1 toward zero (code f16's bits 14..8 or 14..9, no NaN), in signed bytes
+    // (the f16s shifted arithmetically): the magnitude's bits, and the byte of the smallest
+    // negative quiet NaN (0xfe00) shifted the same way, under which the input is negative.
     let signed_bytes =
         const { M == small::RZ && matches!(10u32.checked_sub(fast::SPECS[F].man), Some(8 | 9)) }
             && nan_by_clamp
