@@ -2002,19 +2002,25 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
     let largest8 = _mm256_set1_epi8(sp.max_enc as i8);
     let nan = _mm256_set1_epi16(sp.nan_full as i16);
     let nan8 = _mm256_set1_epi8(sp.nan_full as i8);
-    // e5m2 toward zero: the high byte's magnitude bits, the byte under a quiet NaN's (the
-    // one of 0x7e00), and the largest finite code, negative.
-    let (magnitude8, below_nan8) = (_mm256_set1_epi8(0x7f), _mm256_set1_epi8(0x7d));
+    // `vcvtps2ph` makes every NaN quiet: a NaN f16's magnitude is this or more. The three
+    // NaN tests on bytes below are this, shifted as each path shifts the f16s.
+    const QUIET_NAN: u16 = 0x7e00;
+    // e5m2 toward zero: the high byte's magnitude bits, the byte under a quiet NaN's, and
+    // the largest finite code, negative.
+    let (magnitude8, below_nan8) = (
+        _mm256_set1_epi8(0x7f),
+        _mm256_set1_epi8(((QUIET_NAN >> 8) - 1) as i8),
+    );
     let minus_largest8 = _mm256_set1_epi8((sp.max_enc | 0x80) as u8 as i8);
-    // The smallest byte of a NaN f16 (quiet: magnitude 0x7e00 or more), above infinity's
-    // plus a random byte (0x7cff) shifted the same way, for the formats that have one.
+    // The smallest byte of a NaN f16 (a quiet NaN's magnitude), above infinity's plus a
+    // random byte (0x7cff) shifted the same way, for the formats that have one.
     let nan_q = const {
         let man = fast::SPECS[F].man;
         // (The FP8/FP6/FP4 formats: instances of others are never called.)
         if man >= 1 && man <= 3 {
             let down = 10 - man;
-            assert!(0x7e00 >> down > 0x7cff >> down && 0x7e00 >> down <= 0xff);
-            (0x7e00 >> down) as u8
+            assert!(QUIET_NAN >> down > 0x7cff >> down && QUIET_NAN >> down <= 0xff);
+            (QUIET_NAN >> down) as u8
         } else {
             0
         }
@@ -2025,13 +2031,13 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
     let code_is_high_byte = sp.sign_pos == 7 && sp.bias == 15;
     // e3m2 and e2m1 toward zero (code f16's bits 14..8 or 14..9, no NaN), in signed bytes
     // (the f16s shifted arithmetically): the magnitude's bits, and the byte of the smallest
-    // negative quiet NaN (0xfe00) shifted the same way, under which the input is negative.
+    // negative quiet NaN shifted the same way, under which the input is negative.
     let signed_bytes =
         const { M == small::RZ && matches!(10u32.checked_sub(fast::SPECS[F].man), Some(8 | 9)) }
             && nan_by_clamp
             && !code_is_high_byte;
     let low_bits8 = _mm256_set1_epi8((0x7fu8 >> 2u32.saturating_sub(sp.man)) as i8);
-    let shifted_nan = (0xfe00u16 as i16) >> 10u32.saturating_sub(sp.man).min(15);
+    let shifted_nan = ((0x8000 | QUIET_NAN) as i16) >> 10u32.saturating_sub(sp.man).min(15);
     let minus_nan8 = _mm256_set1_epi8(shifted_nan as i8);
     // The largest finite code's pattern with all ones below it, positive and negative.
     let (largest_f16, minus_largest_f16) = (
