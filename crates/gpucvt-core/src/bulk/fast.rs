@@ -19,7 +19,7 @@
 //! Stochastic rounding truncates the magnitude to `w` bits below the destination's grid step
 //! (a shift of the pattern, or per-lane of the significand below the smallest normal), adds
 //! the random bits and shifts them out, in integer operations only. Formats with the `f32`
-//! exponent range (`bf16`, `tf32`) need no second path. (`simd.rs` takes some of these
+//! exponent range (`bf16`, `tf32`) need no second path. (`simd/` takes some of these
 //! conversions to the CPU's own instructions where it has them, with tables built here:
 //! [`byte_tables`].)
 //!
@@ -118,7 +118,7 @@ pub(crate) const PTX_RS_WIDTH: [u32; 8] = [13, 16, 0, 8, 8, 8, 8, 8];
 /// below `k.ftz_below` flushed to zero of the same sign, then with `.relu` a negative input
 /// that is not a NaN (−0 to −∞: at most `0xff80_0000` as a signed number) made +0. [`elem`]
 /// without the knobs then gives for it what it gives for `x` with them, so the kernels
-/// without the knobs serve the forms that have them (`simd.rs`: `knobs_first`).
+/// without the knobs serve the forms that have them (`simd/mod.rs`: `knobs_first`).
 #[inline(always)]
 pub(crate) fn with_knobs(x: u32, k: Knobs) -> u32 {
     let flush = ((x & 0x7fff_ffff) < k.ftz_below) as u32;
@@ -271,7 +271,7 @@ pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool, 
     }
 }
 
-/// The knobs of the element function when it builds `simd.rs`'s tables: no `.relu`, no
+/// The knobs of the element function when it builds `simd/avx512.rs`'s tables: no `.relu`, no
 /// `.ftz` (the random width is not read).
 const TABLE_KNOBS: Knobs = Knobs {
     w: 1,
@@ -291,7 +291,7 @@ fn f16_as_f32(h: u32) -> u32 {
     widen.apply(u64::from(h)).bits as u32
 }
 
-/// The tables of `simd.rs`'s byte-table kernel for format `SPECS[F]` (one of the 8-, 6- and
+/// The tables of `simd/avx512.rs`'s byte-table kernel for format `SPECS[F]` (one of the 8-, 6- and
 /// 4-bit formats), rounding `M` (toward zero or to nearest even), with `.satfinite` if `SF`.
 /// The kernel converts each input toward zero into f16 (to nearest: with a sticky bit, round
 /// to odd, bit 0 of the f16 set where the conversion was inexact), and the result is a

@@ -10,7 +10,7 @@
 //!   formats toward zero, and to nearest from f16 rounded to odd; through f16's top byte for
 //!   e5m2 with stochastic rounding) and `vcvtne2ps2bf16` for bf16 to nearest; the other
 //!   FP8/FP6/FP4 stochastic roundings by one addition toward zero (the only `unsafe` of the
-//!   crate is that dispatch and those kernels, in `simd.rs`). The conversions PTX has —
+//!   crate is that dispatch and those kernels, in `simd/`). The conversions PTX has —
 //!   `f16`/`bf16` in `rn rz rm rp rs`, `tf32` in `rna rn rz`, the FP8/FP6/FP4 formats
 //!   in `rn rs` (and `rz`), with or without `.satfinite`, `.relu`, `.ftz` — and `ue8m0` run
 //!   kernels specialised at compile time for their format, direction and policy (about one
@@ -206,7 +206,7 @@ pub fn ue8m0_rp_satfinite(x: u32) -> u8 {
 }
 
 /// Runs `work` compiled for AVX-512 (F, BW, VL) or AVX2 where the CPU has them (x86-64),
-/// else for the baseline target: a safe entry to the run-time dispatch of `simd.rs` for loops
+/// else for the baseline target: a safe entry to the run-time dispatch of `simd/` for loops
 /// of other crates that the compiler vectorizes better with wider vectors (the conversion
 /// kernels of this module dispatch by themselves). The result is the same whichever version
 /// runs, as long as the work is ordinary safe Rust (the compiler does not reorder floating-point
@@ -639,7 +639,7 @@ impl Kernel {
 
     /// Converts `src` into `dst`: a long slice as two interleaved streams ([`streams_for`];
     /// the specialised kernels interleave in [`run_fast`] or, writing their natural word,
-    /// inside their instruction-set entry, `simd.rs`).
+    /// inside their instruction-set entry, `simd/`).
     fn run<S: Word, D: Word>(&self, src: &[S], dst: &mut [D], random: Random<'_>) {
         if self.needs_default_float_environment() && !simd::float_environment_is_default() {
             return self.run_exact(src, dst, random);

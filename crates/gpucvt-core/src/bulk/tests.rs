@@ -1256,7 +1256,7 @@ fn two_streams_cover_every_index_once_in_tiles_of_each_half_in_turn() {
 
 #[test]
 fn every_narrow_format_has_toward_zero_tables() {
-    // The AVX-512 VBMI byte-table kernel (`simd.rs`) falls back to the portable kernel for a
+    // The AVX-512 VBMI byte-table kernel (`simd/avx512.rs`) falls back to the portable kernel for a
     // format whose tables do not fit its scheme: toward zero every one of them must fit,
     // with and without .satfinite; the entry of f16 1.0 (high byte 0x3c) must be the
     // format's 1, with the sign marked, and so must +0's. The third significand bit of e4m3
@@ -1287,7 +1287,7 @@ fn every_narrow_format_has_toward_zero_tables() {
 
 #[test]
 fn round_to_nearest_tables_fit_where_the_scheme_applies() {
-    // The AVX-512 VBMI byte-table kernel (`simd.rs`) falls back to the portable kernel where
+    // The AVX-512 VBMI byte-table kernel (`simd/avx512.rs`) falls back to the portable kernel where
     // `byte_tables` gives `None`. It must give tables for e4m3 and e5m2 with .satfinite (the
     // PTX forms), e5m2 without, and for the formats without infinity or NaN either way; e4m3
     // without .satfinite gives a NaN for overflows (unsigned where the other results of its
@@ -1397,7 +1397,7 @@ fn e5m2_rn_below_f16_normals() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn f16_byte_kernels_take_the_formats_whose_code_is_f16s_top_bits() {
-    // The rz and rs kernels through f16's bytes (`simd.rs`) apply to the formats with one or
+    // The rz and rs kernels through f16's bytes (`simd/avx512.rs`, `simd/avx2.rs`) apply to the formats with one or
     // two significand bits: e5m2 and e3m2 are f16's top byte (no shift), e2m1 its bits 14..9.
     // Toward zero (AVX2) also to those with three: e4m3 and e2m3 are its bits 14..7.
     use super::fast::*;
@@ -1419,7 +1419,7 @@ fn f16_byte_kernels_take_the_formats_whose_code_is_f16s_top_bits() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn stochastic_kernel_gives_nan_results_by_the_clamp() {
-    // The AVX-512 stochastic kernel of e4m3, e2m3, e3m2 and e2m1 (`simd.rs`) gives NaN inputs
+    // The AVX-512 stochastic kernel of e4m3, e2m3, e3m2 and e2m1 (`simd/avx512.rs`) gives NaN inputs
     // their result through the clamp: e4m3's NaN is the code above its largest finite one,
     // the others' is their largest finite code; e5m2 and f16, with infinities, do not fit.
     use super::fast::*;

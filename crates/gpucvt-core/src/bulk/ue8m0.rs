@@ -80,7 +80,7 @@ pub(crate) fn convert<const UP: bool, const P: u8>(x: u32) -> u32 {
         // smallest value (nothing rounds below it); every normal input is above it. Five
         // vector operations (AVX-512: `vpandd`, `vpaddd`, `vpminsd`, `vpcmpgtd`, a masked
         // `vpsrld`) and a saturating narrowing `vpmovusdb`. (With `.satfinite` the AVX2 and
-        // AVX-512 kernels of `simd.rs` take four, by a floating-point doubling instead:
+        // AVX-512 kernels of `simd/` take four, by a floating-point doubling instead:
         // `ue8m0_groups_avx2`.)
         let mut t = abs.wrapping_add(0x007f_ffff);
         if P & SF != 0 {
