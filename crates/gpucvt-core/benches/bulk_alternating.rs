@@ -4,7 +4,8 @@
 //! timed on its own, and the median of the per-pair ratios (roofline time / kernel time),
 //! then in parentheses the ratio of the two best times (the other tenants of a shared
 //! machine only ever slow a run down, so each best time is the nearest to that loop's own
-//! speed; at 64 Mi elements, where memory binds, the two figures can differ widely).
+//! speed; at 64 Mi elements, where memory binds, the two figures can differ widely), and
+//! the best times as gigabytes of input per second.
 //! The two runs of a pair are milliseconds apart, so a change of the shared machine's speed
 //! between them is rarer than across criterion's groups; this complements `bulk.rs`, it
 //! does not replace it.
@@ -76,10 +77,15 @@ fn main() {
             (best_roof, best_kernel) = (best_roof.min(a), best_kernel.min(b));
         }
         ratios.sort_by(f64::total_cmp);
+        // Input bytes per second of the best runs, for comparing machines (a ratio of two
+        // loops in the same run is what the targets use).
+        let gbs = |t: f64| (4 * n) as f64 / t / 1e9;
         println!(
-            "{name:10} {:.2}   (best times: {:.2})",
+            "{name:10} {:.2}   (best times: {:.2}; roofline {:.1} GB/s, kernel {:.1} GB/s of input)",
             ratios[ratios.len() / 2],
-            best_roof / best_kernel
+            best_roof / best_kernel,
+            gbs(best_roof),
+            gbs(best_kernel)
         );
     }
 }
