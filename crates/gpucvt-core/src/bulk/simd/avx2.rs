@@ -2,10 +2,10 @@
 //! them ([`fast_avx2`]), f16 through `vcvtps2ph`, bf16 and tf32 by integer rounding,
 //! FP8/FP6/FP4 through f16's bytes and by one addition, the MX scale and the widening of
 //! random values. The module docs of [`super`] say what each is for and how it is proven.
+//! (x86-64 only: the parent declares this module for that architecture alone.)
 
 use super::*;
 
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn fast_avx2<
     const F: usize,
@@ -129,7 +129,6 @@ pub(super) unsafe fn fast_avx2<
 /// and the canonical NaN put in place by a byte select where a result's magnitude is above
 /// infinity's. With `RELU`, `.relu` from `k` (without `.ftz`), as there. The tail (under 16
 /// elements) goes through the portable kernel.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
 pub(super) unsafe fn f16_avx2<const M: u8, const RELU: bool>(
     src: &[u32],
@@ -179,7 +178,6 @@ pub(super) unsafe fn f16_avx2<const M: u8, const RELU: bool>(
 }
 
 /// [`clear_negative_halves`] on AVX2: 16-bit results with the sign bit set made +0.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
 pub(super) fn clear_negative_halves_avx2(
@@ -190,7 +188,6 @@ pub(super) fn clear_negative_halves_avx2(
 }
 
 /// Eight random bytes of `r` (at least that many) zero-extended into 32-bit lanes.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
 fn byte_lanes(r: &[u8]) -> std::arch::x86_64::__m256i {
@@ -201,7 +198,6 @@ fn byte_lanes(r: &[u8]) -> std::arch::x86_64::__m256i {
 }
 
 /// Eight random half-words of `r` (at least that many) zero-extended into 32-bit lanes.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
 fn half_word_lanes(r: &[u16]) -> std::arch::x86_64::__m256i {
@@ -212,7 +208,6 @@ fn half_word_lanes(r: &[u16]) -> std::arch::x86_64::__m256i {
 }
 
 /// Sixteen random bytes of `r` (at least that many) zero-extended into 16-bit lanes.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
 fn sixteen_byte_lanes(r: &[u8]) -> std::arch::x86_64::__m256i {
@@ -223,7 +218,6 @@ fn sixteen_byte_lanes(r: &[u8]) -> std::arch::x86_64::__m256i {
 }
 
 /// Sixteen random half-words of `r` (at least that many) as 16-bit lanes.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
 fn sixteen_half_words(r: &[u16]) -> std::arch::x86_64::__m256i {
@@ -235,7 +229,6 @@ fn sixteen_half_words(r: &[u16]) -> std::arch::x86_64::__m256i {
 
 /// Sixteen random words of `r` (at least that many), each masked by `bits` (at most 16
 /// bits), as 16-bit lanes in order.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
 fn sixteen_word_lanes(r: &[u32], bits: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256i {
@@ -245,7 +238,6 @@ fn sixteen_word_lanes(r: &[u32], bits: std::arch::x86_64::__m256i) -> std::arch:
 }
 
 /// Eight random words of `r` (at least that many) as 32-bit lanes.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
 fn word_lanes(r: &[u32]) -> std::arch::x86_64::__m256i {
@@ -265,7 +257,6 @@ fn word_lanes(r: &[u32]) -> std::arch::x86_64::__m256i {
 /// order by `vpermq`. With `RELU`, `.relu` from `k` (without `.ftz`): the results with the
 /// sign bit set (negative inputs' only: the canonical NaN is positive) are made +0. The tail
 /// (under 16 elements) goes through the portable kernel.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn bf16_avx2<const M: u8, const RELU: bool>(
     src: &[u32],
@@ -308,7 +299,6 @@ pub(super) unsafe fn bf16_avx2<const M: u8, const RELU: bool>(
 /// The groups of 16 of [`bf16_avx2`] (`src`, `dst` and `rnd` of a multiple of 16 elements;
 /// `rnd` empty unless `RS`), with `.relu` if `relu`, `random` giving a group's 16-bit random
 /// values in two vectors of 32-bit lanes.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
 fn bf16_groups<const M: u8, R>(
@@ -376,7 +366,6 @@ fn bf16_groups<const M: u8, R>(
 /// results, as an unsigned one for negative ones. NaN inputs (f16 magnitudes above
 /// infinity's) get the canonical NaN. With `RELU`, `.relu` from `k` (without `.ftz`) as in
 /// [`f16_avx2`]. The tail (under 16 elements) goes through the portable kernel.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
 pub(super) unsafe fn f16_rs_avx2<const SF: bool, const RELU: bool>(
     src: &[u32],
@@ -407,7 +396,6 @@ pub(super) unsafe fn f16_rs_avx2<const SF: bool, const RELU: bool>(
 /// The groups of 16 of [`f16_rs_avx2`] (`src`, `dst` and `rnd` of a multiple of 16
 /// elements), with `.relu` if `relu`, `random` giving a group's 13-bit random values in
 /// 16-bit lanes, in order.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
 #[inline]
 fn f16_rs_groups<const SF: bool, R>(
@@ -511,7 +499,6 @@ fn f16_rs_groups<const SF: bool, R>(
 /// inputs other than NaNs are made +0 instead of taking the sign (e5m2's sum is clamped
 /// below at zero, as a signed number). The tail (under 16 elements) goes through the
 /// portable kernel.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
 pub(super) unsafe fn f16_bytes_avx2<const F: usize, const M: u8, const RELU: bool>(
     src: &[u32],
@@ -551,7 +538,6 @@ pub(super) unsafe fn f16_bytes_avx2<const F: usize, const M: u8, const RELU: boo
 /// The groups of 16 of [`f16_bytes_avx2`] (`src`, `dst` and `rnd` of a multiple of 16
 /// elements; `rnd` empty toward zero), with `.relu` if `relu`, `random` giving a group's
 /// random bytes in 16-bit lanes, in order.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
 #[inline]
 fn f16_bytes_groups<const F: usize, const M: u8, R>(
@@ -775,7 +761,6 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
 /// NaN inputs (magnitudes above infinity's, which the increment could carry into the sign)
 /// get the canonical NaN by a select. The tail (under 16 elements) goes through the
 /// portable kernel.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn tf32_avx2<const M: u8>(src: &[u32], dst: &mut [u32], k: fast::Knobs) {
     use std::arch::x86_64::*;
@@ -828,7 +813,6 @@ pub(super) unsafe fn tf32_avx2<const M: u8>(src: &[u32], dst: &mut [u32], k: fas
 /// or to a NaN that is the code above the largest finite one (e4m3 without `.satfinite`:
 /// the clamp gives it, and the sign is left out where the magnitude rounds to it,
 /// [`unsigned_overflow`]).
-#[cfg(target_arch = "x86_64")]
 const fn sum_avx2_applies(f: usize, m: u8, sf: bool) -> bool {
     let sp = fast::SPECS[f];
     f >= fast::I_E4M3
@@ -843,7 +827,6 @@ const fn sum_avx2_applies(f: usize, m: u8, sf: bool) -> bool {
 /// the largest magnitude's pattern that rounds to nearest even to a finite value (the
 /// midpoint of the largest finite value and that code's value, where the largest finite
 /// code is even, else just under it). `None` for other formats.
-#[cfg(target_arch = "x86_64")]
 const fn unsigned_overflow(sp: &fast::Spec) -> Option<u32> {
     if sp.has_inf || !sp.has_nan || sp.nan_full != sp.max_enc + 1 {
         return None;
@@ -895,7 +878,6 @@ const fn unsigned_overflow(sp: &fast::Spec) -> Option<u32> {
 /// up: four more operations per 8, 0.28–0.37× the roofline at 1 Mi against 0.39–0.45×.)
 /// The caller checks [`sum_avx2_applies`]. The tail (under 32 elements) goes through the
 /// portable kernel.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn narrow_sum_avx2<
     const F: usize,
@@ -943,7 +925,6 @@ pub(super) unsafe fn narrow_sum_avx2<
 /// bits, where its exponents from the smallest normal one's to the largest finite value's
 /// are at most 8 and its NaN result is the clamp's (e2m3, e3m2, e2m1): one `vpermd` instead
 /// of five operations.
-#[cfg(target_arch = "x86_64")]
 pub(super) const fn addend_table(sp: &fast::Spec) -> Option<[u32; 8]> {
     let e0 = (128 - sp.bias) as u32;
     let last = fast::value_bits(sp, sp.max_enc) >> 23;
@@ -957,7 +938,6 @@ pub(super) const fn addend_table(sp: &fast::Spec) -> Option<[u32; 8]> {
 /// elements; `rnd` empty unless `RS`), with `.relu` if `relu`, `random` giving a group's
 /// random bytes in two vectors of 16-bit lanes, in the order of the codes packed by
 /// `vpackusdw`.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
 fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
@@ -1088,13 +1068,11 @@ fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
     }
 }
 
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn widen_avx2<R: Word>(src: &[R], dst: &mut [u32]) {
     widen_plain(src, dst);
 }
 
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn ue8m0_avx2<const UP: bool, const P: u8, D: Word>(src: &[u32], dst: &mut [D]) {
     // With `.satfinite` or without any policy, into bytes: 32 at a time.
@@ -1121,7 +1099,6 @@ pub(super) unsafe fn ue8m0_avx2<const UP: bool, const P: u8, D: Word>(src: &[u32
 ///   when the fraction is not zero), zero at or below 2^-127, its exponent field (NaN 256 or
 ///   more, ∞ 255); with `.satfinite` that sum first clamped as a signed number to the
 ///   largest that gives 0xfe (NaN sums are negative and stay: 256 or more).
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
 pub(super) fn ue8m0_groups_avx2<const UP: bool, const P: u8>(src: &[u32], dst: &mut [u8]) {

@@ -3,10 +3,10 @@
 //! `vcvtps2ph`, FP8/FP6/FP4 through f16 and tables by its bytes, the stochastic kernels, bf16
 //! to nearest through `vcvtne2ps2bf16`, the MX scale and the 64-bit integer roundings. The
 //! module docs of [`super`] say what each is for and how it is proven.
+//! (x86-64 only: the parent declares this module for that architecture alone.)
 
 use super::*;
 
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 pub(super) unsafe fn fast_avx512<
     const F: usize,
@@ -135,7 +135,6 @@ pub(super) unsafe fn fast_avx512<
 
 /// The tables of [`narrow_bytes_avx512`], built on first use (`fast::byte_tables`): by
 /// format (e4m3, e5m2, e2m3, e3m2, e2m1), rounding (rz, rn) and `.satfinite`.
-#[cfg(target_arch = "x86_64")]
 fn byte_tables<const F: usize, const M: u8, const SF: bool>() -> Option<&'static fast::ByteTables> {
     use std::sync::OnceLock;
     static TABLES: [OnceLock<Option<fast::ByteTables>>; 20] = [const { OnceLock::new() }; 20];
@@ -149,7 +148,6 @@ fn byte_tables<const F: usize, const M: u8, const SF: bool>() -> Option<&'static
 /// `vpermt2b`/`vpermt2w` indices, computed at compile time (the kernels below are called per
 /// tile of a long slice, so nothing is built per call): byte `i` of a result is byte
 /// `stride * (i % lanes) + offset` of the two sources.
-#[cfg(target_arch = "x86_64")]
 const fn byte_indices(stride: usize, lanes: usize, offset: usize) -> [u8; 64] {
     let mut t = [0u8; 64];
     let mut i = 0;
@@ -160,18 +158,14 @@ const fn byte_indices(stride: usize, lanes: usize, offset: usize) -> [u8; 64] {
     t
 }
 /// The low byte of each 16-bit lane of two vectors, in order.
-#[cfg(target_arch = "x86_64")]
 const LOW_BYTES: [u8; 64] = byte_indices(2, 64, 0);
 /// The high byte of each 16-bit lane of two vectors, in order.
-#[cfg(target_arch = "x86_64")]
 const HIGH_BYTES: [u8; 64] = byte_indices(2, 64, 1);
 /// The low byte of each 32-bit lane of two vectors, in order, twice (bytes 32..63 repeat
 /// bytes 0..31: a select takes each half from another pair of vectors).
-#[cfg(target_arch = "x86_64")]
 const LOW_BYTES_OF_WORDS: [u8; 64] = byte_indices(4, 32, 0);
 /// The low byte of each 32-bit lane of two vectors, in order, at the even bytes (the low
 /// bytes of 16-bit lanes; a zeroing mask clears the odd ones).
-#[cfg(target_arch = "x86_64")]
 const LOW_BYTES_OF_WORDS_IN_HALVES: [u8; 64] = {
     let mut t = [0u8; 64];
     let mut i = 0;
@@ -182,7 +176,6 @@ const LOW_BYTES_OF_WORDS_IN_HALVES: [u8; 64] = {
     t
 };
 /// The low half-word of each 32-bit lane of two vectors, in order.
-#[cfg(target_arch = "x86_64")]
 const LOW_HALVES: [u16; 32] = {
     let mut t = [0u16; 32];
     let mut i = 0;
@@ -194,17 +187,12 @@ const LOW_HALVES: [u16; 32] = {
 };
 
 /// Integers without padding, whose tables [`vector`] reads as bytes.
-#[cfg(target_arch = "x86_64")]
 trait Plain: Copy {}
-#[cfg(target_arch = "x86_64")]
 impl Plain for u8 {}
-#[cfg(target_arch = "x86_64")]
 impl Plain for u16 {}
-#[cfg(target_arch = "x86_64")]
 impl Plain for u32 {}
 
 /// The 64 bytes of table `t` from byte `64 * i` on, as a vector.
-#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn vector<T: Plain>(t: &[T], i: usize) -> std::arch::x86_64::__m512i {
     assert!(
@@ -221,7 +209,6 @@ fn vector<T: Plain>(t: &[T], i: usize) -> std::arch::x86_64::__m512i {
 }
 
 /// The 64 `u32`s of `s` (at least that many), as four vectors.
-#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn group(s: &[u32]) -> [std::arch::x86_64::__m512i; 4] {
     let p = s[..64].as_ptr().cast::<std::arch::x86_64::__m512i>();
@@ -239,7 +226,6 @@ fn group(s: &[u32]) -> [std::arch::x86_64::__m512i; 4] {
 /// normal, its last bit is then set exactly where the conversion is inexact (an OR never
 /// carries: the truncation is the f32's). Below 2^-14 bit 13 is under f16's grid and the
 /// sticky bit may be missing (the callers say why that does not matter to them).
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 #[inline]
 fn f16_halves<const ODD: bool>(
@@ -267,7 +253,6 @@ fn f16_halves<const ODD: bool>(
 /// widened to a vector (`vpmovm2b`, `vpsubb`: two instructions instead of one); from
 /// `black_box` (once per call, before the loop) it cannot see the value and keeps the one
 /// instruction: 2-6 % on the two kernels below at 1 Mi (e2m1 rs 0.80 → 0.84, session 17).
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 #[inline]
 fn masked_one() -> std::arch::x86_64::__m512i {
@@ -276,7 +261,6 @@ fn masked_one() -> std::arch::x86_64::__m512i {
 
 /// 64 bytes of `b` that LLVM cannot see (as in [`masked_one`]): for the masked addition of a
 /// format's sign bit, which it would otherwise rewrite as an `vpxor` and a masked move.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 #[inline]
 fn opaque_bytes(b: u8) -> std::arch::x86_64::__m512i {
@@ -307,7 +291,6 @@ fn opaque_bytes(b: u8) -> std::arch::x86_64::__m512i {
 /// `RELU`, `.relu` from `k` (without `.ftz`, where [`relu_on_results`] holds): the codes
 /// with the sign bit set are made +0. The tail (under 64 elements) goes through the portable
 /// kernel.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
 pub(super) unsafe fn narrow_bytes_avx512<
     const F: usize,
@@ -340,7 +323,6 @@ pub(super) unsafe fn narrow_bytes_avx512<
 /// each such group, which `portable` converts instead, as it does the tail (under `size`
 /// elements): so that nothing is called inside the vector loop (see
 /// [`narrow_bytes_groups`]).
-#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn groups_then_portable<D>(
     src: &[u32],
@@ -367,7 +349,6 @@ fn groups_then_portable<D>(
 /// [`fast::byte_subnormal_midpoints`]), and nothing is called in the loop: with the tables'
 /// fields tested in it and the call of the portable kernel in it, rn into e4m3 ran at 0.66×
 /// the roofline at 1 Mi against 0.71× (constants reloaded from the stack).
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
 #[inline]
 pub(super) fn narrow_bytes_groups<const F: usize, const M: u8, const RELU: bool>(
@@ -457,7 +438,6 @@ pub(super) fn narrow_bytes_groups<const F: usize, const M: u8, const RELU: bool>
 /// the format's NaN result (e3m2's and e2m1's: their largest finite code, positive). With
 /// `RELU`, `.relu` from `k` (without `.ftz`): the codes of negative inputs that are not NaNs
 /// are +0. The tail (under 64 elements) goes through the portable kernel.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
 pub(super) unsafe fn f16_bytes_rs_avx512<const F: usize, const RELU: bool>(
     src: &[u32],
@@ -610,7 +590,6 @@ pub(super) unsafe fn f16_bytes_rs_avx512<const F: usize, const RELU: bool>(
 /// the Zen 4, against the portable kernel's 0.94–1.04×; 64 at a time, 0.93–0.99×.) With
 /// `RELU`, `.relu` from `k` (without `.ftz`): the codes of negative inputs that are not NaNs
 /// are +0 instead of signed. The tail (under 64 elements) goes through the portable kernel.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
 pub(super) unsafe fn narrow_rs_avx512<const F: usize, const SF: bool, const RELU: bool>(
     src: &[u32],
@@ -667,7 +646,6 @@ pub(super) unsafe fn narrow_rs_avx512<const F: usize, const SF: bool, const RELU
 /// The groups of 64 of [`narrow_rs_avx512`] (`src`, `dst` and `rnd` of a multiple of 64
 /// elements), with `.relu` if `relu`, `random` giving a group's random bytes in two
 /// vectors of 16-bit lanes.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
 #[inline]
 fn narrow_rs_groups<const F: usize, const SF: bool, R>(
@@ -766,7 +744,6 @@ fn narrow_rs_groups<const F: usize, const SF: bool, R>(
 /// (infinities and overflows). NaN inputs (f16 magnitudes above infinity's) get the canonical
 /// NaN. With `RELU`, `.relu` from `k` (without `.ftz`) as in [`f16_avx512`]. The tail
 /// (under 32 elements) goes through the portable kernel.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 pub(super) unsafe fn f16_rs_avx512<const SF: bool, const RELU: bool>(
     src: &[u32],
@@ -864,7 +841,6 @@ pub(super) unsafe fn f16_rs_avx512<const SF: bool, const RELU: bool>(
 /// portable kernel instead, as does the tail (under 32 elements). (Sixteen at a time, with
 /// `vcvtneps2bf16`, it ran at 0.75–0.78× the roofline at 1 Mi on the Zen 4.) With `RELU`,
 /// `.relu` from `k` (without `.ftz`) as in [`f16_avx512`].
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512bf16,avx512dq")]
 pub(super) unsafe fn bf16_rn_avx512<const RELU: bool>(
     src: &[u32],
@@ -888,7 +864,6 @@ pub(super) unsafe fn bf16_rn_avx512<const RELU: bool>(
 /// The groups of 32 of [`bf16_rn_avx512`] (`src` and `dst` a multiple of 32 long), with
 /// `.relu` if `RELU`, up to the first with a subnormal input (its index, or `None` when all
 /// are done): nothing is called in the loop (see [`narrow_bytes_groups`]).
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512bf16,avx512dq")]
 #[inline]
 fn bf16_rn_groups<const RELU: bool>(src: &[u32], dst: &mut [u16]) -> Option<usize> {
@@ -924,7 +899,6 @@ fn bf16_rn_groups<const RELU: bool>(src: &[u32], dst: &mut [u16]) -> Option<usiz
 /// whose negative results are exactly those of negative inputs that are not NaNs (their NaN
 /// result, the canonical NaN, is positive). One instruction: the larger of each and zero,
 /// as signed numbers (until 2026-11-24 a shift and a mask, one of the slower kind).
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
 pub(super) fn clear_negative_halves(h: std::arch::x86_64::__m512i) -> std::arch::x86_64::__m512i {
@@ -943,7 +917,6 @@ pub(super) fn clear_negative_halves(h: std::arch::x86_64::__m512i) -> std::arch:
 /// masked move. With `RELU`, `.relu` from `k` (without `.ftz`): after the NaN's move the
 /// only negative results are those of negative inputs that are not NaNs, and they are made
 /// +0. The tail (under 16 elements) goes through the portable kernel.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 pub(super) unsafe fn f16_avx512<const M: u8, const RELU: bool>(
     src: &[u32],
@@ -987,7 +960,6 @@ pub(super) unsafe fn f16_avx512<const M: u8, const RELU: bool>(
     );
 }
 
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 pub(super) unsafe fn ue8m0_avx512<const UP: bool, const P: u8, D: Word>(
     src: &[u32],
@@ -1011,7 +983,6 @@ pub(super) unsafe fn ue8m0_avx512<const UP: bool, const P: u8, D: Word>(
 /// as [`ue8m0_groups_avx2`] computes it: the exponent field of twice the magnitude less one
 /// unit, shifted arithmetically (−1 to 255 in 32-bit lanes), narrowed with saturation
 /// (`vpackssdw`, `vpackuswb`: −1 gives 0) and put in order (`vpermd`).
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 #[inline]
 fn ue8m0_rp_satfinite_groups_avx512(src: &[u32], dst: &mut [u8]) {
@@ -1041,7 +1012,6 @@ fn ue8m0_rp_satfinite_groups_avx512(src: &[u32], dst: &mut [u8]) {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx512dq")]
 pub(super) unsafe fn round64_avx512<const M: u8, const U: bool>(
     src: &[u32],
