@@ -187,6 +187,25 @@ pub(super) fn clear_negative_halves_avx2(
     _mm256_max_epi16(h, _mm256_setzero_si256())
 }
 
+/// Packed codes `c` given the sign bit `sign` where the mask `n` is set (negative inputs
+/// other than NaNs), or with `relu` made +0 there instead (`relu_on_results`: the other
+/// codes are positive).
+#[target_feature(enable = "avx2")]
+#[inline]
+fn signed_codes(
+    c: std::arch::x86_64::__m256i,
+    n: std::arch::x86_64::__m256i,
+    sign: std::arch::x86_64::__m256i,
+    relu: bool,
+) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    if relu {
+        _mm256_andnot_si256(n, c)
+    } else {
+        _mm256_or_si256(c, _mm256_and_si256(n, sign))
+    }
+}
+
 /// Eight random bytes of `r` (at least that many) zero-extended into 32-bit lanes.
 #[target_feature(enable = "avx2")]
 #[inline]
@@ -693,11 +712,7 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
             let q = _mm256_packs_epi16(a, b);
             let c = _mm256_min_epu8(_mm256_and_si256(q, low_bits8), largest8);
             let n = _mm256_cmpgt_epi8(minus_nan8, q);
-            let c = if relu {
-                _mm256_andnot_si256(n, c)
-            } else {
-                _mm256_or_si256(c, _mm256_and_si256(n, sign))
-            };
+            let c = signed_codes(c, n, sign, relu);
             return _mm256_permute4x64_epi64::<0b11_01_10_00>(c);
         }
         let c = _mm256_packus_epi16(a, b);
@@ -729,12 +744,7 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
                 let is_nan = _mm256_cmpeq_epi8(_mm256_max_epu8(c, nan_q), c);
                 _mm256_blendv_epi8(clamped, nan8, is_nan)
             };
-            let n = _mm256_packs_epi16(na, nb);
-            if relu {
-                _mm256_andnot_si256(n, c)
-            } else {
-                _mm256_or_si256(c, _mm256_and_si256(n, sign))
-            }
+            signed_codes(c, _mm256_packs_epi16(na, nb), sign, relu)
         };
         _mm256_permute4x64_epi64::<0b11_01_10_00>(c)
     };
@@ -1055,13 +1065,7 @@ fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
         }
         let c = _mm256_packus_epi16(c01, c23);
         let n = _mm256_packs_epi16(_mm256_packs_epi32(n0, n1), _mm256_packs_epi32(n2, n3));
-        // The sign; with `.relu` instead the codes of those inputs made +0
-        // (`relu_on_results`: the others are positive).
-        let c = if relu {
-            _mm256_andnot_si256(n, c)
-        } else {
-            _mm256_or_si256(c, _mm256_and_si256(n, sign))
-        };
+        let c = signed_codes(c, n, sign, relu);
         let c = _mm256_permutevar8x32_epi32(c, order);
         // SAFETY: `d` holds 32 bytes: the unaligned store writes exactly those.
         unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), c) };
@@ -1097,8 +1101,8 @@ pub(super) unsafe fn ue8m0_avx2<const UP: bool, const P: u8, D: Word>(src: &[u32
 ///   for NaN (`a − (a > ∞)`, the compare's mask being −1): 0xff;
 /// - up, the magnitude plus all ones below the exponent field (which carries into it exactly
 ///   when the fraction is not zero), zero at or below 2^-127, its exponent field (NaN 256 or
-///   more, ∞ 255); with `.satfinite` that sum first clamped as a signed number to the
-///   largest that gives 0xfe (NaN sums are negative and stay: 256 or more).
+///   more, ∞ 255); with `.satfinite` the exponent field of twice the magnitude less one
+///   unit, shifted arithmetically (below).
 #[target_feature(enable = "avx2")]
 #[inline]
 pub(super) fn ue8m0_groups_avx2<const UP: bool, const P: u8>(src: &[u32], dst: &mut [u8]) {
@@ -1126,11 +1130,7 @@ pub(super) fn ue8m0_groups_avx2<const UP: bool, const P: u8>(src: &[u32], dst: &
             return _mm256_srai_epi32::<23>(_mm256_add_epi32(d, minus_one));
         }
         if UP {
-            let mut t = _mm256_add_epi32(a, below);
-            if sf {
-                t = _mm256_min_epi32(t, largest);
-            }
-            let r = _mm256_srli_epi32::<23>(t);
+            let r = _mm256_srli_epi32::<23>(_mm256_add_epi32(a, below));
             _mm256_and_si256(r, _mm256_cmpgt_epi32(a, tiny))
         } else if sf {
             let r = _mm256_srli_epi32::<23>(_mm256_min_epi32(a, largest));
