@@ -1,12 +1,12 @@
 //! `gpucvt convert INPUT -o OUTPUT`: whole tensor files (`.npy`, `.safetensors`, raw) through
 //! one conversion, streaming, with optional MX block scaling (library: `gpucvt-tensor`).
 
-use crate::common::{choice, fail, lookup_format, table, to_json, CliError};
+use crate::common::{choice, fail, lookup_format, table, to_json, CliError, Done};
 use clap::Args as ClapArgs;
 use gpucvt::core::format::Format;
 use gpucvt::core::{Conversion, Direction, Rounding};
 use gpucvt::ptx;
-use gpucvt_tensor::{BlockScaling, Options, Recipe, ScaleMethod, Stats, Summary};
+use gpucvt_tensor::{BlockScaling, FilePlan, Options, Recipe, ScaleMethod, Stats, Summary};
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -55,9 +55,23 @@ pub struct Args {
     /// integer container (<u2 as bf16, |u1 as e4m3, …).
     #[arg(long, value_name = "FMT")]
     pub from: Option<String>,
-    /// .safetensors: convert only this tensor (repeatable); the others are copied unchanged.
-    #[arg(long = "tensor", value_name = "NAME")]
+    /// .safetensors: convert only the tensors of this name or glob pattern ('*.weight';
+    /// repeatable); the others are copied unchanged.
+    #[arg(long = "tensor", value_name = "PATTERN")]
     pub tensors: Vec<String>,
+    /// .safetensors: do not convert the tensors of this name or glob pattern ('*norm*';
+    /// repeatable): they are copied unchanged.
+    #[arg(long, value_name = "PATTERN")]
+    pub exclude: Vec<String>,
+    /// Make a selected tensor that the conversion cannot take (a scalar or a last dimension
+    /// that does not divide into blocks, an element count that does not fill FP4/FP6 bytes, an
+    /// integer or unsupported dtype) an error; by default it is copied unchanged and listed
+    /// as kept.
+    #[arg(long)]
+    pub strict: bool,
+    /// Print what would be done to every tensor and the output's size; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub threads: usize,
@@ -118,7 +132,9 @@ fn to_conversion(
     Ok(Conversion::new(conv.src, conv.dst, rounding, conv.policy))
 }
 
-fn recipe(a: &Args) -> Result<(Recipe, String), CliError> {
+/// The conversion of each tensor, its label, and whether it is meant for integer sources (a
+/// `--cvt` form from an integer type).
+fn recipe(a: &Args) -> Result<(Recipe, String, bool), CliError> {
     if let Some(text) = &a.cvt {
         let instr = ptx::parse_instruction(text).map_err(|diags| {
             let msgs: Vec<String> = diags.iter().map(|d| d.message.clone()).collect();
@@ -134,6 +150,7 @@ fn recipe(a: &Args) -> Result<(Recipe, String), CliError> {
             .map_err(|e| CliError(format!("--cvt {text:?}: {e}")))?;
         let spelled = form.spelling();
         let label = spelled.clone();
+        let integers = conv.src.is_integer();
         return Ok((
             Box::new(move |src: &Format| {
                 if *src == conv.src {
@@ -146,6 +163,7 @@ fn recipe(a: &Args) -> Result<(Recipe, String), CliError> {
                 }
             }),
             label,
+            integers,
         ));
     }
     let Some(to) = &a.to else {
@@ -197,6 +215,7 @@ fn recipe(a: &Args) -> Result<(Recipe, String), CliError> {
     Ok((
         Box::new(move |src: &Format| to_conversion(&form, rounding, src, &dst)),
         label,
+        false,
     ))
 }
 
@@ -299,6 +318,14 @@ fn text(a: &Args, label: &str, s: &Summary) -> String {
     if !s.copied.is_empty() {
         out.push_str(&format!("copied unchanged: {}\n", s.copied.join(", ")));
     }
+    if !s.kept.is_empty() {
+        out.push_str(
+            "kept unchanged (the conversion cannot take them; --strict makes this an error):\n",
+        );
+        for k in &s.kept {
+            out.push_str(&format!("  {}: {}\n", k.name, k.reason));
+        }
+    }
     out.push('\n');
     for r in stats_rows(&s.total, s.total.blocks > 0) {
         out.push_str(&format!("{:<17}{}\n", r[0], r[1]));
@@ -307,10 +334,65 @@ fn text(a: &Args, label: &str, s: &Summary) -> String {
     out
 }
 
+#[derive(Serialize)]
+struct PlanJson<'a> {
+    input: String,
+    output: String,
+    conversion: &'a str,
+    dry_run: bool,
+    #[serde(flatten)]
+    plan: &'a FilePlan,
+}
+
+fn plan_text(a: &Args, label: &str, p: &FilePlan) -> String {
+    let mut out = format!(
+        "{} -> {}  ({label}), dry run: nothing written\n\n",
+        a.input.display(),
+        a.output.display()
+    );
+    let rows: Vec<Vec<String>> = p
+        .tensors
+        .iter()
+        .map(|t| {
+            let what = match t.action {
+                "convert" => format!("convert {} -> {}", t.input_dtype, t.dtype),
+                "keep" => format!("keep: {}", t.reason.as_deref().unwrap_or("")),
+                _ => "copy (not selected)".to_string(),
+            };
+            let bytes = match t.scale_bytes {
+                Some(sb) => format!("{} + {} scales", group(t.bytes), group(sb)),
+                None => group(t.bytes),
+            };
+            vec![
+                t.name.clone(),
+                format!(
+                    "[{}]",
+                    t.shape
+                        .iter()
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                what,
+                bytes,
+            ]
+        })
+        .collect();
+    out.push_str(&table(&["tensor", "shape", "plan", "bytes"], &rows));
+    out.push_str(&format!("\noutput: {} bytes\n", group(p.output_bytes)));
+    if let Some(b) = p.scale_file_bytes {
+        out.push_str(&format!("scale file: {} bytes\n", group(b)));
+    }
+    out
+}
+
 /// Runs `gpucvt convert`.
-pub fn run(a: &Args) -> Result<String, CliError> {
-    let (recipe, label) = recipe(a)?;
+pub fn run(a: &Args) -> Result<Done, CliError> {
+    let (recipe, label, integers) = recipe(a)?;
     let mut opts = Options::new(recipe);
+    opts.integers = integers;
+    opts.exclude = a.exclude.clone();
+    opts.strict = a.strict;
     opts.from = match &a.from {
         Some(f) => Some(*lookup_format(f, "--from")?),
         None => None,
@@ -331,6 +413,22 @@ pub fn run(a: &Args) -> Result<String, CliError> {
             &[("ocp", ScaleMethod::Ocp), ("rp", ScaleMethod::Rp)],
         )?;
         opts.block = Some(BlockScaling { size, method });
+    }
+    if a.dry_run {
+        let plan = gpucvt_tensor::plan_file(&a.input, &a.output, &opts)
+            .map_err(|e| CliError(e.to_string()))?;
+        let out = if a.json {
+            to_json(&PlanJson {
+                input: a.input.display().to_string(),
+                output: a.output.display().to_string(),
+                conversion: &label,
+                dry_run: true,
+                plan: &plan,
+            })?
+        } else {
+            plan_text(a, &label, &plan)
+        };
+        return Ok(Done::ok(out));
     }
     let bar = if std::io::stderr().is_terminal() {
         let bar = indicatif::ProgressBar::new(0);
@@ -353,14 +451,20 @@ pub fn run(a: &Args) -> Result<String, CliError> {
         b.finish_and_clear();
     }
     let summary = result.map_err(|e| CliError(e.to_string()))?;
-    if a.json {
+    let out = if a.json {
         to_json(&Json {
             input: a.input.display().to_string(),
             output: a.output.display().to_string(),
             conversion: &label,
             summary: &summary,
-        })
+        })?
     } else {
-        Ok(text(a, &label, &summary))
-    }
+        text(a, &label, &summary)
+    };
+    let err = summary
+        .notes
+        .iter()
+        .map(|n| format!("note: {n}\n"))
+        .collect();
+    Ok(Done { out, err, code: 0 })
 }

@@ -179,6 +179,13 @@ fn main() -> ExitCode {
         // Usage errors exit with 2, --help and --version with 0.
         Err(e) => e.exit(),
     };
+    // Stopped by SIGINT, SIGTERM or SIGHUP, `convert` and `sweep --out` leave no temporary
+    // file behind. (If the handler cannot be installed, the default action still stops the
+    // process; only the clean-up is lost.)
+    let _ = ctrlc::set_handler(|| {
+        gpucvt_tensor::remove_temporaries();
+        std::process::exit(130);
+    });
     // A ceiling on the kernels' instruction set that names none is refused, not ignored.
     if let Err(e) = gpucvt::core::bulk::isa_limit() {
         let _ = writeln!(std::io::stderr(), "error: {e}");
@@ -195,7 +202,7 @@ fn main() -> ExitCode {
         Command::Diff(a) => diff::run(a).map(Done::ok),
         Command::Verify(a) => verify::run_verify(a),
         Command::Sweep(a) => verify::run_sweep(a),
-        Command::Convert(a) => convert::run(a).map(Done::ok),
+        Command::Convert(a) => convert::run(a),
     };
     match result {
         Ok(done) => match emit(&done.out).and_then(|()| {

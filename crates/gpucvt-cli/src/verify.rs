@@ -248,20 +248,33 @@ pub fn run_sweep(a: &SweepArgs) -> Result<Done, CliError> {
     let mut hasher = a.hash.then(crate::xxh3::Xxh3::new);
     // The results go to a temporary file beside the output, renamed at the end: a failed
     // sweep leaves nothing behind.
-    let mut file = match &a.out {
+    let out_path = match &a.out {
+        Some(p) => Some(gpucvt_tensor::resolve_output(p).map_err(|e| CliError(e.to_string()))?),
+        None => None,
+    };
+    let mut registered = None;
+    let mut file = match &out_path {
         Some(p) => {
             let dir = match p.parent() {
                 Some(d) if !d.as_os_str().is_empty() => d,
                 _ => std::path::Path::new("."),
             };
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let mut builder = tempfile::Builder::new();
-            builder.prefix(".gpucvt-sweep-");
+            // The target's name is in the temporary's, so that a leftover says what it was.
+            let prefix = format!(".{name}.gpucvt-sweep-");
+            builder.prefix(&prefix);
             // A temporary file is private (0600); the output gets the usual mode.
             #[cfg(unix)]
             builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
             let tmp = builder
                 .tempfile_in(dir)
                 .map_err(|e| CliError(format!("cannot write {}: {e}", p.display())))?;
+            gpucvt_tensor::register_temporary(tmp.path());
+            registered = Some(Unregister(tmp.path().to_path_buf()));
             Some(std::io::BufWriter::with_capacity(1 << 20, tmp))
         }
         None => None,
@@ -297,7 +310,8 @@ pub fn run_sweep(a: &SweepArgs) -> Result<Done, CliError> {
         Err(e) => return fail(e.to_string()),
     };
     let mut out = String::new();
-    if let (Some(f), Some(path)) = (file, &a.out) {
+    let _registered = registered;
+    if let (Some(f), Some(path)) = (file, &out_path) {
         let tmp = f
             .into_inner()
             .map_err(|e| CliError(format!("cannot write {}: {}", path.display(), e.error())))?;
@@ -323,4 +337,13 @@ pub fn run_sweep(a: &SweepArgs) -> Result<Done, CliError> {
         start.elapsed().as_secs_f64()
     );
     Ok(Done { out, err, code: 0 })
+}
+
+/// Unregisters a temporary file from the signal clean-up when dropped (renamed or removed).
+struct Unregister(std::path::PathBuf);
+
+impl Drop for Unregister {
+    fn drop(&mut self) {
+        gpucvt_tensor::unregister_temporary(&self.0);
+    }
 }

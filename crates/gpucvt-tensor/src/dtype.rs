@@ -5,7 +5,7 @@ use gpucvt_core::format::{self, Format};
 use safetensors::Dtype;
 
 /// How the elements of a tensor are laid out in bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Packing {
     /// One element per little-endian container of this many bytes (1, 2, 4 or 8); a format
     /// narrower than its container sits in the low bits, the high bits are zero.

@@ -657,7 +657,7 @@ impl Plan {
                 with_scratch(|scratch: &mut Scratch<S, D>| match input {
                     #[cfg(test)]
                     Source::Bytes(b) => {
-                        Ok(self.sub_chunk(scratch, &b[start..start + len], elems, first, out))
+                        self.sub_chunk(scratch, &b[start..start + len], elems, first, out)
                     }
                     Source::File { file, at } => {
                         // (`u64` words: the bytes aligned for the kernels to read in place.)
@@ -667,7 +667,7 @@ impl Plan {
                         }
                         let bytes = &mut buf.as_mut_bytes()[..len];
                         let r = read_exact_at(file, bytes, at + start as u64)
-                            .map(|()| self.sub_chunk(scratch, bytes, elems, first, out));
+                            .and_then(|()| self.sub_chunk(scratch, bytes, elems, first, out));
                         scratch.input = buf;
                         r
                     }
@@ -690,7 +690,7 @@ impl Plan {
         n: usize,
         first: u64,
         output: &mut [u8],
-    ) -> (Stats, Vec<u8>) {
+    ) -> std::io::Result<(Stats, Vec<u8>)> {
         // The input's words: the bytes themselves where they are the words, else unpacked.
         let mut src_buf = std::mem::take(&mut sc.src);
         let src: &[S] = match le_words::<S>(self.src_pack, input) {
@@ -700,6 +700,10 @@ impl Plan {
                 &src_buf
             }
         };
+        if let Err(e) = self.check_containers(src, first) {
+            sc.src = src_buf;
+            return Err(e);
+        }
         let r = match le_words_mut::<D>(self.dst_pack, output) {
             Some(dst) => self.convert_words(sc, src, dst, first),
             None => {
@@ -714,7 +718,35 @@ impl Plan {
             }
         };
         sc.src = src_buf;
-        r
+        Ok(r)
+    }
+
+    /// A format narrower than its container (e2m1, e2m3, e3m2, ue4m3 or a narrow integer in
+    /// a byte) leaves the container's high bits zero; a word with any of them set is not an
+    /// encoding of the format, and reading it as one would drop the bits (or index past a
+    /// table), so it is an error naming the first such element.
+    fn check_containers<S: Le>(&self, src: &[S], first: u64) -> std::io::Result<()> {
+        let f = self.conv.src;
+        let container = match self.src_pack {
+            Packing::Bytes(b) => 8 * b as u32,
+            _ => return Ok(()),
+        };
+        if f.width() >= container {
+            return Ok(());
+        }
+        let stray = !f.mask();
+        match src.iter().position(|w| w.to_u64() & stray != 0) {
+            None => Ok(()),
+            Some(i) => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "element {} is 0x{:x}, which is not a {f} encoding: {f} has {} bits and the bits above them must be zero",
+                    first + i as u64,
+                    src[i].to_u64(),
+                    f.width()
+                ),
+            )),
+        }
     }
 
     /// Converts the words `src` into `dst` (as long), the first element having index `first`

@@ -25,6 +25,10 @@ pub enum Error {
     /// last dimension, an unknown tensor name, …).
     #[error("{0}")]
     Invalid(String),
+    /// The output read back differs from what was converted (a bug in gpucvt, or storage
+    /// that does not keep what it is given); the output was not kept.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 impl Error {

@@ -34,6 +34,9 @@ impl NpyHeader {
 
 const MAGIC: &[u8] = b"\x93NUMPY";
 const MAX_HEADER: usize = 1 << 20;
+/// How deep a structured `descr` may nest (numpy's own dtypes nest a few levels); a bound so
+/// that a hostile header gives an error instead of exhausting the stack.
+const MAX_NESTING: usize = 64;
 
 /// Reads and parses the header; `name` is used in messages.
 pub fn read_header(r: &mut impl Read, name: &str) -> Result<NpyHeader> {
@@ -162,8 +165,15 @@ impl P<'_> {
         }
         String::from_utf8_lossy(&self.s[start..self.i]).into_owned()
     }
-    /// Skips one Python value (used for structured `descr` lists).
-    fn skip_value(&mut self) -> std::result::Result<(), String> {
+    /// Skips one Python value (used for structured `descr` lists), nested at most
+    /// [`MAX_NESTING`] deep.
+    fn skip_value(&mut self, depth: usize) -> std::result::Result<(), String> {
+        if depth > MAX_NESTING {
+            return Err(format!(
+                "values nested more than {MAX_NESTING} deep at byte {} of the header dict",
+                self.i
+            ));
+        }
         match self.peek() {
             Some(b'\'') | Some(b'"') => self.string().map(|_| ()),
             Some(open @ (b'[' | b'(' | b'{')) => {
@@ -177,9 +187,9 @@ impl P<'_> {
                     if self.eat(close) {
                         return Ok(());
                     }
-                    self.skip_value()?;
+                    self.skip_value(depth + 1)?;
                     if self.eat(b':') {
-                        self.skip_value()?;
+                        self.skip_value(depth + 1)?;
                     }
                     if !self.eat(b',') {
                         return self.expect(close);
@@ -221,7 +231,7 @@ fn parse_dict(text: &str) -> std::result::Result<Dict, String> {
                 descr = Some(match p.peek() {
                     Some(b'\'') | Some(b'"') => Descr::Str(p.string()?),
                     _ => {
-                        p.skip_value()?;
+                        p.skip_value(0)?;
                         Descr::Other
                     }
                 })

@@ -55,18 +55,47 @@ pub(crate) fn run<W: Write + Send>(
     if n == 0 {
         return Ok(stats);
     }
-    let read_error = |e: std::io::Error| {
-        if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            Error::Corrupt(format!(
-                "{}: the data ends before the header says it does (truncated file)",
-                io.input_path.display()
-            ))
-        } else {
-            Error::io("read", io.input_path, e)
+    let read_error = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => Error::Corrupt(format!(
+            "{}: the data ends before the header says it does (truncated file)",
+            io.input_path.display()
+        )),
+        // (The kernels' report of an element that is not an encoding of its format.)
+        std::io::ErrorKind::InvalidData => {
+            Error::Corrupt(format!("{}: {e}", io.input_path.display()))
         }
+        _ => Error::io("read", io.input_path, e),
     };
     let start = input.stream_position().map_err(read_error)?;
     let file: &File = input;
+    if n <= chunk {
+        // One chunk: converted and written here, without a writer thread (a file of many
+        // small tensors would otherwise start one thread per tensor).
+        let out_bytes = plan.dst_pack.bytes_for(n) as usize;
+        let mut out = buffers.outputs.pop().unwrap_or_default();
+        if out.len() < out_bytes.div_ceil(8) {
+            out.resize(out_bytes.div_ceil(8), 0);
+        }
+        let r = pool
+            .install(|| {
+                plan.convert_chunk_at(file, start, n, 0, &mut out.as_mut_bytes()[..out_bytes])
+            })
+            .map_err(read_error)
+            .and_then(|(st, sc)| {
+                scales(&sc)?;
+                output
+                    .write_all(&out.as_bytes()[..out_bytes])
+                    .map_err(|e| Error::io("write", io.output_path, e))?;
+                Ok(st)
+            });
+        buffers.outputs.push(out);
+        stats = r?;
+        progress(plan.src_pack.bytes_for(n));
+        input
+            .seek(SeekFrom::Start(start + plan.src_pack.bytes_for(n)))
+            .map_err(read_error)?;
+        return Ok(stats);
+    }
     // The output buffers circulate through a return channel and go back to `buffers` at the
     // end.
     let result = std::thread::scope(|s| -> Result<Stats> {

@@ -6,20 +6,53 @@
 
 use crate::error::{Error, Result};
 use safetensors::tensor::{Metadata, TensorInfo};
+use serde::de::{Deserializer, Error as _, MapAccess, Visitor};
 use serde::Deserialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::Path;
 
 /// The safetensors crate's own bound on the header size.
 const MAX_HEADER: u64 = 100_000_000;
 
-#[derive(Deserialize)]
+/// The header's JSON object as written, in its order; a name given twice is an error (a map
+/// would keep one of the two silently, and the offsets would then not add up).
 struct RawHeader {
-    #[serde(rename = "__metadata__")]
     metadata: Option<HashMap<String, String>>,
-    #[serde(flatten)]
-    tensors: HashMap<String, TensorInfo>,
+    tensors: Vec<(String, TensorInfo)>,
+}
+
+impl<'de> Deserialize<'de> for RawHeader {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> Visitor<'de> for Entries {
+            type Value = RawHeader;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object mapping tensor names to their dtype, shape and offsets")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<RawHeader, A::Error> {
+                let mut metadata = None;
+                let mut tensors = Vec::new();
+                let mut seen = HashSet::new();
+                while let Some(name) = m.next_key::<String>()? {
+                    if !seen.insert(name.clone()) {
+                        return Err(A::Error::custom(format!("the name {name:?} appears twice")));
+                    }
+                    if name == "__metadata__" {
+                        metadata = Some(m.next_value()?);
+                    } else {
+                        let info = m.next_value::<TensorInfo>()?;
+                        tensors.push((name, info));
+                    }
+                }
+                Ok(RawHeader { metadata, tensors })
+            }
+        }
+        d.deserialize_map(Entries)
+    }
 }
 
 /// A parsed and validated header.
@@ -65,7 +98,7 @@ pub(crate) fn read_header(r: &mut impl Read, len: u64, path: &Path) -> Result<St
     let text = std::str::from_utf8(&text).map_err(|_| corrupt("the header is not UTF-8".into()))?;
     let raw: RawHeader = serde_json::from_str(text)
         .map_err(|e| corrupt(format!("the JSON header is invalid: {e}")))?;
-    let mut tensors: Vec<(String, TensorInfo)> = raw.tensors.into_iter().collect();
+    let mut tensors = raw.tensors;
     tensors.sort_by(|a, b| a.1.data_offsets.cmp(&b.1.data_offsets).then(a.0.cmp(&b.0)));
     let mut end = 0u64;
     for (name, info) in &tensors {

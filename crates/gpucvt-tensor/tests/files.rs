@@ -471,7 +471,7 @@ fn fp4_and_fp6_packing_need_whole_bytes() {
             &to(dst, Rounding::RN, satfinite()),
         )
         .unwrap_err();
-        assert!(e.to_string().contains("cannot be packed"), "{e}");
+        assert!(e.to_string().contains("do not fill whole bytes"), "{e}");
     }
     // No safetensors dtype for ue4m3.
     let e = run(
@@ -1123,4 +1123,309 @@ fn summary_counts() {
     .unwrap();
     assert_eq!(s.total.overflow_to_inf, 1);
     assert_eq!(s.total.error_elements, 1);
+}
+
+// ---------- multi-tensor files, read back with the safetensors crate ----------
+
+/// Reads a converted file with the `safetensors` crate (not gpucvt's own header reader):
+/// name → (dtype, shape, bytes).
+#[allow(clippy::type_complexity)]
+fn read_with_crate(path: &Path) -> Vec<(String, String, Vec<usize>, Vec<u8>)> {
+    let bytes = std::fs::read(path).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let mut out: Vec<_> = st
+        .tensors()
+        .into_iter()
+        .map(|(n, v)| {
+            (
+                n,
+                format!("{:?}", v.dtype()),
+                v.shape().to_vec(),
+                v.data().to_vec(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Tensors of several dtypes whose last dimensions divide into blocks of 32.
+fn mixed_tensors() -> Vec<(&'static str, &'static str, Vec<usize>, Vec<u8>)> {
+    let v = f32_values(4096);
+    let halves = |k: usize, n: usize| -> Vec<u8> {
+        v[k..k + n]
+            .iter()
+            .flat_map(|w| ((w >> 16) as u16).to_le_bytes())
+            .collect()
+    };
+    vec![
+        ("a", "F32", vec![8, 64], le_bytes(&v[..512])),
+        ("b", "BF16", vec![4, 32], halves(512, 128)),
+        ("c", "F32", vec![2, 96], le_bytes(&v[700..892])),
+        ("d", "F16", vec![32], halves(1000, 32)),
+        ("e", "F32", vec![3, 32], le_bytes(&v[2000..2096])),
+    ]
+}
+
+#[test]
+fn mx_multi_tensor_file_equals_each_tensor_converted_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("m.safetensors");
+    let tensors = mixed_tensors();
+    write_safetensors(&input, &tensors, None);
+    for dst in [format::E2M1, format::E4M3, format::E3M2] {
+        for method in [ScaleMethod::Ocp, ScaleMethod::Rp] {
+            let opts = mx_options(dst, method);
+            let out = dir.path().join("o.safetensors");
+            run(&input, &out, &opts).unwrap();
+            let got = read_with_crate(&out);
+            // Five tensors and five scale tensors, each equal to its conversion alone.
+            assert_eq!(got.len(), 10);
+            for t in &tensors {
+                let one = dir.path().join(format!("one-{}.safetensors", t.0));
+                write_safetensors(&one, std::slice::from_ref(t), None);
+                let one_out = dir.path().join(format!("one-{}-o.safetensors", t.0));
+                run(&one, &one_out, &opts).unwrap();
+                let alone = read_with_crate(&one_out);
+                for name in [t.0.to_string(), format!("{}_scale", t.0)] {
+                    let want = alone.iter().find(|x| x.0 == name).unwrap();
+                    let have = got.iter().find(|x| x.0 == name).unwrap();
+                    assert_eq!(have, want, "{dst} {method:?}: {name}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn tensors_a_recipe_cannot_take_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("m.safetensors");
+    let ids: Vec<u8> = (0..8u64).flat_map(|i| i.to_le_bytes()).collect();
+    let mut tensors = mixed_tensors();
+    tensors.push(("scalar", "F32", vec![], le_bytes(&[0x3f80_0000])));
+    tensors.push(("odd", "F32", vec![3, 5], le_bytes(&f32_values(15))));
+    tensors.push(("ids", "I64", vec![8], ids.clone()));
+    tensors.push(("mask", "BOOL", vec![8], vec![1; 8]));
+    write_safetensors(&input, &tensors, None);
+    let out = dir.path().join("o.safetensors");
+    let s = run(&input, &out, &mx_options(format::E2M1, ScaleMethod::Ocp)).unwrap();
+    let kept: Vec<(&str, &str)> = s
+        .kept
+        .iter()
+        .map(|k| (k.name.as_str(), k.reason.as_str()))
+        .collect();
+    assert_eq!(kept.len(), 4, "{kept:?}");
+    assert!(
+        kept[0].1.contains("a scalar cannot be block-scaled"),
+        "{kept:?}"
+    );
+    assert!(kept[1].1.contains("last dimension 5"), "{kept:?}");
+    assert!(kept[2].1.contains("integer dtype I64"), "{kept:?}");
+    assert!(kept[3].1.contains("BOOL"), "{kept:?}");
+    let got = read_with_crate(&out);
+    for t in &tensors[5..] {
+        let have = got.iter().find(|x| x.0 == t.0).unwrap();
+        assert_eq!(&have.3, &t.3, "{} is copied byte for byte", t.0);
+        assert!(!got.iter().any(|x| x.0 == format!("{}_scale", t.0)));
+    }
+    // --strict: the first of them is an error, and nothing is written.
+    let mut strict = mx_options(format::E2M1, ScaleMethod::Ocp);
+    strict.strict = true;
+    expect_failure(
+        dir.path(),
+        &input,
+        &dir.path().join("s.safetensors"),
+        &strict,
+        "\"scalar\": a scalar cannot be block-scaled (--strict",
+    );
+    // An integer tensor named exactly is converted.
+    let mut named = to(format::F32, Rounding::RN, Policy::default());
+    named.tensors = vec!["ids".into()];
+    let s = run(&input, &out, &named).unwrap();
+    assert_eq!(s.tensors.len(), 1);
+    assert_eq!(s.tensors[0].name, "ids");
+}
+
+#[test]
+fn glob_selection_and_exclusion() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("m.safetensors");
+    let v = f32_values(64);
+    let names = [
+        "model.layers.0.attn.weight",
+        "model.layers.0.norm.weight",
+        "model.layers.1.attn.weight",
+        "model.layers.1.attn.bias",
+        "lm_head.weight",
+    ];
+    let tensors: Vec<_> = names
+        .iter()
+        .map(|n| (*n, "F32", vec![16], le_bytes(&v[..16])))
+        .collect();
+    write_safetensors(&input, &tensors, None);
+    let out = dir.path().join("o.safetensors");
+    let mut opts = to(format::BF16, Rounding::RN, Policy::default());
+    opts.tensors = vec!["model.*.weight".into()];
+    opts.exclude = vec!["*norm*".into()];
+    let s = run(&input, &out, &opts).unwrap();
+    let converted: Vec<&str> = s.tensors.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        converted,
+        ["model.layers.0.attn.weight", "model.layers.1.attn.weight"]
+    );
+    assert_eq!(s.copied.len(), 3);
+    // A pattern that matches nothing is an error naming it.
+    opts.tensors = vec!["*.wieght".into()];
+    expect_failure(
+        dir.path(),
+        &input,
+        &out,
+        &opts,
+        "no tensor named \"*.wieght\"",
+    );
+    opts.tensors = vec!["[".into()];
+    expect_failure(dir.path(), &input, &out, &opts, "not a valid pattern");
+}
+
+#[test]
+fn dry_run_plans_without_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("m.safetensors");
+    let mut tensors = mixed_tensors();
+    tensors.push(("scalar", "F32", vec![], le_bytes(&[0x3f80_0000])));
+    write_safetensors(&input, &tensors, None);
+    let out = dir.path().join("o.safetensors");
+    let opts = mx_options(format::E4M3, ScaleMethod::Ocp);
+    let before = listing(dir.path());
+    let plan = gpucvt_tensor::plan_file(&input, &out, &opts).unwrap();
+    assert_eq!(listing(dir.path()), before);
+    assert_eq!(plan.tensors.len(), 6);
+    assert_eq!(plan.tensors[0].action, "convert");
+    assert_eq!(plan.tensors[0].bytes, 512);
+    assert_eq!(plan.tensors[0].scale_bytes, Some(16));
+    assert_eq!(plan.tensors[5].action, "keep");
+    run(&input, &out, &opts).unwrap();
+    assert_eq!(plan.output_bytes, std::fs::metadata(&out).unwrap().len());
+}
+
+#[test]
+fn stray_bits_above_a_narrow_format_are_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("codes.npy");
+    npy_file(&input, "|u1", &[4], &[0x01, 0x0f, 0x1f, 0xff]);
+    let out = dir.path().join("o.npy");
+    for rounding in [Rounding::RN, stochastic(8)] {
+        for block in [None, Some(2)] {
+            let mut opts = to(format::F32, rounding, Policy::default());
+            opts.from = Some(format::E2M1);
+            opts.block = block.map(|size| BlockScaling {
+                size,
+                method: ScaleMethod::Ocp,
+            });
+            expect_failure(
+                dir.path(),
+                &input,
+                &out,
+                &opts,
+                "element 2 is 0x1f, which is not a e2m1 encoding",
+            );
+        }
+    }
+}
+
+#[test]
+fn special_files_are_never_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("m.safetensors");
+    write_safetensors(&input, &mixed_tensors(), None);
+    let opts = to(format::BF16, Rounding::RN, Policy::default());
+    #[cfg(unix)]
+    {
+        let e = run(&input, Path::new("/dev/null"), &opts);
+        // (The kinds differ, so the extension check may speak first: either way, refused.)
+        assert!(e.is_err());
+        let fifo = dir.path().join("p.safetensors");
+        let ok = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            let e = run(&input, &fifo, &opts).unwrap_err();
+            assert!(e.to_string().contains("a FIFO"), "{e}");
+            let m = std::fs::symlink_metadata(&fifo).unwrap();
+            assert!(std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()));
+            // A pipe as the input: a clear error, not "Illegal seek".
+            let e = run(&fifo, &dir.path().join("o.safetensors"), &opts).unwrap_err();
+            assert!(e.to_string().contains("regular file"), "{e}");
+        }
+        // A symbolic link to a file: the file is replaced, the link kept.
+        let target = dir.path().join("target.safetensors");
+        std::fs::write(&target, b"old").unwrap();
+        let link = dir.path().join("link.safetensors");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        run(&input, &link, &opts).unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(read_with_crate(&target).len(), 5);
+    }
+    let folder = dir.path().join("f.safetensors");
+    std::fs::create_dir(&folder).unwrap();
+    let e = run(&input, &folder, &opts).unwrap_err();
+    assert!(e.to_string().contains("a folder"), "{e}");
+}
+
+#[test]
+fn a_duplicate_tensor_name_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("dup.safetensors");
+    let h = br#"{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}"#;
+    let mut b = (h.len() as u64).to_le_bytes().to_vec();
+    b.extend_from_slice(h);
+    b.extend_from_slice(&[0; 8]);
+    std::fs::write(&input, b).unwrap();
+    expect_failure(
+        dir.path(),
+        &input,
+        &dir.path().join("o.safetensors"),
+        &to(format::BF16, Rounding::RN, Policy::default()),
+        "the name \"a\" appears twice",
+    );
+}
+
+#[test]
+fn absurd_thread_counts_are_lowered_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("m.safetensors");
+    write_safetensors(&input, &mixed_tensors(), None);
+    let mut opts = to(format::BF16, Rounding::RN, Policy::default());
+    opts.threads = 1_000_000;
+    let s = run(&input, &dir.path().join("o.safetensors"), &opts).unwrap();
+    assert_eq!(s.notes.len(), 1);
+    assert!(
+        s.notes[0].contains("1000000 threads asked for"),
+        "{:?}",
+        s.notes
+    );
+}
+
+#[test]
+fn deeply_nested_npy_descr_is_an_error_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("deep.npy");
+    let descr = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let dict = format!("{{'descr': {descr}, 'fortran_order': False, 'shape': (1,), }}\n");
+    let mut b = b"\x93NUMPY\x02\x00".to_vec();
+    b.extend_from_slice(&(dict.len() as u32).to_le_bytes());
+    b.extend_from_slice(dict.as_bytes());
+    std::fs::write(&input, b).unwrap();
+    expect_failure(
+        dir.path(),
+        &input,
+        &dir.path().join("o.npy"),
+        &to(format::BF16, Rounding::RN, Policy::default()),
+        "nested more than",
+    );
 }
