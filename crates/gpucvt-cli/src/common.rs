@@ -220,3 +220,66 @@ pub fn instr_options(
     }
     Ok(o)
 }
+
+/// A note of `gpucvt run`, in every dialect: the five fields of `check --json`.
+#[derive(Serialize, Clone, Debug)]
+pub struct NoteJson {
+    /// 1-based line (0: a note about an option's value).
+    pub line: u32,
+    /// 1-based column.
+    pub column: u32,
+    /// `warning` (notes are never errors).
+    pub severity: &'static str,
+    /// The note.
+    pub message: String,
+    /// The rule (`ptx.run-skipped`, `visa.run-skipped`, `tile.run-skipped`, …).
+    pub rule: &'static str,
+}
+
+impl NoteJson {
+    /// The note of a diagnostic.
+    pub fn of(d: &gpucvt::diag::Diagnostic) -> NoteJson {
+        NoteJson {
+            line: d.span.line,
+            column: d.span.col,
+            severity: d.severity.name(),
+            message: d.message.clone(),
+            rule: d.rule,
+        }
+    }
+
+    /// `  path:line:col: message` (`  path: message` without a position).
+    pub fn line_text(&self, path: &str) -> String {
+        if self.line == 0 {
+            format!("  {path}: {}\n", self.message)
+        } else {
+            format!("  {path}:{}:{}: {}\n", self.line, self.column, self.message)
+        }
+    }
+}
+
+/// What `gpucvt run --json` says of an unknown register, element or value: the skipped
+/// instruction that wrote it and the option that supplies it.
+#[derive(Serialize, Clone, Debug)]
+pub struct UnknownJson {
+    /// The skipped instruction as written (on one line).
+    pub instruction: String,
+    /// Its line.
+    pub line: u32,
+    /// Its column.
+    pub column: u32,
+    /// `--set %f1=…` or `--arg %y=…`.
+    pub supply: String,
+}
+
+impl UnknownJson {
+    /// The JSON of an unknown value.
+    pub fn of(u: &gpucvt::unknown::Unknown) -> UnknownJson {
+        UnknownJson {
+            instruction: u.instr.clone(),
+            line: u.span.line,
+            column: u.span.col,
+            supply: format!("{} {}=…", u.supply.flag(), u.name),
+        }
+    }
+}

@@ -5,9 +5,13 @@
 //! [`crate::tile`]) and print every tile.
 //!
 //! A file with errors, or a statement that cannot run (a register read before it has a
-//! value), prints its diagnostics on stderr and exits with 1; bad options exit with 2.
+//! value, a conversion that reads a value an unmodelled instruction wrote), prints its
+//! diagnostics on stderr and exits with 1; bad options exit with 2. Values that unmodelled
+//! instructions wrote and nothing read are shown as `unknown` ([`gpucvt::unknown`]).
 
-use crate::common::{ptx_options, read_source, table, to_json, CliError, Dialect, Done};
+use crate::common::{
+    ptx_options, read_source, table, to_json, CliError, Dialect, Done, NoteJson, UnknownJson,
+};
 use gpucvt::diag::Diagnostic;
 use gpucvt::ptx::parse::parse_file;
 use gpucvt::ptx::run::{run as run_ptx, RunError, RunInput, RunOptions};
@@ -28,12 +32,14 @@ pub struct Args {
     pub entry: Option<String>,
     /// An initial value, repeatable. PTX: `%f1=1.5`, `%r2=0x3f800000`, `%h=1.0,-2` (packed
     /// lanes, most significant first), `%p=1`, read for the register's declared type. vISA:
-    /// `V33=[1.0,2.5,…]`, element 0 first, read for the variable's type.
+    /// `V33=[1.0,2.5,…]`, element 0 first, read for the variable's type. Also supplies what
+    /// an instruction gpucvt does not execute writes (a load, an `add`): the value is kept.
     #[arg(long = "set", value_name = "NAME=VALUE", allow_hyphen_values = true)]
     pub set: Vec<String>,
     /// Tile IR: an argument's value, repeatable: `%a=[1.0,2.5,…]` (row-major; nested
     /// brackets are flattened; one value splats), `%s=0x3f800000` for a 0-d tile.
-    /// Decimals, hex floats and 0x bit patterns; true/false for i1.
+    /// Decimals, hex floats and 0x bit patterns; true/false for i1. Also a value for the
+    /// result of an op gpucvt does not evaluate (`%y` of `%y = addf …`).
     #[arg(long = "arg", value_name = "NAME=VALUES", allow_hyphen_values = true)]
     pub arg: Vec<String>,
     /// Tile IR: `tileiras` (default: the PTX NVIDIA's compiler emits) or `spec` (the
@@ -162,29 +168,11 @@ struct RegJson {
     #[serde(rename = "type")]
     ty: &'static str,
     written_as: &'static str,
-    bits: String,
+    /// `null` when unknown.
+    bits: Option<String>,
     value: String,
-}
-
-#[derive(Serialize)]
-struct NoteJson {
-    line: u32,
-    column: u32,
-    severity: &'static str,
-    message: String,
-    rule: &'static str,
-}
-
-impl NoteJson {
-    fn of(d: &gpucvt::diag::Diagnostic) -> NoteJson {
-        NoteJson {
-            line: d.span.line,
-            column: d.span.col,
-            severity: d.severity.name(),
-            message: d.message.clone(),
-            rule: d.rule,
-        }
-    }
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unknown: Option<UnknownJson>,
 }
 
 #[derive(Serialize)]
@@ -229,8 +217,16 @@ fn ptx(a: &Args, path: &str, text: &str, sets: Vec<(String, String)>) -> Result<
             name: v.name.clone(),
             ty: v.reg_type.name(),
             written_as: v.written_as.name(),
-            bits: format_bits(v.bits, v.reg_type.bits().clamp(1, 64)),
-            value: v.describe(),
+            bits: v
+                .unknown
+                .is_none()
+                .then(|| format_bits(v.bits, v.reg_type.bits().clamp(1, 64))),
+            value: if v.unknown.is_some() {
+                "unknown".to_string()
+            } else {
+                v.describe()
+            },
+            unknown: v.unknown.as_ref().map(UnknownJson::of),
         })
         .collect();
     let notes: Vec<NoteJson> = r.notes.iter().map(NoteJson::of).collect();
@@ -251,28 +247,22 @@ fn ptx(a: &Args, path: &str, text: &str, sets: Vec<(String, String)>) -> Result<
     );
     let rows: Vec<Vec<String>> = regs
         .iter()
-        .map(|g| {
+        .zip(&r.written)
+        .map(|(g, v)| {
             vec![
                 g.name.clone(),
                 g.ty.to_string(),
                 g.written_as.to_string(),
-                g.bits.clone(),
-                g.value.clone(),
+                g.bits.clone().unwrap_or_else(|| "unknown".to_string()),
+                v.describe(),
             ]
         })
         .collect();
     out.push_str(&table(&["register", "type", "as", "bits", "value"], &rows));
-    if !r.notes.is_empty() {
+    if !notes.is_empty() {
         out.push_str("\nnotes:\n");
-        for d in &r.notes {
-            if d.span.line == 0 {
-                out.push_str(&format!("  {path}: {}\n", d.message));
-            } else {
-                out.push_str(&format!(
-                    "  {path}:{}:{}: {}\n",
-                    d.span.line, d.span.col, d.message
-                ));
-            }
+        for n in &notes {
+            out.push_str(&n.line_text(path));
         }
     }
     Ok(Done::ok(out))
@@ -281,8 +271,13 @@ fn ptx(a: &Args, path: &str, text: &str, sets: Vec<(String, String)>) -> Result<
 #[derive(Serialize)]
 struct ElemJson {
     index: usize,
-    bits: String,
+    /// `null` when unknown.
+    bits: Option<String>,
     value: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unknown: Option<UnknownJson>,
+    #[serde(skip)]
+    shown: String,
 }
 
 #[derive(Serialize)]
@@ -324,6 +319,9 @@ fn visa(a: &Args, path: &str, text: &str, sets: Vec<(String, String)>) -> Result
         .collect::<Result<Vec<_>, _>>()?;
     let r = match execute(&kernel, &init, &opts) {
         Ok(r) => r,
+        Err(d) if d.iter().any(|d| d.rule == "visa.run-unknown") => {
+            return Ok(failed(path, text, &d, "execution stopped"));
+        }
         Err(d) => {
             return Ok(failed(
                 path,
@@ -344,18 +342,31 @@ fn visa(a: &Args, path: &str, text: &str, sets: Vec<(String, String)>) -> Result
                 elements: w
                     .elements
                     .iter()
+                    .zip(&w.unknown)
                     .enumerate()
-                    .map(|(i, &b)| {
+                    .map(|(i, (&b, u))| {
+                        if let Some(u) = u {
+                            return ElemJson {
+                                index: i,
+                                bits: None,
+                                value: "unknown".to_string(),
+                                unknown: Some(UnknownJson::of(u)),
+                                shown: u.describe(),
+                            };
+                        }
                         let v = f.decode(b);
                         let exact = to_decimal(&v);
+                        let value = if exact.len() <= 24 {
+                            exact
+                        } else {
+                            to_short(&v, 9).to_string()
+                        };
                         ElemJson {
                             index: i,
-                            bits: format_bits(b, f.width()),
-                            value: if exact.len() <= 24 {
-                                exact
-                            } else {
-                                to_short(&v, 9).to_string()
-                            },
+                            bits: Some(format_bits(b, f.width())),
+                            shown: value.clone(),
+                            value,
+                            unknown: None,
                         }
                     })
                     .collect(),
@@ -387,7 +398,13 @@ fn visa(a: &Args, path: &str, text: &str, sets: Vec<(String, String)>) -> Result
         let rows: Vec<Vec<String>> = v
             .elements
             .iter()
-            .map(|e| vec![e.index.to_string(), e.bits.clone(), e.value.clone()])
+            .map(|e| {
+                vec![
+                    e.index.to_string(),
+                    e.bits.clone().unwrap_or_else(|| "unknown".to_string()),
+                    e.shown.clone(),
+                ]
+            })
             .collect();
         out.push_str(&table(&["elt", "bits", "value"], &rows));
     }

@@ -9,16 +9,17 @@
 //! Where the `spec` semantics leaves an element undefined, the output says `undefined` and
 //! why, never a number.
 
-use crate::common::{compact, fail, table, to_json, CliError, Done};
+use crate::common::{compact, fail, table, to_json, CliError, Done, NoteJson, UnknownJson};
 use crate::eval::{is_raw_bits, number_in};
 use gpucvt::core::format::Format;
 use gpucvt::instr::{tile_words, TileInstr};
 use gpucvt::text::{format_bits, parse_bits_named, to_decimal};
 use gpucvt::tile::eval::{
-    difference, lowering, run_entry, Difference, ElementResult, Lowering, RunOptions, Semantics,
-    Step, DEFAULT_TARGET,
+    difference, lowering, read_type, run_entry_given, Difference, ElementResult, EvalError, Given,
+    Lowering, RunOptions, Semantics, Step, DEFAULT_TARGET,
 };
-use gpucvt::tile::parse::{parse_file, Op, TileFile};
+use gpucvt::tile::parse::{parse_file, parse_tile_type, Op, TileFile};
+use gpucvt::tile::types::TileType;
 use gpucvt::tile::types::{Element, OpKind, Signedness, SpecVersion};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -501,16 +502,23 @@ struct ValueJson {
     name: String,
     #[serde(rename = "type")]
     ty: String,
-    /// `argument`, `constant` or the op text.
+    /// `argument`, `constant`, the op text, or `--arg (for OP)` for a value supplied for a
+    /// skipped op's result.
     from: String,
     elements: Vec<OutJson>,
+    /// A skipped op's result that nothing supplied (then `elements` is empty).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unknown: Option<UnknownJson>,
 }
 
-#[derive(Serialize)]
-struct NoteJson {
-    line: u32,
-    column: u32,
-    message: String,
+/// The type a statement's text states for its result: the type after the last `->`, or
+/// after the last `:` (`%y = addf %a, %b : tile<4xf32>`).
+fn stated_type(text: &str) -> Option<TileType> {
+    let tail = match text.rfind("->") {
+        Some(i) => &text[i + 2..],
+        None => &text[text.rfind(':')? + 1..],
+    };
+    parse_tile_type(tail.trim()).ok()
 }
 
 #[derive(Serialize)]
@@ -569,14 +577,20 @@ pub fn run(a: &RunArgs) -> Result<Done, CliError> {
             }
         }
     }
-    // The arguments' values.
+    // Each name an op of the body defines: the statement, and the type it states.
+    let defined: HashMap<&str, &gpucvt::tile::parse::Stmt> = func
+        .body
+        .iter()
+        .flat_map(|s| s.results.iter().map(move |r| (r.value.as_str(), s)))
+        .collect();
+    // The arguments' values, and values for the results of other ops.
     let mut given: HashMap<String, String> = HashMap::new();
     for (name, value) in &a.args {
         let key = name.trim().trim_start_matches('%').to_string();
-        if !func.args.iter().any(|x| x.name == key) {
+        if !func.args.iter().any(|x| x.name == key) && !defined.contains_key(key.as_str()) {
             let names: Vec<String> = func.args.iter().map(|x| format!("%{}", x.name)).collect();
             return fail(format!(
-                "--arg {name}: @{} has no argument %{key}; its arguments: {}",
+                "--arg {name}: @{} has no argument %{key} and no op defines it; its arguments: {}",
                 func.name,
                 if names.is_empty() {
                     "none".to_string()
@@ -613,8 +627,59 @@ pub fn run(a: &RunArgs) -> Result<Done, CliError> {
         notes.extend(n.into_iter().map(|m| NoteJson {
             line: 0,
             column: 0,
+            severity: "warning",
             message: m,
+            rule: "tile.run-inexact",
         }));
+    }
+    // Values for names the body defines: read at the type a conversion reads them at, else
+    // the type their op states.
+    let mut supplied = Vec::new();
+    for s in &func.body {
+        for r in &s.results {
+            let Some(text) = given.get(&r.value) else {
+                continue;
+            };
+            let what = format!("%{}", r.value);
+            let ty = match &s.op {
+                Op::Constant(c) => Some(c.ty.clone()),
+                Op::Convert(c) => Some(c.dst.value.clone()),
+                _ => read_type(func, &r.value)
+                    .or_else(|| a.text.get(s.span.start..s.span.end).and_then(stated_type)),
+            };
+            let Some(ty) = ty else {
+                return fail(format!(
+                    "--arg {what}: the type of {what} is not known (no conversion reads it and its op states none)"
+                ));
+            };
+            if ty.num_elements() > MAX_SHOWN {
+                return fail(format!(
+                    "--arg {what}: the tile has more than {MAX_SHOWN} elements; gpucvt runs smaller tiles"
+                ));
+            }
+            let words: Vec<&str> = tile_words(text).collect();
+            if words.is_empty() {
+                return fail(format!("--arg {what}: no value given"));
+            }
+            let sg = signed.get(r.value.as_str()).copied().unwrap_or(false);
+            let fmt = ty
+                .elem
+                .num()
+                .map(|t| t.format(if sg { Some(Signedness::Signed) } else { None }));
+            let (v, n) = read_tile(&words, ty.num_elements(), fmt, ty.elem.bits(), &what)?;
+            notes.extend(n.into_iter().map(|m| NoteJson {
+                line: 0,
+                column: 0,
+                severity: "warning",
+                message: m,
+                rule: "tile.run-inexact",
+            }));
+            supplied.push(Given {
+                name: r.value.clone(),
+                ty,
+                elements: v,
+            });
+        }
     }
     for s in &func.body {
         let big = match &s.op {
@@ -628,36 +693,47 @@ pub fn run(a: &RunArgs) -> Result<Done, CliError> {
                 a.path, s.span.line, s.span.col
             ));
         }
-        if let Op::Other(name) = &s.op {
-            notes.push(NoteJson {
-                line: s.span.line,
-                column: s.span.col,
-                message: format!("{name} not evaluated: only constants and conversion ops run"),
-            });
-        }
     }
     let opts = RunOptions { semantics, target };
-    let values = run_entry(&file, &func.name, &args, &opts).map_err(|e| {
-        CliError(format!(
-            "@{}: {}",
-            func.name,
-            e.to_string().replace('\n', " ")
-        ))
-    })?;
+    let run = match run_entry_given(&file, a.text, &func.name, &args, &supplied, &opts) {
+        Ok(r) => r,
+        Err(EvalError::Stopped(d)) => {
+            return Ok(Done {
+                out: String::new(),
+                err: format!(
+                    "{}{}: execution stopped\n",
+                    d.render(a.path, a.text),
+                    a.path
+                ),
+                code: 1,
+            });
+        }
+        Err(e) => {
+            return fail(format!(
+                "@{}: {}",
+                func.name,
+                e.to_string().replace('\n', " ")
+            ))
+        }
+    };
+    notes.extend(run.notes.iter().map(NoteJson::of));
     let from: HashMap<&str, String> = func
         .body
         .iter()
-        .filter_map(|s| {
-            let r = s.results.first()?;
+        .flat_map(|s| {
             let what = match &s.op {
                 Op::Constant(_) => "constant".to_string(),
                 Op::Convert(c) => c.to_text(),
-                _ => return None,
+                Op::Other(name) => format!("--arg (for {name})"),
+                Op::Return(_) => String::new(),
             };
-            Some((r.value.as_str(), what))
+            s.results
+                .iter()
+                .map(move |r| (r.value.as_str(), what.clone()))
         })
         .collect();
-    let vals: Vec<ValueJson> = values
+    let mut vals: Vec<ValueJson> = run
+        .values
         .iter()
         .map(|v| {
             let sg = signed.get(v.name.as_str()).copied().unwrap_or(false);
@@ -673,9 +749,25 @@ pub fn run(a: &RunArgs) -> Result<Done, CliError> {
                     .cloned()
                     .unwrap_or_else(|| "argument".to_string()),
                 elements: outs(&v.elements, v.ty.elem.bits(), fmt),
+                unknown: None,
             }
         })
         .collect();
+    for u in &run.unknown {
+        let name = u.name.trim_start_matches('%');
+        let ty = defined
+            .get(name)
+            .and_then(|s| a.text.get(s.span.start..s.span.end))
+            .and_then(stated_type)
+            .map_or_else(|| "?".to_string(), |t| t.to_string());
+        vals.push(ValueJson {
+            name: u.name.clone(),
+            ty,
+            from: u.opcode().to_string(),
+            elements: Vec::new(),
+            unknown: Some(UnknownJson::of(u)),
+        });
+    }
     if a.json {
         return to_json(&RunJson {
             entry: func.name.clone(),
@@ -686,7 +778,10 @@ pub fn run(a: &RunArgs) -> Result<Done, CliError> {
         })
         .map(Done::ok);
     }
-    let computed = vals.iter().filter(|v| v.from != "argument").count();
+    let computed = vals
+        .iter()
+        .filter(|v| v.from != "argument" && v.unknown.is_none())
+        .count();
     let undefined: usize = vals
         .iter()
         .map(|v| v.elements.iter().filter(|e| e.undefined.is_some()).count())
@@ -707,6 +802,13 @@ pub fn run(a: &RunArgs) -> Result<Done, CliError> {
         }
     );
     for v in &vals {
+        if let Some(u) = &v.unknown {
+            out.push_str(&format!(
+                "\n{} : {}  ({}, not evaluated)\nunknown: written by `{}` at {}:{}; give it with {}\n",
+                v.name, v.ty, v.from, u.instruction, u.line, u.column, u.supply
+            ));
+            continue;
+        }
         out.push_str(&format!("\n{} : {}  ({})\n", v.name, v.ty, v.from));
         let rows: Vec<Vec<String>> = v
             .elements
@@ -724,14 +826,7 @@ pub fn run(a: &RunArgs) -> Result<Done, CliError> {
     if !notes.is_empty() {
         out.push_str("\nnotes:\n");
         for n in &notes {
-            if n.line == 0 {
-                out.push_str(&format!("  {}: {}\n", a.path, n.message));
-            } else {
-                out.push_str(&format!(
-                    "  {}:{}:{}: {}\n",
-                    a.path, n.line, n.column, n.message
-                ));
-            }
+            out.push_str(&n.line_text(a.path));
         }
     }
     Ok(Done::ok(out))

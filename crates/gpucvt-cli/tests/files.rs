@@ -227,6 +227,145 @@ fn run_quantize_kernel_exact_values() {
             .unwrap()
             .starts_with("ld.global.v4.f32")));
     assert!(notes.iter().any(|n| n["rule"] == "ptx.run-inexact"));
+    // %rd3 (cvta) is unknown: bits null, the instruction that wrote it.
+    let rd3 = v["registers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "%rd3")
+        .unwrap();
+    assert_eq!(rd3["bits"], Json::Null);
+    assert_eq!(rd3["value"], "unknown");
+    assert_eq!(
+        rd3["unknown"]["instruction"],
+        "cvta.to.global.u64 %rd3, %rd1"
+    );
+    assert_eq!(
+        (
+            rd3["unknown"]["line"].as_u64(),
+            rd3["unknown"]["column"].as_u64()
+        ),
+        (Some(25), Some(5))
+    );
+    assert_eq!(rd3["unknown"]["supply"], "--set %rd3=…");
+    // Known registers have no "unknown" field.
+    let h1 = v["registers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "%h1")
+        .unwrap();
+    assert!(h1.get("unknown").is_none(), "{out}");
+}
+
+/// Writes `text` to a fresh temporary file named `name` and returns its path.
+fn temp_file(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("gpucvt-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn run_unknown_values_in_ptx_and_visa() {
+    // PTX: ld.global writes %f1, cvt reads it.
+    let p = temp_file(
+        "load.ptx",
+        ".version 8.6\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n    .reg .f32 %f<2>;\n    .reg .b16 %h;\n    .reg .b64 %rd<2>;\n    ld.param.u64 %rd1, [p];\n    ld.global.f32 %f1, [%rd1];\n    cvt.rn.f16.f32 %h, %f1;\n}\n",
+    );
+    let (code, out, err) = gpucvt(&["run", &p]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        err.contains(
+            ":11:24: error[ptx.run-unknown]: %f1 is unknown: `ld.global.f32 %f1, [%rd1]` at 10:5"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("--set %f1=…"), "{err}");
+    let (code, out, err) = gpucvt(&["run", &p, "--set", "%f1=1.5", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Json = serde_json::from_str(&out).unwrap();
+    let h = v["registers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "%h")
+        .unwrap();
+    assert_eq!(h["bits"], "0x3e00");
+    let notes = v["notes"].as_array().unwrap();
+    let keys = |n: &Json| {
+        let mut k: Vec<String> = n.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    for n in notes {
+        assert_eq!(keys(n), ["column", "line", "message", "rule", "severity"]);
+    }
+    assert!(notes.iter().any(|n| n["line"] == 10
+        && n["message"] == "ld.global.f32 not executed: only mov, cvt and cvt.pack run; %f1 keeps the --set value"));
+
+    // vISA: an add writes V33, a mov converts it.
+    let vread = ".decl V32 v_type=G type=f num_elts=8\n.decl V33 v_type=G type=f num_elts=8\n.decl H v_type=G type=hf num_elts=8\nadd (M1, 8) V33(0,0)<1> V32(0,0)<1;1,0> 0x3f800000:f\nmov (M1, 8) H(0,0)<1> V33(0,0)<1;1,0>\n";
+    let p = temp_file("read.visaasm", vread);
+    let (code, out, err) = gpucvt(&["run", &p]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        err.contains(
+            ":5:23: error[visa.run-unknown]: element 0 of V33 is unknown: `add (M1, 8) V33(0,0)<1>"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("--set V33=…") && err.ends_with("execution stopped\n"),
+        "{err}"
+    );
+    let (code, out, err) = gpucvt(&["run", &p, "--set", "V33=[1,2,3,4,5,6,7,8]"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["1", "0x4000", "2"]),
+        "{out}"
+    );
+
+    // vISA: the add's result is never read: it runs, V33 is shown unknown, with a note.
+    let p = temp_file(
+        "unread.visaasm",
+        &vread.replace("H(0,0)<1> V33", "H(0,0)<1> V32"),
+    );
+    let (code, out, err) = gpucvt(&["run", &p]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\nV33 (f, 8 elements)\n"), "{out}");
+    assert!(
+        out.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
+            == ["0", "unknown", "unknown", "(add", "at", "4:1)"]),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            ":4:1: warning[visa.run-skipped]: add not executed: only mov runs; V33 is unknown"
+        ),
+        "{out}"
+    );
+    let (code, out, _) = gpucvt(&["run", &p, "--json"]);
+    assert_eq!(code, 0);
+    let v: Json = serde_json::from_str(&out).unwrap();
+    let v33 = v["variables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "V33")
+        .unwrap();
+    let e0 = &v33["elements"][0];
+    assert_eq!(e0["bits"], Json::Null);
+    assert_eq!(e0["value"], "unknown");
+    assert_eq!(e0["unknown"]["line"], 4);
+    assert_eq!(e0["unknown"]["supply"], "--set V33=…");
+    let n = &v["notes"][0];
+    assert_eq!(
+        (n["rule"].as_str(), n["severity"].as_str()),
+        (Some("visa.run-skipped"), Some("warning"))
+    );
 }
 
 #[test]
@@ -238,13 +377,34 @@ fn run_plain_output_and_errors() {
     assert!(out.starts_with("entry quantize_fp8: 14 statement(s) executed"));
     assert!(out.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
         == ["%h1", "b16", "e4m3x2", "0x3879", "[1,", "288]"]));
-    // Without the loaded values: the first read of %f1 stops, with its position.
+    // Without the loaded values: the first read of %f1 stops, with its position, naming
+    // the load that wrote it and the option that supplies it.
     let (code, out, err) = gpucvt(&["run", "examples/ptx/quantize_fp8.ptx"]);
     assert_eq!(code, 1);
     assert!(out.is_empty());
     assert!(err.starts_with(
-        "examples/ptx/quantize_fp8.ptx:29:46: error[ptx.run-unset]: %f1 is read but was never written nor set"
+        "examples/ptx/quantize_fp8.ptx:29:46: error[ptx.run-unknown]: %f1 is unknown: `ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd3]` at 26:5 writes it"
     ), "{err}");
+    assert!(err.contains("--set %f1=…"), "{err}");
+    assert!(err.ends_with("execution stopped\n"), "{err}");
+    // With them, the address registers the skipped loads wrote are listed as unknown.
+    let mut args = vec!["run", "examples/ptx/quantize_fp8.ptx"];
+    args.extend(QUANTIZE_SETS);
+    let (_, out, _) = gpucvt(&args);
+    assert!(
+        out.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
+            == [
+                "%rd1",
+                "b64",
+                "b64",
+                "unknown",
+                "unknown",
+                "(ld.param.u64",
+                "at",
+                "23:5)"
+            ]),
+        "{out}"
+    );
     // A file with errors is not run.
     let (code, _, err) = gpucvt(&["run", "examples/ptx/mistakes.ptx"]);
     assert_eq!(code, 1);

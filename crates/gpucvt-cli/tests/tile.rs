@@ -602,3 +602,85 @@ fn run_several_entries_and_skipped_ops() {
     has(&out, "%f", 1, "0x00000000", "0");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn run_unmodelled_intermediates() {
+    let dir = std::env::temp_dir().join(format!("gpucvt-tile-u-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("addf.mlir");
+    std::fs::write(
+        &path,
+        "cuda_tile.module @m {
+  entry @k(%x: tile<2xf32>) {
+    %y = addf %x, %x : tile<2xf32>
+    %z = mulf %x, %x : tile<2xf32>
+    %h = ftof %y : tile<2xf32> -> tile<2xf16>
+    return
+  }
+}
+",
+    )
+    .expect("write");
+    let p = path.to_str().expect("UTF-8 path");
+    // ftof reads %y, which addf defines: an error naming addf and suggesting --arg %y.
+    let (code, out, err) = gpucvt(&["run", p, "--arg", "%x=1.0"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        err.contains(":5:15: error[tile.run-unknown]: %y is unknown: `%y = addf %x, %x : tile<2xf32>` at 3:5"),
+        "{err}"
+    );
+    assert!(
+        err.contains("--arg %y=…") && err.ends_with("execution stopped\n"),
+        "{err}"
+    );
+    // With --arg %y it runs: 2.0 -> 0x4000, -1 -> 0xbc00; %z stays unknown.
+    let out = ok(&["run", p, "--arg", "%x=1.0", "--arg", "%y=[2.0, -1]"]);
+    has(&out, "%h", 0, "0x4000", "2");
+    has(&out, "%h", 1, "0xbc00", "-1");
+    assert!(
+        out.contains("\n%y : tile<2xf32>  (--arg (for addf))\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n%z : tile<2xf32>  (mulf, not evaluated)\nunknown: written by `%z = mulf %x, %x : tile<2xf32>` at 4:5; give it with --arg %z=…\n"),
+        "{out}"
+    );
+    assert!(out.contains(":3:5: addf not evaluated: only constants and conversion ops run; %y keeps the --arg value"), "{out}");
+    assert!(
+        out.contains(
+            ":4:5: mulf not evaluated: only constants and conversion ops run; %z is unknown"
+        ),
+        "{out}"
+    );
+    // JSON: the same note shape as PTX and vISA; %z with "unknown".
+    let out = ok(&[
+        "run", p, "--arg", "%x=1.0", "--arg", "%y=2", "--arg", "%h=0", "--json",
+    ]);
+    let v: Json = serde_json::from_str(&out).expect("JSON");
+    for n in v["notes"].as_array().expect("notes") {
+        let mut k: Vec<&String> = n.as_object().expect("object").keys().collect();
+        k.sort();
+        assert_eq!(k, ["column", "line", "message", "rule", "severity"], "{n}");
+    }
+    let notes = v["notes"].as_array().expect("notes");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n["rule"] == "tile.run-unused" && n["line"] == 5),
+        "{out}"
+    );
+    let z = v["values"]
+        .as_array()
+        .expect("values")
+        .iter()
+        .find(|x| x["name"] == "%z")
+        .expect("%z");
+    assert_eq!(z["unknown"]["line"], 4);
+    assert_eq!(z["unknown"]["supply"], "--arg %z=…");
+    assert_eq!(z["type"], "tile<2xf32>");
+    assert_eq!(z["elements"].as_array().map(Vec::len), Some(0));
+    // A name nothing defines is still an error.
+    let e = fails(&["run", p, "--arg", "%x=1.0", "--arg", "%w=1"]);
+    assert!(e.contains("no argument %w and no op defines it"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -27,4 +27,5 @@ pub mod instr;
 pub mod ptx;
 pub mod text;
 pub mod tile;
+pub mod unknown;
 pub mod visa;

@@ -948,6 +948,8 @@ pub enum Statement {
         opcode: String,
         /// The whole statement.
         span: Span,
+        /// The statement as written (what `run` reads to find the registers it writes).
+        text: String,
     },
 }
 
@@ -1408,6 +1410,7 @@ impl<'a> FileParser<'a> {
                 block.statements.push(Statement::Other {
                     opcode: text.to_string(),
                     span,
+                    text: statement_text(self.src, span),
                 });
                 continue;
             }
@@ -1676,6 +1679,7 @@ impl<'a> FileParser<'a> {
                     Some(Statement::Other {
                         opcode: opcode.to_string(),
                         span,
+                        text: statement_text(self.src, span),
                     })
                 }
             },
@@ -1683,14 +1687,20 @@ impl<'a> FileParser<'a> {
                 parse_mov(self.src, rest, predicate, span).unwrap_or(Statement::Other {
                     opcode: opcode.to_string(),
                     span,
+                    text: statement_text(self.src, span),
                 }),
             ),
             _ => Some(Statement::Other {
                 opcode: opcode.to_string(),
                 span,
+                text: statement_text(self.src, span),
             }),
         }
     }
+}
+
+fn statement_text(src: &str, span: Span) -> String {
+    src.get(span.start..span.end).unwrap_or("").to_string()
 }
 
 /// `mov.type d, a` with a register or immediate source; anything else is left opaque.

@@ -26,6 +26,15 @@
 //! - **Everything else** — labels, branches (never taken: execution is straight-line), other
 //!   instructions and directives — is skipped with a note (rule `ptx.run-skipped`); `ret` and
 //!   `exit` silently.
+//! - **Unknown registers** ([`crate::unknown`], the rule shared with vISA and Tile IR): the
+//!   registers a skipped instruction writes (its first operand: `%r`, `{%a, %b}`, `%p|%q`,
+//!   `(%r)`; none for `st`, `red`, `bra`, `bar` and the like; none when its guard is known to
+//!   be false), and the destination of a `mov` from a special register, become unknown. A
+//!   `cvt` or a guard that reads an unknown register stops (rule `ptx.run-unknown`) naming
+//!   the instruction and `--set`; a `mov` copies the unknown along. A register given with
+//!   `--set` keeps that value through skipped writes (the user stands in for the load); a
+//!   modelled write replaces it. Unknown registers are listed with
+//!   [`RegValue::unknown`] set.
 //!
 //! The file is checked first (reader and [`check_file`]); a file with errors is not run.
 //!
@@ -52,6 +61,7 @@
 
 use super::eval::{evaluate, extend_to_register, operand_roles, role_bits, Role};
 use super::legality::check_file;
+use super::lexer::{lex, TokenKind};
 use super::parse::{
     Block, Function, FunctionKind, Immediate, Instruction, Mov, Operand, OperandKind, Predicate,
     PtxFile, RegDecl, RegRef, Statement,
@@ -60,11 +70,12 @@ use super::target::{PtxVersion, Target};
 use super::types::{Kind, PtxType};
 use crate::diag::{Diagnostic, Severity, Span};
 use crate::text::{parse_bits_named, parse_number, to_decimal, to_short};
+use crate::unknown::{skipped_note, Supply, Unknown};
 use gpucvt_core::convert::{convert, Flags, Policy};
 use gpucvt_core::format::{self, Format};
 use gpucvt_core::round::Rounding;
 use gpucvt_core::value::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// How to run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -96,14 +107,21 @@ pub struct RegValue {
     /// The type of the instruction (or initial value) that wrote it last: what its bits
     /// mean (`e4m3x2` for the destination of `cvt.rn.satfinite.e4m3x2.f32`).
     pub written_as: PtxType,
-    /// The bits, as wide as the register.
+    /// The bits, as wide as the register (0 when [`unknown`](Self::unknown)).
     pub bits: u64,
+    /// Set when the register ends unknown: the skipped instruction that wrote it (then
+    /// `written_as` is the register's type and `bits` 0).
+    pub unknown: Option<Unknown>,
 }
 
 impl RegValue {
-    /// The bits decoded as [`written_as`](Self::written_as) (see [`describe`]).
+    /// The bits decoded as [`written_as`](Self::written_as) (see [`describe`]), or
+    /// `unknown (ld.global.f32 at 26:5)`.
     pub fn describe(&self) -> String {
-        describe(self.written_as, self.bits)
+        match &self.unknown {
+            Some(u) => u.describe(),
+            None => describe(self.written_as, self.bits),
+        }
     }
 }
 
@@ -112,7 +130,8 @@ impl RegValue {
 pub struct RunResult {
     /// The entry that ran.
     pub entry: String,
-    /// Every register a statement wrote (not the ones only set), in order of first write.
+    /// Every register a statement wrote (not the ones only set, nor those that kept their
+    /// set value through skipped writes), in order of first write; unknown ones included.
     pub written: Vec<RegValue>,
     /// Statements not executed and other remarks (warnings: `ptx.run-skipped`,
     /// `ptx.run-guard`, `ptx.run-inexact`).
@@ -122,9 +141,20 @@ pub struct RunResult {
 }
 
 impl RunResult {
-    /// The final bits of a written register.
+    /// The final bits of a written register (`None` for an unknown one).
     pub fn get(&self, name: &str) -> Option<u64> {
-        self.written.iter().find(|r| r.name == name).map(|r| r.bits)
+        self.written
+            .iter()
+            .find(|r| r.name == name && r.unknown.is_none())
+            .map(|r| r.bits)
+    }
+
+    /// The skipped instruction that left a register unknown.
+    pub fn unknown(&self, name: &str) -> Option<&Unknown> {
+        self.written
+            .iter()
+            .find(|r| r.name == name)
+            .and_then(|r| r.unknown.as_ref())
     }
 }
 
@@ -137,7 +167,8 @@ pub enum RunError {
     /// A problem with the options or initial values (no such entry, a bad value).
     #[error("{0}")]
     Input(String),
-    /// Execution stopped at a statement (an unset register, a value that does not fit).
+    /// Execution stopped at a statement (an unset or unknown register, a value that does
+    /// not fit).
     #[error("{0}")]
     Stopped(Diagnostic),
 }
@@ -389,6 +420,10 @@ struct Machine<'a> {
     /// Declarations in scope, innermost last.
     scopes: Vec<&'a [RegDecl]>,
     values: HashMap<String, (u64, PtxType)>,
+    /// Registers a skipped instruction wrote (never also in `values`).
+    unknown: HashMap<String, Unknown>,
+    /// Registers that still hold their `--set` value.
+    user: HashSet<String>,
     written: Vec<String>,
     notes: Vec<Diagnostic>,
     executed: usize,
@@ -486,9 +521,19 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// Reads a declared register; an error if it has no value.
+    /// Reads a declared register; an error if it has no value or an unknown one.
     fn read_slot(&self, s: &Slot, span: Span) -> Result<u64, RunError> {
-        self.values.get(&s.key).map(|v| v.0).ok_or_else(|| {
+        self.fetch(s, span)?
+            .map_err(|u| RunError::Stopped(u.read_error("ptx.run-unknown", &s.key, span)))
+    }
+
+    /// Reads a declared register that may be unknown (what a `mov` copies); an error if it
+    /// has no value at all.
+    fn fetch(&self, s: &Slot, span: Span) -> Result<Result<u64, Unknown>, RunError> {
+        if let Some(u) = self.unknown.get(&s.key) {
+            return Ok(Err(u.clone()));
+        }
+        self.values.get(&s.key).map(|v| Ok(v.0)).ok_or_else(|| {
             stop(
                 "ptx.run-unset",
                 format!(
@@ -502,6 +547,8 @@ impl<'a> Machine<'a> {
 
     fn write(&mut self, s: &Slot, bits: u64, written_as: PtxType) {
         let bits = bits & mask(s.ty.bits());
+        self.unknown.remove(&s.key);
+        self.user.remove(&s.key);
         if self
             .values
             .insert(s.key.clone(), (bits, written_as))
@@ -509,6 +556,83 @@ impl<'a> Machine<'a> {
             || !self.written.contains(&s.key)
         {
             self.written.push(s.key.clone());
+        }
+    }
+
+    /// A write by a skipped instruction (or a copy of an unknown value): the register
+    /// becomes unknown unless it holds its `--set` value, which it keeps. Returns whether it
+    /// kept it.
+    fn write_unknown(&mut self, s: &Slot, u: Unknown) -> bool {
+        if self.user.contains(&s.key) {
+            return true;
+        }
+        self.values.remove(&s.key);
+        self.unknown.insert(s.key.clone(), u);
+        if !self.written.contains(&s.key) {
+            self.written.push(s.key.clone());
+        }
+        false
+    }
+
+    /// Skips an instruction: a note, and what it writes becomes unknown.
+    fn skip(&mut self, head: &str, text: &str, span: Span, dests: &[RegRef]) {
+        let mut unknown = Vec::new();
+        let mut kept = Vec::new();
+        let mut slots = Vec::new();
+        for r in dests {
+            match self.slot(r, span) {
+                Ok(Some(s)) => slots.push(s),
+                // A whole vector register (`ld.v2.f32 %v, […]`): each of its elements.
+                Err(_) if r.component.is_none() => {
+                    for c in 0..COMPONENTS.len() as u8 {
+                        let e = RegRef {
+                            name: r.name.clone(),
+                            component: Some(c),
+                        };
+                        match self.slot(&e, span) {
+                            Ok(Some(s)) => slots.push(s),
+                            _ => break,
+                        }
+                    }
+                }
+                // Names no `.reg` declares (special registers, symbols) are not modelled
+                // state.
+                _ => {}
+            }
+        }
+        for s in slots {
+            let u = Unknown::new(text, span, s.key.clone(), Supply::Set);
+            if self.write_unknown(&s, u) {
+                kept.push(s.key);
+            } else {
+                unknown.push(s.key);
+            }
+        }
+        self.notes.push(skipped_note(
+            "ptx.run-skipped",
+            head,
+            &unknown,
+            &kept,
+            Supply::Set,
+            span,
+        ));
+    }
+
+    /// Whether a skipped instruction's guard is known to be false (it then writes nothing).
+    fn guard_known_false(&self, g: &Option<(bool, String)>) -> bool {
+        let Some((negated, reg)) = g else {
+            return false;
+        };
+        let r = RegRef {
+            name: reg.clone(),
+            component: None,
+        };
+        match self.slot(&r, Span::default()) {
+            Ok(Some(s)) if !self.unknown.contains_key(&s.key) => self
+                .values
+                .get(&s.key)
+                .is_some_and(|v| (v.0 & 1 == 1) == *negated),
+            _ => false,
         }
     }
 
@@ -558,19 +682,31 @@ impl<'a> Machine<'a> {
                 Statement::Cvt(i) => self.cvt(i)?,
                 Statement::Mov(m) => self.mov(m)?,
                 Statement::Block(inner) => self.block(inner)?,
-                Statement::Other { opcode, span } => {
+                Statement::Other { opcode, span, text } => {
                     let base = opcode.split('.').next().unwrap_or("");
+                    let (guard, dests) = if opcode.starts_with('.') {
+                        (None, Vec::new())
+                    } else {
+                        written_by(text)
+                    };
+                    let dests = if self.guard_known_false(&guard) {
+                        Vec::new()
+                    } else {
+                        dests
+                    };
                     match base {
                         "ret" | "exit" => {}
-                        "bra" | "brx" | "call" => self.note(
-                            "ptx.run-skipped",
-                            format!("{opcode} not followed: execution is straight-line"),
+                        "bra" | "brx" | "call" => self.skip(
+                            &format!("{opcode} not followed: execution is straight-line"),
+                            text,
                             *span,
+                            &dests,
                         ),
-                        _ => self.note(
-                            "ptx.run-skipped",
-                            format!("{opcode} not executed: only mov, cvt and cvt.pack run"),
+                        _ => self.skip(
+                            &format!("{opcode} not executed: only mov, cvt and cvt.pack run"),
+                            text,
                             *span,
+                            &dests,
                         ),
                     }
                 }
@@ -594,30 +730,47 @@ impl<'a> Machine<'a> {
             );
             return Ok(());
         }
-        // The source value.
-        let value = match &m.src.kind {
+        // The source value (`Err`: an unknown one, copied along).
+        let mut value: Result<u64, Unknown> = Ok(0);
+        match &m.src.kind {
             OperandKind::Reg(r) => match self.slot(r, m.src.span)? {
-                Some(s) => self.read_slot(&s, m.src.span)? & mask(width),
+                Some(s) => value = self.fetch(&s, m.src.span)?.map(|v| v & mask(width)),
                 None => {
-                    self.note(
-                        "ptx.run-skipped",
-                        format!(
+                    let text = format!(
+                        "mov.{} {}, {}",
+                        ty.name(),
+                        operand_text(&m.dst),
+                        operand_text(&m.src)
+                    );
+                    let dests = operand_regs(&m.dst);
+                    self.skip(
+                        &format!(
                             "mov not executed: {} is not a register declared by .reg (a special register or a symbol)",
                             r.name
                         ),
+                        &text,
                         m.span,
+                        &dests,
                     );
                     return Ok(());
                 }
             },
-            OperandKind::Imm(imm) => immediate_bits(*imm, ty, m.src.span)?,
+            OperandKind::Imm(imm) => value = Ok(immediate_bits(*imm, ty, m.src.span)?),
             OperandKind::Vector(elems) => {
                 let w = width / (elems.len().max(1) as u32);
                 let mut v = 0u64;
                 for (i, e) in elems.iter().enumerate() {
                     let bits = match &e.kind {
                         OperandKind::Reg(r) => match self.slot(r, e.span)? {
-                            Some(s) => self.read_slot(&s, e.span)?,
+                            Some(s) => match self.fetch(&s, e.span)? {
+                                Ok(b) => b,
+                                Err(u) => {
+                                    if value.is_ok() {
+                                        value = Err(u);
+                                    }
+                                    0
+                                }
+                            },
                             None => {
                                 return Err(stop(
                                     "ptx.run-register",
@@ -645,7 +798,7 @@ impl<'a> Machine<'a> {
                     };
                     v |= (bits & mask(w)) << (w * i as u32);
                 }
-                v
+                value = value.map(|_| v);
             }
             OperandKind::Sink => {
                 return Err(stop(
@@ -653,6 +806,25 @@ impl<'a> Machine<'a> {
                     "the sink _ cannot be a source",
                     m.src.span,
                 ))
+            }
+        }
+        let value = match value {
+            Ok(v) => v,
+            Err(u) => {
+                // A copy of an unknown value is unknown, traced to the same instruction.
+                for r in operand_regs(&m.dst) {
+                    let Some(s) = self.slot(&r, m.dst.span)? else {
+                        return Err(stop(
+                            "ptx.run-register",
+                            format!("{} is not declared by .reg", r.name),
+                            m.dst.span,
+                        ));
+                    };
+                    self.user.remove(&s.key);
+                    self.write_unknown(&s, u.clone());
+                }
+                self.executed += 1;
+                return Ok(());
             }
         };
         // The destination(s).
@@ -812,6 +984,128 @@ impl<'a> Machine<'a> {
     }
 }
 
+/// The registers an operand names (a register, or the registers of a vector), in order.
+fn operand_regs(o: &Operand) -> Vec<RegRef> {
+    match &o.kind {
+        OperandKind::Reg(r) => vec![r.clone()],
+        OperandKind::Vector(v) => v.iter().flat_map(operand_regs).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn operand_text(o: &Operand) -> String {
+    let reg = |r: &RegRef| match r.component {
+        Some(c) => format!("{}.{}", r.name, COMPONENTS[(c as usize).min(3)]),
+        None => r.name.clone(),
+    };
+    match &o.kind {
+        OperandKind::Reg(r) => reg(r),
+        OperandKind::Vector(v) => format!(
+            "{{{}}}",
+            v.iter().map(operand_text).collect::<Vec<_>>().join(", ")
+        ),
+        OperandKind::Sink => "_".to_string(),
+        OperandKind::Imm(_) => "…".to_string(),
+    }
+}
+
+/// Opcodes (before the first `.`) whose first operand is not a register they write: stores
+/// and reductions to memory, branches, barriers and fences, and the like.
+const WRITES_NOTHING: [&str; 22] = [
+    "st",
+    "red",
+    "bra",
+    "brx",
+    "bar",
+    "barrier",
+    "nanosleep",
+    "membar",
+    "fence",
+    "prefetch",
+    "prefetchu",
+    "trap",
+    "brkpt",
+    "pmevent",
+    "exit",
+    "ret",
+    "setmaxnreg",
+    "griddepcontrol",
+    "stmatrix",
+    "sust",
+    "sured",
+    "cp",
+];
+
+/// What a skipped instruction's text says it writes: its guard (negated, predicate), if
+/// any, and the registers of its destination — the first operand after the opcode: `%r`,
+/// `%v.x`, `{%a, %b}`, `%p|%q`, or the return list `(%r)` of a `call`. A first operand in
+/// memory (`[addr]`), a label or an immediate writes no register.
+fn written_by(text: &str) -> (Option<(bool, String)>, Vec<RegRef>) {
+    let toks = lex(text).tokens;
+    let word = |i: usize| toks.get(i).map(|t| t.text(text)).unwrap_or("");
+    let punct = |i: usize, c: char| toks.get(i).is_some_and(|t| t.is_punct(text, c));
+    let mut i = 0;
+    let mut guard = None;
+    if punct(0, '@') {
+        let negated = punct(1, '!');
+        i = if negated { 2 } else { 1 };
+        guard = Some((negated, word(i).to_string()));
+        i += 1;
+    }
+    let opcode = word(i);
+    let root = opcode.split('.').next().unwrap_or("");
+    // `bar.red` reduces into its first operand.
+    let is_bar_red = (root == "bar" || root == "barrier") && opcode.contains(".red");
+    if WRITES_NOTHING.contains(&root) && !is_bar_red {
+        return (guard, Vec::new());
+    }
+    i += 1;
+    let reg = |t: &str| -> Option<RegRef> {
+        if !t.starts_with('%') {
+            return None;
+        }
+        Some(match t.rsplit_once('.') {
+            Some((n, c)) if COMPONENTS.contains(&c) => RegRef {
+                name: n.to_string(),
+                component: COMPONENTS.iter().position(|x| *x == c).map(|k| k as u8),
+            },
+            _ => RegRef {
+                name: t.to_string(),
+                component: None,
+            },
+        })
+    };
+    let mut out = Vec::new();
+    let close = if punct(i, '{') {
+        Some('}')
+    } else if punct(i, '(') {
+        Some(')')
+    } else {
+        None
+    };
+    match close {
+        Some(c) => {
+            i += 1;
+            while i < toks.len() && !punct(i, c) {
+                if toks[i].kind == TokenKind::Word {
+                    out.extend(reg(word(i)));
+                }
+                i += 1;
+            }
+        }
+        None => {
+            if toks.get(i).is_some_and(|t| t.kind == TokenKind::Word) {
+                out.extend(reg(word(i)));
+                // `setp … %p|%q`: a second predicate.
+                if punct(i + 1, '|') {
+                    out.extend(reg(word(i + 2)));
+                }
+            }
+        }
+    }
+    (guard, out)
+}
+
 /// Every `.reg` declaration of a block and its nested blocks.
 fn all_decls<'a>(b: &'a Block, out: &mut Vec<&'a RegDecl>) {
     out.extend(b.regs.iter());
@@ -888,6 +1182,8 @@ pub fn run(file: &PtxFile, inputs: &[RunInput], opts: &RunOptions) -> Result<Run
     let mut m = Machine {
         scopes: Vec::new(),
         values: HashMap::new(),
+        unknown: HashMap::new(),
+        user: HashSet::new(),
         written: Vec::new(),
         notes: Vec::new(),
         executed: 0,
@@ -927,13 +1223,18 @@ pub fn run(file: &PtxFile, inputs: &[RunInput], opts: &RunOptions) -> Result<Run
             );
         }
         m.values.insert(slot.key.clone(), (bits, slot.ty));
+        m.user.insert(slot.key.clone());
     }
     m.block(body)?;
     let written = m
         .written
         .iter()
         .filter_map(|k| {
-            let (bits, written_as) = *m.values.get(k)?;
+            let unknown = m.unknown.get(k).cloned();
+            let (bits, written_as) = match &unknown {
+                Some(_) => (0, PtxType::B8),
+                None => *m.values.get(k)?,
+            };
             let reg_type = decls
                 .iter()
                 .find(|d| {
@@ -944,8 +1245,13 @@ pub fn run(file: &PtxFile, inputs: &[RunInput], opts: &RunOptions) -> Result<Run
             Some(RegValue {
                 name: k.clone(),
                 reg_type,
-                written_as,
+                written_as: if unknown.is_some() {
+                    reg_type
+                } else {
+                    written_as
+                },
                 bits,
+                unknown,
             })
         })
         .collect();
@@ -1064,6 +1370,86 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(e, RunError::Invalid(d) if d[0].rule == "ptx.rounding-required"));
+    }
+
+    #[test]
+    fn destinations_of_skipped_instructions() {
+        let names = |t: &str| -> Vec<String> {
+            written_by(t)
+                .1
+                .iter()
+                .map(|r| match r.component {
+                    Some(c) => format!("{}.{}", r.name, COMPONENTS[c as usize]),
+                    None => r.name.clone(),
+                })
+                .collect()
+        };
+        assert_eq!(names("ld.global.f32 %f1, [%rd1];"), ["%f1"]);
+        assert_eq!(
+            names("ld.global.v4.f32 {%f1, %f2, _, %v.w}, [%rd3];"),
+            ["%f1", "%f2", "%v.w"]
+        );
+        assert_eq!(names("setp.lt.f32 %p|%q, %f1, %f2;"), ["%p", "%q"]);
+        assert_eq!(names("call.uni (%r1), f, (%r2);"), ["%r1"]);
+        assert_eq!(names("bar.red.popc.u32 %r1, 0, %p;"), ["%r1"]);
+        assert!(names("st.global.f32 [%rd1], %f1;").is_empty());
+        assert!(names("brx.idx %r1, tbl;").is_empty());
+        assert!(names("bar.sync %r1;").is_empty());
+        assert!(names("red.global.add.f32 [%rd1], %f1;").is_empty());
+        assert!(names("call f, (%r2);").is_empty());
+        let (g, d) = written_by("@!%p add.s32 %r1, %r2, 1;");
+        assert_eq!(g, Some((true, "%p".to_string())));
+        assert_eq!(d.len(), 1);
+    }
+
+    #[test]
+    fn skipped_writes_are_unknown() {
+        let body = "    .reg .f32 %f<4>;\n    .reg .b16 %h;\n    .reg .b64 %rd;\n    .reg .pred %p;\n    \
+                    ld.param.u64 %rd, [p];\n    ld.global.f32 %f1, [%rd];\n    mov.f32 %f2, %f1;\n    \
+                    cvt.rn.f16.f32 %h, %f2;\n";
+        let e = go(body, &[]).unwrap_err();
+        let RunError::Stopped(d) = e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(
+            (d.rule, d.span.line, d.span.col),
+            ("ptx.run-unknown", 13, 24)
+        );
+        assert!(
+            d.message.contains("(from %f1)")
+                && d.message.contains("`ld.global.f32 %f1, [%rd]` at 11:5")
+                && d.message.ends_with("--set %f1=…"),
+            "{}",
+            d.message
+        );
+        // With --set the load keeps the value; %rd stays unknown without error.
+        let r = go(body, &[("%f1", "1.5")]).unwrap();
+        assert_eq!(r.get("%h"), Some(0x3e00));
+        assert_eq!(r.get("%f1"), None);
+        let u = r.unknown("%rd").unwrap();
+        assert_eq!((u.span.line, u.span.col), (10, 5));
+        let rd = r.written.iter().find(|v| v.name == "%rd").unwrap();
+        assert_eq!(rd.describe(), "unknown (ld.param.u64 at 10:5)");
+        assert!(r.notes.iter().any(|n| n.message
+            == "ld.global.f32 not executed: only mov, cvt and cvt.pack run; %f1 keeps the --set value"));
+        // --set on %f2, which a mov writes later: the mov's (unknown) copy replaces it.
+        assert!(go(body, &[("%f2", "1")]).is_err());
+        // A guard known to be false: nothing is written.
+        let g = "    .reg .f32 %f<2>;\n    .reg .b16 %h;\n    .reg .pred %p;\n    \
+                 mov.f32 %f1, 2.0;\n    @%p ld.global.f32 %f1, [a];\n    cvt.rn.f16.f32 %h, %f1;\n";
+        assert_eq!(go(g, &[("%p", "0")]).unwrap().get("%h"), Some(0x4000));
+        assert!(go(g, &[("%p", "1")]).is_err());
+        // A mov from a special register leaves its destination unknown.
+        let t = "    .reg .b32 %r<2>;\n    .reg .f32 %f;\n    mov.u32 %r1, %tid.x;\n    \
+                 cvt.rn.f32.u32 %f, %r1;\n";
+        let RunError::Stopped(d) = go(t, &[]).unwrap_err() else {
+            panic!()
+        };
+        assert!(
+            d.message.contains("`mov.u32 %r1, %tid.x` at 8:5"),
+            "{}",
+            d.message
+        );
     }
 
     #[test]

@@ -45,12 +45,13 @@
 //!   `tileiras` 13.4.92 fails to compile.
 //! - Results are compared bit for bit ([`difference`]): two different NaN encodings differ.
 
-use super::parse::{ConvOp, Op, TileFile};
+use super::parse::{ConvOp, Function, Op, TileFile};
 use super::types::{ElemType, Element, OpKind, Overflow, RoundingMode, Signedness, TileType};
 use super::verify::{exactly_representable, verify_op};
 use crate::diag::Diagnostic;
 use crate::ptx::eval::{evaluate, operand_roles};
 use crate::ptx::{CvtForm, PtxType, RoundMod, Target};
+use crate::unknown::{skipped_note, Supply, Unknown};
 use gpucvt_core::convert::{convert, IntNan, IntOverflow, Policy};
 use gpucvt_core::format::{self, Format};
 use gpucvt_core::value::Class;
@@ -169,6 +170,10 @@ pub enum EvalError {
     /// A value used by a conversion is not available (undeclared, or from a skipped op).
     #[error("value %{0} is not defined by an argument, a constant or a conversion")]
     UnknownValue(String),
+    /// A conversion reads a value that a skipped op defined and no `--arg` supplied (rule
+    /// `tile.run-unknown`, at the operand).
+    #[error("{}", .0.message)]
+    Stopped(Diagnostic),
     /// A value is used at a type different from its own.
     #[error("value %{name} has type {actual}, the op expects {expected}")]
     TypeMismatch {
@@ -1024,16 +1029,113 @@ pub struct ValueResult {
     pub elements: Vec<ElementResult>,
 }
 
+/// A value supplied for an SSA name that a skipped op defines (`--arg %y=…` for `%y = addf
+/// …`): it stands in for the op's result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Given {
+    /// The name without `%`.
+    pub name: String,
+    /// Its type (see [`read_type`]).
+    pub ty: TileType,
+    /// Its elements, row-major (one element splats).
+    pub elements: Vec<u64>,
+}
+
+/// What [`run_entry_given`] computed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryRun {
+    /// The values in definition order: arguments, then constants, conversion results and
+    /// supplied ([`Given`]) values.
+    pub values: Vec<ValueResult>,
+    /// The values skipped ops defined and nothing supplied, in order ([`Unknown::name`] with
+    /// its `%`).
+    pub unknown: Vec<Unknown>,
+    /// A note per skipped op (rule `tile.run-skipped`) and per supplied value no skipped op
+    /// defines (`tile.run-unused`: a conversion or constant computes it, or nothing does).
+    pub notes: Vec<Diagnostic>,
+}
+
+/// The type a conversion of `f` reads `name` at (its source type): what a value supplied
+/// for `name` is read as.
+pub fn read_type(f: &Function, name: &str) -> Option<TileType> {
+    let name = name.strip_prefix('%').unwrap_or(name);
+    f.body.iter().find_map(|s| match &s.op {
+        Op::Convert(c) if c.operand.as_ref().is_some_and(|o| o.value == name) => {
+            Some(c.src.value.clone())
+        }
+        _ => None,
+    })
+}
+
+/// A tile's elements from one element list (one element splats).
+fn tile_elements(name: &str, ty: &TileType, given: &[u64]) -> Result<Vec<u64>, EvalError> {
+    let n = ty.num_elements();
+    let els: Vec<u64> = if given.len() as u64 == n {
+        given.to_vec()
+    } else if given.len() == 1 {
+        vec![given[0]; n as usize]
+    } else {
+        return Err(EvalError::ArgLength {
+            name: name.to_string(),
+            ty: ty.to_string(),
+            expected: n,
+            got: given.len(),
+        });
+    };
+    let bits = ty.elem.bits();
+    if let Some((index, &value)) = els.iter().enumerate().find(|(_, &v)| v & !mask(bits) != 0) {
+        return Err(EvalError::InputTooWide { index, value, bits });
+    }
+    Ok(els)
+}
+
 /// Runs the entry (or `testing$func`) `entry` of a file: arguments first (one element list
 /// per argument; a single element is splatted), then every constant and conversion in order.
-/// Skipped ops produce no values; using one is an error. An undefined input element gives
-/// an undefined result element. Returns the values in definition order (arguments first).
+/// Skipped ops produce unknown values; a conversion that reads one is an error
+/// ([`EvalError::Stopped`]). An undefined input element gives an undefined result element.
+/// Returns the values in definition order (arguments first). [`run_entry_given`] also takes
+/// values for skipped ops' results.
 pub fn run_entry(
     file: &TileFile,
     entry: &str,
     args: &[Vec<u64>],
     options: &RunOptions,
 ) -> Result<Vec<ValueResult>, EvalError> {
+    run_entry_given(file, "", entry, args, &[], options).map(|r| r.values)
+}
+
+/// [`run_entry`] under the rule of [`crate::unknown`]: each op other than a constant or a
+/// conversion is skipped with a note, and its results are unknown unless `given` supplies
+/// them; a conversion that reads an unknown value stops with an error naming the op and
+/// `--arg`. A value given for a name that a constant or conversion defines is not used (the
+/// modelled op computes it; a note says so). `source` is the file's text, to quote skipped
+/// ops (`""` quotes them as `%y = addf`).
+///
+/// ```
+/// use gpucvt::tile::{eval::{run_entry_given, EvalError, Given, RunOptions}, parse::parse_file};
+/// use gpucvt::tile::types::{ElemType, TileType};
+/// let src = "cuda_tile.module @m {\n  entry @k(%x: tile<f32>) {\n    %y = addf %x, %x : tile<f32>\n    %h = ftof %y : tile<f32> -> tile<f16>\n    return\n  }\n}\n";
+/// let file = parse_file(src);
+/// let opts = RunOptions::default();
+/// let e = run_entry_given(&file, src, "k", &[vec![0x3f80_0000]], &[], &opts).unwrap_err();
+/// let EvalError::Stopped(d) = e else { panic!() };
+/// assert!(d.message.contains("`%y = addf %x, %x : tile<f32>` at 3:5"));
+/// assert!(d.message.ends_with("--arg %y=…"));
+/// let y = Given { name: "y".into(), ty: TileType::new(&[], ElemType::F32), elements: vec![0x4000_0000] };
+/// let r = run_entry_given(&file, src, "k", &[vec![0x3f80_0000]], &[y], &opts).unwrap();
+/// assert_eq!(r.values.last().unwrap().elements[0].bits(), Some(0x4000)); // 2.0 in f16
+/// ```
+///
+/// # Errors
+/// As [`run_entry`]; a given value of the wrong length or width as an argument would be.
+pub fn run_entry_given(
+    file: &TileFile,
+    source: &str,
+    entry: &str,
+    args: &[Vec<u64>],
+    given: &[Given],
+    options: &RunOptions,
+) -> Result<EntryRun, EvalError> {
     let entry = entry.strip_prefix('@').unwrap_or(entry);
     let f = file
         .modules
@@ -1050,24 +1152,12 @@ pub fn run_entry(
     }
     let mut out: Vec<ValueResult> = Vec::new();
     let mut env: HashMap<String, usize> = HashMap::new();
-    for (a, given) in f.args.iter().zip(args) {
-        let n = a.ty.num_elements();
-        let els: Vec<u64> = if given.len() as u64 == n {
-            given.clone()
-        } else if given.len() == 1 {
-            vec![given[0]; n as usize]
-        } else {
-            return Err(EvalError::ArgLength {
-                name: a.name.clone(),
-                ty: a.ty.to_string(),
-                expected: n,
-                got: given.len(),
-            });
-        };
-        let bits = a.ty.elem.bits();
-        if let Some((index, &value)) = els.iter().enumerate().find(|(_, &v)| v & !mask(bits) != 0) {
-            return Err(EvalError::InputTooWide { index, value, bits });
-        }
+    let mut unknown: HashMap<String, Unknown> = HashMap::new();
+    let mut unknown_order: Vec<String> = Vec::new();
+    let mut notes = Vec::new();
+    let mut used = vec![false; given.len()];
+    for (a, els) in f.args.iter().zip(args) {
+        let els = tile_elements(&a.name, &a.ty, els)?;
         env.insert(a.name.clone(), out.len());
         out.push(ValueResult {
             name: a.name.clone(),
@@ -1076,9 +1166,74 @@ pub fn run_entry(
         });
     }
     for s in &f.body {
+        if let Op::Other(op_name) = &s.op {
+            let results: Vec<String> = s.results.iter().map(|r| format!("%{}", r.value)).collect();
+            let text = source
+                .get(s.span.start..s.span.end)
+                .filter(|t| !t.trim().is_empty())
+                .map_or_else(
+                    || {
+                        if results.is_empty() {
+                            op_name.clone()
+                        } else {
+                            format!("{} = {op_name}", results.join(", "))
+                        }
+                    },
+                    str::to_string,
+                );
+            let (mut now_unknown, mut kept) = (Vec::new(), Vec::new());
+            for r in &s.results {
+                env.remove(&r.value);
+                let shown = format!("%{}", r.value);
+                match given.iter().position(|g| g.name == r.value) {
+                    Some(k) => {
+                        used[k] = true;
+                        let g = &given[k];
+                        let els = tile_elements(&g.name, &g.ty, &g.elements)?;
+                        unknown.remove(&r.value);
+                        env.insert(r.value.clone(), out.len());
+                        out.push(ValueResult {
+                            name: r.value.clone(),
+                            ty: g.ty.clone(),
+                            elements: els.into_iter().map(ElementResult::Bits).collect(),
+                        });
+                        kept.push(shown);
+                    }
+                    None => {
+                        unknown.insert(
+                            r.value.clone(),
+                            Unknown::new(&text, s.span, shown.clone(), Supply::Arg),
+                        );
+                        unknown_order.retain(|n| *n != r.value);
+                        unknown_order.push(r.value.clone());
+                        now_unknown.push(shown);
+                    }
+                }
+            }
+            notes.push(skipped_note(
+                "tile.run-skipped",
+                &format!("{op_name} not evaluated: only constants and conversion ops run"),
+                &now_unknown,
+                &kept,
+                Supply::Arg,
+                s.span,
+            ));
+            continue;
+        }
         let Some(res) = s.results.first() else {
             continue;
         };
+        if let Some(k) = given.iter().position(|g| g.name == res.value) {
+            used[k] = true;
+            notes.push(Diagnostic::warning(
+                "tile.run-unused",
+                format!(
+                    "--arg %{} is not used: this op computes %{}",
+                    res.value, res.value
+                ),
+                s.span,
+            ));
+        }
         let value = match &s.op {
             Op::Constant(c) => {
                 let n = c.ty.num_elements() as usize;
@@ -1094,6 +1249,14 @@ pub fn run_entry(
                     .as_ref()
                     .map(|o| o.value.clone())
                     .unwrap_or_default();
+                if let Some(u) = unknown.get(&name) {
+                    let at = c.operand.as_ref().map_or(s.span, |o| o.span);
+                    return Err(EvalError::Stopped(u.read_error(
+                        "tile.run-unknown",
+                        &format!("%{name}"),
+                        at,
+                    )));
+                }
                 let idx = *env
                     .get(&name)
                     .ok_or_else(|| EvalError::UnknownValue(name.clone()))?;
@@ -1126,15 +1289,29 @@ pub fn run_entry(
                     elements,
                 }
             }
-            Op::Return(_) | Op::Other(_) => {
-                for r in &s.results {
-                    env.remove(&r.value);
-                }
-                continue;
-            }
+            Op::Return(_) | Op::Other(_) => continue,
         };
+        unknown.remove(&value.name);
         env.insert(value.name.clone(), out.len());
         out.push(value);
     }
-    Ok(out)
+    for (g, _) in given.iter().zip(&used).filter(|(_, u)| !**u) {
+        notes.push(Diagnostic::warning(
+            "tile.run-unused",
+            format!(
+                "--arg %{} is not used: no op of @{} defines it",
+                g.name, f.name
+            ),
+            f.span,
+        ));
+    }
+    let unknown = unknown_order
+        .iter()
+        .filter_map(|n| unknown.get(n).cloned())
+        .collect();
+    Ok(EntryRun {
+        values: out,
+        unknown,
+        notes,
+    })
 }

@@ -155,8 +155,15 @@ pub struct Skipped {
     /// The mnemonic, lower case, without modifiers.
     pub mnemonic: String,
     /// The text of the first operand after the execution size, if any (to notice writes to
-    /// `%cr0`).
+    /// `%cr0`, and what `run` takes as the instruction's destination).
     pub first_operand: Option<String>,
+    /// The instruction predicate, if any.
+    pub pred: Option<Predicate>,
+    /// The execution size group right after the mnemonic (and its modifiers), when it reads
+    /// as one.
+    pub exec: Option<Exec>,
+    /// The instruction as written.
+    pub text: String,
     /// The whole line.
     pub span: Span,
 }
@@ -893,10 +900,30 @@ fn instruction(l: &mut Line<'_, '_>, k: &mut Kernel, diags: &mut Vec<Diagnostic>
                 first_operand = l.loc.text.get(t.start..end).map(str::to_string);
             }
         }
+        // The execution size group: the first parenthesis after the mnemonic and its
+        // modifiers (`raw_sends.15.1.0.1 (M1, 16) …`).
+        let save = l.i;
+        let exec = match l.toks[l.i..].iter().position(|t| t.tok == Tok::Punct('(')) {
+            Some(p) => {
+                l.i += p;
+                exec(l).ok()
+            }
+            None => None,
+        };
+        l.i = save;
+        let span = l.loc.span(start, l.end);
         k.stmts.push(Stmt::Skipped(Skipped {
             mnemonic,
             first_operand,
-            span: l.loc.span(start, l.end),
+            pred,
+            exec,
+            text: l
+                .loc
+                .text
+                .get(span.start..span.end)
+                .unwrap_or("")
+                .to_string(),
+            span,
         }));
         return Ok(());
     }

@@ -8,8 +8,18 @@
 //! (M1 = 0, M2 = 4, …); every channel is enabled in the dispatch mask, so a channel is off
 //! only through the instruction predicate (`.any` / `.all` combine the predicate bits of the
 //! execution size). A `mov` into `%cr0` changes the control register for the movs after it;
-//! writes to `%null` are dropped. Indirect operands and other instructions are not executed
-//! (the checker warns).
+//! writes to `%null` are dropped. Indirect operands are not executed (the checker warns).
+//!
+//! Other instructions are skipped with a note (rule `visa.run-skipped`; `ret` silently), and
+//! what they write becomes *unknown* ([`crate::unknown`], the rule shared with PTX and Tile
+//! IR): the elements of their destination — the first operand after the execution size
+//! (`add (M1, 16) V33(0,0)<1> …`: the 16 elements of that region; a predicate such as `cmp`'s
+//! `P1`: all of it), or the last operand of a message (`send`, `raw_sends`, `oword_ld`,
+//! gathers, atomics: the whole variable); stores and scatters write no variable. A `mov`
+//! that reads an unknown element (or is predicated by an unknown predicate) stops with an
+//! error (rule `visa.run-unknown`) naming the instruction and `--set`. Elements given an
+//! initial value keep it through skipped writes (the user stands in for the instruction);
+//! a `mov` replaces them. Unknown elements are listed in [`Written::unknown`].
 //!
 //! ```
 //! use gpucvt::visa::{asm::parse, exec::{execute, ExecOptions}};
@@ -26,7 +36,9 @@
 //! assert_eq!(out.get("D"), Some(&[0x2c, 0xfe, 0x7f, 0xfe][..]));
 //! ```
 
-use super::asm::{DstOperand, Kernel, Mov, PredControl, SrcMod, SrcOperand, Stmt};
+use super::asm::{
+    DstOperand, Kernel, Mov, PredControl, Skipped, SrcMod, SrcOperand, Stmt, VarKind,
+};
 use super::check::{
     base_element, check, dst_element, src_elements, symbols, CheckOptions, VarInfo, CR0_NAME,
     NULL_NAME,
@@ -35,6 +47,7 @@ use super::cr0::Cr0;
 use super::mov::{mov_plan_with, MovOptions};
 use super::types::{unpack, VisaType};
 use crate::diag::{Diagnostic, Severity, Span};
+use crate::unknown::{skipped_note, Supply, Unknown};
 use gpucvt_core::convert::Flags;
 use gpucvt_core::value::{Class, Value};
 use std::collections::HashMap;
@@ -69,8 +82,11 @@ pub struct Written {
     pub name: String,
     /// Its declared type (BOOL for predicates).
     pub ty: VisaType,
-    /// Every element's bits, element 0 first.
+    /// Every element's bits, element 0 first (0 for an unknown element).
     pub elements: Vec<u64>,
+    /// Per element, the skipped instruction that left it unknown (`None`: known). As long
+    /// as `elements`.
+    pub unknown: Vec<Option<Unknown>>,
 }
 
 /// What one executed mov did.
@@ -89,11 +105,13 @@ pub struct MovRecord {
 /// The result of a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExecResult {
-    /// The variables the movs wrote, in order of first write, with their final contents.
+    /// The variables the movs or skipped instructions wrote, in order of first write, with
+    /// their final contents.
     pub values: Vec<Written>,
     /// One record per executed mov.
     pub movs: Vec<MovRecord>,
-    /// The checker's warnings (movs it marks unsupported were not executed).
+    /// The checker's warnings (movs it marks unsupported were not executed) and a note per
+    /// skipped instruction, in source order.
     pub warnings: Vec<Diagnostic>,
     /// The control register at the end.
     pub cr0: Cr0,
@@ -114,6 +132,22 @@ struct Machine {
     bytes: HashMap<String, Vec<u8>>,
     preds: HashMap<String, Vec<bool>>,
     grf_bytes: u32,
+    /// The skipped instructions' unknown values; `marks` index it.
+    origins: Vec<Unknown>,
+    /// Per root variable, per byte (per element for predicates): what the byte holds when
+    /// it is not a value a mov wrote.
+    marks: HashMap<String, Vec<Mark>>,
+}
+
+/// Where a byte's value came from, when not from a mov.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mark {
+    /// A mov, the kernel-entry zero, or nothing in particular.
+    Plain,
+    /// An initial value (`--set`): kept through skipped writes.
+    User,
+    /// Unknown: written by the skipped instruction `origins[i]`.
+    Unknown(usize),
 }
 
 fn mask(bits: u32) -> u64 {
@@ -125,6 +159,70 @@ fn mask(bits: u32) -> u64 {
 }
 
 impl Machine {
+    /// The byte range of element `idx` of `v` (predicates: the element itself) in the
+    /// marks of its root.
+    fn mark_range(&self, v: &VarInfo, ty: Option<VisaType>, idx: u64) -> Option<(usize, usize)> {
+        if idx >= v.num_elts {
+            return None;
+        }
+        if v.kind == VarKind::Predicate {
+            let i = usize::try_from(idx).ok()?;
+            return Some((i, i + 1));
+        }
+        let size = ty.map_or(1, |t| t.size() as u64);
+        let off = usize::try_from(v.byte_offset.checked_add(idx.checked_mul(size)?)?).ok()?;
+        Some((off, off.checked_add(size as usize)?))
+    }
+
+    fn marks_of(&self, v: &VarInfo, ty: Option<VisaType>, idx: u64) -> &[Mark] {
+        let Some((a, b)) = self.mark_range(v, ty, idx) else {
+            return &[];
+        };
+        self.marks
+            .get(&v.root)
+            .and_then(|m| m.get(a..b))
+            .unwrap_or(&[])
+    }
+
+    /// The skipped instruction that left element `idx` unknown, if one did.
+    fn unknown(&self, v: &VarInfo, ty: Option<VisaType>, idx: u64) -> Option<&Unknown> {
+        self.marks_of(v, ty, idx).iter().find_map(|m| match m {
+            Mark::Unknown(i) => self.origins.get(*i),
+            _ => None,
+        })
+    }
+
+    fn set_marks(&mut self, v: &VarInfo, ty: Option<VisaType>, idx: u64, to: Mark) {
+        let Some((a, b)) = self.mark_range(v, ty, idx) else {
+            return;
+        };
+        if let Some(m) = self.marks.get_mut(&v.root).and_then(|m| m.get_mut(a..b)) {
+            m.fill(to);
+        }
+    }
+
+    /// A skipped instruction writes element `idx`: unknown, unless it holds an initial
+    /// value. Returns whether it kept that value.
+    fn write_unknown(
+        &mut self,
+        v: &VarInfo,
+        ty: Option<VisaType>,
+        idx: u64,
+        origin: usize,
+    ) -> bool {
+        let Some((a, b)) = self.mark_range(v, ty, idx) else {
+            return false;
+        };
+        let Some(m) = self.marks.get_mut(&v.root).and_then(|m| m.get_mut(a..b)) else {
+            return false;
+        };
+        if m.iter().all(|x| *x == Mark::User) {
+            return true;
+        }
+        m.fill(Mark::Unknown(origin));
+        false
+    }
+
     fn read(&self, v: &VarInfo, ty: VisaType, idx: u64) -> Option<u64> {
         let size = ty.size() as u64;
         if idx >= v.num_elts {
@@ -172,7 +270,8 @@ fn input_error(msg: String) -> Diagnostic {
 /// first; predicates take 0 or 1 per element; missing variables and elements start at 0).
 ///
 /// Returns the checker's errors (and input errors, rule `visa.exec-input`) instead of
-/// running when there are any. Never panics.
+/// running when there are any, and the one error (rule `visa.run-unknown`) of a mov that
+/// reads an unknown element. Never panics.
 pub fn execute(
     k: &Kernel,
     init: &[(String, Vec<u64>)],
@@ -195,16 +294,22 @@ pub fn execute(
         preds: HashMap::new(),
         grf_bytes: opts.grf_bytes,
         syms,
+        origins: Vec::new(),
+        marks: HashMap::new(),
     };
     for v in m.syms.values() {
         match v.kind {
             super::asm::VarKind::Predicate => {
                 m.preds
                     .insert(v.name.clone(), vec![false; v.num_elts as usize]);
+                m.marks
+                    .insert(v.name.clone(), vec![Mark::Plain; v.num_elts as usize]);
             }
             _ if v.root == v.name => {
                 m.bytes
                     .insert(v.name.clone(), vec![0u8; v.bytes() as usize]);
+                m.marks
+                    .insert(v.name.clone(), vec![Mark::Plain; v.bytes() as usize]);
             }
             _ => {}
         }
@@ -241,6 +346,9 @@ pub fn execute(
                         *slot = x & 1 == 1;
                     }
                 }
+                for i in 0..vals.len() as u64 {
+                    m.set_marks(&v, None, i, Mark::User);
+                }
             }
             (super::asm::VarKind::General, Some(t)) => {
                 let w = t.size() * 8;
@@ -251,6 +359,7 @@ pub fn execute(
                         )));
                     } else {
                         m.write(&v, t, i as u64, x);
+                        m.set_marks(&v, Some(t), i as u64, Mark::User);
                     }
                 }
             }
@@ -265,22 +374,54 @@ pub fn execute(
     let mut cr0 = current_cr0(&m, opts.cr0);
     let mut written: Vec<String> = Vec::new();
     let mut records = Vec::new();
+    let mut warnings = warnings;
     for s in &k.stmts {
-        let Stmt::Mov(mv) = s else { continue };
-        if let Some(rec) = run_mov(&mut m, mv, cr0, opts, &mut written) {
-            records.push(rec);
-            cr0 = current_cr0(&m, cr0);
+        match s {
+            Stmt::Mov(mv) => {
+                if let Some(rec) =
+                    run_mov(&mut m, mv, cr0, opts, &mut written).map_err(|d| vec![d])?
+                {
+                    records.push(rec);
+                    cr0 = current_cr0(&m, cr0);
+                }
+            }
+            Stmt::Skipped(sk) => {
+                if let Some(note) = skip(&mut m, sk, &mut written) {
+                    warnings.push(note);
+                }
+            }
         }
     }
+    warnings.sort_by_key(|d| (d.span.start, d.span.end));
     let values = written
         .into_iter()
         .filter_map(|name| {
             let v = m.syms.get(&name)?.clone();
             let ty = v.ty.unwrap_or(VisaType::Bool);
-            let elements = (0..v.num_elts)
-                .map(|i| m.read(&v, ty, i).unwrap_or(0))
+            let known_ty = (v.kind != VarKind::Predicate).then_some(ty);
+            let unknown: Vec<Option<Unknown>> = (0..v.num_elts)
+                .map(|i| m.unknown(&v, known_ty, i).cloned())
                 .collect();
-            Some(Written { name, ty, elements })
+            let elements = (0..v.num_elts)
+                .map(|i| {
+                    if unknown[i as usize].is_some() {
+                        0
+                    } else if v.kind == VarKind::Predicate {
+                        m.preds
+                            .get(&v.name)
+                            .and_then(|p| p.get(i as usize))
+                            .map_or(0, |&b| b as u64)
+                    } else {
+                        m.read(&v, ty, i).unwrap_or(0)
+                    }
+                })
+                .collect();
+            Some(Written {
+                name,
+                ty,
+                elements,
+                unknown,
+            })
         })
         .collect();
     Ok(ExecResult {
@@ -289,6 +430,157 @@ pub fn execute(
         warnings,
         cr0,
     })
+}
+
+/// Mnemonics (before the first `.`) whose destination is their last operand: messages.
+const LAST_IS_DST: [&str; 14] = [
+    "send",
+    "sends",
+    "raw_send",
+    "raw_sends",
+    "oword_ld",
+    "oword_ld_unaligned",
+    "media_ld",
+    "svm_block_ld",
+    "svm_gather",
+    "gather",
+    "gather_scaled",
+    "gather4_scaled",
+    "dword_atomic",
+    "svm_atomic",
+];
+
+/// Mnemonic prefixes of instructions that write no variable (their operands are read).
+const NO_DST: [&str; 8] = [
+    "ret",
+    "oword_st",
+    "media_st",
+    "scatter",
+    "svm_block_st",
+    "svm_scatter",
+    "lsc_store",
+    "jmp",
+];
+
+/// The operands of a skipped instruction after its execution size group, split at white
+/// space outside brackets.
+fn operand_words(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' | '[' | '<' => depth += 1,
+            ')' | ']' | '>' => depth -= 1,
+            _ => {}
+        }
+        let space = c.is_whitespace() && depth <= 0;
+        match (space, start) {
+            (true, Some(s)) => {
+                out.push(&text[s..i]);
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push(&text[s..]);
+    }
+    out
+}
+
+/// `Name(row,col)<hstride>` → (name, row, col, hstride); otherwise just the leading name.
+fn dst_parts(op: &str) -> (&str, Option<(u64, u64, u64)>) {
+    let op = op.trim_start_matches("(-)").trim_start_matches("(abs)");
+    let end = op
+        .find(|c: char| !(c.is_ascii_alphanumeric() || "_$%@".contains(c)))
+        .unwrap_or(op.len());
+    let (name, rest) = op.split_at(end);
+    let region = (|| {
+        let rest = rest.strip_prefix('(')?;
+        let (rc, rest) = rest.split_once(')')?;
+        let (r, c) = rc.split_once(',')?;
+        let h = rest.strip_prefix('<')?.strip_suffix('>')?;
+        Some((
+            r.trim().parse().ok()?,
+            c.trim().parse().ok()?,
+            h.trim().parse().ok()?,
+        ))
+    })();
+    (name, region)
+}
+
+/// Skips an instruction other than a mov: what it writes becomes unknown. Returns its note
+/// (none for `ret`).
+fn skip(m: &mut Machine, sk: &Skipped, written: &mut Vec<String>) -> Option<Diagnostic> {
+    let root = sk.mnemonic.split('.').next().unwrap_or("");
+    if root == "ret" {
+        return None;
+    }
+    let shown = Unknown::new(&sk.text, sk.span, "", Supply::Set);
+    let head = format!("{} not executed: only mov runs", shown.opcode());
+    let mut unknown = Vec::new();
+    let mut kept = Vec::new();
+    // The operands after the execution size group (when the reader found one).
+    let after = sk
+        .exec
+        .map(|e| e.span.end)
+        .and_then(|end| end.checked_sub(sk.span.start))
+        .and_then(|off| sk.text.get(off..))
+        .unwrap_or("");
+    let words = operand_words(after);
+    let dst = if NO_DST.iter().any(|p| root.starts_with(p)) {
+        None
+    } else if LAST_IS_DST.contains(&root) {
+        words.last().map(|w| (dst_parts(w).0, None))
+    } else {
+        words.first().map(|w| dst_parts(w))
+    };
+    if let Some((name, region)) = dst {
+        if let Some(v) = m.syms.get(name).cloned() {
+            if matches!(v.kind, VarKind::General | VarKind::Predicate) && name != NULL_NAME {
+                let origin = m.origins.len();
+                m.origins
+                    .push(Unknown::new(&sk.text, sk.span, name, Supply::Set));
+                let ty = (v.kind == VarKind::General).then_some(v.ty).flatten();
+                let elements: Vec<u64> = match (region, sk.exec, v.kind) {
+                    (Some((r, c, h)), Some(e), VarKind::General) => {
+                        let base = base_element(r, c, ty.map_or(1, |t| t.size()), m.grf_bytes);
+                        (0..e.size.min(v.num_elts))
+                            .map(|i| dst_element(base, h, i))
+                            .collect()
+                    }
+                    _ => (0..v.num_elts).collect(),
+                };
+                let (mut any_unknown, mut any_kept) = (false, false);
+                for idx in elements {
+                    if m.write_unknown(&v, ty, idx, origin) {
+                        any_kept = true;
+                    } else {
+                        any_unknown = true;
+                    }
+                }
+                if any_unknown {
+                    unknown.push(name.to_string());
+                    if !written.iter().any(|w| w == name) {
+                        written.push(name.to_string());
+                    }
+                }
+                if any_kept {
+                    kept.push(name.to_string());
+                }
+            }
+        }
+    }
+    Some(skipped_note(
+        "visa.run-skipped",
+        &head,
+        &unknown,
+        &kept,
+        Supply::Set,
+        sk.span,
+    ))
 }
 
 fn current_cr0(m: &Machine, fallback: Cr0) -> Cr0 {
@@ -340,7 +632,17 @@ fn run_mov(
     cr0: Cr0,
     opts: &ExecOptions,
     written: &mut Vec<String>,
-) -> Option<MovRecord> {
+) -> Result<Option<MovRecord>, Diagnostic> {
+    // A mov that cannot run (an indirect operand, a type outside the model) does nothing;
+    // the checker has warned.
+    macro_rules! or_skip {
+        ($e:expr) => {
+            match $e {
+                Some(x) => x,
+                None => return Ok(None),
+            }
+        };
+    }
     let n = mv.exec.size;
     let offset = mv.exec.offset as u64;
     // The destination.
@@ -349,32 +651,42 @@ fn run_mov(
             if var.name == NULL_NAME {
                 (None, None, 0, *hstride)
             } else {
-                let v = m.syms.get(&var.name)?.clone();
-                let t = v.ty?;
+                let v = or_skip!(m.syms.get(&var.name)).clone();
+                let t = or_skip!(v.ty);
                 let base = base_element(var.row, var.col, t.size(), m.grf_bytes);
                 (Some((var.name.clone(), v)), Some(t), base, *hstride)
             }
         }
-        DstOperand::Indirect { .. } => return None,
+        DstOperand::Indirect { .. } => return Ok(None),
     };
     // The source type, to make the plan; %null takes the source's type.
     let sty = match &mv.src {
-        SrcOperand::Direct { var, .. } => m.syms.get(&var.name)?.ty?,
+        SrcOperand::Direct { var, .. } => or_skip!(or_skip!(m.syms.get(&var.name)).ty),
         SrcOperand::Imm(i) => i.ty,
         SrcOperand::Pred { .. } => VisaType::Bool,
-        SrcOperand::Indirect { .. } => return None,
+        SrcOperand::Indirect { .. } => return Ok(None),
     };
     let dty = dty.unwrap_or(if sty.is_variable_type() {
         sty
     } else {
         VisaType::Ud
     });
-    let plan = mov_plan_with(dty, sty, mv.sat, cr0, &opts.mov).ok()?;
+    let plan = or_skip!(mov_plan_with(dty, sty, mv.sat, cr0, &opts.mov).ok());
     // Enabled channels.
     let enabled: Vec<bool> = match &mv.pred {
         None => vec![true; n as usize],
         Some(p) => {
-            let bits = m.preds.get(&p.name)?;
+            let pv = or_skip!(m.syms.get(&p.name)).clone();
+            for c in offset..offset + n {
+                if let Some(u) = m.unknown(&pv, None, c) {
+                    return Err(u.read_error(
+                        "visa.run-unknown",
+                        &format!("element {c} of {}", p.name),
+                        p.span,
+                    ));
+                }
+            }
+            let bits = or_skip!(m.preds.get(&p.name));
             let bit = |c: u64| bits.get(c as usize).copied().unwrap_or(false);
             let range = offset..offset + n;
             let group = match p.control {
@@ -396,7 +708,7 @@ fn run_mov(
             region,
             ..
         } => {
-            let v = m.syms.get(&var.name)?.clone();
+            let v = or_skip!(m.syms.get(&var.name)).clone();
             let base = base_element(var.row, var.col, sty.size(), m.grf_bytes);
             let els = src_elements(base, region.vstride, region.width, region.hstride, n);
             for (i, &e) in els.iter().enumerate() {
@@ -404,7 +716,14 @@ fn run_mov(
                     inputs.push(None);
                     continue;
                 }
-                let bits = m.read(&v, sty, e)?;
+                if let Some(u) = m.unknown(&v, Some(sty), e) {
+                    return Err(u.read_error(
+                        "visa.run-unknown",
+                        &format!("element {e} of {}", var.name),
+                        mv.src.span(),
+                    ));
+                }
+                let bits = or_skip!(m.read(&v, sty, e));
                 inputs.push(Some(apply_modifier(sty, bits, modifier.map(|x| x.0))));
             }
         }
@@ -416,7 +735,17 @@ fn run_mov(
             }
         }
         SrcOperand::Pred { name, .. } => {
-            let bits = m.preds.get(name)?;
+            let pv = or_skip!(m.syms.get(name)).clone();
+            for c in 0..pv.num_elts.min(64) {
+                if let Some(u) = m.unknown(&pv, None, c) {
+                    return Err(u.read_error(
+                        "visa.run-unknown",
+                        &format!("element {c} of {name}"),
+                        mv.src.span(),
+                    ));
+                }
+            }
+            let bits = or_skip!(m.preds.get(name));
             let mut x = 0u64;
             for (j, &b) in bits.iter().enumerate().take(64) {
                 x |= (b as u64) << j;
@@ -426,7 +755,7 @@ fn run_mov(
                 inputs.push(on.then(|| f.decode(x)));
             }
         }
-        SrcOperand::Indirect { .. } => return None,
+        SrcOperand::Indirect { .. } => return Ok(None),
     }
     // Convert and write.
     let mut flags = Flags::empty();
@@ -439,8 +768,9 @@ fn run_mov(
         if let Some((_, var)) = &dvar {
             let idx = dst_element(dbase, dh, i as u64);
             if !m.write(var, dty, idx, out.bits) {
-                return None;
+                return Ok(None);
             }
+            m.set_marks(var, Some(dty), idx, Mark::Plain);
         }
     }
     if let Some((name, _)) = dvar {
@@ -448,12 +778,12 @@ fn run_mov(
             written.push(name);
         }
     }
-    Some(MovRecord {
+    Ok(Some(MovRecord {
         span: mv.span,
         plan: plan.describe(),
         channels,
         flags,
-    })
+    }))
 }
 
 /// Reads one element value given as text for a variable of type `ty` (what `gpucvt run
