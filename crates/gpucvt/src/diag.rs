@@ -39,6 +39,8 @@ pub enum Severity {
     Error,
     /// The input is accepted, but something deserves attention.
     Warning,
+    /// Information only (a part of the input that was read but not modelled).
+    Note,
 }
 
 /// One problem found in an input: which rule, what is wrong, and where.
@@ -74,14 +76,25 @@ impl Diagnostic {
             span,
         }
     }
+
+    /// A note.
+    pub fn note(rule: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Note,
+            rule,
+            message: message.into(),
+            span,
+        }
+    }
 }
 
 impl Severity {
-    /// `error` or `warning`.
+    /// `error`, `warning` or `note`.
     pub fn name(self) -> &'static str {
         match self {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Note => "note",
         }
     }
 }
@@ -138,10 +151,7 @@ impl Diagnostic {
 impl fmt::Display for Diagnostic {
     /// `line:col: error[rule]: message`
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let sev = match self.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        };
+        let sev = self.severity.name();
         write!(
             f,
             "{}:{}: {}[{}]: {}",
