@@ -1181,13 +1181,38 @@ fn module_attributes_and_the_generic_form() {
         [
             ("outer", vec!["k"]),
             ("generic", vec!["func", "e"]),
-            ("plain", vec!["k"])
+            ("plain", vec!["k"]),
+            ("generic_conversions", vec!["convs"])
         ]
     );
     let generic = &f.modules[1].functions[0];
     assert!(generic.test_func);
     assert_eq!(generic.args.len(), 2);
-    assert_eq!(conversions(&text).len(), 3);
+    let c = conversions(&text);
+    assert_eq!(c.len(), 7);
+    // Conversion ops in the generic form: their attributes are read and verified.
+    assert_eq!(
+        c[3].to_text(),
+        "ftof %a rounding<zero> : tile<4xf32> -> tile<4xf16>"
+    );
+    assert_eq!(
+        c[5].to_text(),
+        "trunci %n overflow<no_wrap> : tile<4xi16> -> tile<4xi8>"
+    );
+    assert_eq!(c[6].signedness, Some(Signedness::Unsigned));
+    let bad = text.replace(
+        "#cuda_tile.rounding<zero>}> : (!cuda_tile.tile<4xf32>)",
+        "#cuda_tile.rounding<bogus>}> : (!cuda_tile.tile<4xf32>)",
+    );
+    assert_eq!(
+        errors(&bad),
+        ["34:69: error[tile.rounding]: expected rounding mode to be one of: 'nearest_even', 'zero', 'negative_inf', 'positive_inf', 'nearest_away', got: 'bogus'"]
+    );
+    let bad = text.replace("<{signedness = #cuda_tile.signedness<unsigned>}> ", "");
+    assert_eq!(
+        errors(&bad),
+        ["37:5: error[tile.syntax]: 'cuda_tile.exti' op requires attribute 'signedness'"]
+    );
     // The generic function's block arguments are typed.
     let bad = text.replace(
         "%w = exti %x signed : tile<i8>",

@@ -1302,6 +1302,18 @@ impl<'a> Reader<'a> {
             let name_at = self.pos;
             let name = self.string_here();
             let short = name.strip_prefix("cuda_tile.").unwrap_or(&name);
+            if let Some(kind) = OpKind::from_name(short).filter(|_| name.starts_with("cuda_tile."))
+            {
+                let mut c = self.generic_conv(kind, start)?;
+                self.end_of_op()?;
+                c.loc = self.span(start, self.pos);
+                return Ok(Some(Stmt {
+                    results,
+                    op: Op::Convert(c),
+                    span: self.span(start, self.pos),
+                    regions: Vec::new(),
+                }));
+            }
             let (op, regions) = if short == "return" || short == "yield" {
                 let mut ops = Vec::new();
                 if self.eat("(") && !self.eat(")") {
@@ -1377,6 +1389,112 @@ impl<'a> Reader<'a> {
             span,
             regions,
         }))
+    }
+
+    /// A conversion op in the generic form, after its name: `(%x) <{signedness =
+    /// #cuda_tile.signedness<signed>, rounding_mode = #cuda_tile.rounding<zero>, overflow =
+    /// #cuda_tile.overflow<no_wrap>, saturating}> : (T) -> T`.
+    fn generic_conv(&mut self, kind: OpKind, start: usize) -> PResult<ConvOp> {
+        self.expect("(")?;
+        let operand = self
+            .sigil_name(b'%')
+            .ok_or_else(|| self.err(RULE_SYNTAX, "expected SSA operand", self.pos))?;
+        self.expect(")")?;
+        let mut signedness = None;
+        let mut rounding = None;
+        let mut overflow = Overflow::None;
+        let mut saturating = None;
+        self.ws();
+        if self.starts("<{") {
+            self.pos += 2;
+            loop {
+                self.ws();
+                if self.eat("}") {
+                    break;
+                }
+                let key = self
+                    .ident()
+                    .ok_or_else(|| self.err(RULE_SYNTAX, "expected attribute name", self.pos))?;
+                let mut word = None;
+                if self.eat("=") {
+                    self.ws();
+                    if self.eat("#cuda_tile.") {
+                        let _ = self.ident_here();
+                        self.expect("<")?;
+                        self.ws();
+                        let ws = self.pos;
+                        let w = self.ident_here().unwrap_or("");
+                        word = Some(Spanned {
+                            value: w.to_string(),
+                            span: self.span(ws, self.pos),
+                        });
+                        self.expect(">")?;
+                    } else {
+                        let _ = self.ident_here();
+                    }
+                }
+                let bad = |r: &Self| {
+                    r.err(
+                        RULE_SYNTAX,
+                        format!("unexpected value of attribute '{}'", key.value),
+                        key.span.start,
+                    )
+                };
+                match key.value {
+                    "signedness" => {
+                        signedness = match word.as_ref().map(|w| w.value.as_str()) {
+                            Some("signed") => Some(Signedness::Signed),
+                            Some("unsigned") => Some(Signedness::Unsigned),
+                            _ => return Err(bad(self)),
+                        }
+                    }
+                    "rounding_mode" => rounding = Some(word.ok_or_else(|| bad(self))?),
+                    "overflow" => {
+                        overflow = word
+                            .and_then(|w| Overflow::from_name(&w.value))
+                            .ok_or_else(|| bad(self))?
+                    }
+                    "saturating" => saturating = Some(key.span),
+                    _ => {}
+                }
+                if !self.eat(",") {
+                    self.expect("}")?;
+                    break;
+                }
+            }
+            self.expect(">")?;
+        }
+        self.ws();
+        if self.peek() == Some(b'{') {
+            self.skip_group();
+        }
+        if kind.has_signedness() && signedness.is_none() {
+            return Err(self.err(
+                RULE_SYNTAX,
+                format!(
+                    "'cuda_tile.{}' op requires attribute 'signedness'",
+                    kind.name()
+                ),
+                start,
+            ));
+        }
+        self.expect(":")?;
+        self.expect("(")?;
+        let src = self.tile_type()?;
+        self.expect(")")?;
+        self.expect("->")?;
+        let dst = self.tile_type()?;
+        Ok(ConvOp {
+            kind,
+            operand: Some(operand),
+            signedness,
+            rounding,
+            overflow,
+            saturating,
+            src,
+            dst,
+            loc: self.span(start, self.pos),
+        })
     }
 
     /// Counts a skipped op for the file's notes.

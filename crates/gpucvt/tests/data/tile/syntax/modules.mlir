@@ -28,3 +28,13 @@ module {
     }
   }
 }
+"cuda_tile.module"() <{sym_name = "generic_conversions"}> ({
+  "cuda_tile.testing$func"() <{function_type = (!cuda_tile.tile<4xf32>, !cuda_tile.tile<4xi16>) -> (), sym_name = "convs"}> ({
+  ^bb0(%a: !cuda_tile.tile<4xf32>, %n: !cuda_tile.tile<4xi16>):
+    %0 = "cuda_tile.ftof"(%a) <{rounding_mode = #cuda_tile.rounding<zero>}> : (!cuda_tile.tile<4xf32>) -> !cuda_tile.tile<4xf16>
+    %1 = "cuda_tile.ftoi"(%a) <{rounding_mode = #cuda_tile.rounding<nearest_int_to_zero>, signedness = #cuda_tile.signedness<signed>}> : (!cuda_tile.tile<4xf32>) -> !cuda_tile.tile<4xi32>
+    %2 = "cuda_tile.trunci"(%n) <{overflow = #cuda_tile.overflow<no_wrap>}> : (!cuda_tile.tile<4xi16>) -> !cuda_tile.tile<4xi8>
+    %3 = "cuda_tile.exti"(%2) <{signedness = #cuda_tile.signedness<unsigned>}> : (!cuda_tile.tile<4xi8>) -> !cuda_tile.tile<4xi64>
+    "cuda_tile.return"() : () -> ()
+  }) : () -> ()
+}) : () -> ()
