@@ -146,8 +146,9 @@ fn report(a: &Args, text: &str, diags: &[Diagnostic]) -> Result<Done, CliError> 
 
 fn render(path: &str, text: &str, diags: &[Diagnostic]) -> String {
     let mut s = String::new();
+    let lines: Vec<&str> = text.split('\n').collect();
     for d in diags {
-        s.push_str(&d.render(path, text));
+        s.push_str(&d.render_in(path, text, &lines));
         s.push('\n');
     }
     let errors = diags
