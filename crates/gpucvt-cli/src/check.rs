@@ -89,12 +89,31 @@ fn run_tile(a: &Args) -> Result<Done, CliError> {
     };
     let text = std::fs::read_to_string(&a.file)
         .map_err(|e| CliError(format!("cannot read {}: {e}", a.file.display())))?;
+    // The reader skips a byte order mark and takes a lone CR as a line break; the source
+    // lines shown under the diagnostics are split at '\n', so give them the same text.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let text = lone_cr_to_lf(text);
     let file = gpucvt::tile::parse::parse_file(&text);
     let mut diags = file.diagnostics.clone();
     diags.extend(gpucvt::tile::verify::check_file(&file, version));
+    diags.extend(file.notes.iter().cloned());
     diags.sort_by_key(|d| (d.span.line, d.span.col));
     diags.dedup();
     report(a, &text, &diags)
+}
+
+/// The text with each CR that is not followed by LF made an LF (same length, same offsets).
+fn lone_cr_to_lf(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    for (i, c) in text.char_indices() {
+        if c == '\r' && b.get(i + 1) != Some(&b'\n') {
+            out.push('\n');
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn report(a: &Args, text: &str, diags: &[Diagnostic]) -> Result<Done, CliError> {
@@ -127,18 +146,28 @@ fn report(a: &Args, text: &str, diags: &[Diagnostic]) -> Result<Done, CliError> 
 
 fn render(path: &str, text: &str, diags: &[Diagnostic]) -> String {
     let mut s = String::new();
+    let lines: Vec<&str> = text.split('\n').collect();
     for d in diags {
-        s.push_str(&d.render(path, text));
+        s.push_str(&d.render_in(path, text, &lines));
         s.push('\n');
     }
     let errors = diags
         .iter()
         .filter(|d| d.severity == Severity::Error)
         .count();
-    let warnings = diags.len() - errors;
+    let notes = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Note)
+        .count();
+    let warnings = diags.len() - errors - notes;
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    let notes = if notes > 0 {
+        format!(", {}", plural(notes, "note"))
+    } else {
+        String::new()
+    };
     s.push_str(&format!(
-        "{path}: {}, {}\n",
+        "{path}: {}, {}{notes}\n",
         plural(errors, "error"),
         plural(warnings, "warning")
     ));

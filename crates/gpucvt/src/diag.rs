@@ -39,6 +39,8 @@ pub enum Severity {
     Error,
     /// The input is accepted, but something deserves attention.
     Warning,
+    /// Information only (a part of the input that was read but not modelled).
+    Note,
 }
 
 /// One problem found in an input: which rule, what is wrong, and where.
@@ -74,14 +76,25 @@ impl Diagnostic {
             span,
         }
     }
+
+    /// A note.
+    pub fn note(rule: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Note,
+            rule,
+            message: message.into(),
+            span,
+        }
+    }
 }
 
 impl Severity {
-    /// `error` or `warning`.
+    /// `error`, `warning` or `note`.
     pub fn name(self) -> &'static str {
         match self {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Note => "note",
         }
     }
 }
@@ -104,11 +117,33 @@ impl Diagnostic {
     /// );
     /// ```
     pub fn render(&self, path: &str, source: &str) -> String {
-        let head = format!("{}[{}]: {}", self.severity.name(), self.rule, self.message);
-        let line_text = (self.span.line > 0)
+        let line = (self.span.line > 0)
             .then(|| source.split('\n').nth(self.span.line as usize - 1))
-            .flatten()
-            .map(|l| l.strip_suffix('\r').unwrap_or(l));
+            .flatten();
+        self.render_line(path, source, line)
+    }
+
+    /// [`Self::render`] with the source already split at `'\n'` (`lines`), for many
+    /// diagnostics of one text: finding each line by a scan from the start of the text
+    /// would make them quadratic.
+    ///
+    /// ```
+    /// use gpucvt::diag::{Diagnostic, Span};
+    /// let src = "a\nbc\n";
+    /// let d = Diagnostic::error("r", "m", Span::locate(src, 3, 4));
+    /// let lines: Vec<&str> = src.split('\n').collect();
+    /// assert_eq!(d.render_in("f", src, &lines), d.render("f", src));
+    /// ```
+    pub fn render_in(&self, path: &str, source: &str, lines: &[&str]) -> String {
+        let line = (self.span.line > 0)
+            .then(|| lines.get(self.span.line as usize - 1).copied())
+            .flatten();
+        self.render_line(path, source, line)
+    }
+
+    fn render_line(&self, path: &str, source: &str, line: Option<&str>) -> String {
+        let head = format!("{}[{}]: {}", self.severity.name(), self.rule, self.message);
+        let line_text = line.map(|l| l.strip_suffix('\r').unwrap_or(l));
         let Some(line_text) = line_text else {
             return format!("{path}: {head}\n");
         };
@@ -138,10 +173,7 @@ impl Diagnostic {
 impl fmt::Display for Diagnostic {
     /// `line:col: error[rule]: message`
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let sev = match self.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        };
+        let sev = self.severity.name();
         write!(
             f,
             "{}:{}: {}[{}]: {}",

@@ -6,12 +6,13 @@ use gpucvt::core::convert::{convert, IntNan, IntOverflow, Policy};
 use gpucvt::core::format::{self, Format};
 use gpucvt::core::value::Class;
 use gpucvt::core::{Flags, Rounding};
+use gpucvt::diag::Severity;
 use gpucvt::ptx::Target;
 use gpucvt::tile::eval::{
     difference, differs, eval_op, lowering, run_entry, Difference, ElementResult, RunOptions,
     Semantics,
 };
-use gpucvt::tile::parse::{parse_file, parse_op, ConvOp, Op};
+use gpucvt::tile::parse::{parse_file, parse_op, ConvOp, Op, Stmt, ValueType};
 use gpucvt::tile::types::{ElemType, Element, OpKind, RoundingMode, Signedness, SpecVersion};
 use gpucvt::tile::verify::{check_file, legal_table};
 use proptest::prelude::*;
@@ -977,4 +978,285 @@ proptest! {
             let _ = eval_op(&o, Semantics::Spec, T90, &[u64::MAX]);
         }
     }
+}
+
+// ---- NVIDIA's own valid files, and the syntax they use ----
+
+fn errors(text: &str) -> Vec<String> {
+    check_file(&parse_file(text), SpecVersion::LATEST)
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.to_string())
+        .collect()
+}
+
+/// Every statement of a function, region bodies included.
+fn all_stmts(body: &[Stmt]) -> Vec<&Stmt> {
+    let mut out = Vec::new();
+    for s in body {
+        out.push(s);
+        for r in &s.regions {
+            out.extend(all_stmts(&r.body));
+        }
+    }
+    out
+}
+
+fn conversions(text: &str) -> Vec<ConvOp> {
+    let f = parse_file(text);
+    let mut out = Vec::new();
+    for m in &f.modules {
+        for func in &m.functions {
+            for s in all_stmts(&func.body) {
+                if let Op::Convert(c) = &s.op {
+                    out.push(c.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn corpus(dir: &str) -> Vec<(String, String)> {
+    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/tile")
+        .join(dir);
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&d)
+        .unwrap_or_else(|e| panic!("{}: {e}", d.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "mlir"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let t = std::fs::read_to_string(&p).expect("readable");
+            (p.display().to_string(), t)
+        })
+        .collect()
+}
+
+#[test]
+fn valid_cuda_tile_files_check_without_errors() {
+    let mut files = corpus("cuda-tile");
+    assert!(files.len() >= 25, "{}", files.len());
+    files.extend(corpus("syntax"));
+    let mut convs = 0;
+    for (name, text) in &files {
+        assert_eq!(errors(text), Vec::<String>::new(), "{name}");
+        let f = parse_file(text);
+        // Every function written is read (none is skipped as unreadable text).
+        let written = text
+            .lines()
+            .filter(|l| {
+                let l = l.trim_start();
+                !l.starts_with("//")
+                    && (l.contains("entry @") || l.contains("testing$func @"))
+                    && !l.contains("CHECK")
+            })
+            .count()
+            + text.matches("\"cuda_tile.entry\"").count()
+            + text.matches("\"cuda_tile.testing$func\"").count();
+        let read: usize = f.modules.iter().map(|m| m.functions.len()).sum();
+        assert_eq!(read, written, "{name}: functions read");
+        convs += conversions(text).len();
+    }
+    // conversion.mlir alone has over a hundred conversion ops; all are verified.
+    assert!(convs > 150, "{convs}");
+}
+
+#[test]
+fn ops_continued_on_the_next_line() {
+    let (_, text) = data("syntax/continued_lines.mlir");
+    let c = conversions(&text);
+    assert_eq!(c.len(), 2);
+    assert_eq!(c[0].rounding_mode(), Some(RoundingMode::Zero));
+    assert_eq!(c[1].kind, OpKind::FtoI);
+    // A continued conversion op is still verified, at its first line.
+    let bad = text.replace("-> tile<4xf16>", "-> tile<4xf32>");
+    let e = errors(&bad);
+    assert_eq!(
+        e,
+        ["4:5: error[tile.verify]: 'cuda_tile.ftof' op converting tiles must not be a no-op"]
+    );
+}
+
+#[test]
+fn region_arguments_and_conversions_inside_regions() {
+    let (_, text) = data("syntax/regions.mlir");
+    assert_eq!(conversions(&text).len(), 7);
+    // A conversion inside a region is verified: its operand's type is the region argument's.
+    let bad = text.replace(
+        "%h = ftof %in rounding<zero> : tile<f32>",
+        "%h = ftof %in rounding<zero> : tile<f64>",
+    );
+    assert_eq!(
+        errors(&bad),
+        ["7:17: error[tile.ssa]: use of value '%in' expects different type than prior uses: 'tile<f64>' vs 'tile<f32>'"]
+    );
+    // A region's values are not in scope after it.
+    let bad = text.replace("return %1 : tile<f16>", "return %add : tile<f16>");
+    assert_eq!(
+        errors(&bad),
+        ["13:12: error[tile.ssa]: use of undeclared SSA value name"]
+    );
+    // Outer values and the header's names are in scope inside; others are not.
+    let bad = text.replace("%f = itof %iv signed", "%f = itof %ivx signed");
+    assert_eq!(
+        errors(&bad),
+        ["28:17: error[tile.ssa]: use of undeclared SSA value name"]
+    );
+}
+
+#[test]
+fn results_of_skipped_ops_may_be_returned_and_yielded() {
+    let text = "cuda_tile.module @m {\n  testing$func @f(%a: tile<4xf32>) -> tile<4xf32> {\n    %s = addf %a, %a : tile<4xf32>\n    return %s : tile<4xf32>\n  }\n}\n";
+    assert_eq!(errors(text), Vec::<String>::new());
+    let bad = text.replace("return %s", "return %t");
+    assert_eq!(
+        errors(&bad),
+        ["4:12: error[tile.ssa]: use of undeclared SSA value name"]
+    );
+}
+
+#[test]
+fn undeclared_conversion_operand_is_an_error_in_check() {
+    let text = "cuda_tile.module @m {\n  entry @k(%a: tile<f32>) {\n    %h = ftof %nope : tile<f32> -> tile<f16>\n  }\n}\n";
+    assert_eq!(
+        errors(text),
+        ["3:15: error[tile.ssa]: use of undeclared SSA value name"]
+    );
+}
+
+#[test]
+fn view_pointer_and_token_argument_types() {
+    let (_, text) = data("syntax/types.mlir");
+    let f = parse_file(&text);
+    let func = &f.modules[0].functions[0];
+    assert_eq!(func.args.len(), 2);
+    let other: Vec<&str> = func.other_args.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(other, ["ptr", "tv", "pv", "tok"]);
+    assert_eq!(
+        func.other_args[1].ty,
+        ValueType::Other("!cuda_tile.tensor_view<?x2xf32, strides=[1,?]>".into())
+    );
+    // A pointer is not a tile of pointers.
+    let bad = text.replace("ptr_to_int %t :", "ptr_to_int %ptr :");
+    assert_eq!(
+        errors(&bad),
+        ["9:21: error[tile.ssa]: use of value '%ptr' expects different type than prior uses: 'tile<4xptr<f32>>' vs '!cuda_tile.ptr<f32>'"]
+    );
+}
+
+#[test]
+fn locations_and_location_aliases() {
+    let (_, text) = data("syntax/locations.mlir");
+    let c = conversions(&text);
+    assert_eq!(c.len(), 2);
+    assert_eq!(c[1].kind, OpKind::FtoI);
+    // Something other than a location after an op is still an error.
+    let bad = text.replace("loc(#loc1)\n    %c", "junk\n    %c");
+    assert_eq!(
+        errors(&bad),
+        ["7:58: error[tile.syntax]: unexpected text after the operation"]
+    );
+}
+
+#[test]
+fn module_attributes_and_the_generic_form() {
+    let (_, text) = data("syntax/modules.mlir");
+    let f = parse_file(&text);
+    let names: Vec<(&str, Vec<&str>)> = f
+        .modules
+        .iter()
+        .map(|m| {
+            (
+                m.name.as_str(),
+                m.functions.iter().map(|f| f.name.as_str()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("outer", vec!["k"]),
+            ("generic", vec!["func", "e"]),
+            ("plain", vec!["k"]),
+            ("generic_conversions", vec!["convs"])
+        ]
+    );
+    let generic = &f.modules[1].functions[0];
+    assert!(generic.test_func);
+    assert_eq!(generic.args.len(), 2);
+    let c = conversions(&text);
+    assert_eq!(c.len(), 7);
+    // Conversion ops in the generic form: their attributes are read and verified.
+    assert_eq!(
+        c[3].to_text(),
+        "ftof %a rounding<zero> : tile<4xf32> -> tile<4xf16>"
+    );
+    assert_eq!(
+        c[5].to_text(),
+        "trunci %n overflow<no_wrap> : tile<4xi16> -> tile<4xi8>"
+    );
+    assert_eq!(c[6].signedness, Some(Signedness::Unsigned));
+    let bad = text.replace(
+        "#cuda_tile.rounding<zero>}> : (!cuda_tile.tile<4xf32>)",
+        "#cuda_tile.rounding<bogus>}> : (!cuda_tile.tile<4xf32>)",
+    );
+    assert_eq!(
+        errors(&bad),
+        ["34:69: error[tile.rounding]: expected rounding mode to be one of: 'nearest_even', 'zero', 'negative_inf', 'positive_inf', 'nearest_away', got: 'bogus'"]
+    );
+    let bad = text.replace("<{signedness = #cuda_tile.signedness<unsigned>}> ", "");
+    assert_eq!(
+        errors(&bad),
+        ["37:5: error[tile.syntax]: 'cuda_tile.exti' op requires attribute 'signedness'"]
+    );
+    // The generic function's block arguments are typed.
+    let bad = text.replace(
+        "%w = exti %x signed : tile<i8>",
+        "%w = exti %x signed : tile<i16>",
+    );
+    assert_eq!(
+        errors(&bad),
+        ["20:15: error[tile.ssa]: use of value '%x' expects different type than prior uses: 'tile<i16>' vs 'tile<i8>'"]
+    );
+}
+
+#[test]
+fn skipped_ops_get_one_note_per_name() {
+    let (_, text) = data("syntax/regions.mlir");
+    let f = parse_file(&text);
+    assert!(f.notes.iter().all(|d| d.severity == Severity::Note));
+    let addf = f
+        .notes
+        .iter()
+        .find(|d| d.message.contains("'addf'"))
+        .expect("a note for addf");
+    assert_eq!(
+        addf.to_string(),
+        "9:14: note[tile.skipped]: op 'addf' is not modelled by gpucvt: read and skipped (3 times)"
+    );
+    assert_eq!(f.notes.len(), 8);
+    // Notes are not the checker's diagnostics.
+    assert!(check_file(&f, SpecVersion::LATEST).is_empty());
+}
+
+#[test]
+fn byte_order_mark_and_line_endings() {
+    let text = "cuda_tile.module @m {\n  entry @k(%a: tile<2xf16>) {\n    %r = ftof %a\n      : tile<2xf16> -> tile<2xf16>\n    %s = addf %a, %a\n      : tile<2xf16>\n  }\n}\n";
+    let want =
+        ["3:5: error[tile.verify]: 'cuda_tile.ftof' op converting tiles must not be a no-op"];
+    assert_eq!(errors(text), want);
+    let bom = format!("\u{feff}{text}");
+    assert_eq!(errors(&bom), want);
+    // The column on the first line does not count the mark.
+    let bad = format!("\u{feff}bogus {text}");
+    assert_eq!(
+        errors(&bad)[0],
+        "1:1: error[tile.syntax]: expected 'cuda_tile.module'"
+    );
+    assert_eq!(errors(&text.replace('\n', "\r\n")), want);
+    assert_eq!(errors(&text.replace('\n', "\r")), want);
 }

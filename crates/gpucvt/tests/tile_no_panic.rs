@@ -250,3 +250,99 @@ proptest! {
         exercise(&s);
     }
 }
+
+fn in_entry(body: &str) -> String {
+    format!("cuda_tile.module @m {{\n  entry @k(%a: tile<f32>) {{\n{body}\n  }}\n}}\n")
+}
+
+/// Dense constants nested about 20k levels deep used to overflow the stack; the reader
+/// stops at its depth limit with a diagnostic.
+#[test]
+fn deeply_nested_dense_constant() {
+    let n = 20_000;
+    let body = format!(
+        "    %c = constant <f32: {}1.0{}> : tile<f32>",
+        "[".repeat(n),
+        "]".repeat(n)
+    );
+    let text = in_entry(&body);
+    let f = parse_file(&text);
+    positioned(&f.diagnostics, &text);
+    assert_eq!(f.diagnostics.len(), 1, "{:?}", f.diagnostics);
+    assert_eq!(
+        f.diagnostics[0].to_string(),
+        "3:125: error[tile.constant]: dense literal nested more than 100 deep"
+    );
+}
+
+/// Regions of skipped ops nested 20k deep: a diagnostic at the limit, then reading goes
+/// on after the whole nest.
+#[test]
+fn deeply_nested_regions() {
+    let n = 20_000;
+    let body = format!(
+        "{}{}\n    %h = ftof %a : tile<f32> -> tile<f32>",
+        "    %r = if %c {\n".repeat(n),
+        "    }\n".repeat(n)
+    );
+    let text = in_entry(&body);
+    let f = parse_file(&text);
+    positioned(&f.diagnostics, &text);
+    let d = check_file(&f, SpecVersion::LATEST);
+    let msgs: Vec<String> = d.iter().map(|d| d.to_string()).collect();
+    assert_eq!(
+        msgs,
+        [
+            "103:16: error[tile.syntax]: regions nested more than 100 deep",
+            format!(
+                "{}:5: error[tile.verify]: 'cuda_tile.ftof' op converting tiles must not be a no-op",
+                2 * n + 4
+            )
+            .as_str()
+        ]
+    );
+}
+
+/// Brackets nested 20k deep inside a skipped op or a type are skipped without recursion.
+#[test]
+fn deeply_nested_brackets_in_skipped_text() {
+    let n = 20_000;
+    for (open, close) in [("(", ")"), ("[", "]"), ("<", ">"), ("{", "}")] {
+        let body = format!(
+            "    %x = foo {}%a{} : tile<f32>\n    %h = ftof %a : tile<f32> -> tile<f16>",
+            open.repeat(n),
+            close.repeat(n)
+        );
+        let text = in_entry(&body);
+        let f = parse_file(&text);
+        positioned(&f.diagnostics, &text);
+        assert!(f.diagnostics.is_empty(), "{open}: {:?}", f.diagnostics);
+        assert_eq!(f.modules[0].functions[0].body.len(), 2, "{open}");
+    }
+    let text = format!(
+        "cuda_tile.module @m {{\n  entry @k(%v: !cuda_tile.tensor_view{}f32{}) {{\n  }}\n}}\n",
+        "<".repeat(n),
+        ">".repeat(n)
+    );
+    let f = parse_file(&text);
+    assert!(f.diagnostics.is_empty(), "{:?}", f.diagnostics);
+}
+
+/// Many ops: positions come from the line table (the last op's line and column are
+/// right), and every op is read.
+#[test]
+fn many_ops_positions() {
+    let n = 5_000;
+    let mut body = String::new();
+    for i in 0..n {
+        body.push_str(&format!("    %h{i} = ftof %a : tile<f32> -> tile<f16>\n"));
+    }
+    body.push_str("    %bad = ftof %a : tile<f32> -> tile<f32>");
+    let text = in_entry(&body);
+    let f = parse_file(&text);
+    assert_eq!(f.modules[0].functions[0].body.len(), n + 1);
+    let d = check_file(&f, SpecVersion::LATEST);
+    positioned(&d, &text);
+    assert_eq!(d.len(), 1);
+    assert_eq!((d[0].span.line, d[0].span.col), (n as u32 + 3, 5));
+}

@@ -19,9 +19,11 @@
 
 use super::types::{ElemType, Element, OpKind, Overflow, RoundingMode, Signedness, TileType};
 use crate::diag::{Diagnostic, Span};
+use core::cell::Cell;
 use gpucvt_core::convert::{convert, Policy};
 use gpucvt_core::format;
 use gpucvt_core::Rounding;
+use std::collections::HashMap;
 
 /// A value with the span it was read from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,6 +41,8 @@ pub struct TileFile {
     pub modules: Vec<Module>,
     /// Syntax, type and literal errors (the reader's share of the diagnostics).
     pub diagnostics: Vec<Diagnostic>,
+    /// Notes: one per op name the reader skipped, at its first use, with a count.
+    pub notes: Vec<Diagnostic>,
 }
 
 /// `cuda_tile.module @name { … }`.
@@ -61,8 +65,10 @@ pub struct Function {
     pub span: Span,
     /// Whether this is the test-only `testing$func` rather than `entry`.
     pub test_func: bool,
-    /// The arguments.
+    /// The arguments of tile type.
     pub args: Vec<Arg>,
+    /// The arguments of other types (pointers, tensor views, partition views, tokens).
+    pub other_args: Vec<Binding>,
     /// The statements of the body that were read without error.
     pub body: Vec<Stmt>,
 }
@@ -88,6 +94,42 @@ pub struct Stmt {
     /// The op's location: from the first result (or the op name) to the end of the
     /// statement. Verifier diagnostics point here, as MLIR's do.
     pub span: Span,
+    /// The regions of an op the reader does not model (`if`, `for`, `reduce` bodies), read
+    /// so that the conversion ops inside them are verified too. Empty for the other ops.
+    pub regions: Vec<Region>,
+}
+
+/// A region of a skipped op: the values it binds and its statements.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// Block arguments (`^bb0(%a: …)`, the `(%a: …, %b: …)` of `reduce`/`scan`) and the
+    /// names the op's header binds (`for %iv in …`, `iter_values(%x = …)`).
+    pub args: Vec<Binding>,
+    /// The statements read without error.
+    pub body: Vec<Stmt>,
+}
+
+/// What the reader knows of a value's type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ValueType {
+    /// A tile type.
+    Tile(TileType),
+    /// Another type (`!cuda_tile.ptr<f32>`, `tensor_view<…>`, `token`), as written.
+    Other(String),
+    /// Not written where the value is bound.
+    Unknown,
+}
+
+/// A name bound without being an op's result: a function argument whose type is not a
+/// tile, or a region argument.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Binding {
+    /// The name without `%`.
+    pub name: String,
+    /// Its type, as far as it is known.
+    pub ty: ValueType,
+    /// Where the name is.
+    pub span: Span,
 }
 
 /// The ops the reader understands.
@@ -98,7 +140,7 @@ pub enum Op {
     Constant(Constant),
     /// One of the nine conversion ops.
     Convert(ConvOp),
-    /// `return` with its operands.
+    /// `return` (or `yield` in a region) with its operands.
     Return(Vec<Spanned<String>>),
     /// Any other op, skipped (its name as written).
     Other(String),
@@ -224,11 +266,75 @@ struct Reader<'a> {
     bytes: &'a [u8],
     pos: usize,
     diags: Vec<Diagnostic>,
+    lines: Lines,
+    /// Each skipped op name (without the `cuda_tile.` prefix): where it was first seen and
+    /// how often, in order of first use.
+    skipped: Vec<(String, Span, usize)>,
+    skipped_index: HashMap<String, usize>,
+}
+
+/// How deep regions (ops inside the bodies of ops) and dense literal brackets may nest.
+/// Deeper input gets a diagnostic: the reader recurses on both, and the stack is finite.
+const MAX_DEPTH: usize = 100;
+
+/// The byte offset of every line start, built once, so that a position's line is a binary
+/// search rather than a scan from the start of the text. A line ends at `\n`, `\r\n` or a
+/// lone `\r`.
+struct Lines {
+    starts: Vec<usize>,
+    /// The last position located (line index, offset, column): positions are mostly asked
+    /// for in increasing order, so counting a column's characters resumes from there rather
+    /// than from the line start (a very long line stays linear).
+    memo: Cell<(usize, usize, u32)>,
+}
+
+impl Lines {
+    fn new(bytes: &[u8], first: usize) -> Lines {
+        let mut starts = vec![first];
+        for (i, &b) in bytes.iter().enumerate().skip(first) {
+            if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
+                starts.push(i + 1);
+            }
+        }
+        Lines {
+            starts,
+            memo: Cell::new((0, first, 1)),
+        }
+    }
+
+    fn span(&self, bytes: &[u8], start: usize, end: usize) -> Span {
+        let start = start.min(bytes.len());
+        let line = self
+            .starts
+            .partition_point(|&s| s <= start)
+            .saturating_sub(1);
+        let line_start = self.starts[line].min(start);
+        let (ml, mpos, mcol) = self.memo.get();
+        let (from, base) = if ml == line && mpos >= line_start && mpos <= start {
+            (mpos, mcol)
+        } else {
+            (line_start, 1)
+        };
+        // Characters, not bytes: count the bytes that start one.
+        let col = base
+            + bytes[from..start]
+                .iter()
+                .filter(|&&b| b & 0xc0 != 0x80)
+                .count() as u32;
+        self.memo.set((line, start, col));
+        Span {
+            start,
+            end: end.max(start).min(bytes.len()),
+            line: line as u32 + 1,
+            col,
+        }
+    }
 }
 
 const RULE_SYNTAX: &str = "tile.syntax";
 const RULE_TYPE: &str = "tile.type";
 const RULE_CONSTANT: &str = "tile.constant";
+const RULE_SKIPPED: &str = "tile.skipped";
 
 fn is_ident_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_'
@@ -240,16 +346,22 @@ fn is_ident_char(b: u8) -> bool {
 
 impl<'a> Reader<'a> {
     fn new(text: &'a str) -> Self {
+        // A UTF-8 byte order mark is not part of the text (positions stay those of the
+        // whole text, columns count from after the mark).
+        let first = if text.starts_with('\u{feff}') { 3 } else { 0 };
         Reader {
             text,
             bytes: text.as_bytes(),
-            pos: 0,
+            pos: first,
             diags: Vec::new(),
+            lines: Lines::new(text.as_bytes(), first),
+            skipped: Vec::new(),
+            skipped_index: HashMap::new(),
         }
     }
 
     fn span(&self, start: usize, end: usize) -> Span {
-        Span::locate(self.text, start, end)
+        self.lines.span(self.bytes, start, end)
     }
 
     fn err(&self, rule: &'static str, msg: impl Into<String>, start: usize) -> Vec<Diagnostic> {
@@ -298,22 +410,27 @@ impl<'a> Reader<'a> {
             if b.is_ascii_whitespace() {
                 self.pos += 1;
             } else if self.starts("//") {
-                while let Some(b) = self.peek() {
-                    if b == b'\n' {
-                        break;
-                    }
-                    self.bump();
-                }
+                self.skip_comment();
             } else {
                 break;
             }
         }
     }
 
-    /// Skips spaces, tabs and comments but not newlines.
+    /// Skips a `//` comment up to the line break.
+    fn skip_comment(&mut self) {
+        while let Some(b) = self.peek() {
+            if b == b'\n' || b == b'\r' {
+                break;
+            }
+            self.bump();
+        }
+    }
+
+    /// Skips spaces and tabs but not line breaks.
     fn ws_inline(&mut self) {
         while let Some(b) = self.peek() {
-            if b == b' ' || b == b'\t' || b == b'\r' {
+            if b == b' ' || b == b'\t' {
                 self.pos += 1;
             } else {
                 break;
@@ -394,8 +511,21 @@ impl<'a> Reader<'a> {
             self.pos = start;
             return None;
         }
+        let name_end = self.pos;
+        // `%r#1`: one result of a pack; the name is the pack's.
+        if sigil == b'%' && self.peek() == Some(b'#') {
+            let save = self.pos;
+            self.pos += 1;
+            if self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                    self.pos += 1;
+                }
+            } else {
+                self.pos = save;
+            }
+        }
         Some(Spanned {
-            value: self.text[name_start..self.pos].to_string(),
+            value: self.text[name_start..name_end].to_string(),
             span: self.span(start, self.pos),
         })
     }
@@ -448,7 +578,7 @@ impl<'a> Reader<'a> {
         let mut depth = 0usize;
         while let Some(b) = self.peek() {
             match b {
-                b'\n' if depth == 0 => return,
+                b'\n' | b'\r' if depth == 0 => return,
                 b'{' => depth += 1,
                 b'}' => {
                     if depth == 0 {
@@ -472,9 +602,7 @@ impl<'a> Reader<'a> {
                     continue;
                 }
                 b'/' if self.starts("//") => {
-                    while self.peek().is_some_and(|c| c != b'\n') {
-                        self.bump();
-                    }
+                    self.skip_comment();
                     continue;
                 }
                 _ => {}
@@ -555,10 +683,17 @@ impl<'a> Reader<'a> {
 
     // ---- literals ----
 
-    fn literal(&mut self, elem: ElemType) -> PResult<Lit> {
+    fn literal(&mut self, elem: ElemType, depth: usize) -> PResult<Lit> {
         self.ws();
         let start = self.pos;
         if self.peek() == Some(b'[') {
+            if depth >= MAX_DEPTH {
+                return Err(self.err(
+                    RULE_CONSTANT,
+                    format!("dense literal nested more than {MAX_DEPTH} deep"),
+                    start,
+                ));
+            }
             self.pos += 1;
             let mut items = Vec::new();
             self.ws();
@@ -567,7 +702,7 @@ impl<'a> Reader<'a> {
                 return Ok(Lit::List(items, start));
             }
             loop {
-                items.push(self.literal(elem)?);
+                items.push(self.literal(elem, depth + 1)?);
                 self.ws();
                 match self.peek() {
                     Some(b',') => self.pos += 1,
@@ -710,46 +845,119 @@ impl<'a> Reader<'a> {
 
     // ---- statements ----
 
+    /// The top level: modules, builtin `module { … }` wrappers and attribute aliases
+    /// (`#loc = loc(…)`), until the end of the text.
     fn file(&mut self) -> Vec<Module> {
         let mut modules = Vec::new();
-        loop {
-            self.ws();
-            if self.at_eof() {
-                break;
-            }
-            let start = self.pos;
-            match self.peek_ident() {
-                Some("cuda_tile.module") | Some("module") => match self.module() {
-                    Ok(m) => modules.push(m),
-                    Err(d) => {
-                        self.diags.extend(d);
-                        self.pos = start;
-                        self.skip_statement();
-                        if self.pos == start {
-                            self.bump();
-                        }
-                    }
-                },
-                _ => {
-                    self.diags
-                        .extend(self.err(RULE_SYNTAX, "expected 'cuda_tile.module'", start));
-                    self.skip_statement();
-                    if self.pos == start {
-                        self.pos += 1;
-                    }
-                }
-            }
-        }
+        self.items(&mut modules, false);
         modules
     }
 
-    fn module(&mut self) -> PResult<Module> {
+    /// Items of the top level or of a module body: modules (pretty or generic form), entries
+    /// and `testing$func`s into `funcs` (a module body), aliases, and in a module body other
+    /// ops (skipped with a note). Stops before a `}` when `inner`, at the end otherwise.
+    fn items_into(
+        &mut self,
+        modules: &mut Vec<Module>,
+        mut funcs: Option<&mut Vec<Function>>,
+        inner: bool,
+    ) {
+        loop {
+            self.ws();
+            let start = self.pos;
+            let in_module = funcs.is_some();
+            let generic = self.peek() == Some(b'"');
+            let word = match self.peek() {
+                None => return,
+                Some(b'}') if inner => return,
+                Some(b'#') => {
+                    // `#name = attribute`: aliases hold nothing gpucvt models.
+                    self.pos += 1;
+                    self.skip_op(None, 0);
+                    continue;
+                }
+                Some(b'"') => {
+                    let w = self.string_here();
+                    self.pos = start;
+                    w
+                }
+                _ => self.peek_ident().unwrap_or("").to_string(),
+            };
+            let short = word.strip_prefix("cuda_tile.").unwrap_or(&word);
+            let r = match short {
+                "module" | "builtin.module" if generic => {
+                    let _ = self.string_here();
+                    self.generic_module(start, modules)
+                }
+                "module" | "builtin.module" => self.module(modules),
+                "entry" | "testing$func" if in_module => {
+                    let f = if generic {
+                        let _ = self.string_here();
+                        self.generic_function(start, short == "testing$func")
+                    } else {
+                        self.function()
+                    };
+                    f.map(|f| {
+                        if let Some(fs) = funcs.as_deref_mut() {
+                            fs.push(f);
+                        }
+                    })
+                }
+                _ if in_module => match self.statement(false, 0) {
+                    Ok(_) => Ok(()),
+                    Err(d) => {
+                        // Resume at the next line.
+                        self.diags.extend(d);
+                        self.skip_statement();
+                        Ok(())
+                    }
+                },
+                _ => Err(self.err(RULE_SYNTAX, "expected 'cuda_tile.module'", start)),
+            };
+            if let Err(d) = r {
+                // Skip the whole item, body included.
+                self.diags.extend(d);
+                self.pos = start;
+                self.skip_statement();
+            }
+            if self.pos == start {
+                self.bump();
+            }
+        }
+    }
+
+    fn items(&mut self, modules: &mut Vec<Module>, inner: bool) {
+        self.items_into(modules, None, inner);
+    }
+
+    /// The text of the string literal at the current position, stepped over.
+    fn string_here(&mut self) -> String {
+        let s = self.pos + 1;
+        self.pos += 1;
+        while let Some(c) = self.peek() {
+            if c == b'"' || c == b'\n' || c == b'\r' {
+                break;
+            }
+            self.bump();
+            if c == b'\\' {
+                self.bump();
+            }
+        }
+        let name = self.text[s..self.pos.min(self.bytes.len())].to_string();
+        if self.peek() == Some(b'"') {
+            self.pos += 1;
+        }
+        name
+    }
+
+    /// `module @name attributes {…} { … }` (the `cuda_tile.` or `builtin.` prefix optional,
+    /// the name too): pushed with its functions, then the modules nested in it. A module
+    /// without a name or functions (a builtin wrapper) is not pushed itself.
+    fn module(&mut self, out: &mut Vec<Module>) -> PResult<()> {
         let kw = self
             .ident()
             .ok_or_else(|| self.err(RULE_SYNTAX, "expected module", self.pos))?;
-        let name = self
-            .sigil_name(b'@')
-            .ok_or_else(|| self.err(RULE_SYNTAX, "expected symbol name", self.pos))?;
+        let name = self.sigil_name(b'@');
         // Attributes such as `attributes {…}` may come before the body.
         self.ws();
         while !self.at_eof() && self.peek() != Some(b'{') {
@@ -758,7 +966,12 @@ impl<'a> Reader<'a> {
             } else if self.peek_ident() == Some("attributes") {
                 let _ = self.ident();
                 self.ws();
+                if self.peek() != Some(b'{') {
+                    return Err(self.err(RULE_SYNTAX, "expected '{'", self.pos));
+                }
                 self.skip_group();
+            } else if name.is_none() && self.peek() == Some(b'@') {
+                return Err(self.err(RULE_SYNTAX, "expected symbol name", self.pos));
             } else {
                 return Err(self.err(RULE_SYNTAX, "expected '{'", self.pos));
             }
@@ -766,40 +979,189 @@ impl<'a> Reader<'a> {
         }
         self.expect("{")?;
         let mut functions = Vec::new();
+        let mut nested = Vec::new();
+        self.items_into(&mut nested, Some(&mut functions), true);
+        if !self.eat("}") {
+            return Err(self.err(RULE_SYNTAX, "expected '}' to close the module", self.pos));
+        }
+        self.trailing_loc();
+        if name.is_some() || !functions.is_empty() {
+            out.push(Module {
+                name: name.map(|n| n.value).unwrap_or_default(),
+                span: kw.span,
+                functions,
+            });
+        }
+        out.extend(nested);
+        Ok(())
+    }
+
+    /// The generic form `"cuda_tile.module"() <{sym_name = "m"}> ({ … }) : () -> ()`, the
+    /// name string already read.
+    fn generic_module(&mut self, start: usize, out: &mut Vec<Module>) -> PResult<()> {
+        let name = self.generic_head()?;
+        let mut functions = Vec::new();
+        let mut nested = Vec::new();
+        self.items_into(&mut nested, Some(&mut functions), true);
+        self.generic_tail()?;
+        if name.is_some() || !functions.is_empty() {
+            out.push(Module {
+                name: name.unwrap_or_default(),
+                span: self.span(start, self.token_end(start + 1) + 1),
+                functions,
+            });
+        }
+        out.extend(nested);
+        Ok(())
+    }
+
+    /// Of a generic op with one region: `(operands) <{properties}> {attributes} ({`, up to
+    /// and including the `{` of the region. Returns the `sym_name` property, if any.
+    fn generic_head(&mut self) -> PResult<Option<String>> {
+        let mut sym = None;
         loop {
             self.ws();
-            if self.at_eof() {
-                return Err(self.err(RULE_SYNTAX, "expected '}' to close the module", self.pos));
-            }
-            if self.peek() == Some(b'}') {
-                self.pos += 1;
-                break;
-            }
-            let start = self.pos;
-            let id = self.peek_ident().unwrap_or("");
-            let short = id.strip_prefix("cuda_tile.").unwrap_or(id);
-            if short == "entry" || short == "testing$func" {
-                match self.function() {
-                    Ok(f) => functions.push(f),
-                    Err(d) => {
-                        // Skip the whole function, body included.
-                        self.diags.extend(d);
-                        self.pos = start;
-                        self.skip_statement();
+            match self.peek() {
+                Some(b'(') => {
+                    let s = self.pos;
+                    self.pos += 1;
+                    self.ws();
+                    if self.peek() == Some(b'{') {
+                        self.pos += 1;
+                        return Ok(sym);
+                    }
+                    self.pos = s;
+                    self.skip_group();
+                }
+                Some(b'<') | Some(b'{') => {
+                    let s = self.pos;
+                    self.skip_group();
+                    let group = &self.text[s..self.pos];
+                    if let Some(i) = group.find("sym_name") {
+                        let rest = group[i + 8..].trim_start();
+                        if let Some(rest) = rest.strip_prefix('=') {
+                            if let Some(rest) = rest.trim_start().strip_prefix('"') {
+                                sym = rest.split('"').next().map(str::to_string);
+                            }
+                        }
                     }
                 }
-            } else {
-                self.skip_statement();
-            }
-            if self.pos == start {
-                self.pos += 1;
+                _ => return Err(self.err(RULE_SYNTAX, "expected '({' and a region", self.pos)),
             }
         }
-        Ok(Module {
-            name: name.value,
-            span: kw.span,
-            functions,
+    }
+
+    /// Of a generic op with one region: `}) : () -> ()` and a location.
+    fn generic_tail(&mut self) -> PResult<()> {
+        if !self.eat("}") {
+            return Err(self.err(RULE_SYNTAX, "expected '}' to close the region", self.pos));
+        }
+        self.expect(")")?;
+        self.skip_op(None, 0);
+        Ok(())
+    }
+
+    /// `"cuda_tile.entry"() <{… sym_name = "f" …}> ({ ^bb0(%a: …): … }) : () -> ()`.
+    fn generic_function(&mut self, start: usize, test_func: bool) -> PResult<Function> {
+        let name = self.generic_head()?.unwrap_or_default();
+        let mut args = Vec::new();
+        let mut other_args = Vec::new();
+        let mut labels = Vec::new();
+        let body = self.body_statements(0, &mut labels)?;
+        for b in labels {
+            match b.ty {
+                ValueType::Tile(ty) => args.push(Arg {
+                    name: b.name,
+                    ty,
+                    span: b.span,
+                }),
+                _ => other_args.push(b),
+            }
+        }
+        self.generic_tail()?;
+        Ok(Function {
+            name,
+            span: self.span(start, self.token_end(start + 1) + 1),
+            test_func,
+            args,
+            other_args,
+            body,
         })
+    }
+
+    /// `^bb0(%a: type, …):` — the block's arguments.
+    fn block_label(&mut self) -> PResult<Vec<Binding>> {
+        self.pos += 1;
+        let _ = self.ident_here();
+        let mut out = Vec::new();
+        if self.eat("(") && !self.eat(")") {
+            loop {
+                out.push(self.binding()?);
+                if self.eat(")") {
+                    break;
+                }
+                self.expect(",")?;
+            }
+        }
+        self.expect(":")?;
+        Ok(out)
+    }
+
+    /// `%name: type` with optional attributes and location, as in argument lists.
+    fn binding(&mut self) -> PResult<Binding> {
+        let n = self
+            .sigil_name(b'%')
+            .ok_or_else(|| self.err(RULE_SYNTAX, "expected SSA identifier", self.pos))?;
+        self.expect(":")?;
+        self.ws();
+        let ty = if self.starts("tile<") || self.starts("!cuda_tile.tile<") {
+            ValueType::Tile(self.tile_type()?.value)
+        } else {
+            ValueType::Other(self.other_type()?)
+        };
+        self.ws();
+        if self.peek() == Some(b'{') {
+            self.skip_group();
+        }
+        self.trailing_loc();
+        Ok(Binding {
+            name: n.value,
+            ty,
+            span: n.span,
+        })
+    }
+
+    /// A type other than a tile (`!cuda_tile.ptr<f32>`, `tensor_view<?x2xf32,
+    /// strides=[1,?]>`, `token`), as balanced text up to a `,` or `)` outside brackets.
+    fn other_type(&mut self) -> PResult<String> {
+        self.ws();
+        let start = self.pos;
+        if self.peek() == Some(b'!') {
+            self.pos += 1;
+        }
+        if self.ident_here().is_none() {
+            return Err(self.err(RULE_SYNTAX, "expected a type", start));
+        }
+        if self.peek() == Some(b'<') {
+            let s = self.pos;
+            self.skip_group();
+            if self.bytes.get(self.pos.wrapping_sub(1)) != Some(&b'>') || self.pos == s {
+                return Err(self.err(RULE_SYNTAX, "expected '>' to close the type", s));
+            }
+        }
+        Ok(self.text[start..self.pos].to_string())
+    }
+
+    /// A `loc(…)` after an op or a value, on the same line or continuing on the next.
+    fn trailing_loc(&mut self) {
+        let save = self.pos;
+        self.ws();
+        if self.starts("loc") && self.bytes.get(self.pos + 3) == Some(&b'(') {
+            self.pos += 3;
+            self.skip_group();
+        } else {
+            self.pos = save;
+        }
     }
 
     fn function(&mut self) -> PResult<Function> {
@@ -812,18 +1174,18 @@ impl<'a> Reader<'a> {
             .ok_or_else(|| self.err(RULE_SYNTAX, "expected symbol name", self.pos))?;
         self.expect("(")?;
         let mut args = Vec::new();
+        let mut other_args = Vec::new();
         if !self.eat(")") {
             loop {
-                let n = self
-                    .sigil_name(b'%')
-                    .ok_or_else(|| self.err(RULE_SYNTAX, "expected SSA identifier", self.pos))?;
-                self.expect(":")?;
-                let ty = self.tile_type()?;
-                args.push(Arg {
-                    name: n.value,
-                    ty: ty.value,
-                    span: n.span,
-                });
+                let b = self.binding()?;
+                match b.ty {
+                    ValueType::Tile(ty) => args.push(Arg {
+                        name: b.name,
+                        ty,
+                        span: b.span,
+                    }),
+                    _ => other_args.push(b),
+                }
                 if self.eat(")") {
                     break;
                 }
@@ -839,6 +1201,9 @@ impl<'a> Reader<'a> {
                 Some(b'<') | Some(b'(') | Some(b'[') => self.skip_group(),
                 Some(b'-') if self.starts("->") => self.pos += 2,
                 Some(b'}') => return Err(self.err(RULE_SYNTAX, "expected '{'", self.pos)),
+                Some(b'"') => {
+                    let _ = self.string_here();
+                }
                 Some(_) => {
                     let s = self.pos;
                     if self.ident_here().is_none() {
@@ -848,6 +1213,30 @@ impl<'a> Reader<'a> {
             }
         }
         self.pos += 1;
+        let body = self.body_statements(0, &mut Vec::new())?;
+        if !self.eat("}") {
+            return Err(self.err(RULE_SYNTAX, "expected '}' to close the body", self.pos));
+        }
+        // Attributes may follow the body (`} {cuda_tile.loop_split = 0}`).
+        self.ws_inline();
+        if self.peek() == Some(b'{') {
+            self.skip_group();
+        }
+        self.trailing_loc();
+        Ok(Function {
+            name: name.value,
+            span: kw.span,
+            test_func,
+            args,
+            other_args,
+            body,
+        })
+    }
+
+    /// Statements up to (not including) the `}` that closes their block; statements with
+    /// errors are reported and skipped. The arguments of block labels (`^bb0(%a: …):`) go
+    /// to `labels`.
+    fn body_statements(&mut self, depth: usize, labels: &mut Vec<Binding>) -> PResult<Vec<Stmt>> {
         let mut body = Vec::new();
         loop {
             self.ws();
@@ -855,14 +1244,21 @@ impl<'a> Reader<'a> {
                 None => {
                     return Err(self.err(RULE_SYNTAX, "expected '}' to close the body", self.pos))
                 }
-                Some(b'}') => {
-                    self.pos += 1;
-                    break;
+                Some(b'}') => return Ok(body),
+                Some(b'^') => {
+                    match self.block_label() {
+                        Ok(b) => labels.extend(b),
+                        Err(d) => {
+                            self.diags.extend(d);
+                            self.skip_statement();
+                        }
+                    }
+                    continue;
                 }
                 _ => {}
             }
             let start = self.pos;
-            match self.statement(false) {
+            match self.statement(false, depth) {
                 Ok(Some(s)) => body.push(s),
                 Ok(None) => {}
                 Err(d) => {
@@ -871,20 +1267,13 @@ impl<'a> Reader<'a> {
                 }
             }
             if self.pos == start {
-                self.pos += 1;
+                self.bump();
             }
         }
-        Ok(Function {
-            name: name.value,
-            span: kw.span,
-            test_func,
-            args,
-            body,
-        })
     }
 
     /// One statement; `Ok(None)` for a skipped op that could not be named.
-    fn statement(&mut self, operand_optional: bool) -> PResult<Option<Stmt>> {
+    fn statement(&mut self, operand_optional: bool, depth: usize) -> PResult<Option<Stmt>> {
         self.ws();
         let start = self.pos;
         let mut results = Vec::new();
@@ -910,40 +1299,79 @@ impl<'a> Reader<'a> {
         }
         self.ws();
         if self.peek() == Some(b'"') {
-            let s = self.pos;
-            self.skip_statement();
-            let name = self.text[s..self.pos]
-                .split('"')
-                .nth(1)
-                .unwrap_or("")
-                .to_string();
+            let name_at = self.pos;
+            let name = self.string_here();
+            let short = name.strip_prefix("cuda_tile.").unwrap_or(&name);
+            if let Some(kind) = OpKind::from_name(short).filter(|_| name.starts_with("cuda_tile."))
+            {
+                let mut c = self.generic_conv(kind, start)?;
+                self.end_of_op()?;
+                c.loc = self.span(start, self.pos);
+                return Ok(Some(Stmt {
+                    results,
+                    op: Op::Convert(c),
+                    span: self.span(start, self.pos),
+                    regions: Vec::new(),
+                }));
+            }
+            let (op, regions) = if short == "return" || short == "yield" {
+                let mut ops = Vec::new();
+                if self.eat("(") && !self.eat(")") {
+                    loop {
+                        let o = self.sigil_name(b'%').ok_or_else(|| {
+                            self.err(RULE_SYNTAX, "expected SSA operand", self.pos)
+                        })?;
+                        ops.push(o);
+                        if self.eat(")") {
+                            break;
+                        }
+                        self.expect(",")?;
+                    }
+                }
+                self.skip_op(None, depth);
+                (Op::Return(ops), Vec::new())
+            } else {
+                self.note_skipped(short, name_at, self.pos);
+                let regions = self.skip_op(Some(&results), depth);
+                (Op::Other(name), regions)
+            };
             return Ok(Some(Stmt {
                 results,
-                op: Op::Other(name),
+                op,
                 span: self.span(start, self.pos),
+                regions,
             }));
         }
         let Some(name) = self.ident() else {
             return Err(self.err(RULE_SYNTAX, "expected operation name", self.pos));
         };
         let short = name.value.strip_prefix("cuda_tile.").unwrap_or(name.value);
+        let mut regions = Vec::new();
         let op = if let Some(kind) = OpKind::from_name(short) {
-            Op::Convert(self.conv_op(kind, start, operand_optional)?)
+            let c = self.conv_op(kind, start, operand_optional)?;
+            self.end_of_op()?;
+            Op::Convert(c)
         } else if short == "constant" {
-            Op::Constant(self.constant()?)
-        } else if short == "return" {
+            let c = self.constant()?;
+            self.end_of_op()?;
+            Op::Constant(c)
+        } else if short == "return" || short == "yield" {
             let mut ops = Vec::new();
             self.ws_inline();
-            while let Some(n) = self.sigil_name(b'%') {
-                ops.push(n);
-                if !self.eat(",") {
-                    break;
+            // Operands start on the same line (a `%` on the next is the next statement).
+            if self.peek() == Some(b'%') {
+                while let Some(n) = self.sigil_name(b'%') {
+                    ops.push(n);
+                    if !self.eat(",") {
+                        break;
+                    }
                 }
             }
-            self.skip_statement();
+            self.skip_op(None, depth);
             Op::Return(ops)
         } else {
-            self.skip_statement();
+            self.note_skipped(short, name.span.start, name.span.end);
+            regions = self.skip_op(Some(&results), depth);
             Op::Other(name.value.to_string())
         };
         // Fix the location of a conversion op to the whole statement.
@@ -955,7 +1383,304 @@ impl<'a> Reader<'a> {
             }
             o => o,
         };
-        Ok(Some(Stmt { results, op, span }))
+        Ok(Some(Stmt {
+            results,
+            op,
+            span,
+            regions,
+        }))
+    }
+
+    /// A conversion op in the generic form, after its name: `(%x) <{signedness =
+    /// #cuda_tile.signedness<signed>, rounding_mode = #cuda_tile.rounding<zero>, overflow =
+    /// #cuda_tile.overflow<no_wrap>, saturating}> : (T) -> T`.
+    fn generic_conv(&mut self, kind: OpKind, start: usize) -> PResult<ConvOp> {
+        self.expect("(")?;
+        let operand = self
+            .sigil_name(b'%')
+            .ok_or_else(|| self.err(RULE_SYNTAX, "expected SSA operand", self.pos))?;
+        self.expect(")")?;
+        let mut signedness = None;
+        let mut rounding = None;
+        let mut overflow = Overflow::None;
+        let mut saturating = None;
+        self.ws();
+        if self.starts("<{") {
+            self.pos += 2;
+            loop {
+                self.ws();
+                if self.eat("}") {
+                    break;
+                }
+                let key = self
+                    .ident()
+                    .ok_or_else(|| self.err(RULE_SYNTAX, "expected attribute name", self.pos))?;
+                let mut word = None;
+                if self.eat("=") {
+                    self.ws();
+                    if self.eat("#cuda_tile.") {
+                        let _ = self.ident_here();
+                        self.expect("<")?;
+                        self.ws();
+                        let ws = self.pos;
+                        let w = self.ident_here().unwrap_or("");
+                        word = Some(Spanned {
+                            value: w.to_string(),
+                            span: self.span(ws, self.pos),
+                        });
+                        self.expect(">")?;
+                    } else {
+                        let _ = self.ident_here();
+                    }
+                }
+                let bad = |r: &Self| {
+                    r.err(
+                        RULE_SYNTAX,
+                        format!("unexpected value of attribute '{}'", key.value),
+                        key.span.start,
+                    )
+                };
+                match key.value {
+                    "signedness" => {
+                        signedness = match word.as_ref().map(|w| w.value.as_str()) {
+                            Some("signed") => Some(Signedness::Signed),
+                            Some("unsigned") => Some(Signedness::Unsigned),
+                            _ => return Err(bad(self)),
+                        }
+                    }
+                    "rounding_mode" => rounding = Some(word.ok_or_else(|| bad(self))?),
+                    "overflow" => {
+                        overflow = word
+                            .and_then(|w| Overflow::from_name(&w.value))
+                            .ok_or_else(|| bad(self))?
+                    }
+                    "saturating" => saturating = Some(key.span),
+                    _ => {}
+                }
+                if !self.eat(",") {
+                    self.expect("}")?;
+                    break;
+                }
+            }
+            self.expect(">")?;
+        }
+        self.ws();
+        if self.peek() == Some(b'{') {
+            self.skip_group();
+        }
+        if kind.has_signedness() && signedness.is_none() {
+            return Err(self.err(
+                RULE_SYNTAX,
+                format!(
+                    "'cuda_tile.{}' op requires attribute 'signedness'",
+                    kind.name()
+                ),
+                start,
+            ));
+        }
+        self.expect(":")?;
+        self.expect("(")?;
+        let src = self.tile_type()?;
+        self.expect(")")?;
+        self.expect("->")?;
+        let dst = self.tile_type()?;
+        Ok(ConvOp {
+            kind,
+            operand: Some(operand),
+            signedness,
+            rounding,
+            overflow,
+            saturating,
+            src,
+            dst,
+            loc: self.span(start, self.pos),
+        })
+    }
+
+    /// Counts a skipped op for the file's notes.
+    fn note_skipped(&mut self, short: &str, at: usize, end: usize) {
+        if let Some(&i) = self.skipped_index.get(short) {
+            self.skipped[i].2 += 1;
+        } else {
+            let span = self.span(at, end);
+            self.skipped_index
+                .insert(short.to_string(), self.skipped.len());
+            self.skipped.push((short.to_string(), span, 1));
+        }
+    }
+
+    /// After a modelled op: an optional `loc(…)`, then the end of the statement (a line
+    /// break, a comment, the `}` of the block, or the end of the text).
+    fn end_of_op(&mut self) -> PResult<()> {
+        self.trailing_loc();
+        self.ws_inline();
+        match self.peek() {
+            None | Some(b'\n') | Some(b'\r') | Some(b'}') => Ok(()),
+            Some(b'/') if self.starts("//") => Ok(()),
+            _ => Err(self.err(RULE_SYNTAX, "unexpected text after the operation", self.pos)),
+        }
+    }
+
+    /// Reads the rest of an op the reader does not model as balanced text: brackets,
+    /// strings, attributes, `loc(…)`, over line breaks where the op goes on (see
+    /// [`Self::continues`]), stopping before the `}` of the enclosing block. Its regions
+    /// are read as statements (at `depth + 1`), each seeing the names the op's header
+    /// binds. With `results` as `None`, regions are skipped unread.
+    fn skip_op(&mut self, results: Option<&[Spanned<String>]>, depth: usize) -> Vec<Region> {
+        let mut regions = Vec::new();
+        let mut header: Vec<Binding> = Vec::new();
+        let mut stack: Vec<u8> = Vec::new();
+        let (mut last, mut prev) = (b' ', b' ');
+        while let Some(b) = self.peek() {
+            match b {
+                b'\n' | b'\r' => {
+                    if stack.is_empty() && !self.continues(last, prev) {
+                        break;
+                    }
+                    self.pos += 1;
+                    continue;
+                }
+                b' ' | b'\t' => {
+                    self.pos += 1;
+                    continue;
+                }
+                b'/' if self.starts("//") => {
+                    self.skip_comment();
+                    continue;
+                }
+                b'"' => {
+                    let _ = self.string_here();
+                    (prev, last) = (last, b'"');
+                    continue;
+                }
+                b'%' if results.is_some() => {
+                    if let Some(n) = self.sigil_name(b'%') {
+                        let ty = self.binding_type();
+                        if !results.is_some_and(|r| r.iter().any(|x| x.value == n.value)) {
+                            header.push(Binding {
+                                name: n.value,
+                                ty,
+                                span: n.span,
+                            });
+                        }
+                        (prev, last) = (last, b'a');
+                        continue;
+                    }
+                }
+                b'{' if results.is_some()
+                    && stack.last().is_none_or(|&t| t == b'(')
+                    && self.region_follows() =>
+                {
+                    match self.region(&header, depth + 1) {
+                        Ok(r) => regions.push(r),
+                        Err(d) => self.diags.extend(d),
+                    }
+                    (prev, last) = (last, b'}');
+                    continue;
+                }
+                b'(' | b'[' | b'{' | b'<' => stack.push(b),
+                b')' | b']' | b'}' => {
+                    while stack.last() == Some(&b'<') {
+                        stack.pop();
+                    }
+                    if stack.pop().is_none() && b == b'}' {
+                        // The `}` of the enclosing block.
+                        break;
+                    }
+                }
+                // Not the `>` of `->`.
+                b'>' if stack.last() == Some(&b'<') && self.bytes[self.pos - 1] != b'-' => {
+                    stack.pop();
+                }
+                _ => {}
+            }
+            (prev, last) = (last, b);
+            self.bump();
+        }
+        regions
+    }
+
+    /// After a name in a skipped op's header: `: tile<…>` gives its type (the region
+    /// arguments of `reduce`/`scan`); anything else leaves it unknown.
+    fn binding_type(&mut self) -> ValueType {
+        let save = self.pos;
+        self.ws_inline();
+        if self.peek() == Some(b':') {
+            self.pos += 1;
+            self.ws_inline();
+            if self.starts("tile<") || self.starts("!cuda_tile.tile<") {
+                if let Ok(t) = self.tile_type() {
+                    return ValueType::Tile(t.value);
+                }
+            }
+        }
+        self.pos = save;
+        ValueType::Unknown
+    }
+
+    /// Whether a skipped op goes on after the line break at the current position (outside
+    /// brackets): the line ends with `,`, `=`, `:` or `->`, or the next line starts with
+    /// what cannot start a statement — punctuation (`:`, `->`, `(`, `{`, …), `attributes`,
+    /// `else`, a word with its argument (`loc(…)`, `iter_values(…)`) or a keyword attribute
+    /// (`dim=0`, `rounding<zero>`).
+    fn continues(&mut self, last: u8, prev: u8) -> bool {
+        if matches!(last, b',' | b'=' | b':') || (last == b'>' && prev == b'-') {
+            return true;
+        }
+        let save = self.pos;
+        self.ws();
+        let r = match self.peek() {
+            Some(b':' | b',' | b'=' | b'(' | b'[' | b'<' | b'{' | b')' | b']' | b'>' | b'-') => {
+                true
+            }
+            Some(b) if is_ident_start(b) => {
+                let id = self.ident_here().unwrap_or("");
+                matches!(id, "attributes" | "else")
+                    || matches!(self.peek(), Some(b'=' | b'<' | b'('))
+            }
+            _ => false,
+        };
+        self.pos = save;
+        r
+    }
+
+    /// At a `{` in a skipped op: whether it opens a region (statements) rather than an
+    /// attribute dictionary (`{name = value, unit_attr}`).
+    fn region_follows(&mut self) -> bool {
+        let save = self.pos;
+        self.pos += 1;
+        self.ws_inline();
+        let same_line = !matches!(self.peek(), Some(b'\n' | b'\r'));
+        self.ws();
+        let r = match self.peek() {
+            Some(b'%' | b'^' | b'"') => true,
+            Some(b) if is_ident_start(b) => {
+                let _ = self.ident_here();
+                self.ws_inline();
+                !(same_line && matches!(self.peek(), Some(b'=' | b',' | b'}')))
+            }
+            _ => false,
+        };
+        self.pos = save;
+        r
+    }
+
+    /// A region at its `{`: an optional block label, then statements to the `}`.
+    fn region(&mut self, header: &[Binding], depth: usize) -> PResult<Region> {
+        if depth > MAX_DEPTH {
+            let e = self.err(
+                RULE_SYNTAX,
+                format!("regions nested more than {MAX_DEPTH} deep"),
+                self.pos,
+            );
+            self.skip_group();
+            return Err(e);
+        }
+        self.pos += 1;
+        let mut args = header.to_vec();
+        let body = self.body_statements(depth, &mut args)?;
+        self.pos += 1; // the `}`
+        Ok(Region { args, body })
     }
 
     fn conv_op(&mut self, kind: OpKind, start: usize, operand_optional: bool) -> PResult<ConvOp> {
@@ -1060,7 +1785,7 @@ impl<'a> Reader<'a> {
         let es = self.pos;
         let elem = self.elem_type()?;
         self.expect(":")?;
-        let lit = self.literal(elem)?;
+        let lit = self.literal(elem, 0)?;
         self.expect(">")?;
         self.ws();
         if self.peek() == Some(b'{') {
@@ -1163,9 +1888,26 @@ impl Lit {
 pub fn parse_file(text: &str) -> TileFile {
     let mut r = Reader::new(text);
     let modules = r.file();
+    let notes = r
+        .skipped
+        .iter()
+        .map(|(name, span, n)| {
+            let times = if *n == 1 {
+                String::new()
+            } else {
+                format!(" ({n} times)")
+            };
+            Diagnostic::note(
+                RULE_SKIPPED,
+                format!("op '{name}' is not modelled by gpucvt: read and skipped{times}"),
+                *span,
+            )
+        })
+        .collect();
     TileFile {
         modules,
         diagnostics: r.diags,
+        notes,
     }
 }
 
@@ -1181,7 +1923,7 @@ pub fn parse_file(text: &str) -> TileFile {
 /// ```
 pub fn parse_op(text: &str) -> Result<ConvOp, Vec<Diagnostic>> {
     let mut r = Reader::new(text);
-    let stmt = r.statement(true)?;
+    let stmt = r.statement(true, 0)?;
     r.ws();
     if !r.at_eof() {
         return Err(r.err(RULE_SYNTAX, "unexpected text after the operation", r.pos));

@@ -23,7 +23,7 @@
 //!   the older parser or type constraint would (the type list of the class is the one of the
 //!   selected version).
 
-use super::parse::{ConvOp, Op, Spanned, TileFile};
+use super::parse::{ConvOp, Op, Spanned, Stmt, TileFile, ValueType};
 use super::types::{ElemType, Element, OpKind, RoundingMode, SpecVersion, TileType};
 use crate::diag::{Diagnostic, Span};
 use std::collections::HashMap;
@@ -389,76 +389,150 @@ fn check_type_version(ty: &TileType, span: Span, v: SpecVersion, out: &mut Vec<D
 
 /// Every diagnostic of a file at a version: the reader's, then for each function in order,
 /// SSA errors (undeclared values, a type that differs from the value's), element types newer
-/// than the version, and each conversion op's verification.
+/// than the version, and each conversion op's verification, in the regions of skipped ops
+/// too. The reader's notes are not included (see [`TileFile::notes`]).
 pub fn check_file(file: &TileFile, v: SpecVersion) -> Vec<Diagnostic> {
     let mut out = file.diagnostics.clone();
     for m in &file.modules {
         for f in &m.functions {
-            let mut env: HashMap<&str, &TileType> = HashMap::new();
+            let mut scope = Scope::default();
             for a in &f.args {
                 check_type_version(&a.ty, a.span, v, &mut out);
-                env.insert(a.name.as_str(), &a.ty);
+                scope.define(&a.name, Known::Tile(&a.ty));
             }
-            for s in &f.body {
-                match &s.op {
-                    Op::Constant(c) => {
-                        check_type_version(&c.ty, s.span, v, &mut out);
-                        if let Some(r) = s.results.first() {
-                            env.insert(r.value.as_str(), &c.ty);
-                        }
-                    }
-                    Op::Convert(c) => {
-                        if let Some(d) = use_check(c.operand.as_ref(), &c.src.value, &env) {
-                            out.push(d);
-                        } else {
-                            out.extend(verify_op(c, v));
-                        }
-                        if let Some(r) = s.results.first() {
-                            env.insert(r.value.as_str(), &c.dst.value);
-                        }
-                    }
-                    Op::Return(ops) => {
-                        for o in ops {
-                            if !env.contains_key(o.value.as_str()) {
-                                out.push(Diagnostic::error(
-                                    RULE_SSA,
-                                    "use of undeclared SSA value name",
-                                    o.span,
-                                ));
-                            }
-                        }
-                    }
-                    Op::Other(_) => {
-                        for r in &s.results {
-                            env.remove(r.value.as_str());
-                        }
-                    }
-                }
+            for a in &f.other_args {
+                scope.define(&a.name, Known::of(&a.ty));
             }
+            check_body(&f.body, &mut scope, v, &mut out);
         }
     }
     out
 }
 
+/// What the checker knows of a value's type.
+#[derive(Clone, Copy)]
+enum Known<'a> {
+    Tile(&'a TileType),
+    Other(&'a str),
+    /// Defined by an op gpucvt does not model, or bound without a type.
+    Unknown,
+}
+
+impl<'a> Known<'a> {
+    fn of(t: &'a ValueType) -> Known<'a> {
+        match t {
+            ValueType::Tile(t) => Known::Tile(t),
+            ValueType::Other(s) => Known::Other(s),
+            ValueType::Unknown => Known::Unknown,
+        }
+    }
+}
+
+/// The values in scope: one map, with an undo log so that leaving a region drops what it
+/// defined without copying the map for each region.
+#[derive(Default)]
+struct Scope<'a> {
+    map: HashMap<&'a str, Known<'a>>,
+    undo: Vec<(&'a str, Option<Known<'a>>)>,
+}
+
+impl<'a> Scope<'a> {
+    fn define(&mut self, name: &'a str, k: Known<'a>) {
+        let old = self.map.insert(name, k);
+        self.undo.push((name, old));
+    }
+
+    fn restore(&mut self, mark: usize) {
+        while self.undo.len() > mark {
+            let Some((name, old)) = self.undo.pop() else {
+                break;
+            };
+            match old {
+                Some(k) => self.map.insert(name, k),
+                None => self.map.remove(name),
+            };
+        }
+    }
+}
+
+fn undeclared(o: &Spanned<String>) -> Diagnostic {
+    Diagnostic::error(RULE_SSA, "use of undeclared SSA value name", o.span)
+}
+
+fn check_body<'a>(
+    body: &'a [Stmt],
+    scope: &mut Scope<'a>,
+    v: SpecVersion,
+    out: &mut Vec<Diagnostic>,
+) {
+    for s in body {
+        match &s.op {
+            Op::Constant(c) => {
+                check_type_version(&c.ty, s.span, v, out);
+                if let Some(r) = s.results.first() {
+                    scope.define(&r.value, Known::Tile(&c.ty));
+                }
+            }
+            Op::Convert(c) => {
+                if let Some(d) = use_check(c.operand.as_ref(), &c.src.value, scope) {
+                    out.push(d);
+                } else {
+                    out.extend(verify_op(c, v));
+                }
+                if let Some(r) = s.results.first() {
+                    scope.define(&r.value, Known::Tile(&c.dst.value));
+                }
+            }
+            Op::Return(ops) => {
+                for o in ops {
+                    if !scope.map.contains_key(o.value.as_str()) {
+                        out.push(undeclared(o));
+                    }
+                }
+            }
+            Op::Other(_) => {
+                for r in &s.regions {
+                    let mark = scope.undo.len();
+                    for a in &r.args {
+                        // A header name already in scope is a use, not a new value.
+                        if !matches!(a.ty, ValueType::Unknown)
+                            || !scope.map.contains_key(a.name.as_str())
+                        {
+                            scope.define(&a.name, Known::of(&a.ty));
+                        }
+                    }
+                    check_body(&r.body, scope, v, out);
+                    scope.restore(mark);
+                }
+                for r in &s.results {
+                    scope.define(&r.value, Known::Unknown);
+                }
+            }
+        }
+    }
+}
+
 fn use_check(
     operand: Option<&Spanned<String>>,
     ty: &TileType,
-    env: &HashMap<&str, &TileType>,
+    scope: &Scope<'_>,
 ) -> Option<Diagnostic> {
     let o = operand?;
-    match env.get(o.value.as_str()) {
-        // Values defined by skipped ops have unknown types.
-        None => None,
-        Some(prior) if *prior != ty => Some(Diagnostic::error(
-            RULE_SSA,
-            format!(
-                "use of value '%{}' expects different type than prior uses: '{}' vs '{}'",
-                o.value, ty, prior
-            ),
-            o.span,
-        )),
-        Some(_) => None,
-    }
+    let prior = match scope.map.get(o.value.as_str()) {
+        None => return Some(undeclared(o)),
+        Some(Known::Unknown) => return None,
+        Some(Known::Tile(t)) if *t == ty => return None,
+        Some(Known::Tile(t)) => t.to_string(),
+        Some(Known::Other(t)) => t.to_string(),
+    };
+    Some(Diagnostic::error(
+        RULE_SSA,
+        format!(
+            "use of value '%{}' expects different type than prior uses: '{}' vs '{}'",
+            o.value, ty, prior
+        ),
+        o.span,
+    ))
 }
 
 /// One row of the legality table: an op and an element-type pair, with the rounding modes

@@ -1,0 +1,4 @@
+// RUN: %round_trip_test %s %t
+
+cuda_tile.module @kernels {
+}
