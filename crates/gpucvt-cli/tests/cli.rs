@@ -839,8 +839,8 @@ fn eval_gives_the_checkers_diagnostic() {
         .to_string();
     assert!(message.contains("'.rn'"), "{message}");
     for args in [
-        vec!["eval", "cvt.rn.f32.f16", "0x3c00"],
-        vec!["eval", "cvt.rn.f32.f16 %f1, %h1;", "0x3c00"],
+        ["eval", "cvt.rn.f32.f16", "0x3c00"],
+        ["eval", "cvt.rn.f32.f16 %f1, %h1;", "0x3c00"],
     ] {
         let e = fails(&args);
         assert!(e.contains(&message), "{e} / {message}");

@@ -304,12 +304,12 @@ fn distance(a: &str, b: &str, limit: usize) -> Option<usize> {
     let mut older: Vec<usize> = vec![0; b.len() + 1];
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     let mut cur = vec![0; b.len() + 1];
-    for i in 0..a.len() {
+    for (i, &ca) in a.iter().enumerate() {
         cur[0] = i + 1;
-        for j in 0..b.len() {
-            let sub = prev[j] + usize::from(a[i] != b[j]);
+        for (j, &cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
             let mut d = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-            if i > 0 && j > 0 && a[i] == b[j - 1] && a[i - 1] == b[j] {
+            if i > 0 && j > 0 && ca == b[j - 1] && a[i - 1] == cb {
                 d = d.min(older[j - 1] + 1);
             }
             cur[j + 1] = d;
