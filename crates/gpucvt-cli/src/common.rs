@@ -2,6 +2,7 @@
 //! a plain-text table.
 
 use gpucvt::core::format::{Format, CATALOGUE};
+use gpucvt::core::names::NameError;
 use gpucvt::core::value::{Class, Value};
 use gpucvt::text::{to_decimal, to_short};
 use serde::Serialize;
@@ -29,13 +30,22 @@ pub fn format_names() -> String {
     Format::names().collect::<Vec<_>>().join(", ")
 }
 
-/// Looks up a format given to `option` (`--to`, `--from`, `<format>`).
+/// Looks up a format given to `option` (`--to`, `--from`, `<format>`): a catalogue name or
+/// another tool's name for it ([`gpucvt::core::names`]).
 pub fn lookup_format(name: &str, option: &str) -> Result<&'static Format, CliError> {
-    Format::by_name(name).ok_or_else(|| {
-        CliError(format!(
-            "unknown format {name:?} for {option}; accepted: {}",
-            format_names()
-        ))
+    Format::from_name(name).map_err(|e| match &e {
+        NameError::Unknown { name, suggestion } => {
+            let hint = match suggestion {
+                Some((s, c)) if s == c => format!(" (did you mean {s:?}?)"),
+                Some((s, c)) => format!(" (did you mean {s:?}, that is {c}?)"),
+                None => String::new(),
+            };
+            CliError(format!(
+                "unknown format {name:?} for {option}{hint}; accepted: {}, and the ml_dtypes, safetensors and MLIR names the README lists",
+                format_names()
+            ))
+        }
+        _ => CliError(format!("{option}: {e}")),
     })
 }
 
@@ -160,14 +170,15 @@ pub enum Dialect {
     Visa,
 }
 
-/// Reads a source file and tells its dialect by extension (`.ptx` or `.visaasm`).
+/// Reads a source file and tells its dialect by extension (`.ptx` or `.visaasm`; callers
+/// take `.mlir` files before this, and the message names all three).
 pub fn read_source(path: &std::path::Path) -> Result<(Dialect, String), CliError> {
     let dialect = match path.extension().and_then(|e| e.to_str()) {
         Some(e) if e.eq_ignore_ascii_case("ptx") => Dialect::Ptx,
         Some(e) if e.eq_ignore_ascii_case("visaasm") => Dialect::Visa,
         _ => {
             return fail(format!(
-                "cannot tell the dialect of {}: the file name must end in .ptx (NVIDIA PTX) or .visaasm (Intel vISA assembly)",
+                "cannot tell the dialect of {}: the file name must end in .ptx (NVIDIA PTX), .visaasm (Intel vISA assembly) or .mlir (CUDA Tile IR)",
                 path.display()
             ))
         }

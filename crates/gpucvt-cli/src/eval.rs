@@ -12,8 +12,11 @@ use gpucvt::core::convert::{convert, Conversion, Event, Flags, Policy};
 use gpucvt::core::format::Format;
 use gpucvt::core::round::{Rounding, Why};
 use gpucvt::core::value::Value;
+use gpucvt::instr::shorten;
 use gpucvt::instr::{Instr, OperandSpec, Options, Output};
-use gpucvt::text::{format_bits, parse_bits_named, parse_number, to_decimal};
+use gpucvt::text::{
+    format_bits, parse_bits_named, parse_number, ptx_float_literal, to_decimal, Parsed,
+};
 use serde::Serialize;
 
 /// Options of `gpucvt eval`.
@@ -173,8 +176,35 @@ pub(crate) fn number_in(
     f: &Format,
     name: &str,
 ) -> Result<(u64, Option<String>), CliError> {
-    let parsed = parse_number(tok.trim())
-        .map_err(|e| CliError(format!("operand {name}: {e}; or give raw bits as 0x…")))?;
+    let t = tok.trim();
+    if let Some(rest) = t.strip_prefix('-') {
+        if is_raw_bits(rest) || ptx_float_literal(rest).is_some() {
+            return fail(format!(
+                "operand {name} = {}: a negative sign on raw bits: {} is a bit pattern, not a number, and has no negative; write a negative number as a decimal or a hex float (-1.5, -0x1.8p0), or give the pattern with its sign bit set",
+                shorten(t),
+                shorten(rest)
+            ));
+        }
+    }
+    let parsed = match ptx_float_literal(t) {
+        Some(lit) => {
+            let (bits, lf) = lit.map_err(|e| CliError(format!("operand {name}: {e}")))?;
+            // The literal's own format: its bits as they are (NaN payloads included).
+            if lf == *f {
+                return Ok((bits, None));
+            }
+            Parsed {
+                value: lf.decode(bits),
+                exact: true,
+            }
+        }
+        None => parse_number(t).map_err(|e| {
+            CliError(format!(
+                "operand {name}: {}; or give raw bits as 0x…",
+                shorten(&e.to_string())
+            ))
+        })?,
+    };
     let out = convert(&parsed.value, f, Rounding::RN, &Policy::default());
     let changed = !parsed.exact
         || out.flags.contains(Flags::INEXACT)
@@ -182,13 +212,15 @@ pub(crate) fn number_in(
         || out.flags.contains(Flags::INVALID);
     if !f.is_float() && changed {
         return fail(format!(
-            "operand {name} = {tok} is not a {} value (range and integrality); give it exactly, or as raw bits",
+            "operand {name} = {} is not a {} value (range and integrality); give it exactly, or as raw bits",
+            shorten(tok),
             f.name
         ));
     }
     let note = changed.then(|| {
         format!(
-            "{tok} is not exact in {}: rounded to nearest, {}",
+            "{} is not exact in {}: rounded to nearest, {}",
+            shorten(tok),
             f.name,
             to_decimal(&f.decode(out.bits))
         )
@@ -266,7 +298,12 @@ fn report(instr: &Instr, operands: Vec<OperandJson>, out: &Output, explain: bool
             Instr::Tile(_) => "tile",
         },
         operands,
-        bits: format_bits(out.bits, out.width.min(64)),
+        // Wider than 64 bits (a vISA move of a packed immediate): every lane, side by side.
+        bits: if out.width > 64 {
+            out.to_hex()
+        } else {
+            format_bits(out.bits, out.width)
+        },
         width: out.width,
         lanes,
     }

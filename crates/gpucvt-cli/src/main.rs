@@ -5,12 +5,13 @@
 //! - `gpucvt round <NUMBER> --to <FMT> [options]`: one conversion, optionally explained;
 //! - `gpucvt eval <INSTRUCTION> <OPERAND>...` / `gpucvt eval --batch`: evaluate instructions;
 //! - `gpucvt diff INSTR_A INSTR_B`: where two single-input conversions differ, by class;
-//! - `gpucvt check FILE`: diagnostics for a `.ptx` or `.visaasm` file (exit code 1 on errors);
+//! - `gpucvt check FILE`: diagnostics for a `.ptx`, `.visaasm` or `.mlir` file (exit code 1
+//!   on errors);
 //! - `gpucvt run FILE`: execute the conversions of a PTX entry, a vISA kernel or a Tile IR
 //!   entry (`.mlir`, `--arg`);
 //! - `gpucvt verify INSTR`, `gpucvt sweep INSTR --out FILE|--hash`: a form's fast slice kernel
 //!   over every input, against the exact model or written out;
-//! - `gpucvt table ptx|visa`: the conversion tables computed from the implementation;
+//! - `gpucvt table ptx|visa|tile`: the conversion tables computed from the implementation;
 //! - `gpucvt convert INPUT -o OUTPUT`: whole tensor files (.npy, .safetensors, raw), streaming.
 //!
 //! Output goes to stdout. A problem with the input (an unknown name, a malformed number, a
@@ -60,15 +61,15 @@ enum Command {
     /// values, or a stream of them with --batch.
     #[command(after_help = EVAL_HELP)]
     Eval(Box<eval::Args>),
-    /// Check a PTX module (.ptx) or a vISA assembly file (.visaasm): compiler-style
-    /// diagnostics; exit code 1 if any is an error.
+    /// Check a PTX module (.ptx), a vISA assembly file (.visaasm) or a CUDA Tile IR file
+    /// (.mlir): compiler-style diagnostics; exit code 1 if any is an error.
     Check(check::Args),
     /// Run the straight-line mov/cvt/cvt.pack statements of a PTX entry, the movs of a vISA
     /// kernel, or the conversions of a Tile IR entry, and print every value written.
     #[command(after_help = RUN_HELP)]
     Run(Box<run::Args>),
-    /// Conversion tables computed from the implementation: `ptx` (the ISA's Tables 15 and 16)
-    /// or `visa` (the mov rule of every type pair).
+    /// Conversion tables computed from the implementation: `ptx` (the ISA's Tables 15 and 16),
+    /// `visa` (the mov rule of every type pair) or `tile` (the legal Tile IR conversions).
     Table(table::Args),
     /// Compare two single-input conversions (PTX cvt, vISA mov) over every input of their
     /// source width and sort the inputs where they differ into classes, with examples.

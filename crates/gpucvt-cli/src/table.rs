@@ -6,11 +6,12 @@
 //! - `visa`: the `mov` rule of every type pair ([`gpucvt::visa::mov::rule_text`]), as a list;
 //! - `tile`: every legal Tile IR conversion op, element-type pair and rounding mode.
 
-use crate::common::{ptx_options, CliError};
+use crate::common::{ptx_options, to_json, CliError};
 use gpucvt::ptx::table::{method_table, TABLE_15_TYPES, TABLE_16_TYPES};
 use gpucvt::ptx::PtxType;
 use gpucvt::visa::mov::rule_text;
 use gpucvt::visa::types::VisaType;
+use serde::Serialize;
 
 /// Which table.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +34,47 @@ pub struct Args {
     /// target.
     #[arg(long, value_name = "SM")]
     pub target: Option<String>,
+    /// Machine-readable output (see docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `table ptx --json`: one of the two tables.
+#[derive(Serialize)]
+struct PtxTableJson {
+    number: u32,
+    types: Vec<&'static str>,
+    /// `cells[i][j]`: the method converting `types[i]` to `types[j]`, or null.
+    cells: Vec<Vec<Option<&'static str>>>,
+}
+
+/// `table visa --json`: one type pair.
+#[derive(Serialize)]
+struct VisaRuleJson {
+    dst: &'static str,
+    src: &'static str,
+    rule: String,
+}
+
+/// `table tile --json`: one element-type pair of one op.
+#[derive(Serialize)]
+struct TileEntryJson {
+    op: String,
+    source: String,
+    result: String,
+    rounding_modes: Vec<&'static str>,
+    saturating: bool,
+}
+
+fn ptx_json(number: u32, types: &[PtxType], target: Option<gpucvt::ptx::Target>) -> PtxTableJson {
+    PtxTableJson {
+        number,
+        types: types.iter().map(|t| t.name()).collect(),
+        cells: method_table(types, types, target)
+            .into_iter()
+            .map(|row| row.into_iter().map(|c| (c != "–").then_some(c)).collect())
+            .collect(),
+    }
 }
 
 /// Runs `gpucvt table`.
@@ -40,6 +82,16 @@ pub fn run(a: &Args) -> Result<String, CliError> {
     match a.which {
         Which::Ptx => {
             let (target, _) = ptx_options(a.target.as_deref(), None)?;
+            if a.json {
+                return to_json(&serde_json::json!({
+                    "table": "ptx",
+                    "target": target.map(|t| t.to_string()),
+                    "tables": [
+                        ptx_json(15, &TABLE_15_TYPES, target),
+                        ptx_json(16, &TABLE_16_TYPES, target),
+                    ],
+                }));
+            }
             let on = match target {
                 Some(t) => format!("legal on {t} at PTX ISA {}", t.max_version()),
                 None => "legal on some target".to_string(),
@@ -63,6 +115,19 @@ pub fn run(a: &Args) -> Result<String, CliError> {
             if a.target.is_some() {
                 return Err(CliError("--target applies to `table ptx` only".to_string()));
             }
+            if a.json {
+                let mut rules = Vec::new();
+                for dst in VisaType::ALL {
+                    for src in VisaType::ALL {
+                        rules.push(VisaRuleJson {
+                            dst: dst.name(),
+                            src: src.name(),
+                            rule: rule_text(dst, src),
+                        });
+                    }
+                }
+                return to_json(&serde_json::json!({"table": "visa", "rules": rules}));
+            }
             let mut s = String::new();
             for dst in VisaType::ALL {
                 for src in VisaType::ALL {
@@ -77,6 +142,23 @@ pub fn run(a: &Args) -> Result<String, CliError> {
                 return Err(CliError("--target applies to `table ptx` only".to_string()));
             }
             let v = gpucvt::tile::types::SpecVersion::LATEST;
+            if a.json {
+                let entries: Vec<TileEntryJson> = gpucvt::tile::verify::legal_table(v)
+                    .into_iter()
+                    .map(|e| TileEntryJson {
+                        op: format!("{:?}", e.op).to_lowercase(),
+                        source: element(e.src),
+                        result: element(e.dst),
+                        rounding_modes: e.modes.iter().map(|m| m.name()).collect(),
+                        saturating: e.saturating,
+                    })
+                    .collect();
+                return to_json(&serde_json::json!({
+                    "table": "tile",
+                    "version": v.name(),
+                    "entries": entries,
+                }));
+            }
             let mut rows = Vec::new();
             for e in gpucvt::tile::verify::legal_table(v) {
                 let modes: Vec<String> = e.modes.iter().map(|m| m.name().to_string()).collect();

@@ -59,6 +59,21 @@ pub struct SweepArgs {
     /// PTX target whose legality rules apply (sm_80, sm_90a, …).
     #[arg(long, value_name = "SM")]
     pub target: Option<String>,
+    /// Print a JSON object (form, results, bytes per result, file, hash) instead of the
+    /// lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `sweep --json`.
+#[derive(Serialize)]
+struct SweepJson {
+    form: String,
+    results: u64,
+    result_bytes: usize,
+    out: Option<String>,
+    hash: Option<String>,
+    seconds: f64,
 }
 
 /// Parses a PTX form given on the command line.
@@ -311,6 +326,7 @@ pub fn run_sweep(a: &SweepArgs) -> Result<Done, CliError> {
     };
     let mut out = String::new();
     let _registered = registered;
+    let wrote = file.is_some();
     if let (Some(f), Some(path)) = (file, &out_path) {
         let tmp = f
             .into_inner()
@@ -327,8 +343,25 @@ pub fn run_sweep(a: &SweepArgs) -> Result<Done, CliError> {
             path.display()
         ));
     }
-    if let Some(h) = hasher {
-        out.push_str(&format!("{:016x}\n", h.finish()));
+    let hash = hasher.map(|h| format!("{:016x}", h.finish()));
+    if a.json {
+        let j = SweepJson {
+            form: form.spelling(),
+            results: n,
+            result_bytes: verify::result_bytes(&kernel),
+            out: a
+                .out
+                .as_ref()
+                .filter(|_| wrote)
+                .map(|p| p.display().to_string()),
+            hash,
+            seconds: start.elapsed().as_secs_f64(),
+        };
+        return Ok(Done::ok(to_json(&j)?));
+    }
+    if let Some(h) = hash {
+        out.push_str(&h);
+        out.push('\n');
     }
     let err = format!(
         "{}: {} results in {:.2} s\n",

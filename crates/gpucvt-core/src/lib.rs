@@ -6,6 +6,7 @@
 //! The layers, bottom up:
 //!
 //! - [`format`](mod@format): one descriptor type, [`Format`], for every format, and the catalogue;
+//! - [`names`]: every name a format is known by (gpucvt's and other tools'), one look-up;
 //! - [`value`]: exact values ([`Value`], [`Dyadic`]): decode any encoding, encode back;
 //! - [`round`]: the one rounding routine, [`round::round_magnitude`];
 //! - [`convert`]: a [`Conversion`] = source, destination, [`Rounding`] and [`Policy`];
@@ -26,6 +27,7 @@
 pub mod bulk;
 pub mod convert;
 pub mod format;
+pub mod names;
 pub mod random;
 pub mod round;
 pub mod value;

@@ -6,8 +6,18 @@
 //! source operands as `0x` hex bit patterns of their natural widths, in instruction order
 //! (`d, a, b`: a then b; x4 forms: a b e f rbits; `cvt.pack` with c: a b c). For each input
 //! line exactly one output line: the destination value as `0x` hex zero-padded to the
-//! destination type's width (packed types: the packed register's width), or
-//! `error: <message>` — and the evaluator goes on with the next line.
+//! destination type's width (packed types: the packed register's width; a vISA move of a
+//! packed `V`/`UV`/`VF` immediate: every element, up to 512 bits), or `error: <message>` —
+//! and the evaluator goes on with the next line.
+//!
+//! An operand may also be a PTX float literal, `0f` and 8 hex digits for a 32-bit operand or
+//! `0d` and 16 for a 64-bit one. A PTX line may start with a whole statement ending in `;`
+//! (`cvt.rn.f16.f32 %h1, %f1; 0x3f800000`): its operand list is checked against the form and
+//! its register names are ignored. Lines without `;` read as they always have.
+//!
+//! Hostile input stays bounded: a line is read up to [`MAX_LINE`] bytes (a longer one gives
+//! an `error:` line and is skipped), the work per line is linear in its length, an `error:`
+//! line reports at most three diagnostics and quotes at most 200 characters of a word.
 //!
 //! CUDA Tile IR lines are the op text up to its result type, then one `0x` pattern per
 //! element of the source tile (row-major; one for a 0-d tile; brackets and commas between
@@ -28,7 +38,9 @@
 //! assert_eq!(out, "0x3879\nerror: cvt.rn.f16.f32 takes 1 source operand(s) (a), got 2\n");
 //! ```
 
-use crate::instr::{is_tile_text, tile_batch_line, Instr, Options};
+use crate::core::format::Format;
+use crate::instr::{is_tile_text, shorten, shorten_to, tile_batch_line, Instr, Options};
+use crate::text::ptx_float_literal;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{BufRead, Write};
@@ -40,10 +52,22 @@ pub struct Batch {
     cache: HashMap<String, Result<Instr, String>>,
     /// A reused buffer for the instruction text of vISA lines.
     key: String,
+    /// The last instruction too long to remember.
+    uncached: Option<Result<Instr, String>>,
 }
 
 /// Instructions remembered at most (a stream of distinct instructions stays bounded).
 const CACHE_LIMIT: usize = 4096;
+
+/// Instruction texts longer than this are parsed every time rather than remembered.
+const CACHE_TEXT_LIMIT: usize = 256;
+
+/// The longest `error:` message written for one line (longer ones are cut with `…`).
+const LINE_MESSAGE_LIMIT: usize = 1000;
+
+/// The longest input line read; the rest of a longer line is skipped and the line gives an
+/// `error:` line.
+pub const MAX_LINE: usize = 1 << 20;
 
 impl Batch {
     /// A new evaluator with the given target / version / control-register options.
@@ -52,34 +76,30 @@ impl Batch {
             opts,
             cache: HashMap::new(),
             key: String::new(),
+            uncached: None,
         }
     }
 
     /// Evaluates one input line and appends exactly one output line (with its `\n`) to
     /// `out`.
     pub fn line(&mut self, line: &str, out: &mut String) {
-        if is_tile_text(line) {
-            match self.tile_line(line) {
-                Ok(words) => {
-                    out.push_str(&words);
-                    out.push('\n');
-                }
-                Err(msg) => {
-                    out.push_str("error: ");
-                    out.push_str(&msg.replace(['\n', '\r'], " "));
-                    out.push('\n');
-                }
-            }
-            return;
-        }
-        match self.eval_line(line) {
-            Ok((bits, width)) => {
+        let result = if is_tile_text(line) {
+            self.tile_line(line).map(Res::Hex)
+        } else {
+            self.eval_line(line)
+        };
+        match result {
+            Ok(Res::Bits(bits, width)) => {
                 let digits = width.div_ceil(4) as usize;
                 let _ = writeln!(out, "0x{bits:0digits$x}");
             }
+            Ok(Res::Hex(words)) => {
+                out.push_str(&words);
+                out.push('\n');
+            }
             Err(msg) => {
                 out.push_str("error: ");
-                out.push_str(&msg.replace(['\n', '\r'], " "));
+                out.push_str(&shorten_to(&msg, LINE_MESSAGE_LIMIT).replace(['\n', '\r'], " "));
                 out.push('\n');
             }
         }
@@ -89,6 +109,9 @@ impl Batch {
         let opts = self.opts;
         let cache = &mut self.cache;
         tile_batch_line(line, |text| {
+            if text.len() > CACHE_TEXT_LIMIT {
+                return Instr::parse(text, &opts);
+            }
             if !cache.contains_key(text) {
                 if cache.len() >= CACHE_LIMIT {
                     cache.clear();
@@ -102,7 +125,7 @@ impl Batch {
         })
     }
 
-    fn eval_line(&mut self, line: &str) -> Result<(u128, u32), String> {
+    fn eval_line(&mut self, line: &str) -> Result<Res, String> {
         let trimmed = line.trim();
         if trimmed.is_empty() {
             return Err("empty line: expected <instruction> <operand>...".into());
@@ -110,24 +133,25 @@ impl Batch {
         let visa = trimmed.len() >= 3
             && trimmed.is_char_boundary(3)
             && trimmed[..3].eq_ignore_ascii_case("mov");
-        let mut ops = [0u64; 8];
-        let mut n = 0;
-        let mut n_words = 0;
-        let mut bad: Option<(usize, String)> = None;
+        let mut ops = Operands {
+            bits: [0u64; 8],
+            literal: [None; 8],
+            n: 0,
+            words: 0,
+            bad: None,
+        };
         let mut operand = |i: usize, w: &str| {
-            n_words += 1;
-            if bad.is_some() {
+            ops.words += 1;
+            if ops.bad.is_some() || ops.n == ops.bits.len() {
                 return;
             }
-            if n == ops.len() {
-                return;
-            }
-            match parse_hex(w) {
-                Some(v) => {
-                    ops[n] = v;
-                    n += 1;
+            match parse_word(w) {
+                Ok((v, lit)) => {
+                    ops.bits[ops.n] = v;
+                    ops.literal[ops.n] = lit;
+                    ops.n += 1;
                 }
-                None => bad = Some((i, w.to_string())),
+                Err(e) => ops.bad = Some((i, e)),
             }
         };
         // The instruction text: the first word (PTX), or the first four tokens of a vISA
@@ -158,51 +182,112 @@ impl Batch {
             }
             &key
         } else {
-            let mut it = trimmed.split_whitespace();
-            let first = it.next().unwrap_or("");
-            for (i, w) in it.enumerate() {
+            // A whole PTX statement (`cvt.rn.f16.f32 %h1, %f1; 0x3f800000`): the instruction
+            // runs to its `;`, which no operand word contains.
+            let (first, rest) = match trimmed.find(';') {
+                Some(k) => (&trimmed[..=k], &trimmed[k + 1..]),
+                None => {
+                    let k = trimmed.find(char::is_whitespace).unwrap_or(trimmed.len());
+                    (&trimmed[..k], &trimmed[k..])
+                }
+            };
+            for (i, w) in rest.split_whitespace().enumerate() {
                 operand(i, w);
             }
             first
         };
-        let result = self.eval_parsed(instr_text, &ops, n, n_words, bad);
+        let result = self.eval_parsed(instr_text, &ops);
         self.key = key;
         result
     }
 
-    fn eval_parsed(
-        &mut self,
-        instr_text: &str,
-        ops: &[u64; 8],
-        n: usize,
-        n_words: usize,
-        bad: Option<(usize, String)>,
-    ) -> Result<(u128, u32), String> {
-        // Errors in the order the operands come: a malformed word before too many words.
-        if let Some((i, w)) = bad {
-            if i < ops.len() {
-                return Err(format!(
-                    "operand {} {w:?} is not a 0x hex bit pattern",
-                    i + 1
-                ));
-            }
+    /// The instruction for `text`, parsed once and remembered (short texts only: a stream of
+    /// distinct or huge texts keeps the memory bounded).
+    fn instr(&mut self, text: &str) -> Result<&Instr, String> {
+        if text.len() > CACHE_TEXT_LIMIT {
+            self.uncached = Some(Instr::parse(text, &self.opts));
+            return match &self.uncached {
+                Some(Ok(i)) => Ok(i),
+                Some(Err(e)) => Err(e.clone()),
+                None => Err("internal error: instruction cache".into()),
+            };
         }
-        if n_words > ops.len() {
-            return Err(format!("too many operands ({n_words})"));
-        }
-        if !self.cache.contains_key(instr_text) {
+        if !self.cache.contains_key(text) {
             if self.cache.len() >= CACHE_LIMIT {
                 self.cache.clear();
             }
-            let parsed = Instr::parse(instr_text, &self.opts);
-            self.cache.insert(instr_text.to_string(), parsed);
+            let parsed = Instr::parse(text, &self.opts);
+            self.cache.insert(text.to_string(), parsed);
         }
-        let instr = match self.cache.get(instr_text) {
-            Some(Ok(i)) => i,
-            Some(Err(e)) => return Err(e.clone()),
-            None => return Err("internal error: instruction cache".into()),
-        };
-        instr.eval_bits(&ops[..n])
+        match self.cache.get(text) {
+            Some(Ok(i)) => Ok(i),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err("internal error: instruction cache".into()),
+        }
+    }
+
+    fn eval_parsed(&mut self, instr_text: &str, ops: &Operands) -> Result<Res, String> {
+        // Errors in the order the operands come: a malformed word before too many words.
+        if let Some((i, e)) = &ops.bad {
+            if *i < ops.bits.len() {
+                return Err(match e {
+                    WordError::NotHex(w) => format!(
+                        "operand {} {:?} is not a 0x hex bit pattern",
+                        i + 1,
+                        shorten(w)
+                    ),
+                    WordError::Literal(msg) => format!("operand {}: {msg}", i + 1),
+                    WordError::TooWide(w, bits) => {
+                        let what = match self.instr(instr_text) {
+                            Ok(instr) => match instr.operands().get(*i) {
+                                Some(spec) => format!(
+                                    "operand {} of {} is {} bits",
+                                    spec.name,
+                                    instr.spelling(),
+                                    spec.bits
+                                ),
+                                None => format!(
+                                    "{} takes {} operand(s)",
+                                    instr.spelling(),
+                                    instr.operands().len()
+                                ),
+                            },
+                            Err(_) => "no operand is wider than 64 bits".to_string(),
+                        };
+                        format!("operand {} {:?} has {bits} bits; {what}", i + 1, shorten(w))
+                    }
+                });
+            }
+        }
+        if ops.words > ops.bits.len() {
+            return Err(format!("too many operands ({})", ops.words));
+        }
+        let n = ops.n;
+        let instr = self.instr(instr_text)?;
+        if ops.literal[..n].iter().any(Option::is_some) {
+            let specs = instr.operands();
+            for (i, (lit, spec)) in ops.literal[..n].iter().zip(&specs).enumerate() {
+                if let Some(f) = lit {
+                    if f.width() != spec.bits {
+                        return Err(format!(
+                            "operand {} is a PTX {} literal ({} bits); operand {} of {} is {} bits: give it as a 0x pattern",
+                            i + 1,
+                            f.name,
+                            f.width(),
+                            spec.name,
+                            instr.spelling(),
+                            spec.bits
+                        ));
+                    }
+                }
+            }
+        }
+        if instr.result_bits() > 128 {
+            return instr.eval(&ops.bits[..n]).map(|o| Res::Hex(o.to_hex()));
+        }
+        instr
+            .eval_bits(&ops.bits[..n])
+            .map(|(b, w)| Res::Bits(b, w))
     }
 
     /// Runs over every line of `input`, writing one line per input line to `output`.
@@ -217,13 +302,18 @@ impl Batch {
         let mut input = input;
         loop {
             line.clear();
-            if input.read_until(b'\n', &mut line)? == 0 {
+            let (read, too_long) = read_line_capped(&mut input, &mut line)?;
+            if read == 0 {
                 break;
             }
             lines += 1;
-            match std::str::from_utf8(&line) {
-                Ok(text) => self.line(text, &mut buf),
-                Err(_) => buf.push_str("error: the line is not UTF-8\n"),
+            if too_long {
+                let _ = writeln!(buf, "error: the line is longer than {MAX_LINE} bytes");
+            } else {
+                match std::str::from_utf8(&line) {
+                    Ok(text) => self.line(text, &mut buf),
+                    Err(_) => buf.push_str("error: the line is not UTF-8\n"),
+                }
             }
             if buf.len() >= 1 << 15 {
                 output.write_all(buf.as_bytes())?;
@@ -236,12 +326,106 @@ impl Batch {
     }
 }
 
-fn parse_hex(w: &str) -> Option<u64> {
-    let digits = w.strip_prefix("0x").or_else(|| w.strip_prefix("0X"))?;
-    if digits.is_empty() || digits.len() > 16 {
-        return None;
+/// Reads one line (through its `\n`) into `line`, keeping at most [`MAX_LINE`] bytes of it
+/// (plus the `\n`): returns the bytes read and whether the line was longer (then `line` is
+/// empty). Memory stays bounded whatever the input.
+fn read_line_capped(
+    input: &mut impl BufRead,
+    line: &mut Vec<u8>,
+) -> std::io::Result<(usize, bool)> {
+    let mut read = 0;
+    let mut too_long = false;
+    loop {
+        let avail = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            return Ok((read, too_long));
+        }
+        let (used, done) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (avail.len(), false),
+        };
+        if !too_long {
+            let content = used - usize::from(done);
+            if line.len() + content > MAX_LINE {
+                too_long = true;
+                line.clear();
+            } else {
+                line.extend_from_slice(&avail[..used]);
+            }
+        }
+        input.consume(used);
+        read += used;
+        if done {
+            return Ok((read, too_long));
+        }
     }
-    u64::from_str_radix(digits, 16).ok()
+}
+
+/// A line's result: the destination bits and width, or (Tile IR element lists, results
+/// wider than 128 bits) the text itself.
+enum Res {
+    Bits(u128, u32),
+    Hex(String),
+}
+
+/// The operand words of a line.
+struct Operands {
+    bits: [u64; 8],
+    /// For a PTX float literal, its format (`f32` for `0f…`, `f64` for `0d…`).
+    literal: [Option<Format>; 8],
+    n: usize,
+    words: usize,
+    bad: Option<(usize, WordError)>,
+}
+
+/// What is wrong with an operand word.
+pub(crate) enum WordError {
+    /// Not a `0x` pattern nor a PTX float literal.
+    NotHex(String),
+    /// A `0x` pattern of more than 64 significant bits (the word, its bit count).
+    TooWide(String, u32),
+    /// A malformed PTX float literal.
+    Literal(String),
+}
+
+/// One operand word: a `0x` hex pattern, or a PTX float literal `0f…` (8 digits) / `0d…`
+/// (16 digits) giving the bits of an `f32` / `f64` (with its format, to check the operand's
+/// width against).
+pub(crate) fn parse_word(w: &str) -> Result<(u64, Option<Format>), WordError> {
+    if let Some(digits) = w.strip_prefix("0x").or_else(|| w.strip_prefix("0X")) {
+        if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_hexdigit()) {
+            return Err(WordError::NotHex(w.to_string()));
+        }
+        let significant = digits.trim_start_matches('0');
+        if significant.len() > 16 {
+            let lead = significant.as_bytes()[0];
+            let lead_bits = 8 - (char::from(lead).to_digit(16).unwrap_or(1) as u8).leading_zeros();
+            let bits = (significant.len() as u64 - 1) * 4 + u64::from(lead_bits);
+            return Err(WordError::TooWide(
+                w.to_string(),
+                u32::try_from(bits).unwrap_or(u32::MAX),
+            ));
+        }
+        return u64::from_str_radix(
+            if significant.is_empty() {
+                "0"
+            } else {
+                significant
+            },
+            16,
+        )
+        .map(|v| (v, None))
+        .map_err(|_| WordError::NotHex(w.to_string()));
+    }
+    match ptx_float_literal(w) {
+        Some(Ok((v, f))) => Ok((v, Some(f))),
+        Some(Err(msg)) => Err(WordError::Literal(msg)),
+        None => Err(WordError::NotHex(w.to_string())),
+    }
 }
 
 #[cfg(test)]
@@ -321,6 +505,49 @@ mod tests {
         assert_eq!(
             lines[2],
             "error: undefined (spec semantics): element 0: ftoi: NaN input"
+        );
+    }
+
+    #[test]
+    fn literals_statements_wide_results_and_reasons() {
+        let input = "cvt.rn.f16.f32 0f3F800000\n\
+                     cvt.rn.f16.f32 %h1, %f1; 0x3f800000\n\
+                     cvt.rn.f16.f32 0x1ffffffffffffffff\n\
+                     cvt.rn.f16.f32 0x1ffffffff\n\
+                     cvt.rn.f16.f32 0d3FF0000000000000\n\
+                     mov d <- uv 0x76543210\n\
+                     ftof : tile<f32> -> tile<f16> 0f3F800000\n\
+                     ftof : tile<f32> -> tile<f16> 0d3FF0000000000000\n";
+        let out = run(input, Options::default());
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "0x3c00");
+        assert_eq!(lines[1], "0x3c00");
+        assert_eq!(
+            lines[2],
+            "error: operand 1 \"0x1ffffffffffffffff\" has 65 bits; operand a of cvt.rn.f16.f32 is 32 bits"
+        );
+        assert!(lines[3].contains("does not fit in 32 bits"), "{}", lines[3]);
+        assert!(
+            lines[4].contains("PTX f64 literal (64 bits)"),
+            "{}",
+            lines[4]
+        );
+        // UV 0x76543210: element k is k, as 32-bit integers, element 7 highest.
+        let want: String = (0..8).rev().map(|k| format!("{k:08x}")).collect();
+        assert_eq!(lines[5], format!("0x{want}"));
+        assert_eq!(lines[6], "0x3c00");
+        assert!(lines[7].contains("elements are 32 bits"), "{}", lines[7]);
+    }
+
+    #[test]
+    fn long_lines_are_refused_in_bounded_memory() {
+        let mut input = "cvt.rn.f16.f32 0x".to_string();
+        input.push_str(&"0".repeat(MAX_LINE));
+        input.push_str("\ncvt.rn.f16.f32 0x3f800000");
+        let out = run(&input, Options::default());
+        assert_eq!(
+            out,
+            format!("error: the line is longer than {MAX_LINE} bytes\n0x3c00\n")
         );
     }
 

@@ -25,7 +25,7 @@
 use crate::core::convert::{Conversion, Flags};
 use crate::core::format::Format;
 use crate::ptx::eval::{evaluate, evaluate_bits, operand_roles, role_bits, Role};
-use crate::ptx::legality::{check_form, legal_somewhere, OperandShape};
+use crate::ptx::legality::{check_form, check_form_text, legal_somewhere, OperandShape};
 use crate::ptx::target::{PtxVersion, Target};
 use crate::ptx::{parse::parse_instruction, CvtForm};
 use crate::tile::eval::{eval_op, lowering, ElementResult, Lowering, Semantics, DEFAULT_TARGET};
@@ -140,13 +140,93 @@ pub struct Output {
     pub lanes: Vec<Lane>,
 }
 
+impl Output {
+    /// The destination value as `0x` and hexadecimal digits, zero-padded to the width, for
+    /// any width (a vISA move of a packed immediate into 64-bit elements gives 512 bits):
+    /// the lanes side by side, each at its shift.
+    ///
+    /// ```
+    /// use gpucvt::instr::{Instr, Options};
+    /// let i = Instr::parse("mov df <- vf", &Options::default()).unwrap();
+    /// let hex = i.eval(&[0x3830_3030]).unwrap().to_hex(); // 1.0, 1.0, 1.0, 1.5
+    /// assert_eq!(hex.len(), 2 + 64);
+    /// assert!(hex.starts_with("0x3ff8000000000000"));
+    /// ```
+    pub fn to_hex(&self) -> String {
+        let mut words = vec![0u64; self.width.div_ceil(64) as usize];
+        for l in &self.lanes {
+            let (w, b) = ((l.shift / 64) as usize, l.shift % 64);
+            if let Some(x) = words.get_mut(w) {
+                *x |= l.bits << b;
+            }
+            if b > 0 {
+                if let Some(x) = words.get_mut(w + 1) {
+                    *x |= l.bits >> (64 - b);
+                }
+            }
+        }
+        let digits = self.width.div_ceil(4).max(1) as usize;
+        let mut s = String::with_capacity(2 + digits);
+        s.push_str("0x");
+        for d in (0..digits).rev() {
+            let nibble = words.get(d / 16).map_or(0, |w| (w >> (4 * (d % 16))) & 0xf);
+            s.push(char::from_digit(nibble as u32, 16).unwrap_or('0'));
+        }
+        s
+    }
+}
+
 fn tidy(s: &str) -> String {
     s.replace('\n', " ")
 }
 
+/// At most this many diagnostics are reported for one instruction text.
+const MAX_MESSAGES: usize = 3;
+
+/// Diagnostics of one instruction text as one line: `message (column N)`, joined by `; `,
+/// at most [`MAX_MESSAGES`] of them, each cut to [`MESSAGE_LIMIT`] characters.
+fn diagnostics_text(d: &[crate::diag::Diagnostic]) -> String {
+    let mut msgs: Vec<String> = d
+        .iter()
+        .take(MAX_MESSAGES)
+        .map(|d| {
+            format!(
+                "{} (column {})",
+                shorten_to(&tidy(&d.message), MESSAGE_LIMIT),
+                d.span.col
+            )
+        })
+        .collect();
+    if d.len() > MAX_MESSAGES {
+        msgs.push(format!("and {} more", d.len() - MAX_MESSAGES));
+    }
+    msgs.join("; ")
+}
+
+/// The longest piece of input quoted in a message; longer ones are cut with `…`.
+pub const ECHO_LIMIT: usize = 200;
+
+/// The longest single diagnostic message kept (it may quote input).
+const MESSAGE_LIMIT: usize = 300;
+
+/// `text` cut to [`ECHO_LIMIT`] characters, with `…` when it was longer.
+pub fn shorten(text: &str) -> String {
+    shorten_to(text, ECHO_LIMIT)
+}
+
+/// `text` cut to `limit` characters, with `…` when it was longer.
+pub fn shorten_to(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
 impl Instr {
-    /// Reads an instruction without operands and checks that it is legal (PTX: on the
-    /// target, or on some target without one).
+    /// Reads an instruction without operands (or a whole PTX statement, whose operand list
+    /// is checked against the form and otherwise ignored) and checks that it is legal (PTX:
+    /// on the target, or on some target without one), with the diagnostics `gpucvt check`
+    /// gives.
     ///
     /// # Errors
     /// A one-line message naming the problem.
@@ -162,19 +242,14 @@ impl Instr {
         if !lower.starts_with("cvt") {
             return Err(format!(
                 "unknown instruction {:?}: expected a PTX cvt/cvt.pack form (cvt.rn.f16.f32), a vISA move (mov.sat hf <- f) or a Tile IR conversion op (ftof : tile<f32> -> tile<f16>)",
-                t.split_whitespace().next().unwrap_or("")
+                shorten(t.split_whitespace().next().unwrap_or(""))
             ));
         }
-        let instr = parse_instruction(t).map_err(|d| {
-            let msgs: Vec<String> = d
-                .iter()
-                .map(|d| format!("{} (column {})", tidy(&d.message), d.span.col))
-                .collect();
-            msgs.join("; ")
-        })?;
-        if instr.operands.is_some() {
-            return Err("write the instruction without its operands (cvt.rn.f16.f32), then the operand values".into());
-        }
+        let instr = parse_instruction(t).map_err(|d| diagnostics_text(&d))?;
+        // The target-independent rules, with the messages `gpucvt check` gives. A whole
+        // statement (`cvt.rn.f16.f32 %h1, %f1;`) is accepted: its operand list must have the
+        // form's shape, and the register names are otherwise ignored.
+        check_form_text(&instr).map_err(|d| diagnostics_text(&[d]))?;
         let form = instr.form;
         let shape = OperandShape::natural(&form)
             .ok_or_else(|| format!("{} is not a conversion form", form.spelling()))?;
@@ -467,13 +542,7 @@ pub fn tile_words(text: &str) -> impl Iterator<Item = &str> {
 }
 
 fn parse_tile(text: &str, opts: &Options) -> Result<TileInstr, String> {
-    let op = parse_op(text).map_err(|d| {
-        let msgs: Vec<String> = d
-            .iter()
-            .map(|d| format!("{} (column {})", tidy(&d.message), d.span.col))
-            .collect();
-        msgs.join("; ")
-    })?;
+    let op = parse_op(text).map_err(|d| diagnostics_text(&d))?;
     let version = opts.tile_version.unwrap_or(SpecVersion::LATEST);
     let diags = verify_op(&op, version);
     if let Some(d) = diags.first() {
@@ -664,21 +733,33 @@ pub(crate) fn tile_batch_line<F>(line: &str, lookup: F) -> Result<String, String
 where
     F: FnOnce(&str) -> Result<Instr, String>,
 {
+    use crate::batch::{parse_word, WordError};
     let (text, rest) = split_tile(line);
     let mut elements = Vec::new();
+    let mut literals = Vec::new();
     for (i, w) in tile_words(rest).enumerate() {
-        let digits = w
-            .strip_prefix("0x")
-            .or_else(|| w.strip_prefix("0X"))
-            .filter(|d| !d.is_empty() && d.len() <= 16);
-        match digits.and_then(|d| u64::from_str_radix(d, 16).ok()) {
-            Some(v) => elements.push(v),
-            None => {
+        match parse_word(w) {
+            Ok((v, lit)) => {
+                elements.push(v);
+                if let Some(f) = lit {
+                    literals.push((i, f));
+                }
+            }
+            Err(WordError::NotHex(w)) => {
                 return Err(format!(
-                    "operand {} {w:?} is not a 0x hex bit pattern",
-                    i + 1
+                    "operand {} {:?} is not a 0x hex bit pattern",
+                    i + 1,
+                    shorten(&w)
                 ))
             }
+            Err(WordError::TooWide(w, bits)) => {
+                return Err(format!(
+                    "operand {} {:?} has {bits} bits; no element is wider than 64 bits",
+                    i + 1,
+                    shorten(&w)
+                ))
+            }
+            Err(WordError::Literal(msg)) => return Err(format!("operand {}: {msg}", i + 1)),
         }
         if elements.len() > 1 << 16 {
             return Err("too many operands".into());
@@ -687,6 +768,15 @@ where
     let Instr::Tile(t) = lookup(text)? else {
         return Err("internal error: not a Tile IR op".into());
     };
+    let elem_bits = t.op.src.value.elem.bits();
+    if let Some((i, f)) = literals.iter().find(|(_, f)| f.width() != elem_bits) {
+        return Err(format!(
+            "operand {} is a PTX {} literal ({} bits); the source elements are {elem_bits} bits: give it as a 0x pattern",
+            i + 1,
+            f.name,
+            f.width()
+        ));
+    }
     let results = t.eval_elements(&elements)?;
     let w = t.op.dst.value.elem.bits();
     if let Some(msg) = undefined_message(&results, w) {
@@ -716,7 +806,8 @@ fn parse_visa(text: &str, opts: &Options) -> Result<VisaInstr, String> {
         "mov.sat" => true,
         other => {
             return Err(format!(
-                "unknown vISA opcode {other:?}: only mov and mov.sat convert ({usage})"
+                "unknown vISA opcode {:?}: only mov and mov.sat convert ({usage})",
+                shorten(other)
             ))
         }
     };
@@ -724,7 +815,8 @@ fn parse_visa(text: &str, opts: &Options) -> Result<VisaInstr, String> {
         VisaType::from_name(name).ok_or_else(|| {
             let names: Vec<&str> = VisaType::ALL.iter().map(|t| t.name()).collect();
             format!(
-                "unknown vISA type {name:?} for the {role}; accepted: {}",
+                "unknown vISA type {:?} for the {role}; accepted: {}",
+                shorten(name),
                 names.join(", ")
             )
         })
@@ -861,7 +953,14 @@ mod tests {
     #[test]
     fn illegal_forms_are_refused() {
         assert!(Instr::parse("cvt.f16.f32", &Options::default()).is_err());
-        assert!(Instr::parse("cvt.rn.f16.f32 %r1, %r2;", &Options::default()).is_err());
+        // A whole statement is read; its registers are ignored, its shape is checked.
+        assert!(Instr::parse("cvt.rn.f16.f32 %r1, %r2;", &Options::default()).is_ok());
+        let e = Instr::parse("cvt.rn.f16.f32 %r1, %r2, %r3;", &Options::default()).unwrap_err();
+        assert!(e.contains("takes 2 operands"), "{e}");
+        // The checker's diagnosis, not a generic one.
+        let e = Instr::parse("cvt.rn.f32.f16", &Options::default()).unwrap_err();
+        assert!(!e.contains("is not a conversion form"), "{e}");
+        assert!(e.contains(".rn"), "{e}");
         assert!(Instr::parse("add.f32", &Options::default()).is_err());
         assert!(Instr::parse("mov hf <- zz", &Options::default()).is_err());
     }

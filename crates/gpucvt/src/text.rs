@@ -43,11 +43,16 @@
 //!
 //! ## Range
 //!
-//! Literals whose magnitude is beyond the supported range are rejected rather than rounded:
-//! a decimal's scientific exponent (`d.ddd × 10^X`) must satisfy `|X| ≤`
-//! [`MAX_DECIMAL_EXPONENT`] and a hexadecimal or binary literal's leading bit `2^T` must satisfy
+//! Every literal is accepted whatever its exponent. Values are held exactly (or rounded to
+//! odd) while a decimal's scientific exponent (`d.ddd × 10^X`) satisfies `|X| ≤`
+//! [`MAX_DECIMAL_EXPONENT`] and a hexadecimal or binary literal's leading bit `2^T` satisfies
 //! `|T| ≤` [`MAX_BINARY_EXPONENT`]. This is far beyond every format (the `f64` range is about
-//! `10^±308`) and keeps the work of exact printing bounded. Zero is accepted with any exponent.
+//! `10^±308`). A non-zero literal beyond it (`1e100001`, `1e-100001`, `0x1p-400000`) is held
+//! as a stand-in on the same side of the range, `±(2^125 + 1) × 2^(±(MAX_BINARY_EXPONENT + 1)
+//! − 125)` with [`Parsed::exact`] `false`: it rounds in every format as the literal does (an
+//! overflow, or an underflow to zero or to the smallest subnormal as the rounding decides,
+//! with the `inexact` flag), and no work grows with the exponent. Zero is exact with any
+//! exponent.
 //!
 //! # Printing
 //!
@@ -376,7 +381,7 @@ fn radix_number(c: &mut Cursor<'_>, negative: bool, radix: u32) -> Result<Parsed
     if !m.is_zero() {
         let top = exp2.saturating_add(m.bits() as i64 - 1);
         if top.abs() > MAX_BINARY_EXPONENT {
-            return Err(range());
+            return Ok(beyond(negative, top > 0));
         }
     }
     dyadic_quotient(negative, m, 0, exp2).ok_or_else(range)
@@ -411,7 +416,7 @@ fn decimal(c: &mut Cursor<'_>, negative: bool) -> Result<Parsed, ParseError> {
     // The scientific exponent: the literal is d.ddd × 10^sci.
     let sci = e.saturating_add(significant.len() as i64 - 1);
     if sci.abs() > MAX_DECIMAL_EXPONENT {
-        return Err(range());
+        return Ok(beyond(negative, sci > 0));
     }
     let d = big(significant, 10);
     // d × 10^e = d × 5^e × 2^e, or d / 5^-e × 2^e. |e| is bounded by the exponent limit and
@@ -421,6 +426,22 @@ fn decimal(c: &mut Cursor<'_>, negative: bool) -> Result<Parsed, ParseError> {
         dyadic_quotient(negative, d * BigUint::from(5u32).pow(k), 0, e).ok_or_else(range)
     } else {
         dyadic_quotient(negative, d, k, e).ok_or_else(range)
+    }
+}
+
+/// The stand-in for a non-zero literal beyond the range (see the module documentation):
+/// rounded to odd at [`ODD_BITS`] bits just beyond `2^±MAX_BINARY_EXPONENT`, so that every
+/// format rounds it as it rounds the literal.
+fn beyond(negative: bool, huge: bool) -> Parsed {
+    let top = if huge {
+        MAX_BINARY_EXPONENT + 1
+    } else {
+        -(MAX_BINARY_EXPONENT + 1)
+    };
+    let sig = (1u128 << (ODD_BITS - 1)) | 1;
+    Parsed {
+        value: Value::finite(negative, sig, (top - (ODD_BITS as i64 - 1)) as i32),
+        exact: false,
     }
 }
 
@@ -607,6 +628,51 @@ pub fn parse_bits_named(text: &str, width: u32, name: &'static str) -> Result<u6
             },
         )),
     }
+}
+
+/// A PTX floating-point literal: `0f` and exactly 8 hexadecimal digits (the bits of an
+/// `f32`, `0f3F800000` is 1.0) or `0d` and exactly 16 (the bits of an `f64`), either letter
+/// case. `None` when `text` does not start with `0f`/`0d` followed by a hexadecimal digit;
+/// otherwise the pattern and its format, or what is wrong with the literal.
+///
+/// ```
+/// use gpucvt::text::ptx_float_literal;
+/// use gpucvt::core::format::{F32, F64};
+/// assert_eq!(ptx_float_literal("0f3F800000"), Some(Ok((0x3f80_0000, F32))));
+/// assert_eq!(ptx_float_literal("0D3FF0000000000000"), Some(Ok((0x3ff0_0000_0000_0000, F64))));
+/// assert!(ptx_float_literal("0f3F8").unwrap().is_err());
+/// assert_eq!(ptx_float_literal("0x3f800000"), None);
+/// ```
+pub fn ptx_float_literal(text: &str) -> Option<Result<(u64, Format), String>> {
+    let b = text.as_bytes();
+    if b.len() < 3 || b[0] != b'0' || !b[2].is_ascii_hexdigit() {
+        return None;
+    }
+    let (format, digits) = match b[1] {
+        b'f' | b'F' => (crate::core::format::F32, 8),
+        b'd' | b'D' => (crate::core::format::F64, 16),
+        _ => return None,
+    };
+    let hex = &text[2..];
+    if hex.len() != digits || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
+        let shown: String = text.chars().take(40).collect();
+        let more = if text.chars().nth(40).is_some() {
+            "…"
+        } else {
+            ""
+        };
+        return Some(Err(format!(
+            "{shown:?}{more} is not a PTX {} literal: 0{} takes exactly {digits} hexadecimal digits (the {} bits)",
+            format.name,
+            b[1] as char,
+            format.name
+        )));
+    }
+    Some(
+        u64::from_str_radix(hex, 16)
+            .map(|v| (v, format))
+            .map_err(|e| e.to_string()),
+    )
 }
 
 /// A bit pattern in hexadecimal, zero-padded to the digits of `width` bits: `0x3f800000`,
@@ -848,20 +914,58 @@ mod tests {
             parse_number("pi").unwrap_err().kind,
             ErrorKind::Word { .. }
         ));
-        assert_eq!(parse_number("1e100001").unwrap_err().kind, ErrorKind::Range);
-        assert_eq!(
-            parse_number("1e-100001").unwrap_err().kind,
-            ErrorKind::Range
-        );
-        assert_eq!(
-            parse_number("0x1p340001").unwrap_err().kind,
-            ErrorKind::Range
-        );
         assert!(parse_number("1e100000").is_ok());
         assert!(parse_number("1e-100000").is_ok());
         assert!(parse_number("_1").is_err());
         assert!(parse_number("1 ").is_err());
         assert!(parse_number("nan(0x10000000000000000)").is_err());
+    }
+
+    /// Literals beyond the exact range round like themselves: huge ones overflow, tiny ones
+    /// underflow, with the sign kept and the result inexact, on both sides of the limit alike.
+    #[test]
+    fn literals_beyond_the_range_round_like_themselves() {
+        use crate::core::convert::{convert, Flags, Policy};
+        use crate::core::format::{F64, S2F6};
+        use crate::core::Rounding;
+        let conv = |t: &str, f: &Format, r: Rounding| {
+            let p = parse_number(t).unwrap();
+            (p.exact, convert(&p.value, f, r, &Policy::default()))
+        };
+        for t in [
+            "1e100000",
+            "1e100001",
+            "1e999999999999",
+            "0x1p340001",
+            "0b1p999999",
+        ] {
+            let (exact, o) = conv(t, &F32, Rounding::RN);
+            assert_eq!(o.bits, 0x7f80_0000, "{t}");
+            assert!(o.flags.contains(Flags::OVERFLOW), "{t}");
+            assert!(t == "1e100000" || !exact, "{t}");
+            let (_, o) = conv(&format!("-{t}"), &F64, Rounding::RZ);
+            assert_eq!(o.bits, 0xffef_ffff_ffff_ffff, "{t}");
+        }
+        for t in ["1e-100000", "1e-100001", "1e-999999999999", "0x1p-340001"] {
+            let (exact, o) = conv(t, &F32, Rounding::RN);
+            assert_eq!(o.bits, 0, "{t}");
+            assert!(o.flags.contains(Flags::UNDERFLOW), "{t}");
+            assert!(o.flags.contains(Flags::INEXACT), "{t}");
+            assert!(!exact, "{t}");
+            assert_eq!(conv(t, &F32, Rounding::RP).1.bits, 1, "{t}");
+            assert_eq!(
+                conv(&format!("-{t}"), &F32, Rounding::RZ).1.bits,
+                0x8000_0000
+            );
+            assert_eq!(conv(t, &S2F6, Rounding::RN).1.bits, 0, "{t}");
+        }
+        // The stand-ins keep their order with the exact values.
+        let d = |t: &str| match parse_number(t).unwrap().value.class {
+            Class::Finite(d) => d,
+            c => panic!("{c:?}"),
+        };
+        assert!(d("1e100001").cmp_value(&d("1e100000")).is_gt());
+        assert!(d("1e-100001").cmp_value(&d("1e-100000")).is_lt());
     }
 
     #[test]

@@ -1295,6 +1295,24 @@ pub fn check_form(
     }
 }
 
+/// Checks what of an instruction does not depend on the target: its types, rounding and
+/// modifiers and, when it has operands, their count and vector positions (register types
+/// are not looked at). The diagnostics are those of [`check`], with their spans; the first
+/// problem is returned.
+///
+/// # Errors
+/// The first rule the instruction breaks.
+pub fn check_form_text(instr: &Instruction) -> Result<(), Diagnostic> {
+    let sp = Spans { instr: Some(instr) };
+    let v = check_modifiers(&instr.form, &sp)?;
+    if let Some(ops) = &instr.operands {
+        if let Some(d) = check_shape(&instr.form, v, &OperandShape::of(ops), &sp) {
+            return Err(d);
+        }
+    }
+    Ok(())
+}
+
 /// Whether the quirky operand shapes ptxas accepts apply.
 fn shape_quirk(form: &CvtForm, shape: &OperandShape) -> bool {
     use ShapeOperand::{Scalar, Vector};

@@ -337,10 +337,19 @@ fn parse_cvt(
     let mut offset = 3;
     let mut index = 0;
     let mut unknown = 0;
+    // The column of `offset`, advanced piece by piece: counting from the token's start
+    // each time would make an opcode of many parts quadratic.
+    let mut col = op.span.col + 3;
     for piece in word[3..].split('.').skip(1) {
         let start = offset;
         offset += 1 + piece.len();
-        let span = sub_span(src, &op, start, 1 + piece.len());
+        let span = Span {
+            start: op.span.start + start,
+            end: op.span.start + offset,
+            line: op.span.line,
+            col,
+        };
+        col += 1 + piece.chars().count() as u32;
         index += 1;
         if piece.is_empty() {
             diags.push(Diagnostic::error(
