@@ -400,14 +400,11 @@ fn safetensors_keeps_names_metadata_and_copies_unselected() {
         ],
         Some(json!({"format": "pt", "note": "hello"})),
     );
-    // All tensors.
+    // All tensors (the integer one too: `integers`).
     let out = dir.path().join("all.safetensors");
-    let s = run(
-        &input,
-        &out,
-        &to(format::F16, Rounding::RN, Policy::default()),
-    )
-    .unwrap();
+    let mut all = to(format::F16, Rounding::RN, Policy::default());
+    all.integers = true;
+    let s = run(&input, &out, &all).unwrap();
     assert_eq!(s.tensors.len(), 3);
     assert_eq!(s.total.elements, 96 + 40 + 24);
     let (meta, ts) = read_safetensors(&out);
@@ -985,7 +982,7 @@ fn truncated_and_corrupt_safetensors() {
                 r#"{"a":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}}"#,
                 8,
             ),
-            "dtype C64 cannot be converted",
+            "dtype C64 has no gpucvt format",
         ),
         (
             "bool.safetensors",
@@ -993,7 +990,7 @@ fn truncated_and_corrupt_safetensors() {
                 r#"{"a":{"dtype":"BOOL","shape":[2],"data_offsets":[0,2]}}"#,
                 2,
             ),
-            "dtype BOOL cannot be converted",
+            "dtype BOOL has no gpucvt format",
         ),
     ];
     for (name, bytes, needle) in cases {
@@ -1209,7 +1206,7 @@ fn tensors_a_recipe_cannot_take_are_kept() {
     tensors.push(("mask", "BOOL", vec![8], vec![1; 8]));
     write_safetensors(&input, &tensors, None);
     let out = dir.path().join("o.safetensors");
-    let s = run(&input, &out, &mx_options(format::E2M1, ScaleMethod::Ocp)).unwrap();
+    let s = run(&input, &out, &mx_options(format::E4M3, ScaleMethod::Ocp)).unwrap();
     let kept: Vec<(&str, &str)> = s
         .kept
         .iter()
@@ -1230,7 +1227,7 @@ fn tensors_a_recipe_cannot_take_are_kept() {
         assert!(!got.iter().any(|x| x.0 == format!("{}_scale", t.0)));
     }
     // --strict: the first of them is an error, and nothing is written.
-    let mut strict = mx_options(format::E2M1, ScaleMethod::Ocp);
+    let mut strict = mx_options(format::E4M3, ScaleMethod::Ocp);
     strict.strict = true;
     expect_failure(
         dir.path(),
