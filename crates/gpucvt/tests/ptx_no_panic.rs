@@ -226,3 +226,69 @@ fn multi_byte_characters_anywhere() {
         }
     }
 }
+
+/// Hostile nesting: tens of thousands of `{` (balanced, unclosed, or as stray closers) give
+/// a depth diagnostic, never a stack overflow, in the reader, the checker and the runner.
+#[test]
+fn deep_nesting_is_reported_not_overflowed() {
+    use gpucvt::ptx::parse::MAX_BLOCK_DEPTH;
+    use gpucvt::ptx::run::{run, RunOptions};
+    let head = ".version 8.0\n.target sm_90\n.entry k()\n{\n.reg .f32 %f;\n.reg .b16 %h;\n";
+    for n in [MAX_BLOCK_DEPTH - 1, MAX_BLOCK_DEPTH, 10_000, 100_000] {
+        for (open, close) in [("{", "}"), ("{", ""), ("{ ", "} }")] {
+            let text = format!(
+                "{head}{}cvt.rn.f16.f32 %h, %f;\n{}\n}}\n",
+                open.repeat(n),
+                close.repeat(n)
+            );
+            // Run on a thread with a small stack, so that recursion per level would show.
+            let t = text.clone();
+            let diags = std::thread::Builder::new()
+                .stack_size(4 << 20)
+                .spawn(move || {
+                    let f = parse_file(&t);
+                    let mut d = f.diagnostics.clone();
+                    d.extend(check_file(&f, None, None));
+                    let _ = run(&f, &[], &RunOptions::default());
+                    d
+                })
+                .unwrap()
+                .join()
+                .expect("no stack overflow");
+            let deep = diags
+                .iter()
+                .filter(|d| d.rule == "syntax.block-depth")
+                .count();
+            // Depth counts the function body too: MAX_BLOCK_DEPTH - 1 nested blocks fit.
+            assert_eq!(
+                deep,
+                usize::from(n >= MAX_BLOCK_DEPTH),
+                "{n} {open:?} {close:?}"
+            );
+        }
+    }
+}
+
+/// A `\r` alone ends a line: a CR-only file reads like its LF twin, positions included.
+#[test]
+fn cr_only_files_read_like_lf_files() {
+    let lf = FILE.to_string();
+    let cr = lf.replace('\n', "\r");
+    let (a, b) = (parse_file(&lf), parse_file(&cr));
+    assert!(b.version.is_some() && b.target.is_some());
+    assert_eq!(a.functions.len(), b.functions.len());
+    let pos = |f: &gpucvt::ptx::parse::PtxFile| -> Vec<(u32, u32)> {
+        f.diagnostics
+            .iter()
+            .map(|d| (d.span.line, d.span.col))
+            .collect()
+    };
+    assert_eq!(pos(&a), pos(&b));
+    let body = |f: &gpucvt::ptx::parse::PtxFile| f.functions[0].body.clone().unwrap();
+    let lines =
+        |b: gpucvt::ptx::parse::Block| -> Vec<u32> { b.regs.iter().map(|r| r.span.line).collect() };
+    assert_eq!(lines(body(&a)), lines(body(&b)));
+    exercise_file(&cr);
+    exercise_file(&lf.replace('\n', "\r\n"));
+    exercise_file("\r\r\r{\r}\r");
+}

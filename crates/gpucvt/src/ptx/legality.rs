@@ -38,11 +38,11 @@
 //! assert!(legal_somewhere(&rs.form));
 //! ```
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::form::{CvtForm, Modifier, RoundMod, Scaled};
 use super::parse::{
-    Block, Immediate, Instruction, OperandKind, PtxFile, RegDecl, RegRef, Statement,
+    Block, Immediate, Instruction, OperandKind, PtxFile, RegDecl, RegName, RegRef, Statement,
 };
 use super::target::{PtxVersion, Target, TargetReq};
 use super::types::{same_size_compatible, wide_compatible, Kind, PtxType, RegType};
@@ -1318,17 +1318,12 @@ fn shape_quirk(form: &CvtForm, shape: &OperandShape) -> bool {
     use ShapeOperand::{Scalar, Vector};
     // ptxas quirk (spec §6.1 item 10): `cvt.rn.satfinite{.relu}.e2m1x2.bf16x2 d, {a, b}` and
     // `d, {a, b, e, f}` are accepted. Matched to ptxas.
-    let e2m1 = form.dtype == E2m1x2
+    // (The stray third operand of `cvt….ue5m3x2.{f16x2,bf16x2} d, a, x`, also in item 10,
+    // is not copied: ptxas 13.5 answers "Arguments mismatch for instruction 'cvt'".)
+    form.dtype == E2m1x2
         && form.atype == Bf16x2
         && form.scaled.is_none()
-        && (shape.0 == [Scalar, Vector(2)] || shape.0 == [Scalar, Vector(4)]);
-    // ptxas quirk (spec §6.1 item 10): `cvt….ue5m3x2.{f16x2,bf16x2} d, a, x` with a stray
-    // third operand and no `.scaled` qualifier. Matched to ptxas (sm_107 only).
-    let ue5m3 = form.dtype == Ue5m3x2
-        && FP16X2.contains(&form.atype)
-        && form.scaled.is_none()
-        && shape.0 == [Scalar, Scalar, Scalar];
-    e2m1 || ue5m3
+        && (shape.0 == [Scalar, Vector(2)] || shape.0 == [Scalar, Vector(4)])
 }
 
 fn check_shape(
@@ -1393,10 +1388,7 @@ fn check_registers(
     let mut want = slots(v, form);
     let quirk = shape_quirk(form, &OperandShape::of(ops));
     if quirk {
-        want = match (form.dtype, ops.len()) {
-            (E2m1x2, _) => vec![Slot::D(E2m1x2), Slot::Vec4(Bf16x2)],
-            _ => vec![Slot::D(form.dtype), Slot::A(form.atype), Slot::Scale(0)],
-        };
+        want = vec![Slot::D(E2m1x2), Slot::Vec4(Bf16x2)];
     }
     let wide = classic_pair(form);
     let spelling = || form.spelling();
@@ -1492,8 +1484,6 @@ fn check_registers(
                     Slot::D(t) | Slot::A(t) | Slot::B(t) => (t, wide, reg_fits(t, ty, wide)),
                     Slot::C(t) => (t, true, reg_fits(t, ty, true) || ty == F32),
                     Slot::Rbits => (B32, false, ty != Pred && ty.bits() == 32),
-                    // The quirk's stray third operand: a `.b8` or `.b16`.
-                    Slot::Scale(0) => (B16, false, matches!(ty, B8 | B16)),
                     Slot::Scale(n) => (
                         if n == 8 { B8 } else { B16 },
                         false,
@@ -1700,20 +1690,151 @@ pub fn legal_forms(target: Target, version: PtxVersion) -> Vec<CvtForm> {
 
 /// Registers visible at one point: a stack of blocks' declarations.
 struct Scope<'a> {
-    blocks: Vec<&'a [RegDecl]>,
+    blocks: Vec<BlockRegs<'a>>,
 }
 
 impl Scope<'_> {
     fn lookup(&self, name: &str) -> Option<RegType> {
-        for decls in self.blocks.iter().rev() {
-            for d in decls.iter().rev() {
-                if d.names.iter().any(|n| n.declares(name)) {
-                    return Some(d.reg_type());
-                }
+        for b in self.blocks.iter().rev() {
+            if let Some(t) = b.lookup(name) {
+                return Some(t);
             }
         }
         // The special registers that are read-only inputs.
         special_register(name)
+    }
+}
+
+/// The ways to read `name` as a parameterized register `prefix` + index (`%r12` is `%r1` 2
+/// and `%r` 12): the prefix and the index, for every canonical decimal suffix.
+fn indexed_splits(name: &str) -> impl Iterator<Item = (&str, u64)> {
+    let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    (1..=digits).filter_map(move |n| {
+        let (prefix, suffix) = name.split_at(name.len() - n);
+        let canonical = suffix == "0" || !suffix.starts_with('0');
+        (canonical && !prefix.is_empty())
+            .then(|| suffix.parse::<u64>().ok().map(|k| (prefix, k)))
+            .flatten()
+    })
+}
+
+/// One block's declarations, hashed by name so that a lookup does not walk them all.
+struct BlockRegs<'a> {
+    /// Plain names: the index of the last declaration of each.
+    plain: HashMap<&'a str, usize>,
+    /// Parameterized names by prefix: (declaration index, count), last declaration first,
+    /// kept only where the count is above every later one's (the others are never the last
+    /// to declare a name), so counts increase along each list.
+    ranges: HashMap<&'a str, Vec<(usize, u32)>>,
+    decls: &'a [RegDecl],
+}
+
+impl<'a> BlockRegs<'a> {
+    fn new(decls: &'a [RegDecl]) -> BlockRegs<'a> {
+        let mut plain = HashMap::new();
+        let mut ranges: HashMap<&str, Vec<(usize, u32)>> = HashMap::new();
+        for (k, d) in decls.iter().enumerate() {
+            for n in &d.names {
+                match n.count {
+                    None => {
+                        plain.insert(n.name.as_str(), k);
+                    }
+                    Some(c) => ranges.entry(n.name.as_str()).or_default().push((k, c)),
+                }
+            }
+        }
+        for v in ranges.values_mut() {
+            let mut kept: Vec<(usize, u32)> = Vec::new();
+            for &(k, c) in v.iter().rev() {
+                if kept.last().is_none_or(|&(_, m)| c > m) {
+                    kept.push((k, c));
+                }
+            }
+            *v = kept;
+        }
+        BlockRegs {
+            plain,
+            ranges,
+            decls,
+        }
+    }
+
+    /// The type of `name`, from the last declaration in this block that declares it.
+    fn lookup(&self, name: &str) -> Option<RegType> {
+        let mut best = self.plain.get(name).copied();
+        for (prefix, k) in indexed_splits(name) {
+            let hit = self.ranges.get(prefix).and_then(|v| {
+                let i = v.partition_point(|&(_, c)| u64::from(c) <= k);
+                v.get(i).map(|&(d, _)| d)
+            });
+            best = best.max(hit);
+        }
+        best.map(|k| self.decls[k].reg_type())
+    }
+}
+
+/// The first earlier name in a block that `n` clashes with (the same name, or a name inside
+/// a parameterized range, either way round), found through hash maps rather than by
+/// comparing every pair.
+#[derive(Default)]
+struct ClashFinder<'a> {
+    /// Plain names: the first declaration of each.
+    plain: HashMap<&'a str, (usize, &'a RegName)>,
+    /// Plain names by each prefix + index reading: (order, index, name), kept only where the
+    /// index is below every earlier one's, so the earliest clash is a binary search away.
+    plain_indexed: HashMap<&'a str, Vec<(usize, u64, &'a RegName)>>,
+    /// Parameterized names by prefix: (order, count, name), kept only where the count is
+    /// above every earlier one's.
+    ranges: HashMap<&'a str, Vec<(usize, u32, &'a RegName)>>,
+    order: usize,
+}
+
+impl<'a> ClashFinder<'a> {
+    fn add(&mut self, n: &'a RegName) -> Option<&'a RegName> {
+        let order = self.order;
+        self.order += 1;
+        let mut first: Option<(usize, &RegName)> = None;
+        let mut consider = |hit: Option<(usize, &'a RegName)>| {
+            if let Some(h) = hit {
+                if first.is_none_or(|f| h.0 < f.0) {
+                    first = Some(h);
+                }
+            }
+        };
+        match n.count {
+            None => {
+                consider(self.plain.get(n.name.as_str()).copied());
+                for (prefix, k) in indexed_splits(&n.name) {
+                    if let Some(v) = self.ranges.get(prefix) {
+                        // Counts increase along `v`: the first above `k` is the earliest.
+                        let i = v.partition_point(|&(_, c, _)| u64::from(c) <= k);
+                        consider(v.get(i).map(|&(o, _, m)| (o, m)));
+                    }
+                }
+                self.plain.entry(n.name.as_str()).or_insert((order, n));
+                for (prefix, k) in indexed_splits(&n.name) {
+                    let v = self.plain_indexed.entry(prefix).or_default();
+                    if v.last().is_none_or(|&(_, j, _)| k < j) {
+                        v.push((order, k, n));
+                    }
+                }
+            }
+            Some(c) => {
+                if let Some(v) = self.ranges.get(n.name.as_str()) {
+                    consider(v.first().map(|&(o, _, m)| (o, m)));
+                }
+                if let Some(v) = self.plain_indexed.get(n.name.as_str()) {
+                    // Indices decrease along `v`: the first below `c` is the earliest.
+                    let i = v.partition_point(|&(_, k, _)| k >= u64::from(c));
+                    consider(v.get(i).map(|&(o, _, m)| (o, m)));
+                }
+                let v = self.ranges.entry(n.name.as_str()).or_default();
+                if v.last().is_none_or(|&(_, m, _)| c > m) {
+                    v.push((order, c, n));
+                }
+            }
+        }
+        first.map(|f| f.1)
     }
 }
 
@@ -1793,17 +1914,11 @@ fn check_block<'a>(
     out: &mut Vec<Diagnostic>,
 ) {
     // Declarations: valid types, no name declared twice in one block.
-    let mut names: Vec<&super::parse::RegName> = Vec::new();
+    let mut names = ClashFinder::default();
     for d in &block.regs {
         check_reg_decl(d, version, out);
         for n in &d.names {
-            let clash = names.iter().find(|m| match (m.count, n.count) {
-                (None, None) => m.name == n.name,
-                (Some(_), None) => m.declares(&n.name),
-                (None, Some(_)) => n.declares(&m.name),
-                (Some(_), Some(_)) => m.name == n.name,
-            });
-            if let Some(m) = clash {
+            if let Some(m) = names.add(n) {
                 out.push(Diagnostic::error(
                     "ptx.reg-duplicate",
                     format!(
@@ -1813,10 +1928,9 @@ fn check_block<'a>(
                     n.span,
                 ));
             }
-            names.push(n);
         }
     }
-    scope.blocks.push(&block.regs);
+    scope.blocks.push(BlockRegs::new(&block.regs));
     for s in &block.statements {
         match s {
             Statement::Cvt(i) => {
@@ -2043,6 +2157,75 @@ mod tests {
                 let n = legal_forms(t, ver).len();
                 assert!(n >= prev, "{t} {ver}");
                 prev = n;
+            }
+        }
+    }
+
+    /// The hashed scope lookup and clash search agree with comparing every pair.
+    #[test]
+    fn hashed_names_match_pairwise_comparison() {
+        let pool = [
+            ("%r", None),
+            ("%r", Some(3)),
+            ("%r", Some(13)),
+            ("%r1", None),
+            ("%r12", None),
+            ("%r1", Some(3)),
+            ("%r01", None),
+            ("%r0", None),
+            ("%r2", Some(1)),
+            ("%f", Some(2)),
+            ("%f1", None),
+            ("x", None),
+        ];
+        let probes = [
+            "%r", "%r0", "%r1", "%r2", "%r12", "%r10", "%r01", "%f1", "%f2", "x", "y",
+        ];
+        let mut seed = 7u64;
+        for _ in 0..3000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let n = (seed >> 60) as usize % 6 + 1;
+            let decls: Vec<RegDecl> = (0..n)
+                .map(|k| {
+                    let (name, count) = pool[(seed >> (k * 8)) as usize % pool.len()];
+                    RegDecl {
+                        ty: if k % 2 == 0 { B32 } else { F32 },
+                        lanes: 1,
+                        names: vec![RegName {
+                            name: name.to_string(),
+                            count,
+                            span: Span::default(),
+                        }],
+                        span: Span::default(),
+                        type_span: Span::default(),
+                        vector_span: None,
+                    }
+                })
+                .collect();
+            let names: Vec<&RegName> = decls.iter().flat_map(|d| &d.names).collect();
+            let mut finder = ClashFinder::default();
+            for (i, n) in names.iter().enumerate() {
+                let want = names[..i].iter().find(|m| match (m.count, n.count) {
+                    (None, None) | (Some(_), Some(_)) => m.name == n.name,
+                    (Some(_), None) => m.declares(&n.name),
+                    (None, Some(_)) => n.declares(&m.name),
+                });
+                let got = finder.add(n);
+                assert_eq!(
+                    got.map(|m| m as *const RegName),
+                    want.map(|m| *m as *const RegName)
+                );
+            }
+            let block = BlockRegs::new(&decls);
+            for p in probes {
+                let want = decls
+                    .iter()
+                    .rev()
+                    .find(|d| d.names.iter().any(|n| n.declares(p)))
+                    .map(|d| d.reg_type());
+                assert_eq!(block.lookup(p), want, "{p} in {decls:?}");
             }
         }
     }

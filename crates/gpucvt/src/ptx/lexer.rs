@@ -64,6 +64,7 @@ pub struct Lexed {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+#[derive(Clone, Debug)]
 struct Cursor<'a> {
     src: &'a str,
     pos: usize,
@@ -83,7 +84,8 @@ impl Cursor<'_> {
     fn bump(&mut self) -> Option<char> {
         let c = self.peek()?;
         self.pos += c.len_utf8();
-        if c == '\n' {
+        let lone_cr = c == '\r' && self.peek() != Some('\n');
+        if c == '\n' || lone_cr {
             self.line += 1;
             self.col = 1;
         } else {
@@ -116,114 +118,155 @@ fn word_char(c: char) -> bool {
 
 /// Splits `src` into tokens.
 pub fn lex(src: &str) -> Lexed {
-    let mut cur = Cursor {
-        src,
-        pos: 0,
-        line: 1,
-        col: 1,
-    };
-    let mut out = Lexed::default();
-    let mut last_line = 0u32;
-    while let Some(c) = cur.peek() {
-        if c.is_whitespace() {
-            cur.bump();
-            continue;
-        }
-        let (start, line, col) = (cur.pos, cur.line, cur.col);
-        if cur.starts_with("//") {
-            while cur.peek().is_some_and(|c| c != '\n') {
-                cur.bump();
-            }
-            continue;
-        }
-        if cur.starts_with("/*") {
-            cur.bump();
-            cur.bump();
-            let mut closed = false;
-            while cur.peek().is_some() {
-                if cur.starts_with("*/") {
-                    cur.bump();
-                    cur.bump();
-                    closed = true;
-                    break;
-                }
-                cur.bump();
-            }
-            if !closed {
-                out.diagnostics.push(Diagnostic::error(
-                    "syntax.comment",
-                    "unterminated block comment: '/*' without a closing '*/'",
-                    Span {
-                        start,
-                        end: start + 2,
-                        line,
-                        col,
-                    },
-                ));
-            }
-            continue;
-        }
-        let kind = if c == '"' {
-            cur.bump();
-            let mut closed = false;
-            while let Some(c) = cur.peek() {
-                if c == '\n' {
-                    break;
-                }
-                cur.bump();
-                if c == '\\' {
-                    if cur.peek().is_some_and(|c| c != '\n') {
-                        cur.bump();
-                    }
-                } else if c == '"' {
-                    closed = true;
-                    break;
-                }
-            }
-            if !closed {
-                out.diagnostics.push(Diagnostic::error(
-                    "syntax.string",
-                    "unterminated string literal",
-                    cur.span_from(start, line, col),
-                ));
-            }
-            TokenKind::Str
-        } else if c.is_ascii_digit()
-            || (c == '.' && cur.peek_at(1).is_some_and(|d| d.is_ascii_digit()))
-        {
-            lex_number(&mut cur);
-            TokenKind::Number
-        } else if word_start(c) {
-            cur.bump();
-            loop {
-                match cur.peek() {
-                    Some(c) if word_char(c) => {
-                        cur.bump();
-                    }
-                    // `::` inside a word (`.scaled::n2::ue8m0`), never a label's `:`.
-                    Some(':')
-                        if cur.peek_at(1) == Some(':')
-                            && cur.peek_at(2).is_some_and(|c| c.is_ascii_alphanumeric()) =>
-                    {
-                        cur.bump();
-                        cur.bump();
-                    }
-                    _ => break,
-                }
-            }
-            TokenKind::Word
-        } else {
-            cur.bump();
-            TokenKind::Punct
-        };
-        out.tokens.push(Token {
-            kind,
-            span: cur.span_from(start, line, col),
-            line_start: line != last_line,
-        });
-        last_line = line;
+    let mut lexer = Lexer::new(src);
+    let mut tokens = Vec::new();
+    while let Some(t) = lexer.next_token() {
+        tokens.push(t);
     }
-    out
+    Lexed {
+        tokens,
+        diagnostics: lexer.diagnostics,
+    }
+}
+
+/// An incremental lexer: the tokens of `src` one at a time, so that a reader of a large
+/// file need not hold them all (see [`lex`] for the whole list).
+#[derive(Clone, Debug)]
+pub struct Lexer<'a> {
+    cur: Cursor<'a>,
+    last_line: u32,
+    /// Unterminated comments and strings found so far.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl<'a> Lexer<'a> {
+    /// A lexer at the start of `src`.
+    pub fn new(src: &'a str) -> Lexer<'a> {
+        Lexer {
+            cur: Cursor {
+                src,
+                pos: 0,
+                line: 1,
+                col: 1,
+            },
+            last_line: 0,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    /// The next token, or `None` at the end of the text.
+    pub fn next_token(&mut self) -> Option<Token> {
+        let cur = &mut self.cur;
+        while let Some(c) = cur.peek() {
+            if c.is_whitespace() {
+                cur.bump();
+                continue;
+            }
+            let (start, line, col) = (cur.pos, cur.line, cur.col);
+            if cur.starts_with("//") {
+                while cur.peek().is_some_and(|c| !is_line_end(c)) {
+                    cur.bump();
+                }
+                continue;
+            }
+            if cur.starts_with("/*") {
+                cur.bump();
+                cur.bump();
+                let mut closed = false;
+                while cur.peek().is_some() {
+                    if cur.starts_with("*/") {
+                        cur.bump();
+                        cur.bump();
+                        closed = true;
+                        break;
+                    }
+                    cur.bump();
+                }
+                if !closed {
+                    self.diagnostics.push(Diagnostic::error(
+                        "syntax.comment",
+                        "unterminated block comment: '/*' without a closing '*/'",
+                        Span {
+                            start,
+                            end: start + 2,
+                            line,
+                            col,
+                        },
+                    ));
+                }
+                continue;
+            }
+            let kind = if c == '"' {
+                cur.bump();
+                let mut closed = false;
+                while let Some(c) = cur.peek() {
+                    if is_line_end(c) {
+                        break;
+                    }
+                    cur.bump();
+                    if c == '\\' {
+                        if cur.peek().is_some_and(|c| !is_line_end(c)) {
+                            cur.bump();
+                        }
+                    } else if c == '"' {
+                        closed = true;
+                        break;
+                    }
+                }
+                if !closed {
+                    self.diagnostics.push(Diagnostic::error(
+                        "syntax.string",
+                        "unterminated string literal",
+                        cur.span_from(start, line, col),
+                    ));
+                }
+                TokenKind::Str
+            } else if c.is_ascii_digit()
+                || (c == '.' && cur.peek_at(1).is_some_and(|d| d.is_ascii_digit()))
+            {
+                lex_number(cur);
+                TokenKind::Number
+            } else if word_start(c) {
+                cur.bump();
+                loop {
+                    match cur.peek() {
+                        // A directive or type word ends at the next dot: `.reg.u32` and
+                        // `.v4.u16` are two words each, as ptxas reads them.
+                        Some('.') if c == '.' => break,
+                        Some(c) if word_char(c) => {
+                            cur.bump();
+                        }
+                        // `::` inside a word (`.scaled::n2::ue8m0`), never a label's `:`.
+                        Some(':')
+                            if cur.peek_at(1) == Some(':')
+                                && cur.peek_at(2).is_some_and(|c| c.is_ascii_alphanumeric()) =>
+                        {
+                            cur.bump();
+                            cur.bump();
+                        }
+                        _ => break,
+                    }
+                }
+                TokenKind::Word
+            } else {
+                cur.bump();
+                TokenKind::Punct
+            };
+            let token = Token {
+                kind,
+                span: cur.span_from(start, line, col),
+                line_start: line != self.last_line,
+            };
+            self.last_line = line;
+            return Some(token);
+        }
+        None
+    }
+}
+
+/// `\n`, and `\r` alone (old Mac line ends); `\r\n` counts once, at its `\n`.
+fn is_line_end(c: char) -> bool {
+    c == '\n' || c == '\r'
 }
 
 fn lex_number(cur: &mut Cursor<'_>) {

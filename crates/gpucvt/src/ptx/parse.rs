@@ -988,24 +988,95 @@ pub enum Statement {
 /// assert!(matches!(body.statements[1], Statement::Cvt(_)));
 /// ```
 pub fn parse_file(src: &str) -> PtxFile {
-    let lexed = lex(src);
     let mut p = FileParser {
         src,
-        toks: &lexed.tokens,
+        toks: Toks::new(src),
         i: 0,
-        file: PtxFile {
-            diagnostics: lexed.diagnostics.clone(),
-            ..PtxFile::default()
-        },
+        depth: 0,
+        file: PtxFile::default(),
     };
     p.module();
+    let mut diagnostics = p.toks.into_diagnostics();
+    diagnostics.append(&mut p.file.diagnostics);
+    p.file.diagnostics = diagnostics;
     p.file
+}
+
+/// How deeply `{ … }` blocks may nest in a function body. Real code nests a few levels
+/// (inline-asm scopes inside loops); the limit keeps the recursive reader, checker and
+/// runner far from the end of the stack on hostile input. Deeper blocks are reported and
+/// skipped.
+pub const MAX_BLOCK_DEPTH: usize = 256;
+
+/// The file's tokens, lexed on demand. Only the tokens from the start of the current
+/// statement on are kept, so that memory follows the longest statement, not the file.
+struct Toks<'a> {
+    inner: core::cell::RefCell<TokBuf<'a>>,
+}
+
+struct TokBuf<'a> {
+    lexer: super::lexer::Lexer<'a>,
+    /// Tokens `base..base + buf.len()`.
+    buf: Vec<Token>,
+    base: usize,
+    done: bool,
+}
+
+impl<'a> Toks<'a> {
+    fn new(src: &'a str) -> Toks<'a> {
+        Toks {
+            inner: core::cell::RefCell::new(TokBuf {
+                lexer: super::lexer::Lexer::new(src),
+                buf: Vec::new(),
+                base: 0,
+                done: false,
+            }),
+        }
+    }
+
+    /// Token `k`; `None` past the end (and for a token already released).
+    fn get(&self, k: usize) -> Option<Token> {
+        let mut b = self.inner.borrow_mut();
+        if k < b.base {
+            return None;
+        }
+        while !b.done && b.base + b.buf.len() <= k {
+            match b.lexer.next_token() {
+                Some(t) => b.buf.push(t),
+                None => b.done = true,
+            }
+        }
+        let base = b.base;
+        b.buf.get(k - base).copied()
+    }
+
+    /// Tokens `a..b` (fewer at the end of the text).
+    fn range(&self, a: usize, b: usize) -> Vec<Token> {
+        (a..b).map_while(|k| self.get(k)).collect()
+    }
+
+    /// Forgets the tokens before `k`; they are never read again.
+    fn release(&self, k: usize) {
+        let mut b = self.inner.borrow_mut();
+        let drop = k.saturating_sub(b.base).min(b.buf.len());
+        // Drain in large steps only, so that the cost stays linear in the file.
+        if drop >= 4096 && drop * 2 >= b.buf.len() {
+            b.buf.drain(..drop);
+            b.base += drop;
+        }
+    }
+
+    fn into_diagnostics(self) -> Vec<Diagnostic> {
+        self.inner.into_inner().lexer.diagnostics
+    }
 }
 
 struct FileParser<'a> {
     src: &'a str,
-    toks: &'a [Token],
+    toks: Toks<'a>,
     i: usize,
+    /// How many blocks enclose the current position.
+    depth: usize,
     file: PtxFile,
 }
 
@@ -1025,6 +1096,11 @@ const TOP_DIRECTIVES: &[&str] = &[
     ".shared",
     ".file",
     ".section",
+    ".tex",
+    ".texref",
+    ".surfref",
+    ".samplerref",
+    ".local",
 ];
 
 impl<'a> FileParser<'a> {
@@ -1032,8 +1108,17 @@ impl<'a> FileParser<'a> {
         self.toks.get(k).map_or("", |t| t.text(self.src))
     }
 
+    /// Token `k`, which the caller knows exists.
+    fn tok(&self, k: usize) -> Token {
+        self.toks.get(k).unwrap_or(Token {
+            kind: TokenKind::Punct,
+            span: Span::locate(self.src, self.src.len(), self.src.len()),
+            line_start: false,
+        })
+    }
+
     fn peek(&self) -> Option<Token> {
-        self.toks.get(self.i).copied()
+        self.toks.get(self.i)
     }
 
     fn is_punct(&self, k: usize, c: char) -> bool {
@@ -1060,7 +1145,7 @@ impl<'a> FileParser<'a> {
     fn skip_statement(&mut self, top_level: bool) {
         let start = self.i;
         self.skip_statement_inner(top_level);
-        if self.i == start && self.i < self.toks.len() {
+        if self.i == start && self.toks.get(self.i).is_some() {
             // Always make progress.
             self.i += 1;
         }
@@ -1105,6 +1190,7 @@ impl<'a> FileParser<'a> {
 
     fn module(&mut self) {
         while let Some(t) = self.peek() {
+            self.toks.release(self.i);
             let text = t.text(self.src);
             match text {
                 ".version" => self.version(),
@@ -1124,7 +1210,7 @@ impl<'a> FileParser<'a> {
     }
 
     fn version(&mut self) {
-        let d = self.toks[self.i];
+        let d = self.tok(self.i);
         self.i += 1;
         match self.peek() {
             Some(t) if t.kind == TokenKind::Number && !t.line_start => {
@@ -1151,7 +1237,7 @@ impl<'a> FileParser<'a> {
     }
 
     fn target(&mut self) {
-        let d = self.toks[self.i];
+        let d = self.tok(self.i);
         self.i += 1;
         let mut first = true;
         loop {
@@ -1204,7 +1290,7 @@ impl<'a> FileParser<'a> {
     }
 
     fn address_size(&mut self) {
-        let d = self.toks[self.i];
+        let d = self.tok(self.i);
         self.i += 1;
         match self.peek() {
             Some(t) if t.kind == TokenKind::Number => {
@@ -1240,11 +1326,13 @@ impl<'a> FileParser<'a> {
         } else {
             FunctionKind::Func
         };
-        let d = self.toks[self.i];
+        let d = self.tok(self.i);
         self.i += 1;
         let mut returns = Vec::new();
+        // `.reg` parameters are registers of the body's scope.
+        let mut reg_params = Vec::new();
         if kind == FunctionKind::Func && self.is_punct(self.i, '(') {
-            returns = self.params();
+            returns = self.params(&mut reg_params);
         }
         let (name, span) = match self.peek() {
             Some(t) if t.kind == TokenKind::Word && !t.text(self.src).starts_with('.') => {
@@ -1258,7 +1346,7 @@ impl<'a> FileParser<'a> {
             }
         };
         let params = if self.is_punct(self.i, '(') {
-            self.params()
+            self.params(&mut reg_params)
         } else {
             Vec::new()
         };
@@ -1273,11 +1361,20 @@ impl<'a> FileParser<'a> {
             self.i += 1;
         }
         let body = match self.peek() {
-            Some(t) if t.is_punct(self.src, '{') => Some(self.block()),
+            Some(t) if t.is_punct(self.src, '{') => {
+                let mut b = self.block();
+                reg_params.append(&mut b.regs);
+                b.regs = reg_params;
+                Some(b)
+            }
             Some(t) if t.is_punct(self.src, ';') => {
                 self.i += 1;
                 None
             }
+            // A PTX 2.x prototype (nvopencc writes them) ends at the end of its line, with
+            // neither a body nor a `;`: the next line starts another module directive.
+            None if kind == FunctionKind::Func => None,
+            Some(t) if kind == FunctionKind::Func && t.line_start => None,
             _ => {
                 self.error(
                     "syntax.function",
@@ -1298,8 +1395,8 @@ impl<'a> FileParser<'a> {
     }
 
     /// `( .param .u64 a, .param .align 4 .b8 b[16], .reg .b32 c )`.
-    fn params(&mut self) -> Vec<Param> {
-        let open = self.toks[self.i];
+    fn params(&mut self, regs: &mut Vec<RegDecl>) -> Vec<Param> {
+        let open = self.tok(self.i);
         self.i += 1;
         let mut out = Vec::new();
         let mut cur: Vec<Token> = Vec::new();
@@ -1316,11 +1413,11 @@ impl<'a> FileParser<'a> {
                 "]" => depth -= 1,
                 ")" if depth > 0 => depth -= 1,
                 ")" => {
-                    self.param(&cur, &mut out);
+                    self.param(&cur, &mut out, regs);
                     return out;
                 }
                 "," if depth == 0 => {
-                    self.param(&cur, &mut out);
+                    self.param(&cur, &mut out, regs);
                     cur.clear();
                     continue;
                 }
@@ -1335,9 +1432,18 @@ impl<'a> FileParser<'a> {
         }
     }
 
-    fn param(&mut self, toks: &[Token], out: &mut Vec<Param>) {
+    fn param(&mut self, toks: &[Token], out: &mut Vec<Param>, regs: &mut Vec<RegDecl>) {
         if toks.is_empty() {
             return;
+        }
+        if toks[0].text(self.src) == ".reg" {
+            let span = Span {
+                end: toks[toks.len() - 1].span.end,
+                ..toks[0].span
+            };
+            if let Some(d) = self.reg_decl_body(&toks[1..], span) {
+                regs.push(d);
+            }
         }
         let ty = toks
             .iter()
@@ -1364,23 +1470,60 @@ impl<'a> FileParser<'a> {
 
     /// A `{ … }` block; `self.i` is at the `{`.
     fn block(&mut self) -> Block {
-        let open = self.toks[self.i];
+        let open = self.tok(self.i);
         self.i += 1;
         let mut block = Block {
             span: open.span,
             ..Block::default()
         };
+        self.depth += 1;
+        self.block_items(&mut block, open);
+        self.depth -= 1;
+        block
+    }
+
+    /// Skips the rest of a block nested too deeply, iteratively; `self.i` is after its `{`.
+    fn skip_block(&mut self) {
+        let mut depth = 1usize;
+        while let Some(t) = self.peek() {
+            self.i += 1;
+            if t.is_punct(self.src, '{') {
+                depth += 1;
+            } else if t.is_punct(self.src, '}') {
+                depth -= 1;
+                if depth == 0 {
+                    return;
+                }
+            }
+            if self.i.is_multiple_of(4096) {
+                self.toks.release(self.i);
+            }
+        }
+    }
+
+    fn block_items(&mut self, block: &mut Block, open: Token) {
+        if self.depth > MAX_BLOCK_DEPTH {
+            self.error(
+                "syntax.block-depth",
+                format!("blocks nested more than {MAX_BLOCK_DEPTH} deep; the rest of this block is skipped"),
+                open.span,
+            );
+            self.skip_block();
+            block.span.end = self.tok(self.i.saturating_sub(1)).span.end;
+            return;
+        }
         loop {
+            self.toks.release(self.i);
             let Some(t) = self.peek() else {
                 self.error("syntax.block", "unclosed block: '{' without '}'", open.span);
                 block.span.end = self.src.len();
-                return block;
+                return;
             };
             let text = t.text(self.src);
             if t.is_punct(self.src, '}') {
                 self.i += 1;
                 block.span.end = t.span.end;
-                return block;
+                return;
             }
             if t.is_punct(self.src, '{') {
                 let inner = self.block();
@@ -1430,8 +1573,8 @@ impl<'a> FileParser<'a> {
     }
 
     fn span_of(&self, start: usize) -> Span {
-        let first = self.toks[start].span;
-        let last = self.toks[self.i.saturating_sub(1).max(start)].span;
+        let first = self.tok(start).span;
+        let last = self.tok(self.i.saturating_sub(1).max(start)).span;
         Span {
             end: last.end,
             ..first
@@ -1444,7 +1587,7 @@ impl<'a> FileParser<'a> {
         self.i += 1;
         // The statement's tokens, up to `;`.
         let mut end = self.i;
-        while end < self.toks.len()
+        while self.toks.get(end).is_some()
             && !self.is_punct(end, ';')
             && !self.is_punct(end, '}')
             && !self.is_punct(end, '{')
@@ -1452,11 +1595,11 @@ impl<'a> FileParser<'a> {
             end += 1;
         }
         let has_semi = self.is_punct(end, ';');
-        let toks = &self.toks[self.i..end];
+        let toks = self.toks.range(self.i, end);
         self.i = if has_semi { end + 1 } else { end };
         let decl_span = Span {
-            end: self.toks[end.saturating_sub(1).max(start)].span.end,
-            ..self.toks[start].span
+            end: self.tok(end.saturating_sub(1).max(start)).span.end,
+            ..self.tok(start).span
         };
         if !has_semi {
             self.error(
@@ -1466,6 +1609,11 @@ impl<'a> FileParser<'a> {
             );
             return None;
         }
+        self.reg_decl_body(&toks, decl_span)
+    }
+
+    /// What follows `.reg` in a declaration or a `.reg` parameter: `[.vN] .type name…`.
+    fn reg_decl_body(&mut self, toks: &[Token], decl_span: Span) -> Option<RegDecl> {
         let mut lanes = 1u8;
         let mut vector_span = None;
         let mut ty: Option<(PtxType, Span)> = None;
@@ -1628,7 +1776,7 @@ impl<'a> FileParser<'a> {
                 // complete operand list, begins a new statement: the `;` is missing. Stop
                 // here to recover. (Operands continued on the next line start with `%`, `$`,
                 // `[`, `{`… or follow a `,`.)
-                let prev = self.toks[end - 1];
+                let prev = self.tok(end - 1);
                 let opcode_like = t.kind == TokenKind::Word
                     && t.text(self.src)
                         .starts_with(|c: char| c.is_ascii_alphabetic())
@@ -1639,13 +1787,12 @@ impl<'a> FileParser<'a> {
             }
             end += 1;
         }
-        let toks = &self.toks[start..end];
+        let toks = self.toks.range(start, end);
+        let toks = &toks[..];
         self.i = if terminated { end + 1 } else { end };
         let span = Span {
-            end: toks
-                .last()
-                .map_or(self.toks[start].span.end, |t| t.span.end),
-            ..self.toks[start].span
+            end: toks.last().map_or(self.tok(start).span.end, |t| t.span.end),
+            ..self.tok(start).span
         };
         if !terminated {
             self.error(
