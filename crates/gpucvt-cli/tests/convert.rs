@@ -663,7 +663,7 @@ fn dry_run_and_kept_tensors_in_the_text_summary() {
         "-o",
         "o.safetensors",
         "--to",
-        "e2m1",
+        "e4m3",
         "--satfinite",
         "--block",
         "32",
@@ -675,8 +675,8 @@ fn dry_run_and_kept_tensors_in_the_text_summary() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(listing(d), before, "a dry run writes nothing");
     assert!(out.contains("dry run: nothing written"), "{out}");
-    assert!(out.contains("convert F32 -> F4"), "{out}");
-    assert!(out.contains("32 + 2 scales"), "{out}");
+    assert!(out.contains("convert F32 -> F8_E4M3"), "{out}");
+    assert!(out.contains("64 + 2 scales"), "{out}");
     assert!(
         out.contains("keep: a scalar cannot be block-scaled"),
         "{out}"

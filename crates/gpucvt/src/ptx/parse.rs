@@ -1110,7 +1110,8 @@ impl<'a> FileParser<'a> {
 
     /// Token `k`, which the caller knows exists.
     fn tok(&self, k: usize) -> Token {
-        self.toks.get(k).unwrap_or(Token {
+        // (Built only when asked for: locating the end scans the whole source.)
+        self.toks.get(k).unwrap_or_else(|| Token {
             kind: TokenKind::Punct,
             span: Span::locate(self.src, self.src.len(), self.src.len()),
             line_start: false,
