@@ -423,7 +423,7 @@ pub(crate) fn parse_word(w: &str) -> Result<(u64, Option<Format>), WordError> {
     }
     match ptx_float_literal(w) {
         Some(Ok((v, f))) => Ok((v, Some(f))),
-        Some(Err(msg)) => Err(WordError::Literal(msg)),
+        Some(Err(e)) => Err(WordError::Literal(e.to_string())),
         None => Err(WordError::NotHex(w.to_string())),
     }
 }

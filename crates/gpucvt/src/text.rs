@@ -643,7 +643,7 @@ pub fn parse_bits_named(text: &str, width: u32, name: &'static str) -> Result<u6
 /// assert!(ptx_float_literal("0f3F8").unwrap().is_err());
 /// assert_eq!(ptx_float_literal("0x3f800000"), None);
 /// ```
-pub fn ptx_float_literal(text: &str) -> Option<Result<(u64, Format), String>> {
+pub fn ptx_float_literal(text: &str) -> Option<Result<(u64, Format), FloatLiteralError>> {
     let b = text.as_bytes();
     if b.len() < 3 || b[0] != b'0' || !b[2].is_ascii_hexdigit() {
         return None;
@@ -654,25 +654,40 @@ pub fn ptx_float_literal(text: &str) -> Option<Result<(u64, Format), String>> {
         _ => return None,
     };
     let hex = &text[2..];
-    if hex.len() != digits || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
-        let shown: String = text.chars().take(40).collect();
-        let more = if text.chars().nth(40).is_some() {
-            "…"
-        } else {
-            ""
-        };
-        return Some(Err(format!(
-            "{shown:?}{more} is not a PTX {} literal: 0{} takes exactly {digits} hexadecimal digits (the {} bits)",
-            format.name,
-            b[1] as char,
-            format.name
-        )));
+    // (At most 16 hexadecimal digits always parse.)
+    match u64::from_str_radix(hex, 16) {
+        Ok(v) if hex.len() == digits && hex.bytes().all(|c| c.is_ascii_hexdigit()) => {
+            Some(Ok((v, format)))
+        }
+        _ => Some(Err(FloatLiteralError {
+            shown: text.chars().take(40).collect(),
+            more: if text.chars().nth(40).is_some() {
+                "…"
+            } else {
+                ""
+            },
+            format: format.name,
+            letter: b[1] as char,
+            digits,
+        })),
     }
-    Some(
-        u64::from_str_radix(hex, 16)
-            .map(|v| (v, format))
-            .map_err(|e| e.to_string()),
-    )
+}
+
+/// A `0f`/`0d` literal without exactly its number of hexadecimal digits
+/// ([`ptx_float_literal`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{shown:?}{more} is not a PTX {format} literal: 0{letter} takes exactly {digits} hexadecimal digits (the {format} bits)")]
+pub struct FloatLiteralError {
+    /// The literal's first 40 characters.
+    pub shown: String,
+    /// `…` when the literal is longer.
+    pub more: &'static str,
+    /// `f32` or `f64`.
+    pub format: &'static str,
+    /// The letter after the `0`, as written.
+    pub letter: char,
+    /// The digits the literal needs.
+    pub digits: usize,
 }
 
 /// A bit pattern in hexadecimal, zero-padded to the digits of `width` bits: `0x3f800000`,

@@ -207,22 +207,11 @@ fn is_raw_bits(tok: &str) -> bool {
         && !lower.contains('p')
 }
 
-/// A PTX `0f`/`0d` literal's format and bits.
+/// A PTX `0f`/`0d` literal's format and bits (`None` for anything else, malformed literals
+/// included).
 fn ptx_float_literal(tok: &str) -> Option<(Format, u64)> {
-    let b = tok.as_bytes();
-    if b.len() < 3 || b[0] != b'0' {
-        return None;
-    }
-    let (f, digits) = match b[1] {
-        b'f' | b'F' => (format::F32, 8),
-        b'd' | b'D' => (format::F64, 16),
-        _ => return None,
-    };
-    let hex = &tok[2..];
-    if hex.len() != digits || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
-        return None;
-    }
-    u64::from_str_radix(hex, 16).ok().map(|bits| (f, bits))
+    let (bits, f) = crate::text::ptx_float_literal(tok)?.ok()?;
+    Some((f, bits))
 }
 
 /// An integer value as bits of a `width`-bit integer type: accepted when it fits as an
