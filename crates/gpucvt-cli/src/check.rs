@@ -54,6 +54,12 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
         return run_tile(a);
     }
     let (dialect, text) = read_source(&a.file)?;
+    // The PTX lexer ends a line at a lone CR too; the source lines shown under the
+    // diagnostics are split at '\n', so give them the same text (same offsets).
+    let text = match dialect {
+        Dialect::Ptx => lone_cr_to_lf(&text),
+        Dialect::Visa => text,
+    };
     let diags = match dialect {
         Dialect::Ptx => {
             let (t, v) = ptx_options(a.target.as_deref(), a.ptx_version.as_deref())?;
@@ -144,12 +150,23 @@ fn report(a: &Args, text: &str, diags: &[Diagnostic]) -> Result<Done, CliError> 
     })
 }
 
+/// How many diagnostics the text output shows per file; the count line still counts all
+/// of them, and `--json` lists all of them. A file with more is broken throughout, and
+/// printing each source line again would only bury the first problems.
+pub const MAX_RENDERED: usize = 10_000;
+
 fn render(path: &str, text: &str, diags: &[Diagnostic]) -> String {
     let mut s = String::new();
     let lines: Vec<&str> = text.split('\n').collect();
-    for d in diags {
+    for d in diags.iter().take(MAX_RENDERED) {
         s.push_str(&d.render_in(path, text, &lines));
         s.push('\n');
+    }
+    if diags.len() > MAX_RENDERED {
+        s.push_str(&format!(
+            "{path}: {} more diagnostics not shown (the first {MAX_RENDERED} are; --json lists all)\n",
+            diags.len() - MAX_RENDERED
+        ));
     }
     let errors = diags
         .iter()

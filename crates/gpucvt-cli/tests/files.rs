@@ -557,3 +557,60 @@ fn table_tile_lists_legal_ops() {
         .lines()
         .any(|l| l.starts_with("itof") && l.contains("f8E8M0FNU")));
 }
+
+/// A PTX file in a fresh temporary directory.
+fn temp_ptx(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("gpucvt-check-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.ptx"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn check_renders_lines_of_cr_only_ptx() {
+    let text = ".version 8.0\r.target sm_90\r.entry k()\r{\r.reg .f32 %f;\r.reg .b16 %h;\r  cvt.f16.f32 %h, %f;\r}\r";
+    let path = temp_ptx("cr", text);
+    let p = path.to_str().unwrap();
+    let (code, out, err) = gpucvt(&["check", p]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        out.contains(&format!(
+            "{p}:7:3: error[ptx.rounding-required]: cvt.f16.f32 needs a rounding modifier"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("7 |   cvt.f16.f32 %h, %f;\n  |   ^^^\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn check_shows_at_most_ten_thousand_diagnostics() {
+    let n = 10_050;
+    let mut text =
+        String::from(".version 8.0\n.target sm_90\n.entry k()\n{\n.reg .f32 %f;\n.reg .b16 %h;\n");
+    for _ in 0..n {
+        text.push_str("cvt.f16.f32 %h, %f;\n");
+    }
+    text.push_str("}\n");
+    let path = temp_ptx("many", &text);
+    let p = path.to_str().unwrap();
+    let (code, out, _) = gpucvt(&["check", p]);
+    assert_eq!(code, 1);
+    assert_eq!(heads(&out).len(), 10_000);
+    // The last one shown is the 10,000th, on line 6 + 10,000.
+    assert!(heads(&out)[9_999].starts_with(&format!("{p}:10006:1: ")));
+    assert!(
+        out.contains(&format!(
+            "{p}: 50 more diagnostics not shown (the first 10000 are; --json lists all)\n"
+        )),
+        "{}",
+        &out[out.len().saturating_sub(400)..]
+    );
+    assert!(out.ends_with(&format!("{p}: {n} errors, 0 warnings\n")));
+    let (_, json, _) = gpucvt(&["check", p, "--json"]);
+    let v: Json = serde_json::from_str(&json).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), n);
+}
