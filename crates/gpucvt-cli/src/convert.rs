@@ -8,7 +8,7 @@ use gpucvt::core::{Conversion, Direction, Rounding};
 use gpucvt::ptx;
 use gpucvt_tensor::{BlockScaling, FilePlan, Options, Recipe, ScaleMethod, Stats, Summary};
 use serde::Serialize;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 /// Options of `gpucvt convert`.
@@ -268,6 +268,24 @@ fn stats_rows(s: &Stats, blocks: bool) -> Vec<Vec<String>> {
     rows
 }
 
+/// How many tensors the text output lists in each of its lists; `--json` lists all. A file
+/// of a million small tensors would otherwise print (and first build) a table of a million
+/// rows.
+const MAX_LISTED: usize = 10_000;
+
+/// The line that says how many of `n` items a list of at most [`MAX_LISTED`] left out.
+fn more(n: usize, what: &str) -> String {
+    if n > MAX_LISTED {
+        format!(
+            "({} more {what} not listed: the first {} are; --json lists all)\n",
+            group((n - MAX_LISTED) as u64),
+            group(MAX_LISTED as u64)
+        )
+    } else {
+        String::new()
+    }
+}
+
 fn text(a: &Args, label: &str, s: &Summary) -> String {
     let mut out = format!(
         "{} -> {}  ({label})\n",
@@ -286,6 +304,7 @@ fn text(a: &Args, label: &str, s: &Summary) -> String {
     let rows: Vec<Vec<String>> = s
         .tensors
         .iter()
+        .take(MAX_LISTED)
         .map(|t| {
             vec![
                 t.name.clone(),
@@ -315,16 +334,25 @@ fn text(a: &Args, label: &str, s: &Summary) -> String {
         ],
         &rows,
     ));
+    out.push_str(&more(s.tensors.len(), "converted tensors"));
     if !s.copied.is_empty() {
-        out.push_str(&format!("copied unchanged: {}\n", s.copied.join(", ")));
+        let names: Vec<&str> = s
+            .copied
+            .iter()
+            .take(MAX_LISTED)
+            .map(|n| n.as_str())
+            .collect();
+        out.push_str(&format!("copied unchanged: {}\n", names.join(", ")));
+        out.push_str(&more(s.copied.len(), "copied tensors"));
     }
     if !s.kept.is_empty() {
         out.push_str(
             "kept unchanged (the conversion cannot take them; --strict makes this an error):\n",
         );
-        for k in &s.kept {
+        for k in s.kept.iter().take(MAX_LISTED) {
             out.push_str(&format!("  {}: {}\n", k.name, k.reason));
         }
+        out.push_str(&more(s.kept.len(), "kept tensors"));
     }
     out.push('\n');
     for r in stats_rows(&s.total, s.total.blocks > 0) {
@@ -353,6 +381,7 @@ fn plan_text(a: &Args, label: &str, p: &FilePlan) -> String {
     let rows: Vec<Vec<String>> = p
         .tensors
         .iter()
+        .take(MAX_LISTED)
         .map(|t| {
             let what = match t.action {
                 "convert" => format!("convert {} -> {}", t.input_dtype, t.dtype),
@@ -379,11 +408,28 @@ fn plan_text(a: &Args, label: &str, p: &FilePlan) -> String {
         })
         .collect();
     out.push_str(&table(&["tensor", "shape", "plan", "bytes"], &rows));
+    out.push_str(&more(p.tensors.len(), "tensors"));
     out.push_str(&format!("\noutput: {} bytes\n", group(p.output_bytes)));
     if let Some(b) = p.scale_file_bytes {
         out.push_str(&format!("scale file: {} bytes\n", group(b)));
     }
     out
+}
+
+/// Prints `value` as pretty JSON on stdout as it is serialised. A closed pipe is not an error
+/// (as for the other output, see `main`).
+fn write_json<T: Serialize>(value: &T) -> Result<(), CliError> {
+    let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+    let r = serde_json::to_writer_pretty(&mut w, value)
+        .map_err(std::io::Error::from)
+        .and_then(|()| w.write_all(b"\n"))
+        .and_then(|()| w.flush());
+    match r {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(CliError(format!("cannot write the output: {e}")))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Runs `gpucvt convert`.
@@ -452,12 +498,15 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
     }
     let summary = result.map_err(|e| CliError(e.to_string()))?;
     let out = if a.json {
-        to_json(&Json {
+        // Written as it is produced: the summary of a file of a million tensors is half a
+        // gigabyte of JSON.
+        write_json(&Json {
             input: a.input.display().to_string(),
             output: a.output.display().to_string(),
             conversion: &label,
             summary: &summary,
-        })?
+        })?;
+        String::new()
     } else {
         text(a, &label, &summary)
     };

@@ -791,3 +791,81 @@ fn an_interrupted_conversion_leaves_nothing() {
     assert!(!temporary(), "{:?}", listing(d));
     assert!(!d.join("y.bin").exists());
 }
+
+#[test]
+fn many_tensors_text_lists_the_first_ten_thousand() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let n = 10_005;
+    let names: Vec<String> = (0..n).map(|i| format!("t{i:05}")).collect();
+    let tensors: Vec<(&str, &str, Vec<usize>, Vec<u8>)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let v: Vec<f32> = (0..32).map(|j| (i * 32 + j) as f32 / 7.0).collect();
+            (name.as_str(), "F32", vec![32], f32_bytes(&v))
+        })
+        .collect();
+    write_safetensors(&d.join("m.safetensors"), &tensors, None);
+    let args = [
+        "convert",
+        "m.safetensors",
+        "-o",
+        "o.safetensors",
+        "--to",
+        "e4m3",
+        "--satfinite",
+        "--block",
+        "32",
+    ];
+    let (code, out, err) = gpucvt(d, &args);
+    assert_eq!(code, 0, "{err}");
+    let rows = out
+        .lines()
+        .filter(|l| l.starts_with("t0") || l.starts_with("t1"))
+        .count();
+    assert_eq!(rows, 10_000, "{}", &out[..out.len().min(2000)]);
+    assert!(out.contains("t09999 "), "the first 10,000 are listed");
+    assert!(!out.contains("t10000 "), "the rest are not");
+    assert!(
+        out.contains(
+            "(5 more converted tensors not listed: the first 10,000 are; --json lists all)"
+        ),
+        "{}",
+        &out[out.len().saturating_sub(2000)..]
+    );
+    assert!(
+        out.contains("elements         320,160"),
+        "the totals count all"
+    );
+    let mut json = args.to_vec();
+    json.push("--json");
+    let (code, out, err) = gpucvt(d, &json);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let listed = v["tensors"].as_array().unwrap();
+    assert_eq!(listed.len(), n);
+    assert_eq!(listed[n - 1]["name"], "t10004");
+    assert_eq!(listed[n - 1]["scale"], "t10004_scale");
+    let mut dry = args.to_vec();
+    dry.push("--dry-run");
+    let (code, out, err) = gpucvt(d, &dry);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("(5 more tensors not listed"),
+        "{}",
+        &out[out.len().saturating_sub(500)..]
+    );
+    // Every converted tensor and its scales are where the header says, in the output read
+    // back: the last one equals the same tensor converted alone.
+    write_safetensors(&d.join("one.safetensors"), &tensors[n - 1..], None);
+    let mut one = args.to_vec();
+    one[1] = "one.safetensors";
+    one[3] = "one-o.safetensors";
+    let (code, _, err) = gpucvt(d, &one);
+    assert_eq!(code, 0, "{err}");
+    let (_, all) = read_safetensors(&d.join("o.safetensors"));
+    let (_, alone) = read_safetensors(&d.join("one-o.safetensors"));
+    assert_eq!(all.len(), 2 * n);
+    assert_eq!(all[2 * n - 2..], alone[..]);
+}

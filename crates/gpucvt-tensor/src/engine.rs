@@ -646,34 +646,41 @@ impl Plan {
         let sub = self.sub_elements();
         let in_sub = self.src_pack.bytes_for(sub) as usize;
         let out_sub = self.dst_pack.bytes_for(sub) as usize;
-        let parts: std::io::Result<Vec<(Stats, Vec<u8>)>> = output
-            .par_chunks_mut(out_sub)
-            .enumerate()
-            .map(|(i, out)| {
-                let start = i * in_sub;
-                let elems = (n - i as u64 * sub).min(sub) as usize;
-                let len = self.src_pack.bytes_for(elems as u64) as usize;
-                let first = first + i as u64 * sub;
-                with_scratch(|scratch: &mut Scratch<S, D>| match input {
-                    #[cfg(test)]
-                    Source::Bytes(b) => {
-                        self.sub_chunk(scratch, &b[start..start + len], elems, first, out)
+        let piece = |(i, out): (usize, &mut [u8])| {
+            let start = i * in_sub;
+            let elems = (n - i as u64 * sub).min(sub) as usize;
+            let len = self.src_pack.bytes_for(elems as u64) as usize;
+            let first = first + i as u64 * sub;
+            with_scratch(|scratch: &mut Scratch<S, D>| match input {
+                #[cfg(test)]
+                Source::Bytes(b) => {
+                    self.sub_chunk(scratch, &b[start..start + len], elems, first, out)
+                }
+                Source::File { file, at } => {
+                    // (`u64` words: the bytes aligned for the kernels to read in place.)
+                    let mut buf = std::mem::take(&mut scratch.input);
+                    if buf.len() < len.div_ceil(8) {
+                        buf.resize(len.div_ceil(8), 0);
                     }
-                    Source::File { file, at } => {
-                        // (`u64` words: the bytes aligned for the kernels to read in place.)
-                        let mut buf = std::mem::take(&mut scratch.input);
-                        if buf.len() < len.div_ceil(8) {
-                            buf.resize(len.div_ceil(8), 0);
-                        }
-                        let bytes = &mut buf.as_mut_bytes()[..len];
-                        let r = read_exact_at(file, bytes, at + start as u64)
-                            .and_then(|()| self.sub_chunk(scratch, bytes, elems, first, out));
-                        scratch.input = buf;
-                        r
-                    }
-                })
+                    let bytes = &mut buf.as_mut_bytes()[..len];
+                    let r = read_exact_at(file, bytes, at + start as u64)
+                        .and_then(|()| self.sub_chunk(scratch, bytes, elems, first, out));
+                    scratch.input = buf;
+                    r
+                }
             })
-            .collect();
+        };
+        // One piece is converted on the calling thread: handing it to a worker costs more
+        // than converting it, for a file of many small tensors.
+        let parts: std::io::Result<Vec<(Stats, Vec<u8>)>> = if output.len() <= out_sub {
+            output.chunks_mut(out_sub).enumerate().map(piece).collect()
+        } else {
+            output
+                .par_chunks_mut(out_sub)
+                .enumerate()
+                .map(piece)
+                .collect()
+        };
         let mut stats = Stats::default();
         let mut scales = Vec::new();
         for (s, sc) in parts? {

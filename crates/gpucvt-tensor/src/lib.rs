@@ -785,13 +785,14 @@ impl Patterns {
 }
 
 /// The conversion of one tensor of a `.safetensors` file.
+/// A tensor's conversion: kept small, as a file can hold a million tensors.
 struct StConvert {
-    key: PlanKey,
+    /// Its [`PlanKey`]: an index into [`StLayout::keys`].
+    key: u32,
     stream: u64,
     n: u64,
     /// The scale tensor's name and bytes.
     scale: Option<(String, u64)>,
-    summary: TensorSummary,
 }
 
 enum StAction {
@@ -799,7 +800,7 @@ enum StAction {
     Copy,
     /// Selected but not convertible: copied unchanged.
     Keep(String),
-    Convert(Box<StConvert>),
+    Convert(StConvert),
 }
 
 struct StEntry {
@@ -816,6 +817,8 @@ struct StEntry {
 struct StLayout {
     header: Vec<u8>,
     entries: Vec<StEntry>,
+    /// The distinct conversions of the file.
+    keys: Vec<PlanKey>,
     /// Where the input's data starts.
     in_data_start: u64,
     data_len: u64,
@@ -911,7 +914,9 @@ fn st_layout(input: &Path, opts: &Options, f: &mut File, len: u64) -> Result<StL
         }
     }
     let mut taken: HashSet<&str> = hdr.tensors.iter().map(|(n, _)| n.as_str()).collect();
-    let mut scale_names: Vec<String> = Vec::new();
+    let mut scale_names: HashSet<String> = HashSet::new();
+    let mut keys: Vec<PlanKey> = Vec::new();
+    let mut key_index: HashMap<PlanKey, u32> = HashMap::new();
     let mut out: Vec<(String, TensorInfo)> = Vec::with_capacity(hdr.tensors.len());
     let mut entries = Vec::with_capacity(hdr.tensors.len());
     let mut offset = 0u64;
@@ -941,7 +946,7 @@ fn st_layout(input: &Path, opts: &Options, f: &mut File, len: u64) -> Result<StL
                 Err(reason) => StAction::Keep(reason),
                 Ok((src, (conv, dst_pack, block))) => {
                     let dst = conv.dst;
-                    let dst_dtype = dtype::safetensors_of(&dst).ok_or_else(|| {
+                    dtype::safetensors_of(&dst).ok_or_else(|| {
                         Error::Unsupported(format!(
                             "{what}: safetensors has no dtype for {dst}; write .npy or raw output instead"
                         ))
@@ -956,37 +961,34 @@ fn st_layout(input: &Path, opts: &Options, f: &mut File, len: u64) -> Result<StL
                                     "{what}: its scale tensor would be named {sname:?}, which the file already has"
                                 )));
                             }
-                            scale_names.push(sname.clone());
+                            scale_names.insert(sname.clone());
                             Some((sname, n / size))
                         }
                     };
-                    StAction::Convert(Box::new(StConvert {
-                        key: PlanKey {
-                            conv,
-                            src_pack: dense_packing(&src),
-                            dst_pack,
-                            block,
-                        },
+                    let key = PlanKey {
+                        conv,
+                        src_pack: dense_packing(&src),
+                        dst_pack,
+                        block,
+                    };
+                    let key = *key_index.entry(key).or_insert_with(|| {
+                        keys.push(key);
+                        keys.len() as u32 - 1
+                    });
+                    StAction::Convert(StConvert {
+                        key,
                         stream: splitmix64(opts.seed.wrapping_add(t as u64)),
                         n,
-                        scale: scale.clone(),
-                        summary: TensorSummary {
-                            name: name.clone(),
-                            from: src.name.to_string(),
-                            to: dst.name.to_string(),
-                            dtype: format!("{dst_dtype:?}"),
-                            shape: shape.clone(),
-                            scale: scale.map(|s| s.0),
-                            stats: Stats::default(),
-                        },
-                    }))
+                        scale,
+                    })
                 }
             };
         }
         let (out_dtype, out_bytes) = match &action {
             StAction::Convert(c) => {
-                let d = dtype::safetensors_of(&c.key.conv.dst).expect("checked above");
-                (d, c.key.dst_pack.bytes_for(c.n))
+                let key = &keys[c.key as usize];
+                let d = dtype::safetensors_of(&key.conv.dst).expect("checked above");
+                (d, key.dst_pack.bytes_for(c.n))
             }
             _ => (info.dtype, in_bytes),
         };
@@ -1000,7 +1002,8 @@ fn st_layout(input: &Path, opts: &Options, f: &mut File, len: u64) -> Result<StL
         ));
         offset += out_bytes;
         if let StAction::Convert(c) = &action {
-            if let (Some((sname, sbytes)), Some((size, _))) = (&c.scale, c.key.block) {
+            if let (Some((sname, sbytes)), Some((size, _))) = (&c.scale, keys[c.key as usize].block)
+            {
                 let mut sshape = info.shape.clone();
                 if let Some(l) = sshape.last_mut() {
                     *l /= size as usize;
@@ -1027,11 +1030,17 @@ fn st_layout(input: &Path, opts: &Options, f: &mut File, len: u64) -> Result<StL
         });
         taken.insert(name.as_str());
     }
-    let header = st::header_bytes(hdr.metadata.clone(), out)?;
+    let in_data_start = 8 + (len - 8 - hdr_data_len(&hdr));
+    // (The input's tensor list is not needed again: freed before the output header is built.)
+    drop(taken);
+    let metadata = hdr.metadata;
+    drop(hdr.tensors);
+    let header = st::header_bytes(metadata, out)?;
     Ok(StLayout {
         header,
         entries,
-        in_data_start: 8 + (len - 8 - hdr_data_len(&hdr)),
+        keys,
+        in_data_start,
         data_len: offset,
     })
 }
@@ -1405,7 +1414,7 @@ impl Ctx<'_> {
         })
     }
 
-    fn safetensors(&mut self, f: &mut File, layout: StLayout) -> Result<Summary> {
+    fn safetensors(&mut self, f: &mut File, mut layout: StLayout) -> Result<Summary> {
         let file = self.input.display().to_string();
         let out_path = self.output.to_path_buf();
         let mut tmp = Temp::new(self.output)?;
@@ -1429,14 +1438,23 @@ impl Ctx<'_> {
         w.write_all(&layout.header)
             .map_err(|e| Error::io("write", &out_path, e))?;
         w.take();
+        // (A header can be 100 MB: it is not needed again, the self-check reads it back.)
+        layout.header = Vec::new();
         self.tick(layout.in_data_start);
         let mut regions = Vec::with_capacity(layout.entries.len());
         let mut plans = Plans::default();
         let (mut tensors, mut copied, mut kept) = (Vec::new(), Vec::new(), Vec::new());
+        tensors.reserve_exact(
+            layout
+                .entries
+                .iter()
+                .filter(|e| matches!(e.action, StAction::Convert(_)))
+                .count(),
+        );
         let mut total = Stats::default();
         let mut at = 0u64;
         let mut buf = Vec::new();
-        for e in layout.entries {
+        for mut e in layout.entries {
             let mut scale_region = None;
             match e.action {
                 StAction::Copy | StAction::Keep(_) => {
@@ -1467,8 +1485,8 @@ impl Ctx<'_> {
                     }
                 }
                 StAction::Convert(c) => {
-                    let c = *c;
-                    let plan = plans.get(c.key, c.stream);
+                    let key = layout.keys[c.key as usize];
+                    let plan = plans.get(key, c.stream);
                     let mut sw = match (&c.scale, scale_file.as_mut()) {
                         (Some(_), Some(sf)) => {
                             sf.seek(SeekFrom::Start(data_start + at + e.out_bytes))
@@ -1502,9 +1520,15 @@ impl Ctx<'_> {
                         });
                     }
                     total.merge(&stats);
-                    let mut summary = c.summary;
-                    summary.stats = stats;
-                    tensors.push(summary);
+                    tensors.push(TensorSummary {
+                        name: e.name.clone(),
+                        from: key.conv.src.name.to_string(),
+                        to: key.conv.dst.name.to_string(),
+                        dtype: format!("{:?}", e.out_dtype),
+                        shape: std::mem::take(&mut e.shape),
+                        scale: c.scale.map(|s| s.0),
+                        stats,
+                    });
                 }
             }
             let (hash, written) = w.take();

@@ -76,18 +76,20 @@ pub(crate) fn run<W: Write + Send>(
         if out.len() < out_bytes.div_ceil(8) {
             out.resize(out_bytes.div_ceil(8), 0);
         }
-        let r = pool
-            .install(|| {
-                plan.convert_chunk_at(file, start, n, 0, &mut out.as_mut_bytes()[..out_bytes])
-            })
-            .map_err(read_error)
-            .and_then(|(st, sc)| {
-                scales(&sc)?;
-                output
-                    .write_all(&out.as_bytes()[..out_bytes])
-                    .map_err(|e| Error::io("write", io.output_path, e))?;
-                Ok(st)
-            });
+        let dst = &mut out.as_mut_bytes()[..out_bytes];
+        let r = if n <= sub {
+            // (One piece: converted on this thread, see `Plan::convert_chunk_at`.)
+            plan.convert_chunk_at(file, start, n, 0, dst)
+        } else {
+            pool.install(|| plan.convert_chunk_at(file, start, n, 0, dst))
+        };
+        let r = r.map_err(read_error).and_then(|(st, sc)| {
+            scales(&sc)?;
+            output
+                .write_all(&out.as_bytes()[..out_bytes])
+                .map_err(|e| Error::io("write", io.output_path, e))?;
+            Ok(st)
+        });
         buffers.outputs.push(out);
         stats = r?;
         progress(plan.src_pack.bytes_for(n));

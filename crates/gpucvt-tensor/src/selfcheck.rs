@@ -116,9 +116,9 @@ pub(crate) fn verify_safetensors(path: &Path, shown: &Path, regions: &[Region]) 
     }
     let mut text = vec![0u8; n as usize];
     f.read_exact(&mut text).map_err(|e| read_error(shown, e))?;
-    let meta: safetensors::tensor::Metadata = std::str::from_utf8(&text)
+    let meta = std::str::from_utf8(&text)
         .map_err(|e| e.to_string())
-        .and_then(|t| serde_json::from_str(t).map_err(|e| e.to_string()))
+        .and_then(crate::st::crate_metadata)
         .map_err(|e| {
             internal(
                 shown,

@@ -55,6 +55,17 @@ impl<'de> Deserialize<'de> for RawHeader {
     }
 }
 
+/// The header JSON `text` read as the safetensors crate reads it (its `TensorInfo` for each
+/// entry, its `Metadata` checks of offsets and sizes), but entry by entry into a list: the
+/// crate's own `Deserialize` buffers the whole object in a generic map first, which takes
+/// about three times the memory (800 MB for a header of a million tensors).
+pub(crate) fn crate_metadata(text: &str) -> std::result::Result<Metadata, String> {
+    let raw: RawHeader = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let mut tensors = raw.tensors;
+    tensors.sort_by_key(|t| t.1.data_offsets);
+    Metadata::new(raw.metadata, tensors).map_err(|e| e.to_string())
+}
+
 /// A parsed and validated header.
 pub(crate) struct StHeader {
     pub metadata: Option<HashMap<String, String>>,
@@ -149,13 +160,14 @@ pub(crate) fn header_bytes(
 ) -> Result<Vec<u8>> {
     let meta = Metadata::new(metadata, tensors)
         .map_err(|e| Error::Invalid(format!("internal error: invalid output header: {e}")))?;
-    let mut json = serde_json::to_vec(&meta)
+    // The JSON goes after room for its length (one buffer: a header can be 100 MB).
+    let mut out = vec![0u8; 8];
+    serde_json::to_writer(&mut out, &meta)
         .map_err(|e| Error::Invalid(format!("internal error: cannot write the header: {e}")))?;
-    while json.len() % 8 != 0 {
-        json.push(b' ');
+    while !out.len().is_multiple_of(8) {
+        out.push(b' ');
     }
-    let mut out = Vec::with_capacity(8 + json.len());
-    out.extend_from_slice(&(json.len() as u64).to_le_bytes());
-    out.extend_from_slice(&json);
+    let n = (out.len() - 8) as u64;
+    out[..8].copy_from_slice(&n.to_le_bytes());
     Ok(out)
 }
