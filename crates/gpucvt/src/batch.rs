@@ -130,6 +130,8 @@ impl Batch {
         if trimmed.is_empty() {
             return Err("empty line: expected <instruction> <operand>...".into());
         }
+        // A PTX statement's guard (`@%p cvt…`): the conversion is computed as if it runs.
+        let trimmed = crate::instr::strip_guard(trimmed)?;
         let visa = trimmed.len() >= 3
             && trimmed.is_char_boundary(3)
             && trimmed[..3].eq_ignore_ascii_case("mov");
@@ -517,7 +519,10 @@ mod tests {
                      cvt.rn.f16.f32 0d3FF0000000000000\n\
                      mov d <- uv 0x76543210\n\
                      ftof : tile<f32> -> tile<f16> 0f3F800000\n\
-                     ftof : tile<f32> -> tile<f16> 0d3FF0000000000000\n";
+                     ftof : tile<f32> -> tile<f16> 0d3FF0000000000000\n\
+                     @!%p cvt.rn.f16.f32 %h1, %f1; 0x3f800000\n\
+                     @%p cvt.rn.f16.f32 0x3f800000\n\
+                     @%1 cvt.rn.f16.f32 0x3f800000\n";
         let out = run(input, Options::default());
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines[0], "0x3c00");
@@ -537,6 +542,14 @@ mod tests {
         assert_eq!(lines[5], format!("0x{want}"));
         assert_eq!(lines[6], "0x3c00");
         assert!(lines[7].contains("elements are 32 bits"), "{}", lines[7]);
+        // A guard is ignored: the conversion is computed as if the statement runs.
+        assert_eq!(lines[8], "0x3c00");
+        assert_eq!(lines[9], "0x3c00");
+        assert!(
+            lines[10].contains("malformed guard \"@%1\""),
+            "{}",
+            lines[10]
+        );
     }
 
     #[test]

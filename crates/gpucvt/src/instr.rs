@@ -222,16 +222,46 @@ pub fn shorten_to(text: &str, limit: usize) -> String {
     }
 }
 
+/// `text` without the guard predicate of a PTX statement copied from a file (`@%p`,
+/// `@!%p`, then blanks), or `text` itself when it has none. The guard only decides whether
+/// the statement runs; evaluating it means computing the conversion as if it does.
+///
+/// # Errors
+/// A one-line message when the `@` is not followed by a register name.
+pub(crate) fn strip_guard(text: &str) -> Result<&str, String> {
+    let Some(rest) = text.strip_prefix('@') else {
+        return Ok(text);
+    };
+    let name = rest.strip_prefix('!').unwrap_or(rest);
+    let end = name
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '%' | '_' | '$')))
+        .unwrap_or(name.len());
+    let (reg, after) = name.split_at(end);
+    let ident = reg.strip_prefix('%').unwrap_or(reg);
+    let starts_well = ident
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || matches!(c, '_' | '$'));
+    if !starts_well || ident.contains('%') || !after.starts_with(char::is_whitespace) {
+        return Err(format!(
+            "malformed guard {:?}: expected @%p or @!%p (a predicate register), then the instruction",
+            shorten(text.split_whitespace().next().unwrap_or(text))
+        ));
+    }
+    Ok(after.trim_start())
+}
+
 impl Instr {
     /// Reads an instruction without operands (or a whole PTX statement, whose operand list
-    /// is checked against the form and otherwise ignored) and checks that it is legal (PTX:
+    /// is checked against the form and otherwise ignored; a guard `@%p` is ignored too) and
+    /// checks that it is legal (PTX:
     /// on the target, or on some target without one), with the diagnostics `gpucvt check`
     /// gives.
     ///
     /// # Errors
     /// A one-line message naming the problem.
     pub fn parse(text: &str, opts: &Options) -> Result<Instr, String> {
-        let t = text.trim();
+        let t = strip_guard(text.trim())?;
         let lower = t.to_ascii_lowercase();
         if lower.starts_with("mov") {
             return parse_visa(t, opts).map(Instr::Visa);
@@ -962,6 +992,29 @@ mod tests {
         assert!(!e.contains("is not a conversion form"), "{e}");
         assert!(e.contains(".rn"), "{e}");
         assert!(Instr::parse("add.f32", &Options::default()).is_err());
+        // A guard is read and ignored; a malformed one is named.
+        for guarded in [
+            "@%p cvt.rn.f16.f32 %h, %f;",
+            "@!%p1\tcvt.rn.f16.f32",
+            "@p cvt.rn.f16.f32",
+        ] {
+            assert!(
+                Instr::parse(guarded, &Options::default()).is_ok(),
+                "{guarded}"
+            );
+        }
+        for bad in [
+            "@ cvt.rn.f16.f32",
+            "@%1 cvt.rn.f16.f32",
+            "@%p",
+            "@%p;cvt.rn.f16.f32",
+        ] {
+            let e = Instr::parse(bad, &Options::default()).unwrap_err();
+            assert!(e.contains("malformed guard"), "{bad}: {e}");
+        }
+        assert!(Instr::parse("@%p add.f32 %f1, %f2;", &Options::default())
+            .unwrap_err()
+            .contains("unknown instruction \"add.f32\""));
         assert!(Instr::parse("mov hf <- zz", &Options::default()).is_err());
     }
 }
