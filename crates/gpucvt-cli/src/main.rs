@@ -33,7 +33,6 @@ mod table;
 mod tile;
 mod values;
 mod verify;
-mod xxh3;
 
 use clap::{Parser, Subcommand};
 use common::Done;

@@ -259,8 +259,7 @@ pub fn run_sweep(a: &SweepArgs) -> Result<Done, CliError> {
     let pool = pool(a.threads)?;
     let kernel = verify::sweep_kernel(&form).map_err(|e| CliError(e.to_string()))?;
     let planned = verify::Units::new(&kernel, Inputs::default()).instructions();
-    // XXH3-64 with its stripe loop compiled for AVX-512 where the CPU has it (`xxh3.rs`).
-    let mut hasher = a.hash.then(crate::xxh3::Xxh3::new);
+    let mut hasher = a.hash.then(twox_hash::XxHash3_64::new);
     // The results go to a temporary file beside the output, renamed at the end: a failed
     // sweep leaves nothing behind.
     let out_path = match &a.out {
@@ -302,7 +301,7 @@ pub fn run_sweep(a: &SweepArgs) -> Result<Done, CliError> {
             a.seed,
             &mut |bytes| {
                 if let Some(h) = hasher.as_mut() {
-                    h.write(bytes);
+                    std::hash::Hasher::write(h, bytes);
                 }
                 if let Some(f) = file.as_mut() {
                     f.write_all(bytes)?;
@@ -343,7 +342,7 @@ pub fn run_sweep(a: &SweepArgs) -> Result<Done, CliError> {
             path.display()
         ));
     }
-    let hash = hasher.map(|h| format!("{:016x}", h.finish()));
+    let hash = hasher.map(|h| format!("{:016x}", std::hash::Hasher::finish(&h)));
     if a.json {
         let j = SweepJson {
             form: form.spelling(),
