@@ -10,8 +10,9 @@ use gpucvt::ptx::legality::{check, check_file, check_form, legal_somewhere, Oper
 use gpucvt::ptx::parse::{parse_file as parse_ptx_file, parse_instruction};
 use gpucvt::ptx::target::{PtxVersion, Target};
 use gpucvt::ptx::types::RegType;
-use gpucvt::tile::eval::{run_entry, RunOptions, Semantics};
+use gpucvt::tile::eval::Semantics;
 use gpucvt::tile::parse::{parse_file, Op};
+use gpucvt::tile::run::{run_entry, RunOptions};
 use gpucvt::tile::types::SpecVersion;
 use gpucvt::visa::check::CheckOptions;
 
@@ -107,7 +108,7 @@ pub fn batch_line(data: &[u8]) {
 /// `visa_asm`: read a `.visaasm` file and check it with both GRF sizes.
 pub fn visa_asm(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    let (kernel, _) = gpucvt::visa::asm::parse(&text);
+    let (kernel, _) = gpucvt::visa::parse::parse(&text);
     for grf_bytes in [32, 64] {
         let opts = CheckOptions {
             grf_bytes,
@@ -163,7 +164,7 @@ pub fn tile_file(data: &[u8]) {
     let f = parse_file(&text);
     positioned(&f.diagnostics, &text);
     for v in SpecVersion::ALL {
-        positioned(&gpucvt::tile::verify::check_file(&f, v), &text);
+        positioned(&gpucvt::tile::check::check_file(&f, v), &text);
     }
     for m in &f.modules {
         for func in &m.functions {
@@ -192,7 +193,7 @@ pub fn tile_file(data: &[u8]) {
         for line in text.split('\n') {
             if let Ok(op) = gpucvt::tile::parse::parse_op(line) {
                 positioned(
-                    &gpucvt::tile::verify::verify_op(&op, SpecVersion::V13_1),
+                    &gpucvt::tile::check::verify_op(&op, SpecVersion::V13_1),
                     line,
                 );
             } else if let Err(d) = gpucvt::tile::parse::parse_op(line) {

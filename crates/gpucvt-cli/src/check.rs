@@ -101,7 +101,7 @@ fn run_tile(a: &Args) -> Result<Done, CliError> {
     let text = lone_cr_to_lf(text);
     let file = gpucvt::tile::parse::parse_file(&text);
     let mut diags = file.diagnostics.clone();
-    diags.extend(gpucvt::tile::verify::check_file(&file, version));
+    diags.extend(gpucvt::tile::check::check_file(&file, version));
     diags.extend(file.notes.iter().cloned());
     diags.sort_by_key(|d| (d.span.line, d.span.col));
     diags.dedup();

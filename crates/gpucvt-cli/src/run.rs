@@ -1,7 +1,7 @@
 //! `gpucvt run FILE`: execute the straight-line conversions of a PTX entry
-//! ([`gpucvt::ptx::run`]) or of a vISA kernel ([`gpucvt::visa::exec`]) and print the final
+//! ([`gpucvt::ptx::run`]) or of a vISA kernel ([`gpucvt::visa::run`]) and print the final
 //! value of every register or variable written; for a CUDA Tile IR file (`.mlir`), evaluate
-//! an entry over its `--arg` values and constants ([`gpucvt::tile::eval::run_entry`], see
+//! an entry over its `--arg` values and constants ([`gpucvt::tile::run::run_entry`], see
 //! [`crate::tile`]) and print every tile.
 //!
 //! A file with errors, or a statement that cannot run (a register read before it has a
@@ -17,7 +17,7 @@ use gpucvt::ptx::parse::parse_file;
 use gpucvt::ptx::run::{run as run_ptx, RunError, RunInput, RunOptions};
 use gpucvt::text::{format_bits, to_decimal, to_short};
 use gpucvt::visa::cr0::Cr0;
-use gpucvt::visa::exec::{execute, initial_value, ExecOptions};
+use gpucvt::visa::run::{execute, initial_value, ExecOptions};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -300,7 +300,7 @@ fn visa(a: &Args, path: &str, text: &str, sets: Vec<(String, String)>) -> Result
     if let Some(c) = &a.cr0 {
         opts.cr0 = Cr0::parse(c).map_err(|e| CliError(format!("--cr0: {e}")))?;
     }
-    let (kernel, reader) = gpucvt::visa::asm::parse(text);
+    let (kernel, reader) = gpucvt::visa::parse::parse(text);
     let reader_errors: Vec<Diagnostic> = reader
         .into_iter()
         .filter(|d| d.severity == gpucvt::diag::Severity::Error)

@@ -3,13 +3,13 @@
 //! - `ptx`: the ISA's Table 15 (integer and classic float types) and Table 16 (alternate
 //!   formats, with the implementation's extra formats as extra rows and columns), from the
 //!   legality rules ([`gpucvt::ptx::table`]): rows are sources, columns destinations;
-//! - `visa`: the `mov` rule of every type pair ([`gpucvt::visa::mov::rule_text`]), as a list;
+//! - `visa`: the `mov` rule of every type pair ([`gpucvt::visa::eval::rule_text`]), as a list;
 //! - `tile`: every legal Tile IR conversion op, element-type pair and rounding mode.
 
 use crate::common::{ptx_options, to_json, CliError};
 use gpucvt::ptx::table::{method_table, TABLE_15_TYPES, TABLE_16_TYPES};
 use gpucvt::ptx::PtxType;
-use gpucvt::visa::mov::rule_text;
+use gpucvt::visa::eval::rule_text;
 use gpucvt::visa::types::VisaType;
 use serde::Serialize;
 
@@ -143,7 +143,7 @@ pub fn run(a: &Args) -> Result<String, CliError> {
             }
             let v = gpucvt::tile::types::SpecVersion::LATEST;
             if a.json {
-                let entries: Vec<TileEntryJson> = gpucvt::tile::verify::legal_table(v)
+                let entries: Vec<TileEntryJson> = gpucvt::tile::check::legal_table(v)
                     .into_iter()
                     .map(|e| TileEntryJson {
                         op: format!("{:?}", e.op).to_lowercase(),
@@ -160,7 +160,7 @@ pub fn run(a: &Args) -> Result<String, CliError> {
                 }));
             }
             let mut rows = Vec::new();
-            for e in gpucvt::tile::verify::legal_table(v) {
+            for e in gpucvt::tile::check::legal_table(v) {
                 let modes: Vec<String> = e.modes.iter().map(|m| m.name().to_string()).collect();
                 rows.push(vec![
                     format!("{:?}", e.op).to_lowercase(),

@@ -15,10 +15,11 @@ use gpucvt::core::format::Format;
 use gpucvt::instr::{tile_words, TileInstr};
 use gpucvt::text::{format_bits, parse_bits_named, to_decimal};
 use gpucvt::tile::eval::{
-    difference, lowering, read_type, run_entry_given, Difference, ElementResult, EvalError, Given,
-    Lowering, RunOptions, Semantics, Step, DEFAULT_TARGET,
+    difference, lowering, Difference, ElementResult, EvalError, Lowering, Semantics, Step,
+    DEFAULT_TARGET,
 };
 use gpucvt::tile::parse::{parse_file, parse_tile_type, Op, TileFile};
+use gpucvt::tile::run::{read_type, run_entry_given, Given, RunOptions};
 use gpucvt::tile::types::TileType;
 use gpucvt::tile::types::{Element, OpKind, Signedness, SpecVersion};
 use serde::Serialize;
@@ -540,7 +541,7 @@ pub fn run(a: &RunArgs) -> Result<Done, CliError> {
     };
     let file = parse_file(a.text);
     let mut diags = file.diagnostics.clone();
-    diags.extend(gpucvt::tile::verify::check_file(&file, version));
+    diags.extend(gpucvt::tile::check::check_file(&file, version));
     diags.retain(|d| d.severity == gpucvt::diag::Severity::Error);
     if !diags.is_empty() {
         diags.sort_by_key(|d| (d.span.line, d.span.col));

@@ -8,7 +8,7 @@
 //!
 //! `GPUCVT_SWEEP_STRIDE=k` checks every k-th magnitude only (a quick smoke run).
 
-mod reference;
+use gpucvt_reference::reference;
 
 use gpucvt_core::format::{BF16, E4M3, F16, F32};
 use gpucvt_core::{Format, Policy, Rounding};

@@ -5,7 +5,7 @@
 //!
 //! Results are read back as exact values with the reference's own decoder.
 
-mod reference;
+use gpucvt_reference::reference;
 
 use gpucvt_core::format::{
     BF16, CATALOGUE, E2M1, E2M3, E3M2, E4M3, E5M2, F16, F32, F64, S16, S2F6, S32, S4, S64, S8, U16,

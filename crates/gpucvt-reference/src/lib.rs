@@ -3,7 +3,6 @@
 //! documentation of [`mod@reference`]).
 #![forbid(unsafe_code)]
 
-#[path = "../../gpucvt-core/tests/reference/mod.rs"]
 pub mod reference;
 
 pub use reference::*;

@@ -34,7 +34,7 @@ use crate::core::convert::{Conversion, NanResult};
 use crate::core::format::{Format, Layout, F32};
 use crate::core::value::{Class, Value};
 use crate::instr::{Instr, OperandSpec, Output};
-use crate::visa::mov::Plan;
+use crate::visa::eval::Plan;
 use rayon::prelude::*;
 use std::cmp::Ordering;
 

@@ -28,12 +28,12 @@ use crate::ptx::eval::{evaluate, evaluate_bits, operand_roles, role_bits, Role};
 use crate::ptx::legality::{check_form, check_form_text, legal_somewhere, OperandShape};
 use crate::ptx::target::{PtxVersion, Target};
 use crate::ptx::{parse::parse_instruction, CvtForm};
+use crate::tile::check::verify_op;
 use crate::tile::eval::{eval_op, lowering, ElementResult, Lowering, Semantics, DEFAULT_TARGET};
 use crate::tile::parse::{parse_op, ConvOp};
 use crate::tile::types::{Element, OpKind, Signedness, SpecVersion};
-use crate::tile::verify::verify_op;
 use crate::visa::cr0::Cr0;
-use crate::visa::mov::{mov_plan, Plan};
+use crate::visa::eval::{mov_plan, Plan};
 use crate::visa::types::VisaType;
 
 /// What an instruction is evaluated for.

@@ -6,10 +6,11 @@
 use gpucvt::diag::Severity;
 use gpucvt::ptx::parse::parse_file;
 use gpucvt::ptx::run::{run, RunError, RunInput, RunOptions};
-use gpucvt::tile::eval::{run_entry, run_entry_given, EvalError, Given, RunOptions as TileOptions};
+use gpucvt::tile::eval::EvalError;
+use gpucvt::tile::run::{run_entry, run_entry_given, Given, RunOptions as TileOptions};
 use gpucvt::tile::types::{ElemType, TileType};
-use gpucvt::visa::asm::parse as parse_visa;
-use gpucvt::visa::exec::{execute, initial_value, ExecOptions};
+use gpucvt::visa::parse::parse as parse_visa;
+use gpucvt::visa::run::{execute, initial_value, ExecOptions};
 
 const PTX: &str = "\
 .version 8.6

@@ -8,13 +8,13 @@ use gpucvt::core::value::Class;
 use gpucvt::core::{Flags, Rounding};
 use gpucvt::diag::Severity;
 use gpucvt::ptx::Target;
+use gpucvt::tile::check::{check_file, legal_table};
 use gpucvt::tile::eval::{
-    difference, differs, eval_op, lowering, run_entry, Difference, ElementResult, RunOptions,
-    Semantics,
+    difference, differs, eval_op, lowering, Difference, ElementResult, Semantics,
 };
 use gpucvt::tile::parse::{parse_file, parse_op, ConvOp, Op, Stmt, ValueType};
+use gpucvt::tile::run::{run_entry, RunOptions};
 use gpucvt::tile::types::{ElemType, Element, OpKind, RoundingMode, Signedness, SpecVersion};
-use gpucvt::tile::verify::{check_file, legal_table};
 use proptest::prelude::*;
 use std::path::PathBuf;
 
@@ -170,7 +170,7 @@ fn run_valid(name: &str) {
                     let line = format!("%{} = {}", s.results[0].value, c.to_text());
                     let back = parse_op(&line).unwrap_or_else(|e| panic!("{line}: {e:?}"));
                     assert!(same_op(c, &back), "{line} read back differently");
-                    assert!(gpucvt::tile::verify::verify_op(&back, v).is_empty());
+                    assert!(gpucvt::tile::check::verify_op(&back, v).is_empty());
                     printed.push(line);
                     count += 1;
                 }
@@ -234,7 +234,7 @@ fn diagnostic_positions() {
         "3:5: error[tile.verify]: 'cuda_tile.ftof' op converting tiles must not be a no-op"
     );
     let e = parse_op("ftof %x rounding<bogus> : tile<f32> -> tile<f16>").unwrap();
-    let d = gpucvt::tile::verify::verify_op(&e, SpecVersion::V13_3);
+    let d = gpucvt::tile::check::verify_op(&e, SpecVersion::V13_3);
     assert_eq!((d[0].span.line, d[0].span.col), (1, 18));
 }
 
@@ -805,7 +805,7 @@ fn tileiras_equals_spec_where_single_rounded() {
     for text in cases {
         let o = op(text);
         assert!(
-            gpucvt::tile::verify::verify_op(&o, SpecVersion::LATEST).is_empty(),
+            gpucvt::tile::check::verify_op(&o, SpecVersion::LATEST).is_empty(),
             "{text} does not verify"
         );
         let s = o.src.value.num().unwrap();
@@ -966,7 +966,7 @@ proptest! {
         if let Ok(o) = parse_op(&s) {
             let _ = o.to_text();
             for v in SpecVersion::ALL {
-                let _ = gpucvt::tile::verify::verify_op(&o, v);
+                let _ = gpucvt::tile::check::verify_op(&o, v);
             }
             let w = o.src.value.elem.bits();
             let x = if w >= 64 { x } else { x & ((1u64 << w) - 1) };

@@ -5,10 +5,11 @@
 use gpucvt::diag::{Diagnostic, Span};
 use gpucvt::instr::{Instr, Options};
 use gpucvt::ptx::Target;
-use gpucvt::tile::eval::{run_entry, RunOptions, Semantics};
+use gpucvt::tile::check::{check_file, verify_op};
+use gpucvt::tile::eval::Semantics;
 use gpucvt::tile::parse::{parse_file, parse_op, Op};
+use gpucvt::tile::run::{run_entry, RunOptions};
 use gpucvt::tile::types::SpecVersion;
-use gpucvt::tile::verify::{check_file, verify_op};
 use proptest::prelude::*;
 use std::path::PathBuf;
 

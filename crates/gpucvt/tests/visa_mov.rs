@@ -4,7 +4,7 @@
 
 use gpucvt::core::{format, Conversion, Flags, Policy, Rounding};
 use gpucvt::visa::cr0::{Cr0, RoundingMode};
-use gpucvt::visa::mov::{
+use gpucvt::visa::eval::{
     eval_mov, mov_plan, mov_plan_with, rule_text, AltMode, BfPairs, Denormals, DfToUb, MovOptions,
     NanRule, QNegativeOverflow, QToFloat, SatNegativeZero, SmallInt,
 };

@@ -1,14 +1,14 @@
 //! The `.visaasm` reader, checker and executor never panic: random text, token soup, and
 //! the example kernels with random edits, run with random initial values.
 
-use gpucvt::visa::asm::{parse, VarKind};
 use gpucvt::visa::check::{check, symbols, CheckOptions};
 use gpucvt::visa::cr0::Cr0;
-use gpucvt::visa::exec::{execute, ExecOptions};
-use gpucvt::visa::mov::{
+use gpucvt::visa::eval::{
     mov_plan_with, AltMode, BfPairs, Denormals, DfToUb, MovOptions, NanRule, QNegativeOverflow,
     QToFloat, SatNegativeZero, SmallInt,
 };
+use gpucvt::visa::parse::{parse, VarKind};
+use gpucvt::visa::run::{execute, ExecOptions};
 use gpucvt::visa::types::VisaType;
 use proptest::prelude::*;
 

@@ -1,10 +1,10 @@
 //! The `.visaasm` reader, checker and executor on the example kernels in `examples/visa/`.
 
 use gpucvt::diag::Severity;
-use gpucvt::visa::asm::{parse, Stmt};
 use gpucvt::visa::check::{check, CheckOptions};
 use gpucvt::visa::cr0::{Cr0, RoundingMode};
-use gpucvt::visa::exec::{execute, ExecOptions};
+use gpucvt::visa::parse::{parse, Stmt};
+use gpucvt::visa::run::{execute, ExecOptions};
 
 fn example(name: &str) -> String {
     let path = format!("{}/../../examples/visa/{name}", env!("CARGO_MANIFEST_DIR"));

@@ -20,7 +20,7 @@
 use gpucvt::core::format::{self, Format};
 use gpucvt::core::{IntNan, IntOverflow, NanResult, Policy, Rounding};
 use gpucvt::visa::cr0::{Cr0, RoundingMode};
-use gpucvt::visa::mov::mov_plan;
+use gpucvt::visa::eval::mov_plan;
 use gpucvt::visa::types::VisaType;
 use gpucvt_reference::reference;
 

@@ -61,8 +61,31 @@ use crate::format::F32;
 use crate::round::Direction;
 use core::fmt;
 
-/// An unsigned integer type that holds encodings: `u8`, `u16`, `u32` or `u64`.
-pub trait Word: Copy + Default + Send + Sync + 'static {
+/// Keeps [`Word`] to the four types the kernels are written for: the slice casts and the
+/// kernels' dispatch assume them, and another type would reach an internal `expect`.
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u8 {}
+    impl Sealed for u16 {}
+    impl Sealed for u32 {}
+    impl Sealed for u64 {}
+}
+
+/// An unsigned integer type that holds encodings: `u8`, `u16`, `u32` or `u64` (sealed: no
+/// other type can implement it).
+///
+/// ```compile_fail
+/// use gpucvt_core::bulk::Word;
+/// #[derive(Clone, Copy, Default)]
+/// struct Mine(u32);
+/// impl Word for Mine {
+///     const BITS: u32 = 32;
+///     fn to_u64(self) -> u64 { self.0 as u64 }
+///     fn from_u64(v: u64) -> Self { Mine(v as u32) }
+///     fn from_u32(v: u32) -> Self { Mine(v) }
+/// }
+/// ```
+pub trait Word: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// Its width.
     const BITS: u32;
     /// Widens to `u64`.

@@ -5,7 +5,7 @@
 //! `tile<…>` or `!cuda_tile.tile<…>`.
 //!
 //! The reader is version-neutral: it records what is written (a rounding word, a
-//! `saturating` flag) and leaves version-dependent checks to [`super::verify`]. Syntax
+//! `saturating` flag) and leaves version-dependent checks to [`super::check`]. Syntax
 //! errors are reported with positions, and reading resumes at the next line, so one file can
 //! hold many cases. It never panics.
 //!
@@ -1913,7 +1913,7 @@ pub fn parse_file(text: &str) -> TileFile {
 
 /// Reads one conversion op written on its own, as in `ftof %x rounding<zero> : tile<f32> ->
 /// tile<f16>`: the result (`%r =`) and the operand name are optional, the `cuda_tile.`
-/// prefix too. Version-dependent rules are checked by [`super::verify::verify_op`].
+/// prefix too. Version-dependent rules are checked by [`super::check::verify_op`].
 ///
 /// ```
 /// use gpucvt::tile::{parse::parse_op, types::{OpKind, RoundingMode}};

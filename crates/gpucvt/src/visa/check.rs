@@ -2,7 +2,7 @@
 //!
 //! Errors are what the vISA verifier or assembler rejects (or what has no meaning: an
 //! undeclared variable, a region beyond its variable); warnings are what the finalizer
-//! constrains or what the model had to choose (see [`crate::visa::mov::CHOICES`]).
+//! constrains or what the model had to choose (see [`crate::visa::eval::CHOICES`]).
 //!
 //! | rule | severity | what |
 //! | --- | --- | --- |
@@ -29,19 +29,19 @@
 //! | `visa.unsupported` | warning | indirect operands, predefined variables other than `%cr0`/`%null`, and other instructions writing `%cr0`: not executed |
 //!
 //! ```
-//! use gpucvt::visa::{asm::parse, check::{check, CheckOptions}};
+//! use gpucvt::visa::{parse::parse, check::{check, CheckOptions}};
 //! let (k, _) = parse(".decl A v_type=G type=f num_elts=8\n.decl B v_type=G type=ub num_elts=8\nmov (M1, 16) B(0,0)<1> A(0,0)<1;1,0>\n");
 //! let d = check(&k, &CheckOptions::default());
 //! assert_eq!(d.len(), 2); // both regions run past their 8 elements
 //! assert!(d.iter().all(|d| d.rule == "visa.region-bounds"));
 //! ```
 
-use super::asm::{
+use super::cr0::Cr0;
+use super::eval::{mov_plan_with, MovOptions};
+use super::parse::{
     align_names, Decl, DstOperand, Kernel, Mov, PredControl, SrcMod, SrcOperand, Stmt, TypeName,
     VarKind,
 };
-use super::cr0::Cr0;
-use super::mov::{mov_plan_with, MovOptions};
 use super::types::VisaType;
 use crate::diag::{Diagnostic, Span};
 use std::collections::HashMap;
@@ -395,7 +395,7 @@ const EXEC_SIZES: [u64; 6] = [1, 2, 4, 8, 16, 32];
 /// assert_eq!(d[0].span.line, 3);
 /// ```
 pub fn check_source(text: &str, opts: &CheckOptions) -> Vec<Diagnostic> {
-    let (k, mut all) = super::asm::parse(text);
+    let (k, mut all) = super::parse::parse(text);
     all.extend(check(&k, opts));
     all.sort_by_key(|d| (d.span.line, d.span.col));
     all
@@ -876,7 +876,7 @@ fn region_bounds(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::visa::asm::parse;
+    use crate::visa::parse::parse;
 
     fn rules(text: &str) -> Vec<&'static str> {
         let (k, d) = parse(text);

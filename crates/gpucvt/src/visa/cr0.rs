@@ -19,7 +19,7 @@
 //!
 //! The documentation says every other bit is reserved. MOV conversions ignore the denormal
 //! bits (`visa.md` §5.4: "conversion instructions retain denorms"); see the
-//! `mov-keeps-denormals` choice of [`crate::visa::mov::CHOICES`].
+//! `mov-keeps-denormals` choice of [`crate::visa::eval::CHOICES`].
 //!
 //! ```
 //! use gpucvt::visa::cr0::{Cr0, RoundingMode};

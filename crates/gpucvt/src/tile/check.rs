@@ -6,7 +6,7 @@
 //! messages point at the offending word.
 //!
 //! ```
-//! use gpucvt::tile::{parse::parse_op, verify::verify_op, types::SpecVersion};
+//! use gpucvt::tile::{check::verify_op, parse::parse_op, types::SpecVersion};
 //! let op = parse_op("%r = ftof %x : tile<2xf16> -> tile<2xf16>").unwrap();
 //! let d = verify_op(&op, SpecVersion::V13_3);
 //! assert_eq!(d[0].message, "'cuda_tile.ftof' op converting tiles must not be a no-op");

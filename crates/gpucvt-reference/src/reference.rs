@@ -25,8 +25,6 @@
 //! The semantics are those documented in `convert.rs`/`round.rs` and the PTX notes; the
 //! decisions where those leave room are spelt out next to the code that makes them.
 
-#![allow(dead_code)]
-
 use gpucvt_core::format::{Layout, Specials, ZeroExponent};
 use gpucvt_core::{
     Conversion, Direction, Flags, Format, IntNan, IntOverflow, NanResult, Overflow, Policy,
@@ -346,7 +344,6 @@ enum Kind {
         bias: i64,
         emin: i64,
         pad: u32,
-        exp_bits: u32,
     },
     /// A uniform step `2^-frac`.
     Fixed { frac: i64 },
@@ -449,7 +446,6 @@ impl Dst {
                     bias,
                     emin,
                     pad: l.pad_bits,
-                    exp_bits: l.exp_bits,
                 };
                 let body_bits = l.exp_bits + l.man_bits + l.pad_bits;
                 let nan_bits = match l.specials {

@@ -3,7 +3,7 @@
 //! Variables live in little-endian byte storage, one buffer per declared variable; an alias
 //! is a view into its root's bytes, so a `uw` alias of a `bf` variable sees the same bits.
 //! Each `mov` reads every enabled channel's source element first, converts it with the
-//! [`Plan`](crate::visa::mov::Plan) for the declared types and the current cr0, then writes
+//! [`Plan`](crate::visa::eval::Plan) for the declared types and the current cr0, then writes
 //! the destination elements. Channels: the execution size starting at the mask's offset
 //! (M1 = 0, M2 = 4, …); every channel is enabled in the dispatch mask, so a channel is off
 //! only through the instruction predicate (`.any` / `.all` combine the predicate bits of the
@@ -22,7 +22,7 @@
 //! a `mov` replaces them. Unknown elements are listed in [`Written::unknown`].
 //!
 //! ```
-//! use gpucvt::visa::{asm::parse, exec::{execute, ExecOptions}};
+//! use gpucvt::visa::{parse::parse, run::{execute, ExecOptions}};
 //! let text = "\
 //! .decl S v_type=G type=df num_elts=4
 //! .decl D v_type=G type=b num_elts=4
@@ -36,15 +36,15 @@
 //! assert_eq!(out.get("D"), Some(&[0x2c, 0xfe, 0x7f, 0xfe][..]));
 //! ```
 
-use super::asm::{
-    DstOperand, Kernel, Mov, PredControl, Skipped, SrcMod, SrcOperand, Stmt, VarKind,
-};
 use super::check::{
     base_element, check, dst_element, src_elements, symbols, CheckOptions, VarInfo, CR0_NAME,
     NULL_NAME,
 };
 use super::cr0::Cr0;
-use super::mov::{mov_plan_with, MovOptions};
+use super::eval::{mov_plan_with, MovOptions};
+use super::parse::{
+    DstOperand, Kernel, Mov, PredControl, Skipped, SrcMod, SrcOperand, Stmt, VarKind,
+};
 use super::types::{unpack, VisaType};
 use crate::diag::{Diagnostic, Severity, Span};
 use crate::unknown::{skipped_note, Supply, Unknown};
@@ -94,7 +94,7 @@ pub struct Written {
 pub struct MovRecord {
     /// The instruction.
     pub span: Span,
-    /// The plan, described ([`Plan::describe`](crate::visa::mov::Plan::describe)).
+    /// The plan, described ([`Plan::describe`](crate::visa::eval::Plan::describe)).
     pub plan: String,
     /// Channels written (enabled by the predicate).
     pub channels: u32,
@@ -299,7 +299,7 @@ pub fn execute(
     };
     for v in m.syms.values() {
         match v.kind {
-            super::asm::VarKind::Predicate => {
+            super::parse::VarKind::Predicate => {
                 m.preds
                     .insert(v.name.clone(), vec![false; v.num_elts as usize]);
                 m.marks
@@ -335,7 +335,7 @@ pub fn execute(
             continue;
         }
         match (v.kind, v.ty) {
-            (super::asm::VarKind::Predicate, _) => {
+            (super::parse::VarKind::Predicate, _) => {
                 if let Some(p) = m.preds.get_mut(name) {
                     for (slot, &x) in p.iter_mut().zip(vals) {
                         if x > 1 {
@@ -350,7 +350,7 @@ pub fn execute(
                     m.set_marks(&v, None, i, Mark::User);
                 }
             }
-            (super::asm::VarKind::General, Some(t)) => {
+            (super::parse::VarKind::General, Some(t)) => {
                 let w = t.size() * 8;
                 for (i, &x) in vals.iter().enumerate() {
                     if x & !mask(w) != 0 {
@@ -792,7 +792,7 @@ fn run_mov(
 /// — rounded to nearest even for float types, exact and in range for integer types.
 ///
 /// ```
-/// use gpucvt::visa::{exec::parse_element, types::VisaType};
+/// use gpucvt::visa::{run::parse_element, types::VisaType};
 /// assert_eq!(parse_element(VisaType::Hf, "1.5"), Ok(0x3e00));
 /// assert_eq!(parse_element(VisaType::B, "-2"), Ok(0xfe));
 /// assert_eq!(parse_element(VisaType::F, "0x3f800000"), Ok(0x3f80_0000));
@@ -841,7 +841,7 @@ pub fn parse_element(ty: VisaType, text: &str) -> Result<u64, String> {
 /// form [`execute`] takes.
 ///
 /// ```
-/// use gpucvt::visa::{asm::parse, exec::initial_value};
+/// use gpucvt::visa::{parse::parse, run::initial_value};
 /// let (k, _) = parse(".decl V v_type=G type=hf num_elts=4\n");
 /// assert_eq!(initial_value(&k, "V", "[1.0, -2]").unwrap().1, vec![0x3c00, 0xc000]);
 /// assert!(initial_value(&k, "W", "1").is_err());
@@ -860,7 +860,7 @@ pub fn initial_value(k: &Kernel, name: &str, text: &str) -> Result<(String, Vec<
         ));
     };
     let ty = match v.kind {
-        super::asm::VarKind::Predicate => VisaType::Bool,
+        super::parse::VarKind::Predicate => VisaType::Bool,
         _ => {
             v.ty.ok_or_else(|| format!("{name} has no type that can be set"))?
         }
@@ -887,7 +887,7 @@ pub fn initial_value(k: &Kernel, name: &str, text: &str) -> Result<(String, Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::visa::asm::parse;
+    use crate::visa::parse::parse;
 
     fn run(text: &str, init: &[(&str, Vec<u64>)], cr0: u32) -> ExecResult {
         let (k, d) = parse(text);

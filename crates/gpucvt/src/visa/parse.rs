@@ -21,7 +21,7 @@
 //! The reader never panics; it returns what it could read and a diagnostic per problem.
 //!
 //! ```
-//! use gpucvt::visa::asm::{parse, SrcOperand, Stmt};
+//! use gpucvt::visa::parse::{parse, SrcOperand, Stmt};
 //! let (k, diags) = parse("mov.sat (M1, 8) D(0,0)<1> 1.5:f\nadd (M1, 8) D(0,0)<1> D(0,0)<1;1,0> 1:d\n");
 //! assert!(diags.is_empty());
 //! let Stmt::Mov(m) = &k.stmts[0] else { panic!() };

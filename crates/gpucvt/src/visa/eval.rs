@@ -22,7 +22,7 @@
 //! 300.0 → B gives 0x2C).
 //!
 //! ```
-//! use gpucvt::visa::{cr0::{Cr0, RoundingMode}, mov::{eval_mov, mov_plan}, types::VisaType};
+//! use gpucvt::visa::{cr0::{Cr0, RoundingMode}, eval::{eval_mov, mov_plan}, types::VisaType};
 //! // DF 300.0 → B: DF → W gives 300 (0x012C), W → B keeps the low byte.
 //! let (bits, _) = eval_mov(VisaType::B, VisaType::Df, false, Cr0::KERNEL_ENTRY,
 //!                          300f64.to_bits()).unwrap();
@@ -728,7 +728,7 @@ fn step_of(
 /// source is the predicate read as an unsigned integer.
 ///
 /// ```
-/// use gpucvt::visa::{cr0::Cr0, mov::mov_plan, types::VisaType};
+/// use gpucvt::visa::{cr0::Cr0, eval::mov_plan, types::VisaType};
 /// let p = mov_plan(VisaType::B, VisaType::Df, false, Cr0::KERNEL_ENTRY).unwrap();
 /// assert_eq!(p.steps.len(), 2); // DF -> W, W -> B
 /// assert!(mov_plan(VisaType::V, VisaType::D, false, Cr0::KERNEL_ENTRY).is_err());
@@ -817,7 +817,7 @@ pub fn mov_plan_with(
 /// Converts one source element: `(destination bits, flags)`.
 ///
 /// ```
-/// use gpucvt::visa::{cr0::Cr0, mov::eval_mov, types::VisaType};
+/// use gpucvt::visa::{cr0::Cr0, eval::eval_mov, types::VisaType};
 /// // Any negative float, -0.0 and -inf included, gives 0 in an unsigned destination.
 /// for x in [-0.0f32, -1e-40, -3.5, f32::NEG_INFINITY] {
 ///     assert_eq!(eval_mov(VisaType::Ud, VisaType::F, false, Cr0::OPENCL,
@@ -976,7 +976,7 @@ fn hop_text(to: VisaType, from: VisaType, last: bool) -> String {
 /// choices (for `gpucvt table visa`).
 ///
 /// ```
-/// use gpucvt::visa::{mov::rule_text, types::VisaType};
+/// use gpucvt::visa::{eval::rule_text, types::VisaType};
 /// let t = rule_text(VisaType::B, VisaType::Df);
 /// assert!(t.starts_with("B <- DF: two movs"), "{t}");
 /// assert!(rule_text(VisaType::V, VisaType::D).contains("illegal"));
