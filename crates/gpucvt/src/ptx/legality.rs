@@ -42,7 +42,8 @@ use std::collections::{HashMap, HashSet};
 
 use super::form::{CvtForm, Modifier, RoundMod, Scaled};
 use super::parse::{
-    Block, Immediate, Instruction, OperandKind, PtxFile, RegDecl, RegName, RegRef, Statement,
+    Block, Function, Immediate, Instruction, OperandKind, PtxFile, RegDecl, RegName, RegRef,
+    Statement,
 };
 use super::target::{PtxVersion, Target, TargetReq};
 use super::types::{same_size_compatible, wide_compatible, Kind, PtxType, RegType};
@@ -1957,6 +1958,21 @@ pub fn check_file(
     target: Option<Target>,
     version: Option<PtxVersion>,
 ) -> Vec<Diagnostic> {
+    let mut out = check_header(file, target, version);
+    let target = target.or(file.target.map(|t| t.value));
+    let version = version.or(file.version.map(|v| v.value));
+    for f in &file.functions {
+        check_function(f, target, version, &mut out);
+    }
+    out
+}
+
+/// The module-level part of [`check_file`]: a `.version` and a target exist and agree.
+fn check_header(
+    file: &PtxFile,
+    target: Option<Target>,
+    version: Option<PtxVersion>,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let target = target.or(file.target.map(|t| t.value));
     let version = version.or(file.version.map(|v| v.value));
@@ -1984,13 +2000,47 @@ pub fn check_file(
             out.push(d);
         }
     }
-    for f in &file.functions {
-        if let Some(body) = &f.body {
-            let mut scope = Scope { blocks: Vec::new() };
-            check_block(body, &mut scope, target, version, &mut out);
-        }
-    }
     out
+}
+
+/// The per-function part of [`check_file`], with the target and version resolved.
+fn check_function(
+    f: &Function,
+    target: Option<Target>,
+    version: Option<PtxVersion>,
+    out: &mut Vec<Diagnostic>,
+) {
+    if let Some(body) = &f.body {
+        let mut scope = Scope { blocks: Vec::new() };
+        check_block(body, &mut scope, target, version, out);
+    }
+}
+
+/// One streaming pass of [`check_source`]: each function is checked as soon as it is read,
+/// with `target`/`version` or else the module's as read so far, then dropped. Returns the
+/// module (without functions), the header's and the functions' diagnostics, and whether
+/// every function was checked with the target and version the whole module resolves to.
+fn check_pass(
+    src: &str,
+    target: Option<Target>,
+    version: Option<PtxVersion>,
+) -> (PtxFile, Vec<Diagnostic>, bool) {
+    let mut used = Vec::new();
+    let mut per_function = Vec::new();
+    let file = super::parse::read_functions(src, false, |f, so_far| {
+        let t = target.or(so_far.target.map(|t| t.value));
+        let v = version.or(so_far.version.map(|v| v.value));
+        if !used.contains(&(t, v)) {
+            used.push((t, v));
+        }
+        check_function(&f, t, v, &mut per_function);
+    });
+    let t = target.or(file.target.map(|t| t.value));
+    let v = version.or(file.version.map(|v| v.value));
+    let consistent = used.iter().all(|&u| u == (t, v));
+    let mut out = check_header(&file, target, version);
+    out.append(&mut per_function);
+    (file, out, consistent)
 }
 
 /// Reads and checks a PTX text: the reader's diagnostics ([`PtxFile::diagnostics`]) and
@@ -2008,9 +2058,17 @@ pub fn check_source(
     target: Option<Target>,
     version: Option<PtxVersion>,
 ) -> Vec<Diagnostic> {
-    let file = super::parse::parse_file(src);
-    let mut all = file.diagnostics.clone();
-    all.extend(check_file(&file, target, version));
+    // The bodies are checked as they are read, so that memory does not follow the file. A
+    // `.version` or `.target` after a body (rare) changes what applies to it: then read
+    // again, with the module's final values from the start.
+    let (file, mut checks, consistent) = check_pass(src, target, version);
+    if !consistent {
+        let t = target.or(file.target.map(|t| t.value));
+        let v = version.or(file.version.map(|v| v.value));
+        checks = check_pass(src, t, v).1;
+    }
+    let mut all = file.diagnostics;
+    all.append(&mut checks);
     let mut seen = HashSet::new();
     all.retain(|d| seen.insert(d.clone()));
     all.sort_by_key(|d| (d.span.line, d.span.col));
@@ -2274,5 +2332,72 @@ mod tests {
         assert_eq!(d[3].span.line, 19);
         let d = check_file(&file, Some("sm_75".parse().unwrap()), Some(ver(7, 0)));
         assert!(d.iter().any(|d| d.rule == "ptx.target"), "{d:?}");
+    }
+
+    /// What `check_source` returned when it held the whole parse tree.
+    fn check_whole_tree(
+        src: &str,
+        target: Option<Target>,
+        version: Option<PtxVersion>,
+    ) -> Vec<Diagnostic> {
+        let file = parse_file(src);
+        let mut all = file.diagnostics.clone();
+        all.extend(check_file(&file, target, version));
+        let mut seen = HashSet::new();
+        all.retain(|d| seen.insert(d.clone()));
+        all.sort_by_key(|d| (d.span.line, d.span.col));
+        all
+    }
+
+    #[test]
+    fn streaming_check_matches_the_whole_tree() {
+        let body = |name: &str| {
+            format!(
+                ".visible .entry {name}()\n{{\n .reg .f32 %f<4>;\n .reg .b16 %h<2>;\n \
+                 .reg .b128 %q;\n L1: mov.f32 %f1, 0f3F800000;\n \
+                 cvt.rn.satfinite.e4m3x2.f32 %h0, %f1, %f2;\n cvt.f16.f32 %h1, %f1;\n \
+                 {{ .reg .b32 %r; cvt.rn.f16.f32 %r, %f3; cvt.rn.f16 %h1; }}\n \
+                 add.f32 %f1, %f2, %f3 bra L1;\n}}\n"
+            )
+        };
+        let sources = [
+            // Directives first, as compilers write them.
+            format!(".version 8.0\n.target sm_90\n{}{}", body("a"), body("b")),
+            // A `.target` after the first body applies to it too (the module's last).
+            format!(".version 7.0\n{}.target sm_80\n{}", body("a"), body("b")),
+            format!(
+                ".version 7.8\n.target sm_90\n{}.version 8.3\n.target sm_80\n{}",
+                body("a"),
+                body("b")
+            ),
+            // None at all, or only at the end.
+            format!("{}{}", body("a"), body("b")),
+            format!("{}.target sm_90 .version 8.0\n", body("a")),
+        ];
+        let t90: Target = "sm_90".parse().unwrap();
+        for src in &sources {
+            for (t, v) in [(None, None), (Some(t90), None), (None, Some(ver(8, 2)))] {
+                let streamed = check_source(src, t, v);
+                assert!(!streamed.is_empty());
+                assert_eq!(streamed, check_whole_tree(src, t, v), "{src}");
+            }
+        }
+        // The late `.target` applies to the first body: its cvts are checked.
+        let d = check_source(&sources[1], None, None);
+        assert!(
+            d.iter()
+                .any(|d| (d.rule, d.span.line) == ("ptx.rounding-required", 9)),
+            "{d:?}"
+        );
+        for path in [
+            "../../examples/ptx/mistakes.ptx",
+            "../../examples/ptx/quantize_fp8.ptx",
+        ] {
+            let src = std::fs::read_to_string(path).unwrap();
+            assert_eq!(
+                check_source(&src, None, None),
+                check_whole_tree(&src, None, None)
+            );
+        }
     }
 }
