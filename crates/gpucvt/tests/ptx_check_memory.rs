@@ -47,9 +47,14 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
-/// An nvcc-like kernel of about 20 KB: labels, branches, loads and stores, arithmetic,
+/// An nvcc-like kernel of about 32 KB: labels, branches, loads and stores, arithmetic,
 /// `mov` and legal `cvt`s.
 fn kernel(k: usize) -> String {
+    kernel_of(k, 100)
+}
+
+/// An nvcc-like kernel of `blocks` basic blocks of 10 statements.
+fn kernel_of(k: usize, blocks: usize) -> String {
     let mut s = format!(
         ".visible .entry kernel_{k}(\n\t.param .u64 kernel_{k}_param_0\n)\n{{\n\
          \t.reg .pred \t%p<4>;\n\t.reg .b16 \t%h<16>;\n\t.reg .b32 \t%r<32>;\n\
@@ -57,7 +62,7 @@ fn kernel(k: usize) -> String {
          \tld.param.u64 \t%rd1, [kernel_{k}_param_0];\n\
          \tcvta.to.global.u64 \t%rd2, %rd1;\n"
     );
-    for b in 0..100 {
+    for b in 0..blocks {
         let (x, y) = (b % 30 + 1, (b * 7) % 30 + 1);
         s += &format!(
             "$L__BB{k}_{b}:\n\
@@ -103,6 +108,23 @@ fn check_source_peak_heap_is_a_fraction_of_the_module() {
     );
     // A parse tree of the whole module took about 20 times the text; one function at a time
     // takes a few times one function, plus the reader's token window, however many there are.
+    assert!(p_large < large.len() / 10, "{p_large} heap bytes");
+    assert!(
+        p_large < p_small + 2 * one,
+        "{p_small} -> {p_large} heap bytes"
+    );
+
+    // Within one function too: each cvt is checked as it is read, not kept to the end.
+    let (small, large) = (
+        header.to_string() + &kernel_of(0, 10_000),
+        header.to_string() + &kernel_of(0, 40_000),
+    );
+    let (p_small, p_large) = (peak_of_check(&small), peak_of_check(&large));
+    eprintln!(
+        "one kernel: {} bytes peak at {p_small}, {} bytes at {p_large}",
+        small.len(),
+        large.len()
+    );
     assert!(p_large < large.len() / 10, "{p_large} heap bytes");
     assert!(
         p_large < p_small + 2 * one,

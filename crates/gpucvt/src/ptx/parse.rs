@@ -989,7 +989,7 @@ pub enum Statement {
 /// ```
 pub fn parse_file(src: &str) -> PtxFile {
     let mut functions = Vec::new();
-    let mut file = read_file(src, true, &mut |f, _| functions.push(f));
+    let mut file = read_functions(src, true, |f, _| functions.push(f));
     file.functions = functions;
     file
 }
@@ -1020,12 +1020,39 @@ pub fn parse_file(src: &str) -> PtxFile {
 pub fn read_functions(
     src: &str,
     opaque: bool,
-    mut on_function: impl FnMut(Function, &PtxFile),
+    on_function: impl FnMut(Function, &PtxFile),
 ) -> PtxFile {
-    read_file(src, opaque, &mut on_function)
+    struct Callback<F>(F);
+    impl<F: FnMut(Function, &PtxFile)> Sink for Callback<F> {
+        fn function(&mut self, f: Function, so_far: &PtxFile) {
+            (self.0)(f, so_far);
+        }
+    }
+    read_file(src, opaque, &mut Callback(on_function))
 }
 
-fn read_file(src: &str, opaque: bool, on_function: &mut dyn FnMut(Function, &PtxFile)) -> PtxFile {
+/// What the reader tells as it goes: each function once read, and, while it is read, the
+/// blocks, `.reg` declarations and `cvt`s of its body in source order.
+pub(crate) trait Sink {
+    /// A function, read whole (see [`read_functions`]).
+    fn function(&mut self, f: Function, so_far: &PtxFile);
+    /// Whether the sink takes the bodies' blocks, declarations and `cvt`s as they come
+    /// (then the function it gets has none of them).
+    fn streams(&self) -> bool {
+        false
+    }
+    /// A block (the body first) opens.
+    fn open(&mut self, _so_far: &PtxFile) {}
+    /// A `.reg` declaration of the innermost open block (a `.func`'s `.reg` parameters
+    /// first, as declarations of its body).
+    fn reg(&mut self, _decl: RegDecl) {}
+    /// A well-formed `cvt`/`cvt.pack` in the innermost open block.
+    fn cvt(&mut self, _instr: Instruction, _so_far: &PtxFile) {}
+    /// The innermost open block closes.
+    fn close(&mut self) {}
+}
+
+pub(crate) fn read_file(src: &str, opaque: bool, sink: &mut dyn Sink) -> PtxFile {
     let mut p = FileParser {
         src,
         toks: Toks::new(src),
@@ -1033,7 +1060,7 @@ fn read_file(src: &str, opaque: bool, on_function: &mut dyn FnMut(Function, &Ptx
         depth: 0,
         file: PtxFile::default(),
         opaque,
-        on_function,
+        sink,
     };
     p.module();
     let mut diagnostics = p.toks.into_diagnostics();
@@ -1117,11 +1144,11 @@ struct FileParser<'a, 'f> {
     i: usize,
     /// How many blocks enclose the current position.
     depth: usize,
-    /// The module read so far; its functions go to `on_function`.
+    /// The module read so far; its functions go to `sink`.
     file: PtxFile,
     /// Whether bodies keep the statements legality ignores (labels, `mov`, the others).
     opaque: bool,
-    on_function: &'f mut dyn FnMut(Function, &PtxFile),
+    sink: &'f mut dyn Sink,
 }
 
 /// Directives that start a module-level statement; used to recover from a missing `;`.
@@ -1406,12 +1433,7 @@ impl<'a> FileParser<'a, '_> {
             self.i += 1;
         }
         let body = match self.peek() {
-            Some(t) if t.is_punct(self.src, '{') => {
-                let mut b = self.block();
-                reg_params.append(&mut b.regs);
-                b.regs = reg_params;
-                Some(b)
-            }
+            Some(t) if t.is_punct(self.src, '{') => Some(self.block(reg_params)),
             Some(t) if t.is_punct(self.src, ';') => {
                 self.i += 1;
                 None
@@ -1437,7 +1459,7 @@ impl<'a> FileParser<'a, '_> {
             params,
             body,
         };
-        (self.on_function)(f, &self.file);
+        self.sink.function(f, &self.file);
     }
 
     /// `( .param .u64 a, .param .align 4 .b8 b[16], .reg .b32 c )`.
@@ -1514,17 +1536,26 @@ impl<'a> FileParser<'a, '_> {
         }
     }
 
-    /// A `{ … }` block; `self.i` is at the `{`.
-    fn block(&mut self) -> Block {
+    /// A `{ … }` block whose first declarations are `regs`; `self.i` is at the `{`.
+    fn block(&mut self, regs: Vec<RegDecl>) -> Block {
         let open = self.tok(self.i);
         self.i += 1;
         let mut block = Block {
             span: open.span,
             ..Block::default()
         };
+        self.sink.open(&self.file);
+        if self.sink.streams() {
+            for d in regs {
+                self.sink.reg(d);
+            }
+        } else {
+            block.regs = regs;
+        }
         self.depth += 1;
         self.block_items(&mut block, open);
         self.depth -= 1;
+        self.sink.close();
         block
     }
 
@@ -1572,8 +1603,10 @@ impl<'a> FileParser<'a, '_> {
                 return;
             }
             if t.is_punct(self.src, '{') {
-                let inner = self.block();
-                block.statements.push(Statement::Block(inner));
+                let inner = self.block(Vec::new());
+                if !self.sink.streams() {
+                    block.statements.push(Statement::Block(inner));
+                }
                 continue;
             }
             if t.is_punct(self.src, ';') {
@@ -1593,7 +1626,11 @@ impl<'a> FileParser<'a, '_> {
             match text {
                 ".reg" => {
                     if let Some(decl) = self.reg_decl() {
-                        block.regs.push(decl);
+                        if self.sink.streams() {
+                            self.sink.reg(decl);
+                        } else {
+                            block.regs.push(decl);
+                        }
                     }
                     continue;
                 }
@@ -1617,8 +1654,10 @@ impl<'a> FileParser<'a, '_> {
                 });
                 continue;
             }
-            if let Some(s) = self.instruction() {
-                block.statements.push(s);
+            match self.instruction() {
+                Some(Statement::Cvt(i)) if self.sink.streams() => self.sink.cvt(i, &self.file),
+                Some(s) => block.statements.push(s),
+                None => {}
             }
         }
     }
