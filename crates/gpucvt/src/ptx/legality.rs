@@ -42,7 +42,8 @@ use std::collections::{HashMap, HashSet};
 
 use super::form::{CvtForm, Modifier, RoundMod, Scaled};
 use super::parse::{
-    Block, Immediate, Instruction, OperandKind, PtxFile, RegDecl, RegName, RegRef, Statement,
+    Block, Function, Immediate, Instruction, OperandKind, PtxFile, RegDecl, RegName, RegRef,
+    Statement,
 };
 use super::target::{PtxVersion, Target, TargetReq};
 use super::types::{same_size_compatible, wide_compatible, Kind, PtxType, RegType};
@@ -1689,11 +1690,11 @@ pub fn legal_forms(target: Target, version: PtxVersion) -> Vec<CvtForm> {
 // Files.
 
 /// Registers visible at one point: a stack of blocks' declarations.
-struct Scope<'a> {
-    blocks: Vec<BlockRegs<'a>>,
+struct Scope {
+    blocks: Vec<BlockRegs>,
 }
 
-impl Scope<'_> {
+impl Scope {
     fn lookup(&self, name: &str) -> Option<RegType> {
         for b in self.blocks.iter().rev() {
             if let Some(t) = b.lookup(name) {
@@ -1718,28 +1719,30 @@ fn indexed_splits(name: &str) -> impl Iterator<Item = (&str, u64)> {
     })
 }
 
-/// One block's declarations, hashed by name so that a lookup does not walk them all.
-struct BlockRegs<'a> {
+/// One block's declarations, hashed by name so that a lookup does not walk them all. (It
+/// owns its names: the streaming checker builds it while the declarations are still growing.)
+struct BlockRegs {
     /// Plain names: the index of the last declaration of each.
-    plain: HashMap<&'a str, usize>,
+    plain: HashMap<String, usize>,
     /// Parameterized names by prefix: (declaration index, count), last declaration first,
     /// kept only where the count is above every later one's (the others are never the last
     /// to declare a name), so counts increase along each list.
-    ranges: HashMap<&'a str, Vec<(usize, u32)>>,
-    decls: &'a [RegDecl],
+    ranges: HashMap<String, Vec<(usize, u32)>>,
+    /// Each declaration's register type.
+    types: Vec<RegType>,
 }
 
-impl<'a> BlockRegs<'a> {
-    fn new(decls: &'a [RegDecl]) -> BlockRegs<'a> {
+impl BlockRegs {
+    fn new(decls: &[RegDecl]) -> BlockRegs {
         let mut plain = HashMap::new();
-        let mut ranges: HashMap<&str, Vec<(usize, u32)>> = HashMap::new();
+        let mut ranges: HashMap<String, Vec<(usize, u32)>> = HashMap::new();
         for (k, d) in decls.iter().enumerate() {
             for n in &d.names {
                 match n.count {
                     None => {
-                        plain.insert(n.name.as_str(), k);
+                        plain.insert(n.name.clone(), k);
                     }
-                    Some(c) => ranges.entry(n.name.as_str()).or_default().push((k, c)),
+                    Some(c) => ranges.entry(n.name.clone()).or_default().push((k, c)),
                 }
             }
         }
@@ -1755,7 +1758,7 @@ impl<'a> BlockRegs<'a> {
         BlockRegs {
             plain,
             ranges,
-            decls,
+            types: decls.iter().map(RegDecl::reg_type).collect(),
         }
     }
 
@@ -1769,7 +1772,7 @@ impl<'a> BlockRegs<'a> {
             });
             best = best.max(hit);
         }
-        best.map(|k| self.decls[k].reg_type())
+        best.map(|k| self.types[k])
     }
 }
 
@@ -1906,16 +1909,10 @@ fn check_reg_decl(d: &RegDecl, version: Option<PtxVersion>, out: &mut Vec<Diagno
     }
 }
 
-fn check_block<'a>(
-    block: &'a Block,
-    scope: &mut Scope<'a>,
-    target: Option<Target>,
-    version: Option<PtxVersion>,
-    out: &mut Vec<Diagnostic>,
-) {
-    // Declarations: valid types, no name declared twice in one block.
+/// A block's declarations: valid types, no name declared twice in one block.
+fn check_reg_decls(decls: &[RegDecl], version: Option<PtxVersion>, out: &mut Vec<Diagnostic>) {
     let mut names = ClashFinder::default();
-    for d in &block.regs {
+    for d in decls {
         check_reg_decl(d, version, out);
         for n in &d.names {
             if let Some(m) = names.add(n) {
@@ -1930,6 +1927,16 @@ fn check_block<'a>(
             }
         }
     }
+}
+
+fn check_block(
+    block: &Block,
+    scope: &mut Scope,
+    target: Option<Target>,
+    version: Option<PtxVersion>,
+    out: &mut Vec<Diagnostic>,
+) {
+    check_reg_decls(&block.regs, version, out);
     scope.blocks.push(BlockRegs::new(&block.regs));
     for s in &block.statements {
         match s {
@@ -1953,6 +1960,21 @@ fn check_block<'a>(
 ///
 /// Returns only legality diagnostics; the reader's own are in [`PtxFile::diagnostics`].
 pub fn check_file(
+    file: &PtxFile,
+    target: Option<Target>,
+    version: Option<PtxVersion>,
+) -> Vec<Diagnostic> {
+    let mut out = check_header(file, target, version);
+    let target = target.or(file.target.map(|t| t.value));
+    let version = version.or(file.version.map(|v| v.value));
+    for f in &file.functions {
+        check_function(f, target, version, &mut out);
+    }
+    out
+}
+
+/// The module-level part of [`check_file`]: a `.version` and a target exist and agree.
+fn check_header(
     file: &PtxFile,
     target: Option<Target>,
     version: Option<PtxVersion>,
@@ -1984,12 +2006,157 @@ pub fn check_file(
             out.push(d);
         }
     }
-    for f in &file.functions {
-        if let Some(body) = &f.body {
-            let mut scope = Scope { blocks: Vec::new() };
-            check_block(body, &mut scope, target, version, &mut out);
+    out
+}
+
+/// The per-function part of [`check_file`], with the target and version resolved.
+fn check_function(
+    f: &Function,
+    target: Option<Target>,
+    version: Option<PtxVersion>,
+    out: &mut Vec<Diagnostic>,
+) {
+    if let Some(body) = &f.body {
+        let mut scope = Scope { blocks: Vec::new() };
+        check_block(body, &mut scope, target, version, out);
+    }
+}
+
+/// A block open while the streaming checker reads it.
+#[derive(Default)]
+struct OpenBlock {
+    decls: Vec<RegDecl>,
+    /// Built at the first lookup, from the declarations read so far.
+    regs: Option<BlockRegs>,
+    /// Whether a `cvt` in this block or a nested one has been checked.
+    cvt_seen: bool,
+}
+
+/// Checks the bodies as the reader streams them: each `cvt` as soon as it is read, against
+/// the declarations read so far. That is the whole-block answer when every block declares
+/// its registers before its first `cvt`, as compilers write them; a `.reg` after a `cvt` it
+/// could apply to sets `late`, and the results are not to be used.
+struct StreamCheck {
+    /// `--target` / `--ptx-version`, over the module's.
+    target: Option<Target>,
+    version: Option<PtxVersion>,
+    /// What the function being read is checked with.
+    current: (Option<Target>, Option<PtxVersion>),
+    /// Every pair any function was checked with.
+    used: Vec<(Option<Target>, Option<PtxVersion>)>,
+    blocks: Vec<OpenBlock>,
+    late: bool,
+    out: Vec<Diagnostic>,
+}
+
+impl super::parse::Sink for StreamCheck {
+    fn function(&mut self, _f: Function, _so_far: &PtxFile) {}
+
+    fn streams(&self) -> bool {
+        true
+    }
+
+    fn open(&mut self, so_far: &PtxFile) {
+        if self.blocks.is_empty() {
+            let t = self.target.or(so_far.target.map(|t| t.value));
+            let v = self.version.or(so_far.version.map(|v| v.value));
+            self.current = (t, v);
+            if !self.used.contains(&(t, v)) {
+                self.used.push((t, v));
+            }
+        }
+        self.blocks.push(OpenBlock::default());
+    }
+
+    fn reg(&mut self, decl: RegDecl) {
+        if let Some(b) = self.blocks.last_mut() {
+            self.late |= b.cvt_seen;
+            b.regs = None;
+            b.decls.push(decl);
         }
     }
+
+    fn cvt(&mut self, instr: Instruction, _so_far: &PtxFile) {
+        // Once late, the module is checked again: no more work here (rebuilding the lookup
+        // after each of many late declarations would be quadratic).
+        if self.late {
+            return;
+        }
+        for b in &mut self.blocks {
+            if b.regs.is_none() {
+                b.regs = Some(BlockRegs::new(&b.decls));
+            }
+        }
+        if let Some(b) = self.blocks.last_mut() {
+            b.cvt_seen = true;
+        }
+        if let (Some(t), Some(v)) = self.current {
+            let lookup = |name: &str| {
+                self.blocks
+                    .iter()
+                    .rev()
+                    .find_map(|b| b.regs.as_ref().and_then(|r| r.lookup(name)))
+                    .or_else(|| special_register(name))
+            };
+            let d = check_dyn(&instr, &lookup, t, v);
+            self.out.extend(d);
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some(b) = self.blocks.pop() {
+            if !self.late {
+                check_reg_decls(&b.decls, self.current.1, &mut self.out);
+            }
+            if let Some(parent) = self.blocks.last_mut() {
+                parent.cvt_seen |= b.cvt_seen;
+            }
+        }
+    }
+}
+
+/// [`check_source`]'s usual pass: each `cvt` checked as it is read ([`StreamCheck`]).
+/// Returns the module (without functions), the header's and the bodies' diagnostics, and
+/// whether they are final: every body was checked with the target and version the whole
+/// module resolves to, and no declaration came after a `cvt` it could apply to.
+fn check_stream(
+    src: &str,
+    target: Option<Target>,
+    version: Option<PtxVersion>,
+) -> (PtxFile, Vec<Diagnostic>, bool) {
+    let mut sink = StreamCheck {
+        target,
+        version,
+        current: (None, None),
+        used: Vec::new(),
+        blocks: Vec::new(),
+        late: false,
+        out: Vec::new(),
+    };
+    let file = super::parse::read_file(src, false, &mut sink);
+    let t = target.or(file.target.map(|t| t.value));
+    let v = version.or(file.version.map(|v| v.value));
+    let fine = !sink.late && sink.used.iter().all(|&u| u == (t, v));
+    let mut out = check_header(&file, target, version);
+    out.append(&mut sink.out);
+    (file, out, fine)
+}
+
+/// [`check_source`]'s second pass, where [`check_stream`]'s results are not final: each
+/// function kept (without what legality ignores) until it ends, then checked whole with the
+/// module's final `target` and `version`, and dropped. Returns the header's and the bodies'
+/// diagnostics.
+fn check_whole_functions(
+    src: &str,
+    target: Option<Target>,
+    version: Option<PtxVersion>,
+) -> Vec<Diagnostic> {
+    let mut per_function = Vec::new();
+    let file = super::parse::read_functions(src, false, |f, _| {
+        check_function(&f, target, version, &mut per_function);
+    });
+    let mut out = check_header(&file, target, version);
+    out.append(&mut per_function);
     out
 }
 
@@ -2008,9 +2175,18 @@ pub fn check_source(
     target: Option<Target>,
     version: Option<PtxVersion>,
 ) -> Vec<Diagnostic> {
-    let file = super::parse::parse_file(src);
-    let mut all = file.diagnostics.clone();
-    all.extend(check_file(&file, target, version));
+    // The bodies are checked as they are read, so that memory does not follow the file. A
+    // `.version` or `.target` after a body, or a `.reg` after a `cvt` in its block (both
+    // rare), changes what applies to what was read before: then read again, keeping each
+    // function whole until it ends, with the module's final target and version.
+    let (file, mut checks, fine) = check_stream(src, target, version);
+    if !fine {
+        let t = target.or(file.target.map(|t| t.value));
+        let v = version.or(file.version.map(|v| v.value));
+        checks = check_whole_functions(src, t, v);
+    }
+    let mut all = file.diagnostics;
+    all.append(&mut checks);
     let mut seen = HashSet::new();
     all.retain(|d| seen.insert(d.clone()));
     all.sort_by_key(|d| (d.span.line, d.span.col));
@@ -2274,5 +2450,93 @@ mod tests {
         assert_eq!(d[3].span.line, 19);
         let d = check_file(&file, Some("sm_75".parse().unwrap()), Some(ver(7, 0)));
         assert!(d.iter().any(|d| d.rule == "ptx.target"), "{d:?}");
+    }
+
+    /// What `check_source` returned when it held the whole parse tree.
+    fn check_whole_tree(
+        src: &str,
+        target: Option<Target>,
+        version: Option<PtxVersion>,
+    ) -> Vec<Diagnostic> {
+        let file = parse_file(src);
+        let mut all = file.diagnostics.clone();
+        all.extend(check_file(&file, target, version));
+        let mut seen = HashSet::new();
+        all.retain(|d| seen.insert(d.clone()));
+        all.sort_by_key(|d| (d.span.line, d.span.col));
+        all
+    }
+
+    #[test]
+    fn streaming_check_matches_the_whole_tree() {
+        let body = |name: &str| {
+            format!(
+                ".visible .entry {name}()\n{{\n .reg .f32 %f<4>;\n .reg .b16 %h<2>;\n \
+                 .reg .b128 %q;\n L1: mov.f32 %f1, 0f3F800000;\n \
+                 cvt.rn.satfinite.e4m3x2.f32 %h0, %f1, %f2;\n cvt.f16.f32 %h1, %f1;\n \
+                 {{ .reg .b32 %r; cvt.rn.f16.f32 %r, %f3; cvt.rn.f16 %h1; }}\n \
+                 add.f32 %f1, %f2, %f3 bra L1;\n}}\n"
+            )
+        };
+        let sources = [
+            // Directives first, as compilers write them.
+            format!(".version 8.0\n.target sm_90\n{}{}", body("a"), body("b")),
+            // A `.target` after the first body applies to it too (the module's last).
+            format!(".version 7.0\n{}.target sm_80\n{}", body("a"), body("b")),
+            format!(
+                ".version 7.8\n.target sm_90\n{}.version 8.3\n.target sm_80\n{}",
+                body("a"),
+                body("b")
+            ),
+            // None at all, or only at the end.
+            format!("{}{}", body("a"), body("b")),
+            format!("{}.target sm_90 .version 8.0\n", body("a")),
+            // Declarations after a cvt they apply to: in its block (a second declaration of
+            // a name is the one that counts), in an enclosing block after a nested block.
+            format!(
+                ".version 8.0\n.target sm_90\n{}.entry c()\n{{\n .reg .f32 %f;\n \
+                 cvt.rn.f16.f32 %h, %f;\n .reg .b16 %h;\n .reg .f64 %f;\n}}\n",
+                body("a")
+            ),
+            format!(
+                ".version 8.0\n.target sm_90\n.entry c()\n{{\n .reg .f32 %f;\n \
+                 {{ .reg .b32 %h; cvt.rn.f16.f32 %h, %f; }}\n .reg .b16 %h;\n \
+                 cvt.rn.f16.f32 %h, %f;\n}}\n{}",
+                body("b")
+            ),
+            // `.reg` parameters are declarations of the body.
+            ".version 8.0\n.target sm_90\n.func (.reg .b16 r) f(.reg .f32 x, .reg .b16 x)\n\
+             {\n .reg .f32 %g;\n cvt.rn.f16.f32 r, x;\n cvt.rn.f16.f32 r, %g;\n \
+             cvt.rn.f32.f16 %g, r;\n}\n"
+                .to_string(),
+        ];
+        let t90: Target = "sm_90".parse().unwrap();
+        for (k, src) in sources.iter().enumerate() {
+            for (t, v) in [(None, None), (Some(t90), None), (None, Some(ver(8, 2)))] {
+                let streamed = check_source(src, t, v);
+                assert!(!streamed.is_empty());
+                assert_eq!(streamed, check_whole_tree(src, t, v), "{src}");
+            }
+            // Which sources the first pass alone answers (its results are final).
+            let fine = check_stream(src, None, None).2;
+            assert_eq!(fine, [0, 3, 7].contains(&k), "{k}: {src}");
+        }
+        // The late `.target` applies to the first body: its cvts are checked.
+        let d = check_source(&sources[1], None, None);
+        assert!(
+            d.iter()
+                .any(|d| (d.rule, d.span.line) == ("ptx.rounding-required", 9)),
+            "{d:?}"
+        );
+        for path in [
+            "../../examples/ptx/mistakes.ptx",
+            "../../examples/ptx/quantize_fp8.ptx",
+        ] {
+            let src = std::fs::read_to_string(path).unwrap();
+            assert_eq!(
+                check_source(&src, None, None),
+                check_whole_tree(&src, None, None)
+            );
+        }
     }
 }

@@ -988,12 +988,79 @@ pub enum Statement {
 /// assert!(matches!(body.statements[1], Statement::Cvt(_)));
 /// ```
 pub fn parse_file(src: &str) -> PtxFile {
+    let mut functions = Vec::new();
+    let mut file = read_functions(src, true, |f, _| functions.push(f));
+    file.functions = functions;
+    file
+}
+
+/// Reads a PTX module one function at a time, for a reader that needs only one at once
+/// (the checker): `on_function` gets each `.entry`/`.func` as soon as it is read, with the
+/// module read so far (its `.version`, `.target`, …; [`PtxFile::functions`] stays empty),
+/// and the function is dropped when it returns, so that memory follows the largest
+/// function rather than the file. Returns the module without its functions; the
+/// diagnostics are [`parse_file`]'s.
+///
+/// With `opaque` false, the bodies keep only what legality looks at: the `.reg`
+/// declarations, the `cvt`/`cvt.pack` instructions and the nested blocks. Labels, `mov` and
+/// the opaque statements are read (and their problems reported) but not kept.
+///
+/// ```
+/// use gpucvt::ptx::parse::{read_functions, Statement};
+/// let src = ".version 8.0\n.target sm_90\n.entry a()\n{\n ret;\n}\n.entry b()\n{\n L: ret;\n}\n";
+/// let mut names = Vec::new();
+/// let file = read_functions(src, false, |f, so_far| {
+///     assert!(so_far.target.is_some());
+///     assert!(f.body.unwrap().statements.is_empty());
+///     names.push(f.name);
+/// });
+/// assert_eq!(names, ["a", "b"]);
+/// assert!(file.functions.is_empty() && file.diagnostics.is_empty());
+/// ```
+pub fn read_functions(
+    src: &str,
+    opaque: bool,
+    on_function: impl FnMut(Function, &PtxFile),
+) -> PtxFile {
+    struct Callback<F>(F);
+    impl<F: FnMut(Function, &PtxFile)> Sink for Callback<F> {
+        fn function(&mut self, f: Function, so_far: &PtxFile) {
+            (self.0)(f, so_far);
+        }
+    }
+    read_file(src, opaque, &mut Callback(on_function))
+}
+
+/// What the reader tells as it goes: each function once read, and, while it is read, the
+/// blocks, `.reg` declarations and `cvt`s of its body in source order.
+pub(crate) trait Sink {
+    /// A function, read whole (see [`read_functions`]).
+    fn function(&mut self, f: Function, so_far: &PtxFile);
+    /// Whether the sink takes the bodies' blocks, declarations and `cvt`s as they come
+    /// (then the function it gets has none of them).
+    fn streams(&self) -> bool {
+        false
+    }
+    /// A block (the body first) opens.
+    fn open(&mut self, _so_far: &PtxFile) {}
+    /// A `.reg` declaration of the innermost open block (a `.func`'s `.reg` parameters
+    /// first, as declarations of its body).
+    fn reg(&mut self, _decl: RegDecl) {}
+    /// A well-formed `cvt`/`cvt.pack` in the innermost open block.
+    fn cvt(&mut self, _instr: Instruction, _so_far: &PtxFile) {}
+    /// The innermost open block closes.
+    fn close(&mut self) {}
+}
+
+pub(crate) fn read_file(src: &str, opaque: bool, sink: &mut dyn Sink) -> PtxFile {
     let mut p = FileParser {
         src,
         toks: Toks::new(src),
         i: 0,
         depth: 0,
         file: PtxFile::default(),
+        opaque,
+        sink,
     };
     p.module();
     let mut diagnostics = p.toks.into_diagnostics();
@@ -1071,13 +1138,17 @@ impl<'a> Toks<'a> {
     }
 }
 
-struct FileParser<'a> {
+struct FileParser<'a, 'f> {
     src: &'a str,
     toks: Toks<'a>,
     i: usize,
     /// How many blocks enclose the current position.
     depth: usize,
+    /// The module read so far; its functions go to `sink`.
     file: PtxFile,
+    /// Whether bodies keep the statements legality ignores (labels, `mov`, the others).
+    opaque: bool,
+    sink: &'f mut dyn Sink,
 }
 
 /// Directives that start a module-level statement; used to recover from a missing `;`.
@@ -1103,7 +1174,7 @@ const TOP_DIRECTIVES: &[&str] = &[
     ".local",
 ];
 
-impl<'a> FileParser<'a> {
+impl<'a> FileParser<'a, '_> {
     fn text(&self, k: usize) -> &'a str {
         self.toks.get(k).map_or("", |t| t.text(self.src))
     }
@@ -1362,12 +1433,7 @@ impl<'a> FileParser<'a> {
             self.i += 1;
         }
         let body = match self.peek() {
-            Some(t) if t.is_punct(self.src, '{') => {
-                let mut b = self.block();
-                reg_params.append(&mut b.regs);
-                b.regs = reg_params;
-                Some(b)
-            }
+            Some(t) if t.is_punct(self.src, '{') => Some(self.block(reg_params)),
             Some(t) if t.is_punct(self.src, ';') => {
                 self.i += 1;
                 None
@@ -1385,14 +1451,15 @@ impl<'a> FileParser<'a> {
                 None
             }
         };
-        self.file.functions.push(Function {
+        let f = Function {
             kind,
             name,
             span,
             returns,
             params,
             body,
-        });
+        };
+        self.sink.function(f, &self.file);
     }
 
     /// `( .param .u64 a, .param .align 4 .b8 b[16], .reg .b32 c )`.
@@ -1469,17 +1536,26 @@ impl<'a> FileParser<'a> {
         }
     }
 
-    /// A `{ … }` block; `self.i` is at the `{`.
-    fn block(&mut self) -> Block {
+    /// A `{ … }` block whose first declarations are `regs`; `self.i` is at the `{`.
+    fn block(&mut self, regs: Vec<RegDecl>) -> Block {
         let open = self.tok(self.i);
         self.i += 1;
         let mut block = Block {
             span: open.span,
             ..Block::default()
         };
+        self.sink.open(&self.file);
+        if self.sink.streams() {
+            for d in regs {
+                self.sink.reg(d);
+            }
+        } else {
+            block.regs = regs;
+        }
         self.depth += 1;
         self.block_items(&mut block, open);
         self.depth -= 1;
+        self.sink.close();
         block
     }
 
@@ -1527,8 +1603,10 @@ impl<'a> FileParser<'a> {
                 return;
             }
             if t.is_punct(self.src, '{') {
-                let inner = self.block();
-                block.statements.push(Statement::Block(inner));
+                let inner = self.block(Vec::new());
+                if !self.sink.streams() {
+                    block.statements.push(Statement::Block(inner));
+                }
                 continue;
             }
             if t.is_punct(self.src, ';') {
@@ -1536,17 +1614,23 @@ impl<'a> FileParser<'a> {
                 continue;
             }
             if t.kind == TokenKind::Word && self.is_punct(self.i + 1, ':') {
-                block.statements.push(Statement::Label {
-                    name: text.to_string(),
-                    span: t.span,
-                });
+                if self.opaque {
+                    block.statements.push(Statement::Label {
+                        name: text.to_string(),
+                        span: t.span,
+                    });
+                }
                 self.i += 2;
                 continue;
             }
             match text {
                 ".reg" => {
                     if let Some(decl) = self.reg_decl() {
-                        block.regs.push(decl);
+                        if self.sink.streams() {
+                            self.sink.reg(decl);
+                        } else {
+                            block.regs.push(decl);
+                        }
                     }
                     continue;
                 }
@@ -1559,6 +1643,9 @@ impl<'a> FileParser<'a> {
             if text.starts_with('.') {
                 let start = self.i;
                 self.skip_statement(false);
+                if !self.opaque {
+                    continue;
+                }
                 let span = self.span_of(start);
                 block.statements.push(Statement::Other {
                     opcode: text.to_string(),
@@ -1567,8 +1654,10 @@ impl<'a> FileParser<'a> {
                 });
                 continue;
             }
-            if let Some(s) = self.instruction() {
-                block.statements.push(s);
+            match self.instruction() {
+                Some(Statement::Cvt(i)) if self.sink.streams() => self.sink.cvt(i, &self.file),
+                Some(s) => block.statements.push(s),
+                None => {}
             }
         }
     }
@@ -1833,13 +1922,15 @@ impl<'a> FileParser<'a> {
                 Some(i) if diags.is_empty() => Some(Statement::Cvt(i)),
                 _ => {
                     self.file.diagnostics.extend(diags);
-                    Some(Statement::Other {
+                    self.opaque.then(|| Statement::Other {
                         opcode: opcode.to_string(),
                         span,
                         text: statement_text(self.src, span),
                     })
                 }
             },
+            // (`mov` and the rest report no problem of their own: not kept, not read.)
+            _ if !self.opaque => None,
             "mov" => Some(
                 parse_mov(self.src, rest, predicate, span).unwrap_or(Statement::Other {
                     opcode: opcode.to_string(),
@@ -1969,5 +2060,44 @@ mod tests {
         };
         assert!(n.declares("%r0") && n.declares("%r99"));
         assert!(!n.declares("%r100") && !n.declares("%r") && !n.declares("%r01"));
+    }
+
+    #[test]
+    fn read_functions_keeps_only_what_legality_reads() {
+        let body = ".entry k(.param .u64 p)\n{\n .reg .f32 %f<2>;\n .reg .b16 %h;\n L: \
+                    ld.param.u64 %rd, [p];\n mov.f32 %f0, 0f3F800000;\n .pragma \"nounroll\";\n \
+                    cvt.rn.f16.f32 %h, %f0;\n cvt.rn.f16.q32 %h, %f0;\n \
+                    { add.f32 %f1, %f0, %f0; cvt.f32.f16 %f1, %h; }\n @%p bra L;\n}\n";
+        let src = format!(".version 8.0\n.target sm_90\n{body}{body}{body}");
+        let whole = parse_file(&src);
+        let mut seen = 0;
+        let lean = read_functions(&src, false, |f, so_far| {
+            assert!(so_far.functions.is_empty());
+            let b = f.body.unwrap();
+            assert_eq!(b.regs.len(), 2);
+            // One cvt and the nested block (with its one cvt): no label, mov or other.
+            assert_eq!(b.statements.len(), 2, "{:?}", b.statements);
+            assert!(matches!(b.statements[0], Statement::Cvt(_)));
+            let Statement::Block(inner) = &b.statements[1] else {
+                panic!("{:?}", b.statements[1])
+            };
+            assert_eq!(inner.statements.len(), 1);
+            seen += 1;
+        });
+        assert_eq!(seen, 3);
+        assert_eq!(whole.functions.len(), 3);
+        assert_eq!(
+            whole.functions[0].body.as_ref().unwrap().statements.len(),
+            8
+        );
+        // The same problems, in the same order (the bad type, once per copy).
+        assert_eq!(lean.diagnostics.len(), 3);
+        assert_eq!(lean.diagnostics, whole.diagnostics);
+        let mut full = 0;
+        read_functions(&src, true, |f, _| {
+            assert_eq!(Some(&f), whole.functions.get(full));
+            full += 1;
+        });
+        assert_eq!(full, 3);
     }
 }
