@@ -786,14 +786,11 @@ impl Kernel {
 /// (`f32` → tf32 or a 32-bit integer), `0..n` at once.
 ///
 /// Why: a conversion that streams from memory is bound by how far ahead the hardware
-/// prefetcher fetches, which it does per stream. One stream of `f32` inputs reached only
-/// 0.75–0.85× the speed of a plain shift loop over the same bytes at 64 Mi elements on an
-/// Intel Sapphire Rapids (the kernel's ~20 instructions per 16 elements leave fewer loads in
-/// flight than the shift loop's ~3); in two streams they ran at 0.80–1.05× (mostly at 0.9×
-/// or above). On an AMD Zen 4, e4m3 `rn` ran at 0.89× in one stream and 1.00× in two; but
-/// there the two streams (two read and two write streams) made the tf32 `rz` kernel, the
-/// roofline loop plus one compare, 0.84–0.89× as fast as the roofline, against 1.00–1.02× in
-/// one stream (tf32 `rna`: 1.10× either way), hence the exception for full-width results.
+/// prefetcher fetches, which it does per stream, and a kernel of ~20 instructions per 16
+/// elements keeps fewer loads in flight than a plain shift loop's ~3; two streams give the
+/// prefetcher twice the reach. Results as wide as their inputs already move twice the bytes
+/// per element, and four streams (two read, two written) slowed their near-roofline
+/// kernels instead, hence the exception for full-width results.
 /// In cache (1 Mi elements) the split does not help, hence the threshold.
 pub(crate) fn streams_for<S: Word, D: Word>(
     n: usize,

@@ -510,14 +510,12 @@ fn f16_rs_groups<const SF: bool, R>(
 /// signed byte where positive, as an unsigned one where negative; ±∞ are 0x7c and 0xfc, and
 /// a quiet NaN's magnitude bits 0x7e or 0x7f); stochastically the whole f16 plus the random
 /// byte is clamped the same way in 16-bit lanes, NaNs found and selected there, before the
-/// sum could carry a negative NaN's pattern past 0xffff. (Until session 20 the clamp, the
-/// NaN and the sign were all done in 16-bit lanes, and e2m1's f16s shifted right one bit:
-/// e3m2 and e2m1 rs ran at 0.81 and 0.75 the roofline at 1 Mi, e4m3 and e5m2 rz at
-/// 0.56-0.60 and 0.71, e3m2 and e2m1 rz at 0.70, against 0.91, 0.86, 0.62-0.66, 0.79-0.83
-/// and 0.76-0.78.) With `RELU`, `.relu` from `k` (without `.ftz`): the codes of negative
-/// inputs other than NaNs are made +0 instead of taking the sign (e5m2's sum is clamped
-/// below at zero, as a signed number). The tail (under 16 elements) goes through the
-/// portable kernel.
+/// sum could carry a negative NaN's pattern past 0xffff. (Every step that does not need
+/// 16-bit lanes works on packed bytes, 32 per instruction rather than 16 half-words: the
+/// kernel is bound by its instruction count.) With `RELU`, `.relu` from `k` (without
+/// `.ftz`): the codes of negative inputs other than NaNs are made +0 instead of taking the
+/// sign (e5m2's sum is clamped below at zero, as a signed number). The tail (under 16
+/// elements) goes through the portable kernel.
 #[target_feature(enable = "avx2,f16c")]
 pub(super) unsafe fn f16_bytes_avx2<const F: usize, const M: u8, const RELU: bool>(
     src: &[u32],
@@ -860,7 +858,7 @@ const fn unsigned_overflow(sp: &fast::Spec) -> Option<u32> {
 ///   of a format whose NaN result is not its largest finite code get the value of that
 ///   code (e4m3's and e5m2's 0x7f, read as if finite): there the clamp is a floating-point
 ///   minimum, which keeps a NaN, and a second minimum replaces it (`vminps` gives its second
-///   operand where one is NaN; until session 19 a compare and a select);
+///   operand where one is NaN: one instruction where a compare and a select would be two);
 /// - `RN`, by one floating-point addition per 8, as `fast.rs`'s `mag_rn` rounds one
 ///   element: the addend is computed from the clamped magnitude's exponent `e` (raised to
 ///   the smallest normal one's, `e0`): exponent `e + 23 − mantissa bits` and significand
@@ -884,8 +882,8 @@ const fn unsigned_overflow(sp: &fast::Spec) -> Option<u32> {
 ///   (without `.ftz`; the caller checks [`relu_on_results`]): those codes are made +0
 ///   instead.
 ///
-/// (Before 2026-11-23 `RZ` and `RS` took the `RN` sum one step down where it had rounded
-/// up: four more operations per 8, 0.28–0.37× the roofline at 1 Mi against 0.39–0.45×.)
+/// (`RZ` and `RS` truncate directly rather than taking the `RN` sum one step down where
+/// it rounded up, which costs four more operations per 8.)
 /// The caller checks [`sum_avx2_applies`]. The tail (under 32 elements) goes through the
 /// portable kernel.
 #[target_feature(enable = "avx2")]

@@ -252,7 +252,7 @@ fn f16_halves<const ODD: bool>(
 /// holds. Given a literal 1, LLVM rewrites that addition as a subtraction of the mask
 /// widened to a vector (`vpmovm2b`, `vpsubb`: two instructions instead of one); from
 /// `black_box` (once per call, before the loop) it cannot see the value and keeps the one
-/// instruction: 2-6 % on the two kernels below at 1 Mi (e2m1 rs 0.80 → 0.84, session 17).
+/// instruction, which the two kernels below, bound by their instruction count, need.
 #[target_feature(enable = "avx512f")]
 #[inline]
 fn masked_one() -> std::arch::x86_64::__m512i {
@@ -285,9 +285,8 @@ fn opaque_bytes(b: u8) -> std::arch::x86_64::__m512i {
 ///   place).
 ///
 /// The instruction's truncation is IEEE 754's with MXCSR's defaults, as for `f16_avx512`.
-/// (Until session 16 the row was the f16's bits 14..7, each f16 shifted or rotated by one
-/// bit first, the look-ups of 256 entries two `vpermi2b` and a select each, the rz and rn
-/// kernels two functions, and e5m2 rn a third, by arithmetic on the high byte.) With
+/// (Rows of 128 entries indexed by the f16's high byte as it is take one `vpermi2b` each
+/// and no shift of the f16 first; tables of 256 would need two and a select.) With
 /// `RELU`, `.relu` from `k` (without `.ftz`, where [`relu_on_results`] holds): the codes
 /// with the sign bit set are made +0. The tail (under 64 elements) goes through the portable
 /// kernel.
@@ -346,9 +345,9 @@ fn groups_then_portable<D>(
 /// with `.relu` if `RELU`, up to the first that the portable kernel must take (its index, or
 /// `None` when all are done). The number of limits looked up and the midpoint check are
 /// constants of the format and direction ([`fast::byte_steps`],
-/// [`fast::byte_subnormal_midpoints`]), and nothing is called in the loop: with the tables'
-/// fields tested in it and the call of the portable kernel in it, rn into e4m3 ran at 0.66×
-/// the roofline at 1 Mi against 0.71× (constants reloaded from the stack).
+/// [`fast::byte_subnormal_midpoints`]), and nothing is called in the loop: a call or a
+/// field tested there makes the compiler reload the constants from the stack, and the loop
+/// is bound by its instruction count.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
 #[inline]
 pub(super) fn narrow_bytes_groups<const F: usize, const M: u8, const RELU: bool>(
@@ -586,10 +585,10 @@ pub(super) unsafe fn f16_bytes_rs_avx512<const F: usize, const RELU: bool>(
 ///   (`vminps` gives its second operand where one is NaN). The caller
 ///   checks that the format's NaN result is one of the two ([`nan_by_clamp`]).
 ///
-/// (32 at a time, one byte narrowing per 32, it ran at 0.86–0.93× the roofline at 64 Mi on
-/// the Zen 4, against the portable kernel's 0.94–1.04×; 64 at a time, 0.93–0.99×.) With
-/// `RELU`, `.relu` from `k` (without `.ftz`): the codes of negative inputs that are not NaNs
-/// are +0 instead of signed. The tail (under 64 elements) goes through the portable kernel.
+/// (64 at a time: at 32, with one byte narrowing per 32, it is slower than the portable
+/// kernel at 64 Mi.) With `RELU`, `.relu` from `k` (without `.ftz`): the codes of negative
+/// inputs that are not NaNs are +0 instead of signed. The tail (under 64 elements) goes
+/// through the portable kernel.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
 pub(super) unsafe fn narrow_rs_avx512<const F: usize, const SF: bool, const RELU: bool>(
     src: &[u32],
@@ -753,8 +752,8 @@ pub(super) unsafe fn f16_rs_avx512<const SF: bool, const RELU: bool>(
 ) {
     use std::arch::x86_64::*;
     if RELU && k.relu == 0 {
-        // The knob not set: the instance without it. (A test of `k.relu` in the loop cost
-        // a fifth of the speed at 1 Mi: 0.70× the roofline against 0.87×.)
+        // The knob not set: the instance without it. (A test of `k.relu` in the loop
+        // costs much of the speed in cache.)
         return f16_rs_avx512::<SF, false>(src, dst, rnd, k);
     }
     let relu = RELU;
@@ -838,9 +837,9 @@ pub(super) unsafe fn f16_rs_avx512<const SF: bool, const RELU: bool>(
 /// its payload (setting its quiet bit): so NaN lanes (results above infinity's pattern in
 /// magnitude) get PTX's canonical NaN by a masked move, and a group of 32 with a nonzero
 /// subnormal input (rare in practice: one `vfpclassps` per 16 tells) goes through the
-/// portable kernel instead, as does the tail (under 32 elements). (Sixteen at a time, with
-/// `vcvtneps2bf16`, it ran at 0.75–0.78× the roofline at 1 Mi on the Zen 4.) With `RELU`,
-/// `.relu` from `k` (without `.ftz`) as in [`f16_avx512`].
+/// portable kernel instead, as does the tail (under 32 elements). (32 at a time with
+/// `vcvtne2ps2bf16` rather than 16 with `vcvtneps2bf16`: half the conversions per result.)
+/// With `RELU`, `.relu` from `k` (without `.ftz`) as in [`f16_avx512`].
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512bf16,avx512dq")]
 pub(super) unsafe fn bf16_rn_avx512<const RELU: bool>(
     src: &[u32],
@@ -898,7 +897,7 @@ fn bf16_rn_groups<const RELU: bool>(src: &[u32], dst: &mut [u16]) -> Option<usiz
 /// 16-bit results `h` with those that have the sign bit set made +0: `.relu` for kernels
 /// whose negative results are exactly those of negative inputs that are not NaNs (their NaN
 /// result, the canonical NaN, is positive). One instruction: the larger of each and zero,
-/// as signed numbers (until 2026-11-24 a shift and a mask, one of the slower kind).
+/// as signed numbers (a shift and a mask would be two, one of the slower kind).
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
 pub(super) fn clear_negative_halves(h: std::arch::x86_64::__m512i) -> std::arch::x86_64::__m512i {
