@@ -5,8 +5,8 @@
 
 use gpucvt::batch::Batch;
 use gpucvt::instr::Options;
+use gpucvt::ptx::check::{check, check_file, check_form, legal_somewhere, OperandShape};
 use gpucvt::ptx::eval::{evaluate, operand_roles};
-use gpucvt::ptx::legality::{check, check_file, check_form, legal_somewhere, OperandShape};
 use gpucvt::ptx::parse::{parse_file as parse_ptx_file, parse_instruction};
 use gpucvt::ptx::target::{PtxVersion, Target};
 use gpucvt::ptx::types::RegType;

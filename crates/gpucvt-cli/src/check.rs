@@ -63,7 +63,7 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
     let diags = match dialect {
         Dialect::Ptx => {
             let (t, v) = ptx_options(a.target.as_deref(), a.ptx_version.as_deref())?;
-            gpucvt::ptx::legality::check_source(&text, t, v)
+            gpucvt::ptx::check::check_source(&text, t, v)
         }
         Dialect::Visa => {
             if a.target.is_some() || a.ptx_version.is_some() {

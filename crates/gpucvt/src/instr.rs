@@ -24,8 +24,8 @@
 
 use crate::core::convert::{Conversion, Flags};
 use crate::core::format::Format;
+use crate::ptx::check::{check_form, check_form_text, legal_somewhere, OperandShape};
 use crate::ptx::eval::{evaluate, evaluate_bits, operand_roles, role_bits, Role};
-use crate::ptx::legality::{check_form, check_form_text, legal_somewhere, OperandShape};
 use crate::ptx::target::{PtxVersion, Target};
 use crate::ptx::{parse::parse_instruction, CvtForm};
 use crate::tile::check::verify_op;

@@ -4,7 +4,7 @@
 //!
 //! This file holds one test only, so that no other test allocates while it counts.
 
-use gpucvt::ptx::legality::check_source;
+use gpucvt::ptx::check::check_source;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 

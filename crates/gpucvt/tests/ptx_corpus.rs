@@ -3,7 +3,7 @@
 //! must check with zero errors, also with its line ends rewritten to `\r\n` and to `\r`.
 
 use gpucvt::diag::Severity;
-use gpucvt::ptx::legality::check_source;
+use gpucvt::ptx::check::check_source;
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx");
 

@@ -1,6 +1,6 @@
 //! Reading whole PTX modules as compilers write them, and checking them.
 
-use gpucvt::ptx::legality::check_file;
+use gpucvt::ptx::check::check_file;
 use gpucvt::ptx::parse::{parse_file, FunctionKind, Immediate, OperandKind, Statement};
 use gpucvt::ptx::target::{PtxVersion, Target};
 use gpucvt::ptx::types::PtxType;

@@ -1,7 +1,7 @@
 //! The PTX reader and the legality checker never panic, whatever the input: random strings,
 //! and valid instructions and files with random edits.
 
-use gpucvt::ptx::legality::{check, check_file, check_form, legal_somewhere, OperandShape};
+use gpucvt::ptx::check::{check, check_file, check_form, legal_somewhere, OperandShape};
 use gpucvt::ptx::parse::{parse_file, parse_instruction};
 use gpucvt::ptx::target::{PtxVersion, Target};
 use gpucvt::ptx::types::{PtxType, RegType};

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use gpucvt::diag::{Diagnostic, Severity};
-use gpucvt::ptx::legality::{check_form, check_source, legal_forms, OperandShape, ShapeOperand};
+use gpucvt::ptx::check::{check_form, check_source, legal_forms, OperandShape, ShapeOperand};
 use gpucvt::ptx::parse::parse_file;
 use gpucvt::ptx::target::Target;
 

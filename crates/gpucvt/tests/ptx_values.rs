@@ -9,8 +9,8 @@
 
 use gpucvt::core::format::{self, Format};
 use gpucvt::core::{IntNan, IntOverflow, NanResult, Policy, Rounding};
+use gpucvt::ptx::check::legal_forms;
 use gpucvt::ptx::eval::evaluate;
-use gpucvt::ptx::legality::legal_forms;
 use gpucvt::ptx::target::Target;
 use gpucvt::ptx::{CvtForm, PtxType, RoundMod, Scaled};
 use gpucvt_reference::reference;

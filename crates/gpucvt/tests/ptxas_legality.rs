@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 
-use gpucvt::ptx::legality::check;
+use gpucvt::ptx::check::check;
 use gpucvt::ptx::parse::parse_instruction;
 use gpucvt::ptx::target::{PtxVersion, Target};
 use gpucvt::ptx::types::{PtxType, RegType};

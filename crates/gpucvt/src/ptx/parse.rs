@@ -885,7 +885,7 @@ impl RegName {
 /// A `.reg` declaration: `.reg .v2 .b32 %a, %b<4>;`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RegDecl {
-    /// The element type as written (its validity is for [`super::legality::check_file`]).
+    /// The element type as written (its validity is for [`super::check::check_file`]).
     pub ty: PtxType,
     /// 1, or the `N` of `.vN`.
     pub lanes: u8,

@@ -59,8 +59,8 @@
 //! assert_eq!(out.get("%h"), Some(0x3879));
 //! ```
 
+use super::check::check_file;
 use super::eval::{evaluate, extend_to_register, operand_roles, role_bits, Role};
-use super::legality::check_file;
 use super::lexer::{lex, TokenKind};
 use super::parse::{
     Block, Function, FunctionKind, Immediate, Instruction, Mov, Operand, OperandKind, Predicate,

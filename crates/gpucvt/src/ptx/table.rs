@@ -27,7 +27,7 @@
 //! assert_eq!(cell(PtxType::Tf32, PtxType::F32), "–");
 //! ```
 
-use super::legality::legal_forms;
+use super::check::legal_forms;
 use super::target::Target;
 use super::types::{Kind, PtxType};
 use std::collections::BTreeSet;

@@ -13,7 +13,7 @@
 //!   wider registers.
 //!
 //! ```
-//! use gpucvt::ptx::legality::{check, check_form, legal_somewhere, OperandShape};
+//! use gpucvt::ptx::check::{check, check_form, legal_somewhere, OperandShape};
 //! use gpucvt::ptx::parse::parse_instruction;
 //! use gpucvt::ptx::target::{PtxVersion, Target};
 //! use gpucvt::ptx::types::{PtxType, RegType};
@@ -2165,7 +2165,7 @@ fn check_whole_functions(
 /// without duplicates. This is what `gpucvt check` prints for a `.ptx` file.
 ///
 /// ```
-/// use gpucvt::ptx::legality::check_source;
+/// use gpucvt::ptx::check::check_source;
 /// let src = ".version 8.0\n.target sm_90\n.entry k()\n{\n .reg .f32 %f;\n .reg .b16 %h;\n cvt.f16.f32 %h, %f;\n}\n";
 /// let d = check_source(src, None, None);
 /// assert_eq!((d[0].rule, d[0].span.line, d[0].span.col), ("ptx.rounding-required", 7, 2));
