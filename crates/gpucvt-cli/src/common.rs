@@ -20,6 +20,12 @@ impl fmt::Display for CliError {
 
 impl std::error::Error for CliError {}
 
+impl From<gpucvt::Error> for CliError {
+    fn from(e: gpucvt::Error) -> CliError {
+        CliError(e.to_string())
+    }
+}
+
 /// A [`CliError`] from a message.
 pub fn fail<T>(message: impl Into<String>) -> Result<T, CliError> {
     Err(CliError(message.into()))

@@ -97,7 +97,7 @@ pub fn run(a: &Args) -> Result<String, CliError> {
             "give an instruction (cvt.rn.f16.f32 1.5, or 'mov.sat hf <- f' 1.5), or --batch",
         );
     };
-    let instr = Instr::parse(text, &opts).map_err(CliError)?;
+    let instr = Instr::parse(text, &opts)?;
     if let Instr::Tile(t) = &instr {
         return crate::tile::eval(t, operands, a.explain, a.json);
     }
@@ -124,7 +124,7 @@ pub fn run(a: &Args) -> Result<String, CliError> {
             note,
         });
     }
-    let out = instr.eval(&ops).map_err(CliError)?;
+    let out = instr.eval(&ops)?;
     let report = report(&instr, inputs, &out, a.explain);
     if a.json {
         to_json(&report)

@@ -345,7 +345,7 @@ pub fn eval(
     }
     let sbits = src.elem.bits();
     let (inputs, notes) = read_tile(&words, n, t.source_format(), sbits, "x")?;
-    let results = t.eval_elements(&inputs).map_err(CliError)?;
+    let results = t.eval_elements(&inputs)?;
     let dbits = t.op.dst.value.elem.bits();
     let report = EvalJson {
         instruction: t.op.to_text(),

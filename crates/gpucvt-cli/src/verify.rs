@@ -79,7 +79,7 @@ struct SweepJson {
 /// Parses a PTX form given on the command line.
 fn form_of(text: &str, target: Option<&str>) -> Result<CvtForm, CliError> {
     let opts: Options = crate::common::instr_options(target, None, None, "--cr0")?;
-    match Instr::parse(text, &opts).map_err(CliError)? {
+    match Instr::parse(text, &opts)? {
         Instr::Ptx(p) => Ok(p.form),
         _ => fail(format!(
             "{text:?}: verify and sweep take a PTX cvt form (vISA and Tile IR are evaluated with `gpucvt eval`)"

@@ -110,13 +110,16 @@ impl Batch {
         let cache = &mut self.cache;
         tile_batch_line(line, |text| {
             if text.len() > CACHE_TEXT_LIMIT {
-                return Instr::parse(text, &opts);
+                return Instr::parse(text, &opts).map_err(|e| e.to_string());
             }
             if !cache.contains_key(text) {
                 if cache.len() >= CACHE_LIMIT {
                     cache.clear();
                 }
-                cache.insert(text.to_string(), Instr::parse(text, &opts));
+                cache.insert(
+                    text.to_string(),
+                    Instr::parse(text, &opts).map_err(|e| e.to_string()),
+                );
             }
             cache
                 .get(text)
@@ -131,7 +134,7 @@ impl Batch {
             return Err("empty line: expected <instruction> <operand>...".into());
         }
         // A PTX statement's guard (`@%p cvt…`): the conversion is computed as if it runs.
-        let trimmed = crate::instr::strip_guard(trimmed)?;
+        let trimmed = crate::instr::strip_guard(trimmed).map_err(|e| e.to_string())?;
         let visa = trimmed.len() >= 3
             && trimmed.is_char_boundary(3)
             && trimmed[..3].eq_ignore_ascii_case("mov");
@@ -207,7 +210,7 @@ impl Batch {
     /// distinct or huge texts keeps the memory bounded).
     fn instr(&mut self, text: &str) -> Result<&Instr, String> {
         if text.len() > CACHE_TEXT_LIMIT {
-            self.uncached = Some(Instr::parse(text, &self.opts));
+            self.uncached = Some(Instr::parse(text, &self.opts).map_err(|e| e.to_string()));
             return match &self.uncached {
                 Some(Ok(i)) => Ok(i),
                 Some(Err(e)) => Err(e.clone()),
@@ -218,7 +221,7 @@ impl Batch {
             if self.cache.len() >= CACHE_LIMIT {
                 self.cache.clear();
             }
-            let parsed = Instr::parse(text, &self.opts);
+            let parsed = Instr::parse(text, &self.opts).map_err(|e| e.to_string());
             self.cache.insert(text.to_string(), parsed);
         }
         match self.cache.get(text) {
@@ -285,11 +288,15 @@ impl Batch {
             }
         }
         if instr.result_bits() > 128 {
-            return instr.eval(&ops.bits[..n]).map(|o| Res::Hex(o.to_hex()));
+            return instr
+                .eval(&ops.bits[..n])
+                .map(|o| Res::Hex(o.to_hex()))
+                .map_err(|e| e.to_string());
         }
         instr
             .eval_bits(&ops.bits[..n])
             .map(|(b, w)| Res::Bits(b, w))
+            .map_err(|e| e.to_string())
     }
 
     /// Runs over every line of `input`, writing one line per input line to `output`.

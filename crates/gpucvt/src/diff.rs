@@ -1042,8 +1042,8 @@ mod tests {
             cr0,
             ..Options::default()
         };
-        let a = Instr::parse(a, &opts).map_err(DiffError)?;
-        let b = Instr::parse(b, &opts).map_err(DiffError)?;
+        let a = Instr::parse(a, &opts).map_err(|e| DiffError(e.to_string()))?;
+        let b = Instr::parse(b, &opts).map_err(|e| DiffError(e.to_string()))?;
         Comparison::new(a, b)
     }
 

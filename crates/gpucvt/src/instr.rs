@@ -24,6 +24,7 @@
 
 use crate::core::convert::{Conversion, Flags};
 use crate::core::format::Format;
+use crate::error::{tidy, Error};
 use crate::ptx::check::{check_form, check_form_text, legal_somewhere, OperandShape};
 use crate::ptx::eval::{evaluate, evaluate_bits, operand_roles, role_bits, Role};
 use crate::ptx::target::{PtxVersion, Target};
@@ -176,12 +177,16 @@ impl Output {
     }
 }
 
-fn tidy(s: &str) -> String {
-    s.replace('\n', " ")
-}
-
 /// At most this many diagnostics are reported for one instruction text.
 const MAX_MESSAGES: usize = 3;
+
+/// The reader's or checker's diagnostics of an instruction text as an [`Error::Invalid`].
+fn invalid(diagnostics: Vec<crate::diag::Diagnostic>) -> Error {
+    Error::Invalid {
+        message: diagnostics_text(&diagnostics),
+        diagnostics,
+    }
+}
 
 /// Diagnostics of one instruction text as one line: `message (column N)`, joined by `; `,
 /// at most [`MAX_MESSAGES`] of them, each cut to [`MESSAGE_LIMIT`] characters.
@@ -228,7 +233,7 @@ pub fn shorten_to(text: &str, limit: usize) -> String {
 ///
 /// # Errors
 /// A one-line message when the `@` is not followed by a register name.
-pub(crate) fn strip_guard(text: &str) -> Result<&str, String> {
+pub(crate) fn strip_guard(text: &str) -> Result<&str, Error> {
     let Some(rest) = text.strip_prefix('@') else {
         return Ok(text);
     };
@@ -243,10 +248,12 @@ pub(crate) fn strip_guard(text: &str) -> Result<&str, String> {
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || matches!(c, '_' | '$'));
     if !starts_well || ident.contains('%') || !after.starts_with(char::is_whitespace) {
-        return Err(format!(
-            "malformed guard {:?}: expected @%p or @!%p (a predicate register), then the instruction",
-            shorten(text.split_whitespace().next().unwrap_or(text))
-        ));
+        return Err(Error::Syntax {
+            message: format!(
+                "malformed guard {:?}: expected @%p or @!%p (a predicate register), then the instruction",
+                shorten(text.split_whitespace().next().unwrap_or(text))
+            ),
+        });
     }
     Ok(after.trim_start())
 }
@@ -259,8 +266,10 @@ impl Instr {
     /// gives.
     ///
     /// # Errors
-    /// A one-line message naming the problem.
-    pub fn parse(text: &str, opts: &Options) -> Result<Instr, String> {
+    /// [`Error::UnknownInstruction`], [`Error::Syntax`], [`Error::Invalid`] (the checker's
+    /// diagnostics), [`Error::Illegal`] (not on the target), [`Error::Visa`] or
+    /// [`Error::Tile`] (a pair or op with no semantics there); each displays as one line.
+    pub fn parse(text: &str, opts: &Options) -> Result<Instr, Error> {
         let t = strip_guard(text.trim())?;
         let lower = t.to_ascii_lowercase();
         if lower.starts_with("mov") {
@@ -270,36 +279,52 @@ impl Instr {
             return parse_tile(t, opts).map(|t| Instr::Tile(Box::new(t)));
         }
         if !lower.starts_with("cvt") {
-            return Err(format!(
-                "unknown instruction {:?}: expected a PTX cvt/cvt.pack form (cvt.rn.f16.f32), a vISA move (mov.sat hf <- f) or a Tile IR conversion op (ftof : tile<f32> -> tile<f16>)",
-                shorten(t.split_whitespace().next().unwrap_or(""))
-            ));
+            return Err(Error::UnknownInstruction {
+                text: shorten(t.split_whitespace().next().unwrap_or("")),
+            });
         }
-        let instr = parse_instruction(t).map_err(|d| diagnostics_text(&d))?;
+        let instr = parse_instruction(t).map_err(invalid)?;
         // The target-independent rules, with the messages `gpucvt check` gives. A whole
         // statement (`cvt.rn.f16.f32 %h1, %f1;`) is accepted: its operand list must have the
         // form's shape, and the register names are otherwise ignored.
-        check_form_text(&instr).map_err(|d| diagnostics_text(&[d]))?;
+        check_form_text(&instr).map_err(|d| invalid(vec![d]))?;
         let form = instr.form;
-        let shape = OperandShape::natural(&form)
-            .ok_or_else(|| format!("{} is not a conversion form", form.spelling()))?;
+        let shape = OperandShape::natural(&form).ok_or_else(|| Error::Syntax {
+            message: format!("{} is not a conversion form", form.spelling()),
+        })?;
         match opts.target {
             Some(target) => {
                 let version = opts.version.unwrap_or(PtxVersion::LATEST);
-                check_form(&form, &shape, target, version).map_err(|d| tidy(&d.message))?;
+                check_form(&form, &shape, target, version).map_err(|d| Error::Illegal {
+                    message: tidy(&d.message),
+                    form: form.spelling(),
+                    target: Some(target),
+                    diagnostic: d,
+                })?;
             }
             None => {
                 if !legal_somewhere(&form) {
                     // Explain with the newest-target diagnosis.
-                    let why = Target::all()
+                    let d = Target::all()
                         .filter_map(|t| check_form(&form, &shape, t, t.max_version()).err())
-                        .map(|d| tidy(&d.message))
                         .next()
-                        .unwrap_or_default();
-                    return Err(format!(
-                        "{} is not legal on any target: {why}",
-                        form.spelling()
-                    ));
+                        .unwrap_or_else(|| {
+                            crate::diag::Diagnostic::error(
+                                "ptx.illegal",
+                                "",
+                                crate::diag::Span::default(),
+                            )
+                        });
+                    return Err(Error::Illegal {
+                        message: format!(
+                            "{} is not legal on any target: {}",
+                            form.spelling(),
+                            tidy(&d.message)
+                        ),
+                        form: form.spelling(),
+                        target: None,
+                        diagnostic: d,
+                    });
                 }
             }
         }
@@ -387,11 +412,11 @@ impl Instr {
     /// Wrong operand count, or an operand wider than its type; for a Tile IR op, an element
     /// the `spec` semantics leaves undefined (the message starts with `undefined`), or an op
     /// `tileiras` does not compile for the target.
-    pub fn eval(&self, ops: &[u64]) -> Result<Output, String> {
+    pub fn eval(&self, ops: &[u64]) -> Result<Output, Error> {
         match self {
             Instr::Tile(t) => t.eval_output(ops),
             Instr::Ptx(p) => {
-                let e = evaluate(&p.form, ops).map_err(|e| e.to_string())?;
+                let e = evaluate(&p.form, ops)?;
                 Ok(Output {
                     bits: e.bits,
                     width: e.width,
@@ -410,18 +435,19 @@ impl Instr {
             }
             Instr::Visa(v) => {
                 if ops.len() != 1 {
-                    return Err(format!(
-                        "{} takes 1 source operand, got {}",
-                        self.spelling(),
-                        ops.len()
-                    ));
+                    return Err(Error::Operand {
+                        message: format!(
+                            "{} takes 1 source operand, got {}",
+                            self.spelling(),
+                            ops.len()
+                        ),
+                    });
                 }
                 let bits = v.src.size() * 8;
                 if bits < 64 && ops[0] >> bits != 0 {
-                    return Err(format!(
-                        "operand src = {:#x} does not fit in {bits} bits",
-                        ops[0]
-                    ));
+                    return Err(Error::Operand {
+                        message: format!("operand src = {:#x} does not fit in {bits} bits", ops[0]),
+                    });
                 }
                 let elements = crate::visa::types::unpack(v.src, ops[0]);
                 let dbits = v.dst.size() * 8;
@@ -465,11 +491,11 @@ impl Instr {
     /// let i = Instr::parse("cvt.rn.f16.f32", &Options::default()).unwrap();
     /// assert_eq!(i.eval_bits(&[0x3f80_0000]).unwrap(), (0x3c00, 16));
     /// ```
-    pub fn eval_bits(&self, ops: &[u64]) -> Result<(u128, u32), String> {
+    pub fn eval_bits(&self, ops: &[u64]) -> Result<(u128, u32), Error> {
         match self {
-            Instr::Ptx(p) => evaluate_bits(&p.form, ops)
-                .map(|(bits, width)| (bits as u128, width))
-                .map_err(|e| e.to_string()),
+            Instr::Ptx(p) => {
+                Ok(evaluate_bits(&p.form, ops).map(|(bits, width)| (bits as u128, width))?)
+            }
             Instr::Visa(_) | Instr::Tile(_) => {
                 let r = self.eval(ops)?;
                 if r.width > 64 {
@@ -480,10 +506,7 @@ impl Instr {
                         }
                     }
                     if r.width > 128 {
-                        return Err(format!(
-                            "the result is {} bits wide; at most 128 bits fit",
-                            r.width
-                        ));
+                        return Err(Error::ResultTooWide { bits: r.width });
                     }
                     return Ok((wide, r.width));
                 }
@@ -571,31 +594,38 @@ pub fn tile_words(text: &str) -> impl Iterator<Item = &str> {
         .filter(|w| !w.is_empty())
 }
 
-fn parse_tile(text: &str, opts: &Options) -> Result<TileInstr, String> {
-    let op = parse_op(text).map_err(|d| diagnostics_text(&d))?;
+fn parse_tile(text: &str, opts: &Options) -> Result<TileInstr, Error> {
+    let op = parse_op(text).map_err(invalid)?;
     let version = opts.tile_version.unwrap_or(SpecVersion::LATEST);
     let diags = verify_op(&op, version);
     if let Some(d) = diags.first() {
-        return Err(format!(
-            "{} (Tile IR {}, column {})",
-            tidy(&d.message),
-            version.name(),
-            d.span.col
-        ));
+        return Err(Error::Invalid {
+            message: format!(
+                "{} (Tile IR {}, column {})",
+                tidy(&d.message),
+                version.name(),
+                d.span.col
+            ),
+            diagnostics: diags,
+        });
     }
     if version != SpecVersion::LATEST {
-        if let Some(d) = verify_op(&op, SpecVersion::LATEST).first() {
-            return Err(format!(
-                "{} (evaluation follows the {} text)",
-                tidy(&d.message),
-                SpecVersion::LATEST.name()
-            ));
+        let diags = verify_op(&op, SpecVersion::LATEST);
+        if let Some(d) = diags.first() {
+            return Err(Error::Invalid {
+                message: format!(
+                    "{} (evaluation follows the {} text)",
+                    tidy(&d.message),
+                    SpecVersion::LATEST.name()
+                ),
+                diagnostics: diags,
+            });
         }
     }
     let target = opts.target.unwrap_or(DEFAULT_TARGET);
     let lowering = match opts.semantics {
         Semantics::Spec => None,
-        Semantics::Tileiras => Some(lowering(&op, target).map_err(|e| tidy(&e.to_string()))?),
+        Semantics::Tileiras => Some(lowering(&op, target)?),
     };
     Ok(TileInstr {
         op,
@@ -640,15 +670,17 @@ impl TileInstr {
     ///
     /// # Errors
     /// A wrong number of elements, an element wider than the element type.
-    pub fn eval_elements(&self, elements: &[u64]) -> Result<Vec<ElementResult>, String> {
+    pub fn eval_elements(&self, elements: &[u64]) -> Result<Vec<ElementResult>, Error> {
         let n = self.elements();
         if elements.len() as u64 != n {
-            return Err(format!(
-                "{} takes a tile of {n} element(s) ({}), got {}",
-                self.op.kind.name(),
-                self.op.src.value,
-                elements.len()
-            ));
+            return Err(Error::Operand {
+                message: format!(
+                    "{} takes a tile of {n} element(s) ({}), got {}",
+                    self.op.kind.name(),
+                    self.op.src.value,
+                    elements.len()
+                ),
+            });
         }
         self.eval_with(self.semantics, elements)
     }
@@ -661,7 +693,7 @@ impl TileInstr {
         &self,
         semantics: Semantics,
         elements: &[u64],
-    ) -> Result<Vec<ElementResult>, String> {
+    ) -> Result<Vec<ElementResult>, Error> {
         let bits = self.op.src.value.elem.bits();
         if let (Semantics::Tileiras, Some(low)) = (semantics, &self.lowering) {
             let out_bits = self.op.dst.value.elem.bits();
@@ -670,23 +702,23 @@ impl TileInstr {
                 .enumerate()
                 .map(|(i, &x)| {
                     if bits < 64 && x >> bits != 0 {
-                        return Err(format!(
-                            "element {i} = {x:#x} does not fit in the {bits} bits of the source element type"
-                        ));
+                        return Err(Error::Operand {
+                            message: format!(
+                                "element {i} = {x:#x} does not fit in the {bits} bits of the source element type"
+                            ),
+                        });
                     }
-                    low.apply(x)
-                        .map(|b| ElementResult::Bits(b & mask(out_bits)))
-                        .map_err(|e| tidy(&e.to_string()))
+                    Ok(low.apply(x).map(|b| ElementResult::Bits(b & mask(out_bits)))?)
                 })
                 .collect();
         }
-        eval_op(&self.op, semantics, self.target, elements).map_err(|e| tidy(&e.to_string()))
+        Ok(eval_op(&self.op, semantics, self.target, elements)?)
     }
 
-    fn eval_output(&self, ops: &[u64]) -> Result<Output, String> {
+    fn eval_output(&self, ops: &[u64]) -> Result<Output, Error> {
         let results = self.eval_elements(ops)?;
-        if let Some(msg) = undefined_message(&results, self.op.dst.value.elem.bits()) {
-            return Err(msg);
+        if let Some(message) = undefined_message(&results, self.op.dst.value.elem.bits()) {
+            return Err(Error::Undefined { message });
         }
         let w = self.op.dst.value.elem.bits();
         let nominal = Conversion::new(
@@ -807,7 +839,7 @@ where
             f.width()
         ));
     }
-    let results = t.eval_elements(&elements)?;
+    let results = t.eval_elements(&elements).map_err(|e| e.to_string())?;
     let w = t.op.dst.value.elem.bits();
     if let Some(msg) = undefined_message(&results, w) {
         return Err(msg);
@@ -819,40 +851,41 @@ where
     Ok(words.join(" "))
 }
 
-fn parse_visa(text: &str, opts: &Options) -> Result<VisaInstr, String> {
+fn parse_visa(text: &str, opts: &Options) -> Result<VisaInstr, Error> {
     let spaced = text.replace("<-", " <- ");
     let toks: Vec<&str> = spaced.split_whitespace().collect();
     let usage =
         "a vISA move is written mov[.sat] DST <- SRC with vISA type names (mov.sat hf <- f)";
+    let syntax = |message: String| Error::Syntax { message };
     let (op, dst, arrow, src) = match toks.as_slice() {
         [op, dst, arrow, src] => (*op, *dst, *arrow, *src),
-        _ => return Err(usage.into()),
+        _ => return Err(syntax(usage.into())),
     };
     if arrow != "<-" {
-        return Err(usage.into());
+        return Err(syntax(usage.into()));
     }
     let sat = match op.to_ascii_lowercase().as_str() {
         "mov" => false,
         "mov.sat" => true,
         other => {
-            return Err(format!(
+            return Err(syntax(format!(
                 "unknown vISA opcode {:?}: only mov and mov.sat convert ({usage})",
                 shorten(other)
-            ))
+            )))
         }
     };
     let ty = |name: &str, role: &str| {
         VisaType::from_name(name).ok_or_else(|| {
             let names: Vec<&str> = VisaType::ALL.iter().map(|t| t.name()).collect();
-            format!(
+            syntax(format!(
                 "unknown vISA type {:?} for the {role}; accepted: {}",
                 shorten(name),
                 names.join(", ")
-            )
+            ))
         })
     };
     let (dst, src) = (ty(dst, "destination")?, ty(src, "source")?);
-    let plan = mov_plan(dst, src, sat, opts.cr0).map_err(|e| tidy(&e.to_string()))?;
+    let plan = mov_plan(dst, src, sat, opts.cr0)?;
     Ok(VisaInstr {
         dst,
         src,
@@ -944,7 +977,7 @@ mod tests {
             (0xffc8, 16)
         );
         let s = Instr::parse(op, &spec).unwrap();
-        let e = s.eval(&[0x4348_0000, 0xbf80_0000]).unwrap_err();
+        let e = s.eval(&[0x4348_0000, 0xbf80_0000]).unwrap_err().to_string();
         assert!(
             e.starts_with("undefined (spec semantics): element 0"),
             "{e}"
@@ -985,10 +1018,18 @@ mod tests {
         assert!(Instr::parse("cvt.f16.f32", &Options::default()).is_err());
         // A whole statement is read; its registers are ignored, its shape is checked.
         assert!(Instr::parse("cvt.rn.f16.f32 %r1, %r2;", &Options::default()).is_ok());
-        let e = Instr::parse("cvt.rn.f16.f32 %r1, %r2, %r3;", &Options::default()).unwrap_err();
+        let e = Instr::parse("cvt.rn.f16.f32 %r1, %r2, %r3;", &Options::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("takes 2 operands"), "{e}");
         // The checker's diagnosis, not a generic one.
-        let e = Instr::parse("cvt.rn.f32.f16", &Options::default()).unwrap_err();
+        let err = Instr::parse("cvt.rn.f32.f16", &Options::default()).unwrap_err();
+        // Typed: the checker's diagnostic with its column in the text.
+        let Error::Invalid { diagnostics, .. } = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(diagnostics[0].span.col, 4, "{diagnostics:?}");
+        let e = err.to_string();
         assert!(!e.contains("is not a conversion form"), "{e}");
         assert!(e.contains(".rn"), "{e}");
         assert!(Instr::parse("add.f32", &Options::default()).is_err());
@@ -1009,11 +1050,14 @@ mod tests {
             "@%p",
             "@%p;cvt.rn.f16.f32",
         ] {
-            let e = Instr::parse(bad, &Options::default()).unwrap_err();
+            let e = Instr::parse(bad, &Options::default())
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("malformed guard"), "{bad}: {e}");
         }
         assert!(Instr::parse("@%p add.f32 %f1, %f2;", &Options::default())
             .unwrap_err()
+            .to_string()
             .contains("unknown instruction \"add.f32\""));
         assert!(Instr::parse("mov hf <- zz", &Options::default()).is_err());
     }

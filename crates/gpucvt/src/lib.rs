@@ -23,9 +23,12 @@ pub mod batch;
 pub mod bulk;
 pub mod diag;
 pub mod diff;
+pub mod error;
 pub mod instr;
 pub mod ptx;
 pub mod text;
 pub mod tile;
 pub mod unknown;
 pub mod visa;
+
+pub use error::Error;
