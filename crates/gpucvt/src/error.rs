@@ -13,7 +13,7 @@
 //! // A rounding the form does not take: the checker's diagnostic, with its column.
 //! match Instr::parse("cvt.rn.f32.f16", &sm80) {
 //!     Err(Error::Invalid { diagnostics, .. }) => {
-//!         assert_eq!(diagnostics[0].rule, "ptx.rounding-not-allowed");
+//!         assert_eq!(diagnostics[0].rule, "ptx.rounding-illegal");
 //!         assert_eq!(diagnostics[0].span.col, 4);
 //!     }
 //!     other => panic!("{other:?}"),
