@@ -68,8 +68,9 @@ pub enum Error {
         form: String,
         /// The target, `None` when no target was given (the form is legal nowhere).
         target: Option<Target>,
-        /// The legality checker's diagnostic.
-        diagnostic: Diagnostic,
+        /// The legality checker's diagnostic (boxed: it is large, and errors travel in
+        /// `Result`s).
+        diagnostic: Box<Diagnostic>,
     },
     /// A vISA type pair with no `mov` semantics.
     #[error("{}", tidy(&.0.to_string()))]

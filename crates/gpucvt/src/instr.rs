@@ -299,7 +299,7 @@ impl Instr {
                     message: tidy(&d.message),
                     form: form.spelling(),
                     target: Some(target),
-                    diagnostic: d,
+                    diagnostic: Box::new(d),
                 })?;
             }
             None => {
@@ -323,7 +323,7 @@ impl Instr {
                         ),
                         form: form.spelling(),
                         target: None,
-                        diagnostic: d,
+                        diagnostic: Box::new(d),
                     });
                 }
             }
