@@ -57,7 +57,7 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
     // The PTX lexer ends a line at a lone CR too; the source lines shown under the
     // diagnostics are split at '\n', so give them the same text (same offsets).
     let text = match dialect {
-        Dialect::Ptx => lone_cr_to_lf_in_place(text),
+        Dialect::Ptx => lone_cr_to_lf(text),
         Dialect::Visa => text,
     };
     let diags = match dialect {
@@ -97,7 +97,10 @@ fn run_tile(a: &Args) -> Result<Done, CliError> {
         .map_err(|e| CliError(format!("cannot read {}: {e}", a.file.display())))?;
     // The reader skips a byte order mark and takes a lone CR as a line break; the source
     // lines shown under the diagnostics are split at '\n', so give them the same text.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let text = match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    };
     let text = lone_cr_to_lf(text);
     let file = gpucvt::tile::parse::parse_file(&text);
     let mut diags = file.diagnostics.clone();
@@ -108,8 +111,9 @@ fn run_tile(a: &Args) -> Result<Done, CliError> {
     report(a, &text, &diags)
 }
 
-/// [`lone_cr_to_lf`] without a copy: a large module is held once, not twice.
-fn lone_cr_to_lf_in_place(text: String) -> String {
+/// The text with each CR that is not followed by LF made an LF (same length, same offsets),
+/// in place: a large module is held once, not twice.
+fn lone_cr_to_lf(text: String) -> String {
     let mut bytes = text.into_bytes();
     for i in 0..bytes.len() {
         if bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n') {
@@ -118,20 +122,6 @@ fn lone_cr_to_lf_in_place(text: String) -> String {
     }
     // An ASCII byte replaced by another keeps the text UTF-8, so the fallback never runs.
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
-/// The text with each CR that is not followed by LF made an LF (same length, same offsets).
-fn lone_cr_to_lf(text: &str) -> String {
-    let b = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    for (i, c) in text.char_indices() {
-        if c == '\r' && b.get(i + 1) != Some(&b'\n') {
-            out.push('\n');
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 fn report(a: &Args, text: &str, diags: &[Diagnostic]) -> Result<Done, CliError> {

@@ -722,13 +722,7 @@ fn batch(input: &[u8]) -> Vec<String> {
 
 /// The `d = …` line of `gpucvt eval`.
 fn eval_d(args: &[&str]) -> String {
-    let mut a = vec!["eval"];
-    a.extend_from_slice(args);
-    let out = ok(&a);
-    out.lines()
-        .find_map(|l| l.strip_prefix("d = "))
-        .unwrap_or_else(|| panic!("no d = line in:\n{out}"))
-        .to_string()
+    common::eval_value(args, "d = ")
 }
 
 #[test]

@@ -33,13 +33,7 @@ fn fails(args: &[&str]) -> String {
 /// The `r = …` line of `gpucvt eval` on a Tile IR op.
 #[track_caller]
 fn result(args: &[&str]) -> String {
-    let mut a = vec!["eval"];
-    a.extend_from_slice(args);
-    let out = ok(&a);
-    out.lines()
-        .find_map(|l| l.strip_prefix("r = "))
-        .unwrap_or_else(|| panic!("no r = line in:\n{out}"))
-        .to_string()
+    common::eval_value(args, "r = ")
 }
 
 /// `gpucvt eval --batch [extra]` on `input`: the output lines.

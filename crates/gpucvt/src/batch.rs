@@ -45,6 +45,11 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{BufRead, Write};
 
+/// [`Instr::parse`] with its error as the line's message (what the cache keeps).
+fn parse(text: &str, opts: &Options) -> Result<Instr, String> {
+    Instr::parse(text, opts).map_err(|e| e.to_string())
+}
+
 /// A batch evaluator: instructions are parsed and checked once and remembered.
 #[derive(Debug)]
 pub struct Batch {
@@ -110,16 +115,13 @@ impl Batch {
         let cache = &mut self.cache;
         tile_batch_line(line, |text| {
             if text.len() > CACHE_TEXT_LIMIT {
-                return Instr::parse(text, &opts).map_err(|e| e.to_string());
+                return parse(text, &opts);
             }
             if !cache.contains_key(text) {
                 if cache.len() >= CACHE_LIMIT {
                     cache.clear();
                 }
-                cache.insert(
-                    text.to_string(),
-                    Instr::parse(text, &opts).map_err(|e| e.to_string()),
-                );
+                cache.insert(text.to_string(), parse(text, &opts));
             }
             cache
                 .get(text)
@@ -210,7 +212,7 @@ impl Batch {
     /// distinct or huge texts keeps the memory bounded).
     fn instr(&mut self, text: &str) -> Result<&Instr, String> {
         if text.len() > CACHE_TEXT_LIMIT {
-            self.uncached = Some(Instr::parse(text, &self.opts).map_err(|e| e.to_string()));
+            self.uncached = Some(parse(text, &self.opts));
             return match &self.uncached {
                 Some(Ok(i)) => Ok(i),
                 Some(Err(e)) => Err(e.clone()),
@@ -221,7 +223,7 @@ impl Batch {
             if self.cache.len() >= CACHE_LIMIT {
                 self.cache.clear();
             }
-            let parsed = Instr::parse(text, &self.opts).map_err(|e| e.to_string());
+            let parsed = parse(text, &self.opts);
             self.cache.insert(text.to_string(), parsed);
         }
         match self.cache.get(text) {

@@ -92,6 +92,25 @@ fn peak_of_check(src: &str) -> usize {
     peak
 }
 
+/// A parse tree of the whole module took about 20 times the text; one function at a time
+/// takes a few times one function, plus the reader's token window, however large the
+/// module: the peak on `large` is under a tenth of it and grows by less than two kernels of
+/// `one` bytes over the peak on `small`.
+#[track_caller]
+fn bounded(what: &str, small: &str, large: &str, one: usize) {
+    let (p_small, p_large) = (peak_of_check(small), peak_of_check(large));
+    eprintln!(
+        "{what}: {} bytes peak at {p_small}, {} bytes at {p_large}",
+        small.len(),
+        large.len()
+    );
+    assert!(p_large < large.len() / 10, "{p_large} heap bytes");
+    assert!(
+        p_large < p_small + 2 * one,
+        "{p_small} -> {p_large} heap bytes"
+    );
+}
+
 #[test]
 fn check_source_peak_heap_is_a_fraction_of_the_module() {
     let header = ".version 8.0\n.target sm_90\n.address_size 64\n\n";
@@ -100,34 +119,11 @@ fn check_source_peak_heap_is_a_fraction_of_the_module() {
     // Warm up (lazily built tables) before counting.
     assert_eq!(check_source(&kernel(0), None, None).len(), 2);
     let (small, large) = (module(100), module(400));
-    let (p_small, p_large) = (peak_of_check(&small), peak_of_check(&large));
-    eprintln!(
-        "kernels of {one} bytes: {} bytes peak at {p_small}, {} bytes at {p_large}",
-        small.len(),
-        large.len()
-    );
-    // A parse tree of the whole module took about 20 times the text; one function at a time
-    // takes a few times one function, plus the reader's token window, however many there are.
-    assert!(p_large < large.len() / 10, "{p_large} heap bytes");
-    assert!(
-        p_large < p_small + 2 * one,
-        "{p_small} -> {p_large} heap bytes"
-    );
-
+    bounded(&format!("kernels of {one} bytes"), &small, &large, one);
     // Within one function too: each cvt is checked as it is read, not kept to the end.
     let (small, large) = (
         header.to_string() + &kernel_of(0, 10_000),
         header.to_string() + &kernel_of(0, 40_000),
     );
-    let (p_small, p_large) = (peak_of_check(&small), peak_of_check(&large));
-    eprintln!(
-        "one kernel: {} bytes peak at {p_small}, {} bytes at {p_large}",
-        small.len(),
-        large.len()
-    );
-    assert!(p_large < large.len() / 10, "{p_large} heap bytes");
-    assert!(
-        p_large < p_small + 2 * one,
-        "{p_small} -> {p_large} heap bytes"
-    );
+    bounded("one kernel", &small, &large, one);
 }

@@ -40,3 +40,18 @@ pub fn gpucvt(args: &[&str]) -> (i32, String, String) {
 pub fn run(args: &[&str]) -> (i32, String, String) {
     gpucvt_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
 }
+
+/// The value after `prefix` (`d = `, `r = `) on its line of `gpucvt eval ARGS`, which must
+/// succeed with nothing on stderr.
+#[track_caller]
+pub fn eval_value(args: &[&str], prefix: &str) -> String {
+    let mut a = vec!["eval"];
+    a.extend_from_slice(args);
+    let (code, out, err) = gpucvt(&a);
+    assert_eq!(code, 0, "gpucvt {a:?} failed: {err}");
+    assert!(err.is_empty(), "gpucvt {a:?} wrote to stderr: {err}");
+    out.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no {prefix:?} line in:\n{out}"))
+        .to_string()
+}

@@ -405,6 +405,15 @@ impl<'a> Reader<'a> {
     }
 
     /// Skips whitespace and `//` comments.
+    /// Steps over a run of ASCII digits; whether there was one.
+    fn digits(&mut self) -> bool {
+        let start = self.pos;
+        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.pos += 1;
+        }
+        self.pos > start
+    }
+
     fn ws(&mut self) {
         while let Some(b) = self.peek() {
             if b.is_ascii_whitespace() {
@@ -516,11 +525,7 @@ impl<'a> Reader<'a> {
         if sigil == b'%' && self.peek() == Some(b'#') {
             let save = self.pos;
             self.pos += 1;
-            if self.peek().is_some_and(|b| b.is_ascii_digit()) {
-                while self.peek().is_some_and(|b| b.is_ascii_digit()) {
-                    self.pos += 1;
-                }
-            } else {
+            if !self.digits() {
                 self.pos = save;
             }
         }
@@ -627,9 +632,7 @@ impl<'a> Reader<'a> {
                 break;
             }
             let ds = self.pos;
-            while self.peek().is_some_and(|b| b.is_ascii_digit()) {
-                self.pos += 1;
-            }
+            self.digits();
             let d: u64 = self.text[ds..self.pos]
                 .parse()
                 .map_err(|_| self.err(RULE_TYPE, "tile dimension is too large", ds))?;
@@ -727,25 +730,17 @@ impl<'a> Reader<'a> {
         } else if self.peek().is_some_and(is_ident_start) {
             let _ = self.ident_here();
         } else {
-            while self.peek().is_some_and(|b| b.is_ascii_digit()) {
-                self.pos += 1;
-            }
+            self.digits();
             if self.peek() == Some(b'.') {
                 self.pos += 1;
-                while self.peek().is_some_and(|b| b.is_ascii_digit()) {
-                    self.pos += 1;
-                }
+                self.digits();
                 if self.peek().is_some_and(|b| b == b'e' || b == b'E') {
                     let save = self.pos;
                     self.pos += 1;
                     if self.peek().is_some_and(|b| b == b'+' || b == b'-') {
                         self.pos += 1;
                     }
-                    if self.peek().is_some_and(|b| b.is_ascii_digit()) {
-                        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
-                            self.pos += 1;
-                        }
-                    } else {
+                    if !self.digits() {
                         self.pos = save;
                     }
                 }
@@ -1286,9 +1281,7 @@ impl<'a> Reader<'a> {
                 self.ws_inline();
                 if self.peek() == Some(b':') {
                     self.pos += 1;
-                    while self.peek().is_some_and(|b| b.is_ascii_digit()) {
-                        self.pos += 1;
-                    }
+                    self.digits();
                 }
                 results.push(r);
                 if !self.eat(",") {
