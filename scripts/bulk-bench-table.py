@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Ratio table of the bulk-conversion benchmark (crates/gpucvt-core/benches/bulk.rs).
 
-Run `cargo bench -p gpucvt-core --bench bulk` first, then
+Run `cargo bench -p gpucvt-kernels --bench bulk` first, then
 `python3 scripts/bulk-bench-table.py [CRITERION_DIR] [--baseline NAME]...`. CRITERION_DIR
 defaults to $CRITERION_HOME, else $CARGO_TARGET_DIR/criterion, else target/criterion.
 
 On a noisy machine, run the benchmark several times with criterion baselines
-(`cargo bench -p gpucvt-core --bench bulk -- --save-baseline r1`, then r2, r3) and pass
+(`cargo bench -p gpucvt-kernels --bench bulk -- --save-baseline r1`, then r2, r3) and pass
 `--baseline r1 --baseline r2 --baseline r3`: every time is then the best (smallest) of the
 runs' medians. Without `--baseline`, the last run (`new`) is used. Prints one
 Markdown table per size: the median time per pass, the input throughput, and the ratios

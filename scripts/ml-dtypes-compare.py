@@ -15,9 +15,9 @@ What it measures, per size (1 Mi elements, in cache; 64 Mi, in memory):
   float6_e2m3fn, float6_e3m2fn and float4_e2m1fn, best (smallest) of several
   repetitions timed with time.perf_counter; its baseline is `np.copyto` of the same f32
   bytes into a preallocated array (numpy's memcpy).
-- gpucvt: the criterion benchmark `cargo bench -p gpucvt-core --bench bulk` filtered to
+- gpucvt: the criterion benchmark `cargo bench -p gpucvt-kernels --bench bulk` filtered to
   `memcpy` and the kernels `e4m3-rn e5m2-rn e2m3-rn e3m2-rn e2m1-rn`
-  (`gpucvt_core::bulk::Kernel::convert`, one thread, `.satfinite`), read back from
+  (`gpucvt_kernels::Kernel::convert`, one thread, `.satfinite`), read back from
   criterion's estimates (median time per pass) in $CRITERION_HOME, else
   $CARGO_TARGET_DIR/criterion, else target/criterion. `GPUCVT_BENCH_LARGE=0` is set for
   --small.

@@ -187,7 +187,7 @@ fn main() -> ExitCode {
         std::process::exit(130);
     });
     // A ceiling on the kernels' instruction set that names none is refused, not ignored.
-    if let Err(e) = gpucvt::core::bulk::isa_limit() {
+    if let Err(e) = gpucvt::kernels::isa_limit() {
         let _ = writeln!(std::io::stderr(), "error: {e}");
         return ExitCode::from(2);
     }

@@ -4,8 +4,8 @@
 use crate::common::{fail, to_json, CliError, Done};
 use gpucvt::bulk::verify::{self, Inputs, Report, SweepError};
 use gpucvt::bulk::Path;
-use gpucvt::core::bulk::{instruction_set, Strategy};
 use gpucvt::instr::{Instr, Options};
+use gpucvt::kernels::{instruction_set, Strategy};
 use gpucvt::ptx::CvtForm;
 use serde::Serialize;
 use std::io::{IsTerminal, Write};

@@ -10,9 +10,10 @@
 //! - [`value`]: exact values ([`Value`], [`Dyadic`]): decode any encoding, encode back;
 //! - [`round`]: the one rounding routine, [`round::round_magnitude`];
 //! - [`convert`]: a [`Conversion`] = source, destination, [`Rounding`] and [`Policy`];
-//! - [`bulk`]: fast kernels over slices, proven equal to the exact core.
+//! - [`random`]: the one random stream (SplitMix64) that stochastic rounding draws from.
 //!
-//! `unsafe` is denied everywhere except the run-time CPU-feature dispatch of [`bulk`].
+//! The fast slice kernels are in the `gpucvt-kernels` crate, which tests them against this
+//! one. This crate has no dependencies and no `unsafe` code.
 //!
 //! ```
 //! use gpucvt_core::{Conversion, Policy, Rounding, format::{F32, F16}};
@@ -21,10 +22,9 @@
 //! assert_eq!(out.bits, 0x3c00);
 //! assert!(out.flags.contains(gpucvt_core::Flags::INEXACT));
 //! ```
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod bulk;
 pub mod convert;
 pub mod format;
 pub mod names;

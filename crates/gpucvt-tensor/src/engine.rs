@@ -3,13 +3,13 @@
 
 use crate::dtype::Packing;
 use crate::{ScaleMethod, Stats};
-use gpucvt_core::bulk::{
-    ue8m0_rp_satfinite, vectorized, vectorized_up_to, VectorIsa, Vectorizable,
-};
-use gpucvt_core::bulk::{Kernel, Word};
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::{Format, Layout, Specials, ZeroExponent, BF16, F32, F64, TF32, UE8M0};
 use gpucvt_core::round::{Direction, Rounding};
+use gpucvt_kernels::{
+    ue8m0_rp_satfinite, vectorized, vectorized_up_to, InstructionSet, Vectorizable,
+};
+use gpucvt_kernels::{Kernel, Word};
 use rayon::prelude::*;
 use std::fs::File;
 use std::sync::{Arc, Mutex};
@@ -417,8 +417,8 @@ pub(crate) struct Plan {
     lo: f64,
     hi: f64,
     /// The widest instruction set of the engine's own vectorized loops (block maxima and
-    /// scaling, statistics): [`VectorIsa::Best`], which tests lower to run each version.
-    isa: VectorIsa,
+    /// scaling, statistics): [`InstructionSet::Avx512`], which tests lower to run each version.
+    isa: InstructionSet,
 }
 
 /// The conversion of `amax / max` to the `rp` block scale: `cvt.rp.satfinite.ue8m0x2.f32`.
@@ -524,7 +524,7 @@ impl Plan {
             max_f32: max as f32,
         });
         Plan {
-            isa: VectorIsa::Best,
+            isa: InstructionSet::Avx512,
             conv,
             src_pack,
             dst_pack,
@@ -2511,7 +2511,7 @@ impl Randoms {
     /// The values of elements `first ..` (`n` of them) of `stream`, for a random width of
     /// `width` bits. (`random_values` writes every word: the old ones need not be cleared.)
     fn fill(&mut self, stream: u64, first: u64, n: usize, width: u32) {
-        use gpucvt_core::random::random_values;
+        use gpucvt_kernels::random::random_values;
         if width <= 8 {
             self.w8.resize(n, 0);
             random_values(stream, first, &mut self.w8);
@@ -2542,7 +2542,7 @@ impl Randoms {
         kernel: &Kernel,
         src: &[S],
         dst: &mut [D],
-    ) -> Result<(), gpucvt_core::bulk::BulkError> {
+    ) -> Result<(), gpucvt_kernels::BulkError> {
         match self.bytes {
             1 => kernel.convert_stochastic_words(src, dst, &self.w8),
             2 => kernel.convert_stochastic_words(src, dst, &self.w16),
@@ -2935,7 +2935,7 @@ mod tests {
         want: (&[u8], &Stats, &[u8]),
     ) {
         let n = bytes.len() as u64 / 4;
-        for isa in [VectorIsa::Baseline, VectorIsa::Avx2] {
+        for isa in [InstructionSet::Baseline, InstructionSet::Avx2] {
             let mut p = Plan::new(plan.conv, plan.src_pack, plan.dst_pack, block, plan.stream);
             p.isa = isa;
             let mut out = vec![0u8; want.0.len()];

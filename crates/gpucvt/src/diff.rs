@@ -29,11 +29,11 @@
 //! disagreement. Conversions the kernels do not cover use the exact core per element —
 //! correct, but minutes rather than seconds for 2^32 inputs.
 
-use crate::core::bulk::{Kernel, Strategy};
 use crate::core::convert::{Conversion, NanResult};
 use crate::core::format::{Format, Layout, F32};
 use crate::core::value::{Class, Value};
 use crate::instr::{Instr, OperandSpec, Output};
+use crate::kernels::{Kernel, Strategy};
 use crate::visa::eval::Plan;
 use rayon::prelude::*;
 use std::cmp::Ordering;

@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub use gpucvt_core as core;
+pub use gpucvt_kernels as kernels;
 
 pub mod batch;
 pub mod bulk;

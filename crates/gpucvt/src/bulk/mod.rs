@@ -6,7 +6,7 @@
 //!
 //! - forms whose lanes all perform one core conversion (everything but `.scaled` and
 //!   `cvt.pack`) take their lanes out of the operands, convert each lane with a
-//!   [`gpucvt_core::bulk::Kernel`] (lookup tables for sources of at most 16 bits, vectorised
+//!   [`gpucvt_kernels::Kernel`] (lookup tables for sources of at most 16 bits, vectorised
 //!   integer code for `f32` sources, the exact core otherwise) and pack the results;
 //! - the others evaluate each instruction with [`crate::ptx::eval::evaluate_bits`].
 //!
@@ -40,7 +40,7 @@
 //! assert_eq!(dst[0].to_le_bytes(), [0x38, 0x79]); // 1.0, then 300 → 288 (satfinite)
 //! ```
 
-use crate::core::bulk::{vectorized, BulkError, Kernel, Strategy, Vectorizable, Word};
+use crate::kernels::{vectorized, BulkError, Kernel, Strategy, Vectorizable, Word};
 use crate::ptx::eval::{evaluate_bits, lane_conversion, lane_rbits_place, EvalError};
 use crate::ptx::form::{CvtForm, RoundMod};
 use core::fmt;
@@ -149,7 +149,7 @@ enum Plan {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Path {
     /// Lanes converted by a core bulk kernel of this strategy.
-    Lanes(crate::core::bulk::Strategy),
+    Lanes(crate::kernels::Strategy),
     /// Each instruction evaluated exactly.
     Exact,
 }

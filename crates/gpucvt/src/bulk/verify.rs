@@ -25,8 +25,8 @@
 //! evaluated whole by [`evaluate_bits`], the PTX model, which checks the packing.
 
 use super::{CvtBulkError, CvtKernel, Order, Path, Plan};
-use crate::core::bulk::{vectorized, Kernel, Vectorizable, Word};
 use crate::core::convert::{BitsFn, Conversion};
+use crate::kernels::{vectorized, Kernel, Vectorizable, Word};
 use crate::ptx::eval::{evaluate_bits, lane_conversion, lane_rbits_place, EvalError};
 use crate::ptx::form::CvtForm;
 use rayon::prelude::*;
@@ -993,7 +993,7 @@ fn pair_nibbles(lanes: &[u8], out: &mut [u8], mask: u8) {
 
 /// The random values of the units of instructions `first …` (`L` units each, memory order):
 /// each unit's field of its instruction's `rbits` ([`rbits_for`]). The words come from
-/// [`crate::core::random::random_words`] into `words` (one per instruction), then are split
+/// [`crate::kernels::random::random_words`] into `words` (one per instruction), then are split
 /// by a loop compiled for wide vectors ([`SplitRandom`]).
 fn fill_random<const L: usize, R: Word>(
     lr: &LaneRandom,
@@ -1002,7 +1002,7 @@ fn fill_random<const L: usize, R: Word>(
     out: &mut [R],
 ) {
     let words = &mut words[..out.len() / L];
-    crate::core::random::random_words(lr.seed, first, words);
+    crate::kernels::random::random_words(lr.seed, first, words);
     vectorized(SplitRandom::<L, R> {
         words,
         place: &lr.place,

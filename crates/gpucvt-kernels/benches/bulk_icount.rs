@@ -5,16 +5,16 @@
 //! benchmark are cases too):
 //!
 //! ```sh
-//! cargo bench -p gpucvt-core --bench bulk_icount --no-run
+//! cargo bench -p gpucvt-kernels --bench bulk_icount --no-run
 //! valgrind --tool=callgrind --callgrind-out-file=cg.out target/release/deps/bulk_icount-* e4m3-rn
-//! callgrind_annotate --inclusive=yes cg.out | grep 'simd::fast \|simd::map'
+//! callgrind_annotate --inclusive=yes cg.out | grep 'isa::fast \|isa::map'
 //! ```
 //!
 //! (Valgrind does not emulate AVX-512, so this counts the AVX2 kernels.)
 
-use gpucvt_core::bulk::Kernel;
 use gpucvt_core::format::*;
 use gpucvt_core::Conversion;
+use gpucvt_kernels::Kernel;
 use std::hint::black_box;
 
 mod common;

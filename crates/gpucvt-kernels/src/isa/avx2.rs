@@ -51,7 +51,7 @@ pub(super) unsafe fn fast_avx2<
         });
         return;
     }
-    for r in super::super::streams_for::<u32, D>(src.len().min(dst.len())) {
+    for r in streams_for::<u32, D>(src.len().min(dst.len())) {
         let (src, dst) = (&src[r.clone()], &mut dst[r.clone()]);
         let rnd = rnd.get(r).unwrap_or(&[]);
         // f32 → f16 in the IEEE directions, without .satfinite or .ftz, where the CPU has

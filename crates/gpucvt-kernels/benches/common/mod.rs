@@ -1,9 +1,9 @@
 //! What the `bulk` and `bulk_icount` benchmarks share: the inputs, the cases and the roofline
 //! loops.
 
-use gpucvt_core::bulk::{vectorized, Vectorizable, Word};
 use gpucvt_core::format::*;
 use gpucvt_core::{Policy, Rounding};
+use gpucvt_kernels::{vectorized, Vectorizable, Word};
 
 /// `n` deterministic f32 bit patterns.
 pub fn inputs(n: usize) -> Vec<u32> {
@@ -109,7 +109,7 @@ impl Data {
 /// element (the bytes of `Kernel::convert_stochastic`), `-rs-16w`, `-rs-8w` with one random
 /// value in the output word (`u16`, `u8`: the bytes of `Kernel::convert_stochastic_words`).
 /// Every loop depends on all it reads, and is compiled for the instruction set the kernels
-/// use (through `gpucvt_core::bulk::vectorized`).
+/// use (through `gpucvt_kernels::vectorized`).
 pub const ROOFLINES: [&str; 8] = [
     "roofline-16",
     "roofline-8",

@@ -64,7 +64,7 @@ pub(super) unsafe fn fast_avx512<
         });
         return;
     }
-    for r in super::super::streams_for::<u32, D>(src.len().min(dst.len())) {
+    for r in streams_for::<u32, D>(src.len().min(dst.len())) {
         let (src, dst) = (&src[r.clone()], &mut dst[r.clone()]);
         let rnd = rnd.get(r).unwrap_or(&[]);
         // f32 → f16 in the IEEE directions, without .satfinite or .ftz: the CPU's own
@@ -1015,7 +1015,7 @@ fn ue8m0_rp_satfinite_groups_avx512(src: &[u32], dst: &mut [u8]) {
 pub(super) unsafe fn round64_avx512<const M: u8, const U: bool>(
     src: &[u32],
     dst: &mut [u64],
-    k: &super::super::int::Knobs,
+    k: &int::Knobs,
 ) -> usize {
     use std::arch::x86_64::*;
     const RN: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;

@@ -1,9 +1,9 @@
 //! `f32` → `ue8m0` toward zero or toward +∞ (PTX `cvt.{rz,rp}.ue8m0x2.f32`): the exponent
 //! field, plus one when rounding up a value with a non-zero fraction.
 
-use crate::convert::{NanResult, Overflow, Policy};
-use crate::format::{Format, UE8M0};
-use crate::round::{Direction, Rounding};
+use gpucvt_core::convert::{NanResult, Overflow, Policy};
+use gpucvt_core::format::{Format, UE8M0};
+use gpucvt_core::round::{Direction, Rounding};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Params {
@@ -80,7 +80,7 @@ pub(crate) fn convert<const UP: bool, const P: u8>(x: u32) -> u32 {
         // smallest value (nothing rounds below it); every normal input is above it. Five
         // vector operations (AVX-512: `vpandd`, `vpaddd`, `vpminsd`, `vpcmpgtd`, a masked
         // `vpsrld`) and a saturating narrowing `vpmovusdb`. (With `.satfinite` the AVX2 and
-        // AVX-512 kernels of `simd/` take four, by a floating-point doubling instead:
+        // AVX-512 kernels of `isa/` take four, by a floating-point doubling instead:
         // `ue8m0_groups_avx2`.)
         let mut t = abs.wrapping_add(0x007f_ffff);
         if P & SF != 0 {
@@ -116,7 +116,7 @@ pub(crate) fn convert<const UP: bool, const P: u8>(x: u32) -> u32 {
 }
 
 #[inline(always)]
-pub(crate) fn run<const UP: bool, const P: u8, D: super::Word>(src: &[u32], dst: &mut [D]) {
+pub(crate) fn run<const UP: bool, const P: u8, D: crate::Word>(src: &[u32], dst: &mut [D]) {
     for (d, &x) in dst.iter_mut().zip(src) {
         *d = D::from_u32(convert::<UP, P>(x));
     }

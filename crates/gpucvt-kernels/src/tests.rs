@@ -2,9 +2,10 @@
 //! `gpucvt verify`.)
 
 use super::*;
-use crate::convert::{Overflow, Policy};
-use crate::format::*;
-use crate::round::Rounding;
+use crate::portable::{fast, small, ue8m0};
+use gpucvt_core::convert::{Overflow, Policy};
+use gpucvt_core::format::*;
+use gpucvt_core::round::Rounding;
 
 /// A small deterministic generator (xorshift*), so failures are reproducible.
 pub(super) struct Rng(pub(super) u64);
@@ -199,9 +200,9 @@ fn f32_ue8m0_kernels_agree_on_every_instruction_set() {
     inputs.truncate(n);
     fn check<const UP: bool, const P: u8>(inputs: &[u32], conv: Conversion) {
         let mut out = vec![0u8; inputs.len()];
-        for isa in 0..3 {
+        for isa in InstructionSet::ALL {
             out.fill(0x55);
-            if !simd::ue8m0_isa::<UP, P>(isa, inputs, &mut out) {
+            if !isa::ue8m0_isa::<UP, P>(isa, inputs, &mut out) {
                 continue;
             }
             for (&x, &got) in inputs.iter().zip(&out) {
@@ -330,7 +331,10 @@ fn every_input_bf16_rn() {
 /// derived from the input; `.relu` if `conv` has it) compiled for instruction set `isa` (1:
 /// AVX2), against the exact core: the AVX2 kernels on a machine whose best is AVX-512.
 /// Skipped where the CPU lacks the instruction set.
-fn exhaustive_isa<const F: usize, const M: u8, const SF: bool>(conv: Conversion, isa: u8) {
+fn exhaustive_isa<const F: usize, const M: u8, const SF: bool>(
+    conv: Conversion,
+    isa: InstructionSet,
+) {
     if conv.policy.relu {
         return exhaustive_isa_knobs::<F, M, SF, true>(conv, isa);
     }
@@ -340,7 +344,7 @@ fn exhaustive_isa<const F: usize, const M: u8, const SF: bool>(conv: Conversion,
 /// [`exhaustive_isa`] through the instance with the knobs (`KN`) or without.
 fn exhaustive_isa_knobs<const F: usize, const M: u8, const SF: bool, const KN: bool>(
     conv: Conversion,
-    isa: u8,
+    isa: InstructionSet,
 ) {
     let k = fast::Knobs {
         w: 8,
@@ -353,7 +357,7 @@ fn exhaustive_isa_knobs<const F: usize, const M: u8, const SF: bool, const KN: b
             .map(|x| (x.wrapping_mul(0x9e37_79b9) >> 24) as u8)
             .collect();
         let mut out = vec![0u8; inputs.len()];
-        if !simd::fast_isa::<F, M, SF, KN, 8, u8, u8>(isa, inputs, &mut out, &random, k) {
+        if !isa::fast_isa::<F, M, SF, KN, 8, u8, u8>(isa, inputs, &mut out, &random, k) {
             return;
         }
         for ((&x, &r), &got) in inputs.iter().zip(&random).zip(&out) {
@@ -385,29 +389,38 @@ fn every_input_avx2_narrow_kernels() {
     let sf = satfinite();
     let d = Policy::default();
     let c = |f, r, p| Conversion::new(F32, f, r, p);
-    exhaustive_isa::<I_E4M3, { small::RN }, true>(c(E4M3, Rounding::RN, sf), 1);
-    exhaustive_isa::<I_E2M1, { small::RN }, true>(c(E2M1, Rounding::RN, sf), 1);
-    exhaustive_isa::<I_E5M2, { small::RN }, false>(c(E5M2, Rounding::RN, d), 1);
+    exhaustive_isa::<I_E4M3, { small::RN }, true>(c(E4M3, Rounding::RN, sf), InstructionSet::Avx2);
+    exhaustive_isa::<I_E2M1, { small::RN }, true>(c(E2M1, Rounding::RN, sf), InstructionSet::Avx2);
+    exhaustive_isa::<I_E5M2, { small::RN }, false>(c(E5M2, Rounding::RN, d), InstructionSet::Avx2);
     // Toward zero and stochastic: the truncation from the pattern and from `vcvttps2dq`.
-    exhaustive_isa::<I_E2M3, { small::RZ }, false>(c(E2M3, Rounding::RZ, d), 1);
-    exhaustive_isa::<I_E3M2, { small::RZ }, false>(c(E3M2, Rounding::RZ, d), 1);
+    exhaustive_isa::<I_E2M3, { small::RZ }, false>(c(E2M3, Rounding::RZ, d), InstructionSet::Avx2);
+    exhaustive_isa::<I_E3M2, { small::RZ }, false>(c(E3M2, Rounding::RZ, d), InstructionSet::Avx2);
     let rs = Rounding::stochastic(0, 8);
-    exhaustive_isa::<I_E2M3, { small::RS }, true>(c(E2M3, rs, sf), 1);
-    exhaustive_isa::<I_E4M3, { small::RS }, true>(c(E4M3, rs, sf), 1);
+    exhaustive_isa::<I_E2M3, { small::RS }, true>(c(E2M3, rs, sf), InstructionSet::Avx2);
+    exhaustive_isa::<I_E4M3, { small::RS }, true>(c(E4M3, rs, sf), InstructionSet::Avx2);
     // e5m2, e3m2, e2m1 with .satfinite: through f16 (F16C), toward zero and stochastic;
     // e4m3 and e2m3 toward zero.
-    exhaustive_isa::<I_E4M3, { small::RZ }, true>(c(E4M3, Rounding::RZ, sf), 1);
-    exhaustive_isa::<I_E2M3, { small::RZ }, true>(c(E2M3, Rounding::RZ, sf), 1);
-    exhaustive_isa::<I_E5M2, { small::RZ }, true>(c(E5M2, Rounding::RZ, sf), 1);
-    exhaustive_isa::<I_E3M2, { small::RZ }, true>(c(E3M2, Rounding::RZ, sf), 1);
-    exhaustive_isa::<I_E2M1, { small::RZ }, true>(c(E2M1, Rounding::RZ, sf), 1);
-    exhaustive_isa::<I_E5M2, { small::RS }, true>(c(E5M2, rs, sf), 1);
-    exhaustive_isa::<I_E3M2, { small::RS }, true>(c(E3M2, rs, sf), 1);
-    exhaustive_isa::<I_E2M1, { small::RS }, true>(c(E2M1, rs, sf), 1);
+    exhaustive_isa::<I_E4M3, { small::RZ }, true>(c(E4M3, Rounding::RZ, sf), InstructionSet::Avx2);
+    exhaustive_isa::<I_E2M3, { small::RZ }, true>(c(E2M3, Rounding::RZ, sf), InstructionSet::Avx2);
+    exhaustive_isa::<I_E5M2, { small::RZ }, true>(c(E5M2, Rounding::RZ, sf), InstructionSet::Avx2);
+    exhaustive_isa::<I_E3M2, { small::RZ }, true>(c(E3M2, Rounding::RZ, sf), InstructionSet::Avx2);
+    exhaustive_isa::<I_E2M1, { small::RZ }, true>(c(E2M1, Rounding::RZ, sf), InstructionSet::Avx2);
+    exhaustive_isa::<I_E5M2, { small::RS }, true>(c(E5M2, rs, sf), InstructionSet::Avx2);
+    exhaustive_isa::<I_E3M2, { small::RS }, true>(c(E3M2, rs, sf), InstructionSet::Avx2);
+    exhaustive_isa::<I_E2M1, { small::RS }, true>(c(E2M1, rs, sf), InstructionSet::Avx2);
     let (relu, relu_sf) = (Policy { relu: true, ..d }, Policy { relu: true, ..sf });
-    exhaustive_isa::<I_E2M3, { small::RZ }, false>(c(E2M3, Rounding::RZ, relu), 1);
-    exhaustive_isa::<I_E5M2, { small::RZ }, true>(c(E5M2, Rounding::RZ, relu_sf), 1);
-    exhaustive_isa::<I_E2M1, { small::RZ }, true>(c(E2M1, Rounding::RZ, relu_sf), 1);
+    exhaustive_isa::<I_E2M3, { small::RZ }, false>(
+        c(E2M3, Rounding::RZ, relu),
+        InstructionSet::Avx2,
+    );
+    exhaustive_isa::<I_E5M2, { small::RZ }, true>(
+        c(E5M2, Rounding::RZ, relu_sf),
+        InstructionSet::Avx2,
+    );
+    exhaustive_isa::<I_E2M1, { small::RZ }, true>(
+        c(E2M1, Rounding::RZ, relu_sf),
+        InstructionSet::Avx2,
+    );
 }
 
 /// All 2^32 inputs, f32 → tf32 rn (with `GPUCVT_ISA=avx2`, through the AVX2 kernel).
@@ -818,7 +831,7 @@ fn specialised_kernels_equal_the_core() {
                 // (On x86-64 without AVX2, or under `GPUCVT_ISA=baseline`, the
                 // run-time-parameterised kernel runs instead: it must agree all the same.)
                 assert!(
-                    k.specialised() || !simd::has_fast(),
+                    k.specialised() || !isa::has_fast(),
                     "not specialised: {what}"
                 );
                 let want: Vec<u32> = inputs
@@ -983,9 +996,9 @@ fn specialised_kernels_agree_on_every_instruction_set() {
             relu: if p.relu { !0 } else { 0 },
         };
         let random: Vec<R> = random.iter().map(|&r| R::from_u32(r)).collect();
-        for isa in 0..3 {
+        for isa in InstructionSet::ALL {
             let mut out = vec![D::default(); inputs.len()];
-            if !simd::fast_isa::<F, M, SF, KN, W, D, R>(isa, inputs, &mut out, &random, k) {
+            if !isa::fast_isa::<F, M, SF, KN, W, D, R>(isa, inputs, &mut out, &random, k) {
                 continue;
             }
             for (i, (&x, got)) in inputs.iter().zip(&out).enumerate() {
@@ -1212,7 +1225,7 @@ fn narrow_random_words_give_the_same_results() {
 
 #[test]
 fn two_streams_cover_every_index_once_in_tiles_of_each_half_in_turn() {
-    use super::two_streams_of;
+    use crate::streams::two_streams_of;
     for (min, tile) in [(8, 4), (1, 1), (100, 3), (16, 16)] {
         for n in 0..200 {
             let ranges: Vec<_> = two_streams_of(n, min, tile).collect();
@@ -1256,13 +1269,13 @@ fn two_streams_cover_every_index_once_in_tiles_of_each_half_in_turn() {
 
 #[test]
 fn every_narrow_format_has_toward_zero_tables() {
-    // The AVX-512 VBMI byte-table kernel (`simd/avx512.rs`) falls back to the portable kernel for a
+    // The AVX-512 VBMI byte-table kernel (`isa/avx512.rs`) falls back to the portable kernel for a
     // format whose tables do not fit its scheme: toward zero every one of them must fit,
     // with and without .satfinite; the entry of f16 1.0 (high byte 0x3c) must be the
     // format's 1, with the sign marked, and so must +0's. The third significand bit of e4m3
     // and e2m3 is the low byte's top bit: their rows go up above 0x7f where they are normal.
-    use super::fast::*;
-    use super::small::RZ;
+    use crate::portable::fast::*;
+    use small::RZ;
     fn check<const F: usize, const SF: bool>(one: u8, limit: u8) {
         let t = byte_tables::<F, RZ, SF>().unwrap_or_else(|| panic!("format {F} sf {SF}"));
         let sign = 1u8 << SPECS[F].sign_pos;
@@ -1287,14 +1300,14 @@ fn every_narrow_format_has_toward_zero_tables() {
 
 #[test]
 fn round_to_nearest_tables_fit_where_the_scheme_applies() {
-    // The AVX-512 VBMI byte-table kernel (`simd/avx512.rs`) falls back to the portable kernel where
+    // The AVX-512 VBMI byte-table kernel (`isa/avx512.rs`) falls back to the portable kernel where
     // `byte_tables` gives `None`. It must give tables for e4m3 and e5m2 with .satfinite (the
     // PTX forms), e5m2 without, and for the formats without infinity or NaN either way; e4m3
     // without .satfinite gives a NaN for overflows (unsigned where the other results of its
     // row take the sign), which does not fit. e5m2 alone has midpoints below f16's normal
     // range, where the sticky bit may be missing.
-    use super::fast::*;
     use super::small::RN;
+    use crate::portable::fast::*;
     assert!(byte_tables::<I_E4M3, RN, false>().is_none());
     for (t, below) in [
         (byte_tables::<I_E4M3, RN, true>(), false),
@@ -1315,7 +1328,7 @@ fn round_to_nearest_tables_fit_where_the_scheme_applies() {
         ($($i:ident)*) => {$(
             for (t, rn) in [
                 (byte_tables::<$i, RN, true>(), true),
-                (byte_tables::<$i, { super::small::RZ }, true>(), false),
+                (byte_tables::<$i, { small::RZ }, true>(), false),
             ] {
                 assert_eq!(t.map(|t| t.steps), Some(byte_steps(&SPECS[$i], rn)));
             }
@@ -1397,11 +1410,11 @@ fn e5m2_rn_below_f16_normals() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn f16_byte_kernels_take_the_formats_whose_code_is_f16s_top_bits() {
-    // The rz and rs kernels through f16's bytes (`simd/avx512.rs`, `simd/avx2.rs`) apply to the formats with one or
+    // The rz and rs kernels through f16's bytes (`isa/avx512.rs`, `isa/avx2.rs`) apply to the formats with one or
     // two significand bits: e5m2 and e3m2 are f16's top byte (no shift), e2m1 its bits 14..9.
     // Toward zero (AVX2) also to those with three: e4m3 and e2m3 are its bits 14..7.
-    use super::fast::*;
-    use super::simd::{f16_bytes_shift, f16_bytes_truncate};
+    use crate::isa::{f16_bytes_shift, f16_bytes_truncate};
+    use crate::portable::fast::*;
     assert_eq!(f16_bytes_shift(&SPECS[I_E5M2]), Some(0));
     assert_eq!(f16_bytes_shift(&SPECS[I_E3M2]), Some(0));
     assert_eq!(f16_bytes_shift(&SPECS[I_E2M1]), Some(1));
@@ -1419,11 +1432,11 @@ fn f16_byte_kernels_take_the_formats_whose_code_is_f16s_top_bits() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn stochastic_kernel_gives_nan_results_by_the_clamp() {
-    // The AVX-512 stochastic kernel of e4m3, e2m3, e3m2 and e2m1 (`simd/avx512.rs`) gives NaN inputs
+    // The AVX-512 stochastic kernel of e4m3, e2m3, e3m2 and e2m1 (`isa/avx512.rs`) gives NaN inputs
     // their result through the clamp: e4m3's NaN is the code above its largest finite one,
     // the others' is their largest finite code; e5m2 and f16, with infinities, do not fit.
-    use super::fast::*;
-    use super::simd::nan_by_clamp;
+    use crate::isa::nan_by_clamp;
+    use crate::portable::fast::*;
     assert_eq!(nan_by_clamp(&SPECS[I_E4M3]), Some(true));
     for f in [I_E2M3, I_E3M2, I_E2M1] {
         assert_eq!(nan_by_clamp(&SPECS[f]), Some(false), "format {f}");
@@ -1469,7 +1482,7 @@ fn instruction_sets_are_named_as_gpucvt_isa_takes_them() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn f32_kernels_give_exact_results_in_another_float_environment() {
-    use super::simd::{float_environment_is_default, with_mxcsr};
+    use crate::isa::{float_environment_is_default, with_mxcsr};
     let csr = 0x1f80 | 0x8000 | 0x0040 | 0x6000;
     assert!(float_environment_is_default());
     assert!(!with_mxcsr(csr, float_environment_is_default));

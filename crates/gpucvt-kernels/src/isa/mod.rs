@@ -13,7 +13,7 @@
 //! `#[target_feature]` function is `unsafe` only because the CPU must have the feature; each
 //! call below is guarded by `is_x86_feature_detected!` for exactly the features it enables
 //! (`avx512_here`, `avx2_here`), after `allowed`, which takes versions away under the
-//! `GPUCVT_ISA` ceiling ([`super::ISA_VARIABLE`]) so that one machine can run and time the
+//! `GPUCVT_ISA` ceiling ([`ISA_VARIABLE`]) so that one machine can run and time the
 //! others' kernels.
 //! [`vectorized_isa`] does the same for any work (the integer kernel of `int.rs`, the
 //! random words of `random.rs`, the statistics of `gpucvt-tensor`): a generic
@@ -63,7 +63,15 @@
 //! to a tile of inputs in a buffer first.
 #![allow(unsafe_code)]
 
-use super::{fast, small, ue8m0, Vectorizable, Word};
+use crate::portable::{fast, int, small, ue8m0};
+use crate::streams::streams_for;
+use crate::Word;
+use core::fmt;
+
+mod int_dispatch;
+pub(crate) use int_dispatch::convert as convert_int;
+#[cfg(test)]
+pub(crate) use int_dispatch::convert_isa as convert_int_isa;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
@@ -74,6 +82,199 @@ use avx2::*;
 #[cfg(target_arch = "x86_64")]
 use avx512::*;
 
+/// Work to be compiled for the best instruction set of the running CPU: see [`vectorized`].
+pub trait Vectorizable {
+    /// What the work returns.
+    type Output;
+    /// Does the work. Mark it `#[inline(always)]`, and the functions it calls whose loops
+    /// should be vectorized too: only code inlined into it is compiled for the wider
+    /// instruction sets.
+    fn run(self) -> Self::Output;
+
+    /// Does the work where the CPU has AVX-512 F, BW, VL and DQ: [`run`](Self::run)
+    /// unless the work has a formulation that only those instructions make fast (the
+    /// integer kernel's conversions to 64-bit integers). Both must give the same results.
+    #[inline(always)]
+    fn run_avx512(self) -> Self::Output
+    where
+        Self: Sized,
+    {
+        self.run()
+    }
+}
+
+/// Runs `work` compiled for AVX-512 (F, BW, VL) or AVX2 where the CPU has them (x86-64),
+/// else for the baseline target: a safe entry to the run-time dispatch of `isa/` for loops
+/// of other crates that the compiler vectorizes better with wider vectors (the conversion
+/// kernels of this module dispatch by themselves). The result is the same whichever version
+/// runs, as long as the work is ordinary safe Rust (the compiler does not reorder floating-point
+/// operations for vectors).
+///
+/// ```
+/// use gpucvt_kernels::{vectorized, Vectorizable};
+/// struct Sum<'a>(&'a [u32]);
+/// impl Vectorizable for Sum<'_> {
+///     type Output = u64;
+///     #[inline(always)]
+///     fn run(self) -> u64 {
+///         self.0.iter().map(|&x| x as u64).sum()
+///     }
+/// }
+/// assert_eq!(vectorized(Sum(&[1, 2, 3])), 6);
+/// ```
+pub fn vectorized<V: Vectorizable>(work: V) -> V::Output {
+    vectorized_isa(InstructionSet::Avx512, work)
+}
+
+/// [`vectorized`] with the instruction set at most `max`, so that code built on it can test
+/// each of its versions on one machine (the versions give the same results; a test shows it).
+///
+/// ```
+/// use gpucvt_kernels::{vectorized_up_to, Vectorizable, InstructionSet};
+/// struct Sum<'a>(&'a [u32]);
+/// impl Vectorizable for Sum<'_> {
+///     type Output = u64;
+///     #[inline(always)]
+///     fn run(self) -> u64 {
+///         self.0.iter().map(|&x| x as u64).sum()
+///     }
+/// }
+/// for isa in [InstructionSet::Baseline, InstructionSet::Avx2, InstructionSet::Avx512] {
+///     assert_eq!(vectorized_up_to(isa, Sum(&[1, 2, 3])), 6);
+/// }
+/// ```
+pub fn vectorized_up_to<V: Vectorizable>(max: InstructionSet, work: V) -> V::Output {
+    vectorized_isa(max, work)
+}
+
+/// The environment variable that lowers the instruction set of every bulk kernel (and of
+/// [`vectorized`]) for the whole process: `baseline`, `avx2` or `avx512` (the default: the
+/// best the CPU has). It is a ceiling, never a demand: `avx512` on a CPU without AVX-512
+/// runs its AVX2 kernels. Every version gives the same results, so it changes only speed;
+/// it lets one machine run, time and `gpucvt verify` the kernels another machine would
+/// use. Read once, on first use; [`isa_limit`] reports a value that is not one of these
+/// (which the library then ignores, and the command line refuses).
+pub const ISA_VARIABLE: &str = "GPUCVT_ISA";
+
+/// An instruction set that the bulk kernels are compiled for.
+///
+/// ```
+/// use gpucvt_kernels::{instruction_set, InstructionSet};
+/// // Whatever this machine has, the kernels run on one of the three.
+/// let isa = instruction_set();
+/// assert!(isa <= InstructionSet::Avx512);
+/// assert_eq!("avx2".parse::<InstructionSet>(), Ok(InstructionSet::Avx2));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum InstructionSet {
+    /// The target's baseline (SSE2 on x86-64; on other architectures the only version).
+    Baseline,
+    /// x86-64 with AVX2 (and F16C where a kernel needs it).
+    Avx2,
+    /// x86-64 with AVX-512 F, BW and VL (and VBMI, BF16, DQ where a kernel needs them).
+    Avx512,
+}
+
+impl InstructionSet {
+    /// The three, from the narrowest.
+    pub const ALL: [InstructionSet; 3] = [
+        InstructionSet::Baseline,
+        InstructionSet::Avx2,
+        InstructionSet::Avx512,
+    ];
+
+    /// The name [`ISA_VARIABLE`] takes: `baseline`, `avx2` or `avx512`.
+    pub fn name(self) -> &'static str {
+        match self {
+            InstructionSet::Baseline => "baseline",
+            InstructionSet::Avx2 => "avx2",
+            InstructionSet::Avx512 => "avx512",
+        }
+    }
+}
+
+impl fmt::Display for InstructionSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            InstructionSet::Baseline => "the baseline target",
+            InstructionSet::Avx2 => "AVX2",
+            InstructionSet::Avx512 => "AVX-512",
+        })
+    }
+}
+
+/// A value of [`ISA_VARIABLE`] that names no instruction set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IsaError(pub String);
+
+impl fmt::Display for IsaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{ISA_VARIABLE}={:?} names no instruction set: use baseline, avx2 or avx512",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for IsaError {}
+
+impl core::str::FromStr for InstructionSet {
+    type Err = IsaError;
+    fn from_str(s: &str) -> Result<Self, IsaError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "baseline" => Ok(InstructionSet::Baseline),
+            "avx2" => Ok(InstructionSet::Avx2),
+            "avx512" | "avx-512" => Ok(InstructionSet::Avx512),
+            _ => Err(IsaError(s.to_string())),
+        }
+    }
+}
+
+/// The ceiling [`ISA_VARIABLE`] sets, as it is now in the environment: `Ok(None)` when it is
+/// unset or empty, an error when it names no instruction set (the library then uses the
+/// best the CPU has; a program may refuse to go on, as `gpucvt` does).
+pub fn isa_limit() -> Result<Option<InstructionSet>, IsaError> {
+    match std::env::var(ISA_VARIABLE) {
+        Ok(s) if s.trim().is_empty() => Ok(None),
+        Ok(s) => s.parse().map(Some),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(s)) => Err(IsaError(s.to_string_lossy().into())),
+    }
+}
+
+/// The best instruction set the dispatch may use, from [`ISA_VARIABLE`] as it was on first
+/// use.
+#[cfg(target_arch = "x86_64")]
+fn ceiling() -> InstructionSet {
+    static CEILING: std::sync::OnceLock<InstructionSet> = std::sync::OnceLock::new();
+    *CEILING.get_or_init(|| match isa_limit() {
+        Ok(Some(isa)) => isa,
+        Ok(None) | Err(_) => InstructionSet::Avx512,
+    })
+}
+
+/// The dispatch ladder: the AVX-512 version (`$avx512`) where [`avx512_here`], else the AVX2
+/// one (`$avx2`) where [`avx2_here`], else `$baseline`. Each version is a
+/// `#[target_feature]` function enabling at most the features its rung checks.
+macro_rules! ladder {
+    (avx512: $avx512:expr, avx2: $avx2:expr, baseline: $baseline:expr $(,)?) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            if avx512_here() {
+                // SAFETY: the CPU has AVX-512 F, BW and VL (`avx512_here`), every feature the
+                // AVX-512 versions enable.
+                return unsafe { $avx512 };
+            }
+            if avx2_here() {
+                // SAFETY: the CPU has AVX2 (`avx2_here`).
+                return unsafe { $avx2 };
+            }
+        }
+        $baseline
+    }};
+}
+
 macro_rules! dispatch_small {
     ($p:expr, $src:expr, $dst:expr, $r:expr, $mode:ident) => {
         run_small::<{ small::$mode }, D>($p, $src, $dst, $r)
@@ -82,7 +283,7 @@ macro_rules! dispatch_small {
 
 /// `f32` → small float over a slice; `rnd` has one random value per element (ignored by
 /// deterministic modes).
-pub(super) fn small<D: Word>(p: &small::Params, src: &[u32], dst: &mut [D], rnd: &[u32]) {
+pub(crate) fn small<D: Word>(p: &small::Params, src: &[u32], dst: &mut [D], rnd: &[u32]) {
     match p.mode {
         small::RN => dispatch_small!(p, src, dst, rnd, RN),
         small::RNA => dispatch_small!(p, src, dst, rnd, RNA),
@@ -94,12 +295,12 @@ pub(super) fn small<D: Word>(p: &small::Params, src: &[u32], dst: &mut [D], rnd:
 }
 
 /// Whether the dispatch may use instruction-set level `level` (1: AVX2, 2: AVX-512), under
-/// the ceiling of `GPUCVT_ISA` ([`super::ISA_VARIABLE`]). Each use is followed by the
+/// the ceiling of `GPUCVT_ISA` ([`ISA_VARIABLE`]). Each use is followed by the
 /// feature detection that makes the call safe: this only ever takes a version away.
 #[cfg(target_arch = "x86_64")]
 #[inline]
-fn allowed(level: u8) -> bool {
-    super::isa_ceiling() >= level
+fn allowed(isa: InstructionSet) -> bool {
+    ceiling() >= isa
 }
 
 /// Whether the AVX-512 versions run here: the ceiling allows them and the CPU has AVX-512
@@ -107,7 +308,7 @@ fn allowed(level: u8) -> bool {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn avx512_here() -> bool {
-    allowed(2)
+    allowed(InstructionSet::Avx512)
         && is_x86_feature_detected!("avx512f")
         && is_x86_feature_detected!("avx512bw")
         && is_x86_feature_detected!("avx512vl")
@@ -117,7 +318,7 @@ fn avx512_here() -> bool {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn avx2_here() -> bool {
-    allowed(1) && is_x86_feature_detected!("avx2")
+    allowed(InstructionSet::Avx2) && is_x86_feature_detected!("avx2")
 }
 
 /// Whether the processor's floating-point environment is the default one that Rust code
@@ -127,7 +328,7 @@ fn avx2_here() -> bool {
 /// flush-to-zero and denormals-are-zero for speed) would otherwise get other results for
 /// subnormal inputs from `vcvtps2ph`, `vcvtne2ps2bf16` and the kernels' additions, or a
 /// trap. Elsewhere: `true` (the floating-point control register is not read).
-pub(super) fn float_environment_is_default() -> bool {
+pub(crate) fn float_environment_is_default() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         let mut csr = 0u32;
@@ -151,7 +352,7 @@ pub(super) fn float_environment_is_default() -> bool {
 /// Runs `f` with MXCSR set to `csr`, then restores it (for the tests of
 /// [`float_environment_is_default`]'s callers: nothing else changes it).
 #[cfg(all(test, target_arch = "x86_64"))]
-pub(super) fn with_mxcsr<T>(csr: u32, f: impl FnOnce() -> T) -> T {
+pub(crate) fn with_mxcsr<T>(csr: u32, f: impl FnOnce() -> T) -> T {
     let mut old = 0u32;
     // SAFETY: `stmxcsr` stores MXCSR into `old` and `ldmxcsr` loads it from `csr` (a valid
     // MXCSR value: the callers pass the default with control bits added, no reserved
@@ -168,35 +369,27 @@ pub(super) fn with_mxcsr<T>(csr: u32, f: impl FnOnce() -> T) -> T {
     r
 }
 
-/// [`super::instruction_set`].
-pub(super) fn instruction_set() -> super::InstructionSet {
+/// The instruction set the bulk kernels run with in this process: the best this CPU has,
+/// lowered to [`ISA_VARIABLE`]'s ceiling. `gpucvt verify` reports it.
+pub fn instruction_set() -> InstructionSet {
     #[cfg(target_arch = "x86_64")]
     {
         if avx512_here() {
-            return super::InstructionSet::Avx512;
+            return InstructionSet::Avx512;
         }
         if avx2_here() {
-            return super::InstructionSet::Avx2;
+            return InstructionSet::Avx2;
         }
     }
-    super::InstructionSet::Baseline
+    InstructionSet::Baseline
 }
 
 fn run_small<const MODE: u8, D: Word>(p: &small::Params, src: &[u32], dst: &mut [D], rnd: &[u32]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if avx512_here() {
-            // SAFETY: the CPU has every feature `small_avx512` enables (`avx512_here`).
-            unsafe { small_avx512::<MODE, D>(p, src, dst, rnd) };
-            return;
-        }
-        if avx2_here() {
-            // SAFETY: the CPU has AVX2 (`avx2_here`).
-            unsafe { small_avx2::<MODE, D>(p, src, dst, rnd) };
-            return;
-        }
-    }
-    small::run::<MODE, D>(p, src, dst, rnd, D::from_u32);
+    ladder!(
+        avx512: small_avx512::<MODE, D>(p, src, dst, rnd),
+        avx2: small_avx2::<MODE, D>(p, src, dst, rnd),
+        baseline: small::run::<MODE, D>(p, src, dst, rnd, D::from_u32),
+    )
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -224,7 +417,7 @@ unsafe fn small_avx512<const MODE: u8, D: Word>(
 /// `f32` → small float, specialised (`fast.rs`) for format `F`, direction `M`, `.satfinite`
 /// (`SF`) and the run-time policies (`KN`), into the format's natural word `D`, with random
 /// values (`RS`) in words `R` of width `W` (0: the run-time width of the knobs).
-pub(super) fn fast<
+pub(crate) fn fast<
     const F: usize,
     const M: u8,
     const SF: bool,
@@ -238,29 +431,18 @@ pub(super) fn fast<
     rnd: &[R],
     k: fast::Knobs,
 ) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if avx512_here() {
-            // SAFETY: the CPU has every feature `fast_avx512` enables (`avx512_here`).
-            unsafe { fast_avx512::<F, M, SF, KN, W, D, R>(src, dst, rnd, k) };
-            return;
-        }
-        if avx2_here() {
-            // SAFETY: the CPU has AVX2 (`avx2_here`).
-            unsafe { fast_avx2::<F, M, SF, KN, W, D, R>(src, dst, rnd, k) };
-            return;
-        }
-        // `Plan::new` does not choose these kernels without AVX2.
-        unreachable!("specialised kernels need AVX2 on x86-64");
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    fast::run::<F, M, SF, KN, W, D, R>(src, dst, rnd, k);
+    ladder!(
+        avx512: fast_avx512::<F, M, SF, KN, W, D, R>(src, dst, rnd, k),
+        avx2: fast_avx2::<F, M, SF, KN, W, D, R>(src, dst, rnd, k),
+        // (On x86-64, `Plan::new` does not choose these kernels without AVX2: `has_fast`.)
+        baseline: fast::run::<F, M, SF, KN, W, D, R>(src, dst, rnd, k),
+    )
 }
 
 /// Whether the specialised kernels run here: on x86-64 they are compiled for AVX2 and
 /// AVX-512 only (older CPUs use the run-time-parameterised kernel), elsewhere for the
 /// baseline target.
-pub(super) fn has_fast() -> bool {
+pub(crate) fn has_fast() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         avx2_here()
@@ -283,7 +465,7 @@ const fn relu_on_results(sp: &fast::Spec, sf: bool) -> bool {
 
 /// The forms with `.relu` or `.ftz` (the run-time knobs `k`) into format `F`, with
 /// `.satfinite` if `SF`, through `kernel`, the instance without them, a tile at a time
-/// (following [`super::streams_for`]'s two streams for long slices), so that these forms
+/// (following [`streams_for`]'s two streams for long slices), so that these forms
 /// have the specialised kernels too:
 /// - `.relu` alone, where [`relu_on_results`] holds, is applied to each tile of 4096
 ///   results afterwards: those with the sign bit set become +0. A pass over a few
@@ -313,7 +495,7 @@ fn knobs_first<const F: usize, const SF: bool, D: Word, R: Word>(
     let n = src.len().min(dst.len());
     // The tiles of at most `tile` elements, in the streams' order.
     let tiles = |tile: usize| {
-        super::streams_for::<u32, D>(n).flat_map(move |r| {
+        streams_for::<u32, D>(n).flat_map(move |r| {
             (r.start..r.end)
                 .step_by(tile)
                 .map(move |s| s..r.end.min(s + tile))
@@ -481,7 +663,7 @@ impl<'a> Randoms<'a> {
 }
 
 /// Widens random values to `u32` (the low 32 bits), compiled for the best instruction set.
-pub(super) fn widen<R: Word>(src: &[R], dst: &mut [u32]) {
+pub(crate) fn widen<R: Word>(src: &[R], dst: &mut [u32]) {
     #[cfg(target_arch = "x86_64")]
     {
         if avx2_here() {
@@ -501,36 +683,27 @@ fn widen_plain<R: Word>(src: &[R], dst: &mut [u32]) {
 }
 
 /// `f32` → `ue8m0` over a slice, for the policy bits `P` of `ue8m0.rs`.
-pub(super) fn ue8m0<const UP: bool, const P: u8, D: Word>(src: &[u32], dst: &mut [D]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if avx512_here() {
-            // SAFETY: the CPU has every feature `ue8m0_avx512` enables (`avx512_here`).
-            unsafe { ue8m0_avx512::<UP, P, D>(src, dst) };
-            return;
-        }
-        if avx2_here() {
-            // SAFETY: the CPU has AVX2 (`avx2_here`).
-            unsafe { ue8m0_avx2::<UP, P, D>(src, dst) };
-            return;
-        }
-    }
-    ue8m0::run::<UP, P, D>(src, dst);
+pub(crate) fn ue8m0<const UP: bool, const P: u8, D: Word>(src: &[u32], dst: &mut [D]) {
+    ladder!(
+        avx512: ue8m0_avx512::<UP, P, D>(src, dst),
+        avx2: ue8m0_avx2::<UP, P, D>(src, dst),
+        baseline: ue8m0::run::<UP, P, D>(src, dst),
+    )
 }
 
 /// [`super::vectorized`]: `work.run()` compiled for the best instruction set the CPU has up
 /// to `isa` — 0: the baseline target, 1: AVX2, 2: AVX-512 (F, BW, VL and DQ, whose 64-bit
 /// multiplications and conversions the integer kernel and the random words use). Callers
 /// ask for 2; tests run each level.
-pub(super) fn vectorized_isa<V: Vectorizable>(isa: u8, work: V) -> V::Output {
+pub(crate) fn vectorized_isa<V: Vectorizable>(isa: InstructionSet, work: V) -> V::Output {
     #[cfg(target_arch = "x86_64")]
     {
-        if isa >= 2 && avx512_here() && is_x86_feature_detected!("avx512dq") {
+        if isa >= InstructionSet::Avx512 && avx512_here() && is_x86_feature_detected!("avx512dq") {
             // SAFETY: the CPU has every feature `vectorized_avx512` enables (`avx512_here`
             // and the check of DQ).
             return unsafe { vectorized_avx512(work) };
         }
-        if isa >= 1 && avx2_here() {
+        if isa >= InstructionSet::Avx2 && avx2_here() {
             // SAFETY: the CPU has AVX2 (`avx2_here`).
             return unsafe { vectorized_avx2(work) };
         }
@@ -560,10 +733,10 @@ unsafe fn vectorized_avx512<V: Vectorizable>(work: V) -> V::Output {
 /// instruction's out-of-range value replaced), NaN's own result. Returns how many leading
 /// elements it converted: a multiple of 8, and 0 where the CPU lacks AVX-512 F, VL or DQ
 /// (the caller converts the rest).
-pub(super) fn round64<const M: u8, const U: bool>(
+pub(crate) fn round64<const M: u8, const U: bool>(
     src: &[u32],
     dst: &mut [u64],
-    k: &super::int::Knobs,
+    k: &int::Knobs,
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
     if avx512_here() && is_x86_feature_detected!("avx512dq") {
@@ -581,7 +754,7 @@ pub(super) fn round64<const M: u8, const U: bool>(
 /// eight lanes with AVX-512 DQ and two masked moves (the saturating `as` compiles to
 /// scalar code).
 #[inline(always)]
-pub(super) fn trunc_i64(x: f32) -> i64 {
+pub(crate) fn trunc_i64(x: f32) -> i64 {
     const TOP: f32 = 9_223_372_036_854_775_808.0; // 2^63
     if x >= TOP {
         i64::MAX
@@ -596,7 +769,7 @@ pub(super) fn trunc_i64(x: f32) -> i64 {
 /// `x` rounded toward zero to a `u64`, saturating: `u64::MAX` from 2^64 up, 0 below 0 and
 /// for NaN. As [`trunc_i64`], with `vcvttps2uqq`.
 #[inline(always)]
-pub(super) fn trunc_u64(x: f32) -> u64 {
+pub(crate) fn trunc_u64(x: f32) -> u64 {
     const TOP: f32 = 18_446_744_073_709_551_616.0; // 2^64
     if x >= TOP {
         u64::MAX
@@ -611,18 +784,23 @@ pub(super) fn trunc_u64(x: f32) -> u64 {
 /// Runs the `ue8m0` kernel compiled for one instruction set — 0: the baseline target, 1:
 /// AVX2, 2: AVX-512 — if the CPU has it (as [`fast_isa`]).
 #[cfg(test)]
-pub(super) fn ue8m0_isa<const UP: bool, const P: u8>(isa: u8, src: &[u32], dst: &mut [u8]) -> bool {
+pub(crate) fn ue8m0_isa<const UP: bool, const P: u8>(
+    isa: InstructionSet,
+    src: &[u32],
+    dst: &mut [u8],
+) -> bool {
     match isa {
-        0 => ue8m0::run::<UP, P, u8>(src, dst),
+        InstructionSet::Baseline => ue8m0::run::<UP, P, u8>(src, dst),
         #[cfg(target_arch = "x86_64")]
-        1 if is_x86_feature_detected!("avx2") => {
+        InstructionSet::Avx2 if is_x86_feature_detected!("avx2") => {
             // SAFETY: the CPU has AVX2 (checked just above).
             unsafe { ue8m0_avx2::<UP, P, u8>(src, dst) }
         }
         #[cfg(target_arch = "x86_64")]
-        2 if is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vl") =>
+        InstructionSet::Avx512
+            if is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512bw")
+                && is_x86_feature_detected!("avx512vl") =>
         {
             // SAFETY: the CPU has every feature `ue8m0_avx512` enables (`avx512_here`).
             unsafe { ue8m0_avx512::<UP, P, u8>(src, dst) }
@@ -636,7 +814,7 @@ pub(super) fn ue8m0_isa<const UP: bool, const P: u8>(isa: u8, src: &[u32], dst: 
 /// 1: AVX2, 2: AVX-512 — if the CPU has it (tests compare them with the exact core: the
 /// dispatch alone only ever exercises the best one).
 #[cfg(test)]
-pub(super) fn fast_isa<
+pub(crate) fn fast_isa<
     const F: usize,
     const M: u8,
     const SF: bool,
@@ -645,23 +823,24 @@ pub(super) fn fast_isa<
     D: Word,
     R: Word,
 >(
-    isa: u8,
+    isa: InstructionSet,
     src: &[u32],
     dst: &mut [D],
     rnd: &[R],
     k: fast::Knobs,
 ) -> bool {
     match isa {
-        0 => fast::run::<F, M, SF, KN, W, D, R>(src, dst, rnd, k),
+        InstructionSet::Baseline => fast::run::<F, M, SF, KN, W, D, R>(src, dst, rnd, k),
         #[cfg(target_arch = "x86_64")]
-        1 if is_x86_feature_detected!("avx2") => {
+        InstructionSet::Avx2 if is_x86_feature_detected!("avx2") => {
             // SAFETY: the CPU has AVX2 (checked just above).
             unsafe { fast_avx2::<F, M, SF, KN, W, D, R>(src, dst, rnd, k) }
         }
         #[cfg(target_arch = "x86_64")]
-        2 if is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vl") =>
+        InstructionSet::Avx512
+            if is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512bw")
+                && is_x86_feature_detected!("avx512vl") =>
         {
             // SAFETY: the CPU has every feature `fast_avx512` enables (checked just above).
             unsafe { fast_avx512::<F, M, SF, KN, W, D, R>(src, dst, rnd, k) }

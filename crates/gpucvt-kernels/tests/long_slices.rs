@@ -4,9 +4,9 @@
 //! element of a long slice must equal the same kernel run over short pieces (one stream
 //! each), and a sample of them the exact core.
 
-use gpucvt_core::bulk::{Kernel, Word};
 use gpucvt_core::format::{Format, BF16, E2M1, E3M2, E4M3, E5M2, F16, F32, S32, TF32, UE8M0};
 use gpucvt_core::{Conversion, Policy, Rounding};
+use gpucvt_kernels::{Kernel, Word};
 
 /// Past the threshold by an odd amount, so that the second half is longer than the first
 /// and the last, short part is not a whole tile.

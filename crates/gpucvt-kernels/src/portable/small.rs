@@ -8,9 +8,9 @@
 //! flushing and saturating overflow. Everything else goes through the exact core. The exact
 //! core is the reference: `tests` below and `gpucvt verify` compare the two.
 
-use crate::convert::{NanResult, Overflow, Policy};
-use crate::format::{Format, Layout, ZeroExponent};
-use crate::round::{Direction, Rounding};
+use gpucvt_core::convert::{NanResult, Overflow, Policy};
+use gpucvt_core::format::{Format, Layout, ZeroExponent};
+use gpucvt_core::round::{Direction, Rounding};
 
 pub(crate) const RN: u8 = 0;
 pub(crate) const RNA: u8 = 1;

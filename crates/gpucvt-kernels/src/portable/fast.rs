@@ -19,14 +19,14 @@
 //! Stochastic rounding truncates the magnitude to `w` bits below the destination's grid step
 //! (a shift of the pattern, or per-lane of the significand below the smallest normal), adds
 //! the random bits and shifts them out, in integer operations only. Formats with the `f32`
-//! exponent range (`bf16`, `tf32`) need no second path. (`simd/` takes some of these
+//! exponent range (`bf16`, `tf32`) need no second path. (`isa/` takes some of these
 //! conversions to the CPU's own instructions where it has them, with tables built here:
 //! [`byte_tables`].)
 //!
 //! The exact core is the reference: `tests.rs` compares every instance with it.
 
 use super::small::{RM, RN, RNA, RP, RS, RZ};
-use crate::format::{Format, Layout, BF16, E2M1, E2M3, E3M2, E4M3, E5M2, F16, TF32};
+use gpucvt_core::format::{Format, Layout, BF16, E2M1, E2M3, E3M2, E4M3, E5M2, F16, TF32};
 
 /// Everything the element function reads about a destination format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,7 +118,7 @@ pub(crate) const PTX_RS_WIDTH: [u32; 8] = [13, 16, 0, 8, 8, 8, 8, 8];
 /// below `k.ftz_below` flushed to zero of the same sign, then with `.relu` a negative input
 /// that is not a NaN (−0 to −∞: at most `0xff80_0000` as a signed number) made +0. [`elem`]
 /// without the knobs then gives for it what it gives for `x` with them, so the kernels
-/// without the knobs serve the forms that have them (`simd/mod.rs`: `knobs_first`).
+/// without the knobs serve the forms that have them (`isa/mod.rs`: `knobs_first`).
 #[inline(always)]
 pub(crate) fn with_knobs(x: u32, k: Knobs) -> u32 {
     let flush = ((x & 0x7fff_ffff) < k.ftz_below) as u32;
@@ -271,7 +271,7 @@ pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool, 
     }
 }
 
-/// The knobs of the element function when it builds `simd/avx512.rs`'s tables: no `.relu`, no
+/// The knobs of the element function when it builds `isa/avx512.rs`'s tables: no `.relu`, no
 /// `.ftz` (the random width is not read).
 const TABLE_KNOBS: Knobs = Knobs {
     w: 1,
@@ -282,16 +282,16 @@ const TABLE_KNOBS: Knobs = Knobs {
 /// The `f32` bit pattern of the `f16` of bit pattern `h`, by the exact core (f16 → f32 is
 /// exact).
 fn f16_as_f32(h: u32) -> u32 {
-    let widen = crate::Conversion::new(
+    let widen = gpucvt_core::Conversion::new(
         F16,
-        crate::format::F32,
-        crate::Rounding::RN,
-        crate::Policy::default(),
+        gpucvt_core::format::F32,
+        gpucvt_core::Rounding::RN,
+        gpucvt_core::Policy::default(),
     );
     widen.apply(u64::from(h)).bits as u32
 }
 
-/// The tables of `simd/avx512.rs`'s byte-table kernel for format `SPECS[F]` (one of the 8-, 6- and
+/// The tables of `isa/avx512.rs`'s byte-table kernel for format `SPECS[F]` (one of the 8-, 6- and
 /// 4-bit formats), rounding `M` (toward zero or to nearest even), with `.satfinite` if `SF`.
 /// The kernel converts each input toward zero into f16 (to nearest: with a sticky bit, round
 /// to odd, bit 0 of the f16 set where the conversion was inexact), and the result is a
@@ -564,8 +564,8 @@ pub(crate) fn run<
     const SF: bool,
     const KN: bool,
     const W: u32,
-    D: super::Word,
-    R: super::Word,
+    D: crate::Word,
+    R: crate::Word,
 >(
     src: &[u32],
     dst: &mut [D],
@@ -581,146 +581,5 @@ pub(crate) fn run<
         for (d, &x) in dst.iter_mut().zip(src) {
             *d = D::from_u32(elem::<F, M, SF, KN, 0>(x, 0, k));
         }
-    }
-}
-
-/// A specialised slice function over the natural word of its format.
-pub(crate) type SliceFn<N> = fn(&[u32], &mut [N], &[u32], Knobs);
-
-/// A specialised `RS` slice function whose random values come in the output word.
-pub(crate) type NarrowFn<N> = fn(&[u32], &mut [N], &[N], Knobs);
-
-/// A specialised `RS` slice function with narrow random values, by natural word.
-#[derive(Clone, Copy)]
-pub(crate) enum NarrowRs {
-    U8(NarrowFn<u8>),
-    U16(NarrowFn<u16>),
-}
-
-/// A specialised slice function, by natural word.
-#[derive(Clone, Copy)]
-pub(crate) enum FastFn {
-    U8(SliceFn<u8>),
-    U16(SliceFn<u16>),
-    U32(SliceFn<u32>),
-}
-
-/// The instance for format index `$f`, word `$d`, random word `$r`, constant random width
-/// `$w` (0: run-time), the run-time parameters `$p`, direction `$m`, by policy.
-macro_rules! policies {
-    ($f:expr, $m:expr, $w:expr, $d:ty, $r:ty, $p:expr) => {
-        match ($p.satfinite, $p.relu || $p.ftz_in) {
-            (false, false) => {
-                super::simd::fast::<{ $f }, { $m }, false, false, { $w }, $d, $r>
-                    as fn(&[u32], &mut [$d], &[$r], Knobs)
-            }
-            (true, false) => super::simd::fast::<{ $f }, { $m }, true, false, { $w }, $d, $r>,
-            (false, true) => super::simd::fast::<{ $f }, { $m }, false, true, { $w }, $d, $r>,
-            (true, true) => super::simd::fast::<{ $f }, { $m }, true, true, { $w }, $d, $r>,
-        }
-    };
-}
-
-/// The instance for format index `$f`, word `$d`, the run-time parameters `$p`, among the
-/// directions listed (else `return None`); after `RS;`, also `RS`: with the format's PTX
-/// width as a constant when the conversion has that width, else with the run-time width.
-macro_rules! pick {
-    ($f:expr, $d:ty, $p:expr, RS; $($m:ident)*) => {
-        match $p.mode {
-            RS if $p.rs_width == PTX_RS_WIDTH[$f] => {
-                policies!($f, RS, PTX_RS_WIDTH[$f], $d, u32, $p) as SliceFn<$d>
-            }
-            RS => policies!($f, RS, 0, $d, u32, $p),
-            $(
-                $m => policies!($f, $m, 0, $d, u32, $p),
-            )*
-            _ => return None,
-        }
-    };
-    ($f:expr, $d:ty, $p:expr; $($m:ident)*) => {
-        match $p.mode {
-            $(
-                $m => policies!($f, $m, 0, $d, u32, $p) as SliceFn<$d>,
-            )*
-            _ => return None,
-        }
-    };
-}
-
-/// The `RS` instance for format index `$f` whose random values come in the output word
-/// `$d` (`u8` for the 8-bit formats, `u16` for f16 and bf16), with the PTX width as a
-/// constant when the conversion has it.
-macro_rules! pick_rs_narrow {
-    ($f:expr, $d:ty, $p:expr) => {
-        if $p.rs_width == PTX_RS_WIDTH[$f] {
-            policies!($f, RS, PTX_RS_WIDTH[$f], $d, $d, $p) as NarrowFn<$d>
-        } else {
-            policies!($f, RS, 0, $d, $d, $p)
-        }
-    };
-}
-
-/// The specialised kernel of one conversion.
-#[derive(Clone, Copy)]
-pub(crate) struct Plan {
-    pub(crate) f: FastFn,
-    /// Whether it consumes random values (`RS`).
-    pub(crate) rs: bool,
-    /// For `RS`: the same kernel taking its random values in the output word.
-    pub(crate) narrow: Option<NarrowRs>,
-    pub(crate) knobs: Knobs,
-}
-
-impl Plan {
-    /// The specialised kernel for a conversion the run-time kernel `p` handles, if it has
-    /// one: the formats of [`SPECS`] in the directions PTX has for them (and `rz` for the
-    /// 8-, 6- and 4-bit formats), with `.satfinite`, `.relu` and `.ftz`.
-    pub(crate) fn new(dst: &Format, p: &super::small::Params) -> Option<Plan> {
-        if p.sat || p.pzo || !p.signed || p.saturate_overflow != p.satfinite {
-            return None;
-        }
-        if !super::simd::has_fast() {
-            return None;
-        }
-        let spec = Spec::of(dst);
-        let i = SPECS.iter().position(|s| *s == spec)?;
-        if p.mode == RS && p.rs_width > 23 - spec.man {
-            return None;
-        }
-        let f = match i {
-            I_F16 => FastFn::U16(pick!(I_F16, u16, p, RS; RN RZ RM RP)),
-            I_BF16 => FastFn::U16(pick!(I_BF16, u16, p, RS; RN RZ RM RP)),
-            I_TF32 => FastFn::U32(pick!(I_TF32, u32, p; RNA RN RZ)),
-            I_E4M3 => FastFn::U8(pick!(I_E4M3, u8, p, RS; RN RZ)),
-            I_E5M2 => FastFn::U8(pick!(I_E5M2, u8, p, RS; RN RZ)),
-            I_E2M3 => FastFn::U8(pick!(I_E2M3, u8, p, RS; RN RZ)),
-            I_E3M2 => FastFn::U8(pick!(I_E3M2, u8, p, RS; RN RZ)),
-            I_E2M1 => FastFn::U8(pick!(I_E2M1, u8, p, RS; RN RZ)),
-            _ => return None,
-        };
-        let narrow = if p.mode != RS {
-            None
-        } else {
-            match i {
-                I_F16 => Some(NarrowRs::U16(pick_rs_narrow!(I_F16, u16, p))),
-                I_BF16 => Some(NarrowRs::U16(pick_rs_narrow!(I_BF16, u16, p))),
-                I_E4M3 => Some(NarrowRs::U8(pick_rs_narrow!(I_E4M3, u8, p))),
-                I_E5M2 => Some(NarrowRs::U8(pick_rs_narrow!(I_E5M2, u8, p))),
-                I_E2M3 => Some(NarrowRs::U8(pick_rs_narrow!(I_E2M3, u8, p))),
-                I_E3M2 => Some(NarrowRs::U8(pick_rs_narrow!(I_E3M2, u8, p))),
-                I_E2M1 => Some(NarrowRs::U8(pick_rs_narrow!(I_E2M1, u8, p))),
-                _ => None,
-            }
-        };
-        Some(Plan {
-            f,
-            rs: p.mode == RS,
-            narrow,
-            knobs: Knobs {
-                w: p.rs_width,
-                ftz_below: if p.ftz_in { 0x0080_0000 } else { 0 },
-                relu: if p.relu { !0 } else { 0 },
-            },
-        })
     }
 }

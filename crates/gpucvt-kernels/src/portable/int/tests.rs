@@ -2,14 +2,15 @@
 //! it accepts, compiled for every instruction set the CPU has. (All 2^32 inputs: the ignored
 //! `s32_rni` test of `gpucvt` and `gpucvt verify`.)
 
-use super::super::{Kernel, Strategy, Word};
-use super::{convert_isa, Params};
-use crate::convert::{Conversion, IntNan, IntOverflow, Policy};
-use crate::format::*;
-use crate::round::Rounding;
+use super::Params;
+use crate::isa::{convert_int_isa as convert_isa, InstructionSet};
+use crate::{Kernel, Strategy, Word};
+use gpucvt_core::convert::{Conversion, IntNan, IntOverflow, Policy};
+use gpucvt_core::format::*;
+use gpucvt_core::round::Rounding;
 
 // The bulk tests' reproducible generator.
-use super::super::tests::Rng;
+use crate::tests::Rng;
 
 /// Dense at every exponent, around every small integer and half-integer, around every
 /// power of two up to 2^65 (the range ends of every width), both signs; NaNs, infinities,
@@ -120,8 +121,8 @@ fn policies() -> Vec<Policy> {
         Policy {
             flush_outputs: true,
             positive_zero: true,
-            overflow: crate::convert::Overflow::Saturate,
-            nan: crate::convert::NanResult::Payload,
+            overflow: gpucvt_core::convert::Overflow::Saturate,
+            nan: gpucvt_core::convert::NanResult::Payload,
             ..d
         },
     ]
@@ -166,7 +167,7 @@ fn every_width_rounding_and_policy_matches_the_exact_core() {
                 );
                 let p = Params::new(&dst, rounding, &policy).unwrap();
                 let want: Vec<u64> = src.iter().map(|&x| c.apply(x as u64).bits).collect();
-                for isa in 0..=2 {
+                for isa in InstructionSet::ALL {
                     let mut out = vec![0u64; src.len()];
                     convert_isa(&p, isa, &src, &mut out);
                     compare(&c, &src, &want, &out, &format!("isa {isa}"));
@@ -308,7 +309,7 @@ fn sixty_four_bit_ends_on_every_instruction_set() {
                     .collect();
                 src[at] = x;
                 let exact: Vec<u64> = src.iter().map(|&s| c.apply(s as u64).bits).collect();
-                for isa in 0..=2 {
+                for isa in InstructionSet::ALL {
                     let mut out = vec![0x5a5au64; len];
                     convert_isa(&p, isa, &src, &mut out);
                     compare(&c, &src, &exact, &out, &format!("isa {isa} len {len}"));

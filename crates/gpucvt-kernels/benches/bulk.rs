@@ -10,7 +10,7 @@
 //!   `roofline-rs-16w`, `roofline-rs-8w`: with one random value in the output word (`u16`,
 //!   `u8`), the bytes of the `-rs` kernels;
 //! - the roofline loops are compiled for the instruction set the kernels use (AVX-512 or
-//!   AVX2 where the CPU has it: `gpucvt_core::bulk::vectorized`), so that they vectorise as the
+//!   AVX2 where the CPU has it: `gpucvt_kernels::vectorized`), so that they vectorise as the
 //!   kernels do;
 //! - the `half` crate's `convert_from_f32_slice` (f16 with the F16C path where the CPU has it,
 //!   bf16), and the `float8` crate element by element (e4m3, e5m2);
@@ -24,7 +24,7 @@
 //!   reads the same random bytes), measured again just before the case, so that the ratio of
 //!   the two is taken seconds apart rather than minutes (the table's `× paired`).
 //!
-//! `cargo bench -p gpucvt-core --bench bulk` runs 1 Mi elements (in cache) and 64 Mi elements
+//! `cargo bench -p gpucvt-kernels --bench bulk` runs 1 Mi elements (in cache) and 64 Mi elements
 //! (in memory) in one process; `GPUCVT_BENCH_LARGE=0` skips the 64 Mi group. Then
 //! `python3 scripts/bulk-bench-table.py` prints the ratio table from criterion's output
 //! (`$CARGO_TARGET_DIR/criterion`, or `target/criterion`). `GPUCVT_ISA=avx2` (or `baseline`)
@@ -34,9 +34,9 @@
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
-use gpucvt_core::bulk::Kernel;
 use gpucvt_core::format::*;
 use gpucvt_core::Conversion;
+use gpucvt_kernels::Kernel;
 use std::hint::black_box;
 
 mod common;
@@ -54,7 +54,7 @@ fn sizes() -> Vec<usize> {
 fn bench(c: &mut Criterion) {
     eprintln!(
         "kernels and roofline loops compiled for {}",
-        gpucvt_core::bulk::instruction_set()
+        gpucvt_kernels::instruction_set()
     );
     let only = std::env::var("GPUCVT_BENCH_ONLY").ok();
     for n in sizes() {

@@ -10,16 +10,16 @@
 //! between them is rarer than across criterion's groups; this complements `bulk.rs`, it
 //! does not replace it.
 //!
-//! `cargo bench -p gpucvt-core --bench bulk_alternating -- [CASE…]`, with `N` elements
+//! `cargo bench -p gpucvt-kernels --bench bulk_alternating -- [CASE…]`, with `N` elements
 //! (default 64 Mi) and `REPS` pairs (default 11) from the environment; the cases are the
 //! names of `common::cases` (`e4m3-rn`, `f16-rs` …), all of them without arguments.
 
 mod common;
 
 use common::*;
-use gpucvt_core::bulk::Kernel;
 use gpucvt_core::format::F32;
 use gpucvt_core::Conversion;
+use gpucvt_kernels::Kernel;
 use std::time::Instant;
 
 fn main() {
@@ -39,7 +39,7 @@ fn main() {
     let mut d = Data::new(n);
     println!(
         "{n} elements, {reps} alternating pairs, {}; ratio = roofline time / kernel time",
-        gpucvt_core::bulk::instruction_set()
+        gpucvt_kernels::instruction_set()
     );
     for (name, dst, rounding, policy) in cases() {
         if !only.is_empty() && !only.iter().any(|o| o == name) {

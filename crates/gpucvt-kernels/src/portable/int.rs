@@ -8,12 +8,12 @@
 //! `f32` values; there the upper bound is the power of two above them, which is replaced by
 //! the largest integer (every integral `f32` below that power of two is in range).
 
-use crate::convert::{IntNan, IntOverflow, Policy};
-use crate::format::{Format, Layout};
-use crate::round::{Direction, Rounding};
+use gpucvt_core::convert::{IntNan, IntOverflow, Policy};
+use gpucvt_core::format::{Format, Layout};
+use gpucvt_core::round::{Direction, Rounding};
 
 // The rounding modes (the const parameter `M` of `run32` and `run64`) are `small.rs`'s.
-use super::small::{RM, RN, RNA, RP, RZ};
+pub(crate) use super::small::{RM, RN, RNA, RP, RZ};
 
 /// Destination kinds (the const parameter `K` of [`Job`]): 8- and 16-bit integers.
 pub(crate) const NARROW: u8 = 0;
@@ -122,7 +122,7 @@ impl Params {
 
 /// The input after `.ftz`, rounded to an integral value; NaN stays NaN.
 #[inline(always)]
-fn integral<const M: u8>(b: u32, k: &Knobs) -> f32 {
+pub(crate) fn integral<const M: u8>(b: u32, k: &Knobs) -> f32 {
     let b = b & if b & 0x7f80_0000 == 0 {
         k.sub_mask
     } else {
@@ -140,7 +140,7 @@ fn integral<const M: u8>(b: u32, k: &Knobs) -> f32 {
 
 /// [`integral`], clamped; NaN stays NaN.
 #[inline(always)]
-fn rounded<const M: u8>(b: u32, k: &Knobs) -> f32 {
+pub(crate) fn rounded<const M: u8>(b: u32, k: &Knobs) -> f32 {
     let r = integral::<M>(b, k);
     // Compare and select (not `max`/`min`, which need extra work for NaN).
     let r = if r < k.lo { k.lo } else { r };
@@ -152,7 +152,7 @@ fn rounded<const M: u8>(b: u32, k: &Knobs) -> f32 {
 }
 
 #[inline(always)]
-fn is_nan(b: u32) -> bool {
+pub(crate) fn is_nan(b: u32) -> bool {
     b & 0x7fff_ffff > 0x7f80_0000
 }
 
@@ -166,7 +166,11 @@ fn small_int(f: f32) -> u32 {
 
 /// Converts into integers of at most 32 bits (kind `K`).
 #[inline(always)]
-fn run32<const M: u8, const K: u8, D: super::Word>(src: &[u32], dst: &mut [D], k: Knobs) {
+pub(crate) fn run32<const M: u8, const K: u8, D: crate::Word>(
+    src: &[u32],
+    dst: &mut [D],
+    k: Knobs,
+) {
     let (nan, mask) = (k.nan as u32, k.mask as u32);
     for (d, &b) in dst.iter_mut().zip(src) {
         let r = rounded::<M>(b, &k);
@@ -195,7 +199,7 @@ fn run32<const M: u8, const K: u8, D: super::Word>(src: &[u32], dst: &mut [D], k
 /// an exponent below 127) have no significand. Integer shifts and a select in 64-bit lanes,
 /// where Rust's saturating `as` would compile to scalar code.
 #[inline(always)]
-fn int64(r: f32) -> u64 {
+pub(crate) fn int64(r: f32) -> u64 {
     let b = r.to_bits();
     let e = (b >> 23) & 0xff;
     let m = u64::from(b & 0x7f_ffff | if e == 0 { 0 } else { 0x80_0000 });
@@ -215,113 +219,16 @@ fn int64(r: f32) -> u64 {
 /// Converts into 64-bit integers, unsigned if `U`. The upper bound is 2^63 or 2^64, which
 /// saturates; every other clamped value is exact (`int64`).
 #[inline(always)]
-fn run64<const M: u8, const U: bool, D: super::Word>(src: &[u32], dst: &mut [D], k: Knobs) {
+pub(crate) fn run64<const M: u8, const U: bool, D: crate::Word>(
+    src: &[u32],
+    dst: &mut [D],
+    k: Knobs,
+) {
     let top = if U { u64::MAX } else { i64::MAX as u64 };
     for (d, &b) in dst.iter_mut().zip(src) {
         let r = rounded::<M>(b, &k);
         let v = if r >= k.hi { top } else { int64(r) };
         *d = D::from_u64(if is_nan(b) { k.nan } else { v });
-    }
-}
-
-/// [`run64`] for AVX-512 DQ, which converts 64-bit lanes from `f32` in one instruction:
-/// the value rounded (toward zero: by the truncation itself) and raised to the lower bound
-/// (`.relu`'s 0), then truncated with saturation at 2^63 or 2^64 (`super::simd::trunc_i64`);
-/// once rounded, it truncates exactly.
-#[inline(always)]
-fn run64_dq<const M: u8, const U: bool, D: super::Word>(src: &[u32], dst: &mut [D], k: Knobs) {
-    // To nearest, down and up into `u64` words: the rounding in the conversion instruction
-    // (`super::simd::round64`), eight at a time; the rest here.
-    let done = match D::as_u64_slice_mut(dst) {
-        Some(d) if matches!(M, RN | RM | RP) => super::simd::round64::<M, U>(src, d, &k),
-        _ => 0,
-    };
-    let (src, dst) = (&src[done..], &mut dst[done..]);
-    for (d, &b) in dst.iter_mut().zip(src) {
-        // Toward zero, the truncating conversion rounds by itself (and flushing a subnormal
-        // input to zero first changes nothing: either way the integer is 0).
-        let r = if M == RZ {
-            f32::from_bits(b)
-        } else {
-            integral::<M>(b, &k)
-        };
-        let r = if r < k.lo { k.lo } else { r };
-        let v = if U {
-            super::simd::trunc_u64(r)
-        } else {
-            super::simd::trunc_i64(r) as u64
-        };
-        *d = D::from_u64(if is_nan(b) { k.nan } else { v });
-    }
-}
-
-/// Runs the kernel of `p` (through the best instruction set, `super::simd`).
-pub(crate) fn convert<D: super::Word>(p: &Params, src: &[u32], dst: &mut [D]) {
-    convert_isa(p, 2, src, dst);
-}
-
-/// [`convert`] through the best instruction set up to `isa` (see
-/// [`super::vectorized_isa`]).
-pub(crate) fn convert_isa<D: super::Word>(p: &Params, isa: u8, src: &[u32], dst: &mut [D]) {
-    macro_rules! job {
-        ($m:expr, $k:expr) => {
-            super::vectorized_isa(
-                isa,
-                Job::<$m, $k, D> {
-                    src,
-                    dst,
-                    k: p.knobs,
-                },
-            )
-        };
-    }
-    macro_rules! modes {
-        ($k:expr) => {
-            match p.mode {
-                RN => job!(RN, $k),
-                RNA => job!(RNA, $k),
-                RZ => job!(RZ, $k),
-                RM => job!(RM, $k),
-                _ => job!(RP, $k),
-            }
-        };
-    }
-    match p.kind {
-        NARROW => modes!(NARROW),
-        S32 => modes!(S32),
-        U32 => modes!(U32),
-        S64 => modes!(S64),
-        _ => modes!(U64),
-    }
-}
-
-/// The kernel for rounding mode `M` and destination kind `K`, as work for
-/// [`super::vectorized_isa`].
-struct Job<'a, const M: u8, const K: u8, D> {
-    src: &'a [u32],
-    dst: &'a mut [D],
-    k: Knobs,
-}
-
-impl<const M: u8, const K: u8, D: super::Word> super::Vectorizable for Job<'_, M, K, D> {
-    type Output = ();
-
-    #[inline(always)]
-    fn run(self) {
-        match K {
-            S64 => run64::<M, false, D>(self.src, self.dst, self.k),
-            U64 => run64::<M, true, D>(self.src, self.dst, self.k),
-            _ => run32::<M, K, D>(self.src, self.dst, self.k),
-        }
-    }
-
-    #[inline(always)]
-    fn run_avx512(self) {
-        match K {
-            S64 => run64_dq::<M, false, D>(self.src, self.dst, self.k),
-            U64 => run64_dq::<M, true, D>(self.src, self.dst, self.k),
-            _ => self.run(),
-        }
     }
 }
 
