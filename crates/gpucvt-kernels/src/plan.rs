@@ -1,10 +1,9 @@
 //! The specialised kernel of one conversion: which compiled instance of
 //! [`crate::portable::fast`] (through [`crate::isa`]'s dispatch) serves it.
 
-use crate::portable::fast::{
-    Knobs, Spec, I_BF16, I_E2M1, I_E2M3, I_E3M2, I_E4M3, I_E5M2, I_F16, I_TF32, PTX_RS_WIDTH, SPECS,
-};
+use crate::portable::fast::Knobs;
 use crate::portable::small::{self, RM, RN, RNA, RP, RS, RZ};
+use crate::portable::spec::{formats, Fmt, Id, Spec};
 use crate::portable::ue8m0;
 use gpucvt_core::format::Format;
 
@@ -29,30 +28,30 @@ pub(crate) enum FastFn {
     U32(SliceFn<u32>),
 }
 
-/// The instance for format index `$f`, word `$d`, random word `$r`, constant random width
+/// The instance for format `$f`, word `$d`, random word `$r`, constant random width
 /// `$w` (0: run-time), the run-time parameters `$p`, direction `$m`, by policy.
 macro_rules! policies {
-    ($f:expr, $m:expr, $w:expr, $d:ty, $r:ty, $p:expr) => {
+    ($f:ty, $m:expr, $w:expr, $d:ty, $r:ty, $p:expr) => {
         match ($p.satfinite, $p.relu || $p.ftz_in) {
             (false, false) => {
-                crate::isa::fast::<{ $f }, { $m }, false, false, { $w }, $d, $r>
+                crate::isa::fast::<$f, { $m }, false, false, { $w }, $d, $r>
                     as fn(&[u32], &mut [$d], &[$r], Knobs)
             }
-            (true, false) => crate::isa::fast::<{ $f }, { $m }, true, false, { $w }, $d, $r>,
-            (false, true) => crate::isa::fast::<{ $f }, { $m }, false, true, { $w }, $d, $r>,
-            (true, true) => crate::isa::fast::<{ $f }, { $m }, true, true, { $w }, $d, $r>,
+            (true, false) => crate::isa::fast::<$f, { $m }, true, false, { $w }, $d, $r>,
+            (false, true) => crate::isa::fast::<$f, { $m }, false, true, { $w }, $d, $r>,
+            (true, true) => crate::isa::fast::<$f, { $m }, true, true, { $w }, $d, $r>,
         }
     };
 }
 
-/// The instance for format index `$f`, word `$d`, the run-time parameters `$p`, among the
+/// The instance for format `$f`, word `$d`, the run-time parameters `$p`, among the
 /// directions listed (else `return None`); after `RS;`, also `RS`: with the format's PTX
 /// width as a constant when the conversion has that width, else with the run-time width.
 macro_rules! pick {
-    ($f:expr, $d:ty, $p:expr, RS; $($m:ident)*) => {
+    ($f:ty, $d:ty, $p:expr, RS; $($m:ident)*) => {
         match $p.mode {
-            RS if $p.rs_width == PTX_RS_WIDTH[$f] => {
-                policies!($f, RS, PTX_RS_WIDTH[$f], $d, u32, $p) as SliceFn<$d>
+            RS if $p.rs_width == <$f>::RS_WIDTH => {
+                policies!($f, RS, <$f>::RS_WIDTH, $d, u32, $p) as SliceFn<$d>
             }
             RS => policies!($f, RS, 0, $d, u32, $p),
             $(
@@ -61,7 +60,7 @@ macro_rules! pick {
             _ => return None,
         }
     };
-    ($f:expr, $d:ty, $p:expr; $($m:ident)*) => {
+    ($f:ty, $d:ty, $p:expr; $($m:ident)*) => {
         match $p.mode {
             $(
                 $m => policies!($f, $m, 0, $d, u32, $p) as SliceFn<$d>,
@@ -71,13 +70,13 @@ macro_rules! pick {
     };
 }
 
-/// The `RS` instance for format index `$f` whose random values come in the output word
+/// The `RS` instance for format `$f` whose random values come in the output word
 /// `$d` (`u8` for the 8-bit formats, `u16` for f16 and bf16), with the PTX width as a
 /// constant when the conversion has it.
 macro_rules! pick_rs_narrow {
-    ($f:expr, $d:ty, $p:expr) => {
-        if $p.rs_width == PTX_RS_WIDTH[$f] {
-            policies!($f, RS, PTX_RS_WIDTH[$f], $d, $d, $p) as NarrowFn<$d>
+    ($f:ty, $d:ty, $p:expr) => {
+        if $p.rs_width == <$f>::RS_WIDTH {
+            policies!($f, RS, <$f>::RS_WIDTH, $d, $d, $p) as NarrowFn<$d>
         } else {
             policies!($f, RS, 0, $d, $d, $p)
         }
@@ -97,43 +96,42 @@ pub(crate) struct Plan {
 
 impl Plan {
     /// The specialised kernel for a conversion the run-time kernel `p` handles, if it has
-    /// one: the formats of [`SPECS`] in the directions PTX has for them (and `rz` for the
+    /// one: the formats of [`formats`] in the directions PTX has for them (and `rz` for the
     /// 8-, 6- and 4-bit formats), with `.satfinite`, `.relu` and `.ftz`.
     pub(crate) fn new(dst: &Format, p: &small::Params) -> Option<Plan> {
-        if p.sat || p.pzo || !p.signed || p.saturate_overflow != p.satfinite {
+        if p.sat || p.pzo || !p.spec.signed || p.saturate_overflow != p.satfinite {
             return None;
         }
         if !crate::isa::has_fast() {
             return None;
         }
         let spec = Spec::of(dst);
-        let i = SPECS.iter().position(|s| *s == spec)?;
+        let id = Id::of(&spec)?;
         if p.mode == RS && p.rs_width > 23 - spec.man {
             return None;
         }
-        let f = match i {
-            I_F16 => FastFn::U16(pick!(I_F16, u16, p, RS; RN RZ RM RP)),
-            I_BF16 => FastFn::U16(pick!(I_BF16, u16, p, RS; RN RZ RM RP)),
-            I_TF32 => FastFn::U32(pick!(I_TF32, u32, p; RNA RN RZ)),
-            I_E4M3 => FastFn::U8(pick!(I_E4M3, u8, p, RS; RN RZ)),
-            I_E5M2 => FastFn::U8(pick!(I_E5M2, u8, p, RS; RN RZ)),
-            I_E2M3 => FastFn::U8(pick!(I_E2M3, u8, p, RS; RN RZ)),
-            I_E3M2 => FastFn::U8(pick!(I_E3M2, u8, p, RS; RN RZ)),
-            I_E2M1 => FastFn::U8(pick!(I_E2M1, u8, p, RS; RN RZ)),
-            _ => return None,
+        let f = match id {
+            Id::F16 => FastFn::U16(pick!(formats::F16, u16, p, RS; RN RZ RM RP)),
+            Id::Bf16 => FastFn::U16(pick!(formats::BF16, u16, p, RS; RN RZ RM RP)),
+            Id::Tf32 => FastFn::U32(pick!(formats::TF32, u32, p; RNA RN RZ)),
+            Id::E4m3 => FastFn::U8(pick!(formats::E4M3, u8, p, RS; RN RZ)),
+            Id::E5m2 => FastFn::U8(pick!(formats::E5M2, u8, p, RS; RN RZ)),
+            Id::E2m3 => FastFn::U8(pick!(formats::E2M3, u8, p, RS; RN RZ)),
+            Id::E3m2 => FastFn::U8(pick!(formats::E3M2, u8, p, RS; RN RZ)),
+            Id::E2m1 => FastFn::U8(pick!(formats::E2M1, u8, p, RS; RN RZ)),
         };
         let narrow = if p.mode != RS {
             None
         } else {
-            match i {
-                I_F16 => Some(NarrowRs::U16(pick_rs_narrow!(I_F16, u16, p))),
-                I_BF16 => Some(NarrowRs::U16(pick_rs_narrow!(I_BF16, u16, p))),
-                I_E4M3 => Some(NarrowRs::U8(pick_rs_narrow!(I_E4M3, u8, p))),
-                I_E5M2 => Some(NarrowRs::U8(pick_rs_narrow!(I_E5M2, u8, p))),
-                I_E2M3 => Some(NarrowRs::U8(pick_rs_narrow!(I_E2M3, u8, p))),
-                I_E3M2 => Some(NarrowRs::U8(pick_rs_narrow!(I_E3M2, u8, p))),
-                I_E2M1 => Some(NarrowRs::U8(pick_rs_narrow!(I_E2M1, u8, p))),
-                _ => None,
+            match id {
+                Id::F16 => Some(NarrowRs::U16(pick_rs_narrow!(formats::F16, u16, p))),
+                Id::Bf16 => Some(NarrowRs::U16(pick_rs_narrow!(formats::BF16, u16, p))),
+                Id::E4m3 => Some(NarrowRs::U8(pick_rs_narrow!(formats::E4M3, u8, p))),
+                Id::E5m2 => Some(NarrowRs::U8(pick_rs_narrow!(formats::E5M2, u8, p))),
+                Id::E2m3 => Some(NarrowRs::U8(pick_rs_narrow!(formats::E2M3, u8, p))),
+                Id::E3m2 => Some(NarrowRs::U8(pick_rs_narrow!(formats::E3M2, u8, p))),
+                Id::E2m1 => Some(NarrowRs::U8(pick_rs_narrow!(formats::E2M1, u8, p))),
+                Id::Tf32 => None,
             }
         };
         Some(Plan {

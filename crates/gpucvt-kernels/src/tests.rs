@@ -2,6 +2,7 @@
 //! `gpucvt verify`.)
 
 use super::*;
+use crate::portable::spec::{formats, Fmt};
 use crate::portable::{fast, small, ue8m0};
 use gpucvt_core::convert::{Overflow, Policy};
 use gpucvt_core::format::*;
@@ -331,10 +332,7 @@ fn every_input_bf16_rn() {
 /// derived from the input; `.relu` if `conv` has it) compiled for instruction set `isa` (1:
 /// AVX2), against the exact core: the AVX2 kernels on a machine whose best is AVX-512.
 /// Skipped where the CPU lacks the instruction set.
-fn exhaustive_isa<const F: usize, const M: u8, const SF: bool>(
-    conv: Conversion,
-    isa: InstructionSet,
-) {
+fn exhaustive_isa<F: Fmt, const M: u8, const SF: bool>(conv: Conversion, isa: InstructionSet) {
     if conv.policy.relu {
         return exhaustive_isa_knobs::<F, M, SF, true>(conv, isa);
     }
@@ -342,7 +340,7 @@ fn exhaustive_isa<const F: usize, const M: u8, const SF: bool>(
 }
 
 /// [`exhaustive_isa`] through the instance with the knobs (`KN`) or without.
-fn exhaustive_isa_knobs<const F: usize, const M: u8, const SF: bool, const KN: bool>(
+fn exhaustive_isa_knobs<F: Fmt, const M: u8, const SF: bool, const KN: bool>(
     conv: Conversion,
     isa: InstructionSet,
 ) {
@@ -385,39 +383,68 @@ fn exhaustive_isa_knobs<const F: usize, const M: u8, const SF: bool, const KN: b
 #[test]
 #[ignore]
 fn every_input_avx2_narrow_kernels() {
-    use fast::*;
     let sf = satfinite();
     let d = Policy::default();
     let c = |f, r, p| Conversion::new(F32, f, r, p);
-    exhaustive_isa::<I_E4M3, { small::RN }, true>(c(E4M3, Rounding::RN, sf), InstructionSet::Avx2);
-    exhaustive_isa::<I_E2M1, { small::RN }, true>(c(E2M1, Rounding::RN, sf), InstructionSet::Avx2);
-    exhaustive_isa::<I_E5M2, { small::RN }, false>(c(E5M2, Rounding::RN, d), InstructionSet::Avx2);
+    exhaustive_isa::<formats::E4M3, { small::RN }, true>(
+        c(E4M3, Rounding::RN, sf),
+        InstructionSet::Avx2,
+    );
+    exhaustive_isa::<formats::E2M1, { small::RN }, true>(
+        c(E2M1, Rounding::RN, sf),
+        InstructionSet::Avx2,
+    );
+    exhaustive_isa::<formats::E5M2, { small::RN }, false>(
+        c(E5M2, Rounding::RN, d),
+        InstructionSet::Avx2,
+    );
     // Toward zero and stochastic: the truncation from the pattern and from `vcvttps2dq`.
-    exhaustive_isa::<I_E2M3, { small::RZ }, false>(c(E2M3, Rounding::RZ, d), InstructionSet::Avx2);
-    exhaustive_isa::<I_E3M2, { small::RZ }, false>(c(E3M2, Rounding::RZ, d), InstructionSet::Avx2);
+    exhaustive_isa::<formats::E2M3, { small::RZ }, false>(
+        c(E2M3, Rounding::RZ, d),
+        InstructionSet::Avx2,
+    );
+    exhaustive_isa::<formats::E3M2, { small::RZ }, false>(
+        c(E3M2, Rounding::RZ, d),
+        InstructionSet::Avx2,
+    );
     let rs = Rounding::stochastic(0, 8);
-    exhaustive_isa::<I_E2M3, { small::RS }, true>(c(E2M3, rs, sf), InstructionSet::Avx2);
-    exhaustive_isa::<I_E4M3, { small::RS }, true>(c(E4M3, rs, sf), InstructionSet::Avx2);
+    exhaustive_isa::<formats::E2M3, { small::RS }, true>(c(E2M3, rs, sf), InstructionSet::Avx2);
+    exhaustive_isa::<formats::E4M3, { small::RS }, true>(c(E4M3, rs, sf), InstructionSet::Avx2);
     // e5m2, e3m2, e2m1 with .satfinite: through f16 (F16C), toward zero and stochastic;
     // e4m3 and e2m3 toward zero.
-    exhaustive_isa::<I_E4M3, { small::RZ }, true>(c(E4M3, Rounding::RZ, sf), InstructionSet::Avx2);
-    exhaustive_isa::<I_E2M3, { small::RZ }, true>(c(E2M3, Rounding::RZ, sf), InstructionSet::Avx2);
-    exhaustive_isa::<I_E5M2, { small::RZ }, true>(c(E5M2, Rounding::RZ, sf), InstructionSet::Avx2);
-    exhaustive_isa::<I_E3M2, { small::RZ }, true>(c(E3M2, Rounding::RZ, sf), InstructionSet::Avx2);
-    exhaustive_isa::<I_E2M1, { small::RZ }, true>(c(E2M1, Rounding::RZ, sf), InstructionSet::Avx2);
-    exhaustive_isa::<I_E5M2, { small::RS }, true>(c(E5M2, rs, sf), InstructionSet::Avx2);
-    exhaustive_isa::<I_E3M2, { small::RS }, true>(c(E3M2, rs, sf), InstructionSet::Avx2);
-    exhaustive_isa::<I_E2M1, { small::RS }, true>(c(E2M1, rs, sf), InstructionSet::Avx2);
+    exhaustive_isa::<formats::E4M3, { small::RZ }, true>(
+        c(E4M3, Rounding::RZ, sf),
+        InstructionSet::Avx2,
+    );
+    exhaustive_isa::<formats::E2M3, { small::RZ }, true>(
+        c(E2M3, Rounding::RZ, sf),
+        InstructionSet::Avx2,
+    );
+    exhaustive_isa::<formats::E5M2, { small::RZ }, true>(
+        c(E5M2, Rounding::RZ, sf),
+        InstructionSet::Avx2,
+    );
+    exhaustive_isa::<formats::E3M2, { small::RZ }, true>(
+        c(E3M2, Rounding::RZ, sf),
+        InstructionSet::Avx2,
+    );
+    exhaustive_isa::<formats::E2M1, { small::RZ }, true>(
+        c(E2M1, Rounding::RZ, sf),
+        InstructionSet::Avx2,
+    );
+    exhaustive_isa::<formats::E5M2, { small::RS }, true>(c(E5M2, rs, sf), InstructionSet::Avx2);
+    exhaustive_isa::<formats::E3M2, { small::RS }, true>(c(E3M2, rs, sf), InstructionSet::Avx2);
+    exhaustive_isa::<formats::E2M1, { small::RS }, true>(c(E2M1, rs, sf), InstructionSet::Avx2);
     let (relu, relu_sf) = (Policy { relu: true, ..d }, Policy { relu: true, ..sf });
-    exhaustive_isa::<I_E2M3, { small::RZ }, false>(
+    exhaustive_isa::<formats::E2M3, { small::RZ }, false>(
         c(E2M3, Rounding::RZ, relu),
         InstructionSet::Avx2,
     );
-    exhaustive_isa::<I_E5M2, { small::RZ }, true>(
+    exhaustive_isa::<formats::E5M2, { small::RZ }, true>(
         c(E5M2, Rounding::RZ, relu_sf),
         InstructionSet::Avx2,
     );
-    exhaustive_isa::<I_E2M1, { small::RZ }, true>(
+    exhaustive_isa::<formats::E2M1, { small::RZ }, true>(
         c(E2M1, Rounding::RZ, relu_sf),
         InstructionSet::Avx2,
     );
@@ -928,30 +955,22 @@ fn uncovered_conversions_use_the_run_time_kernel() {
     }
 }
 
-/// The specialised kernels' format descriptions are those of the run-time kernel.
+/// The specialised kernels' format types describe their formats as the run-time kernel does.
 #[test]
 fn specs_match_the_run_time_parameters() {
-    for (i, f) in [F16, BF16, TF32, E4M3, E5M2, E2M3, E3M2, E2M1]
-        .into_iter()
-        .enumerate()
-    {
+    for (f, s) in [
+        (F16, formats::F16::SPEC),
+        (BF16, formats::BF16::SPEC),
+        (TF32, formats::TF32::SPEC),
+        (E4M3, formats::E4M3::SPEC),
+        (E5M2, formats::E5M2::SPEC),
+        (E2M3, formats::E2M3::SPEC),
+        (E3M2, formats::E3M2::SPEC),
+        (E2M1, formats::E2M1::SPEC),
+    ] {
         let p = small::Params::new(&f, Rounding::RN, &Policy::default()).unwrap();
-        let s = fast::SPECS[i];
-        assert_eq!(s, fast::Spec::of(&f));
-        assert_eq!(
-            (
-                s.man, s.bias, s.max_enc, s.has_inf, s.has_nan, s.signed, s.sign_pos, s.pad,
-                s.nan_full
-            ),
-            (
-                p.man, p.bias, p.max_enc, p.has_inf, p.has_nan, p.signed, p.sign_pos, p.pad,
-                p.nan_full
-            ),
-            "{f}"
-        );
-        if p.has_inf {
-            assert_eq!(s.inf_enc, p.inf_enc, "{f}");
-        }
+        assert_eq!(s, p.spec, "{f}");
+        assert_eq!(s, fast::Spec::of(&f), "{f}");
     }
 }
 
@@ -972,7 +991,7 @@ fn specialised_kernels_agree_on_every_instruction_set() {
     let random: Vec<u32> = inputs.iter().map(|_| rng.next()).collect();
     /// Runs one instance with random words `R` (the low bits of `random`).
     fn run_all<
-        const F: usize,
+        F: Fmt,
         const M: u8,
         const SF: bool,
         const KN: bool,
@@ -1037,102 +1056,174 @@ fn specialised_kernels_agree_on_every_instruction_set() {
     );
     let c = |f, r, p| Conversion::new(F32, f, r, p);
     let (i, r) = (&inputs[..], &random[..]);
-    run_all::<I_F16, { small::RN }, false, false, 0, u16, u32>(c(F16, Rounding::RN, d), i, r);
+    run_all::<formats::F16, { small::RN }, false, false, 0, u16, u32>(
+        c(F16, Rounding::RN, d),
+        i,
+        r,
+    );
     let f16_rs = c(F16, Rounding::stochastic(0, 13), relu_ftz);
-    run_all::<I_F16, { small::RS }, false, true, 0, u16, u32>(f16_rs, i, r);
-    run_all::<I_F16, { small::RS }, false, true, 13, u16, u32>(f16_rs, i, r);
-    run_all::<I_F16, { small::RS }, false, true, 13, u16, u16>(f16_rs, i, r);
+    run_all::<formats::F16, { small::RS }, false, true, 0, u16, u32>(f16_rs, i, r);
+    run_all::<formats::F16, { small::RS }, false, true, 13, u16, u32>(f16_rs, i, r);
+    run_all::<formats::F16, { small::RS }, false, true, 13, u16, u16>(f16_rs, i, r);
     let f16_rs = c(F16, Rounding::stochastic(0, 13), d);
-    run_all::<I_F16, { small::RS }, false, false, 13, u16, u16>(f16_rs, i, r);
-    run_all::<I_F16, { small::RS }, false, false, 13, u16, u32>(f16_rs, i, r);
-    run_all::<I_F16, { small::RS }, false, false, 13, u16, u8>(f16_rs, i, r);
+    run_all::<formats::F16, { small::RS }, false, false, 13, u16, u16>(f16_rs, i, r);
+    run_all::<formats::F16, { small::RS }, false, false, 13, u16, u32>(f16_rs, i, r);
+    run_all::<formats::F16, { small::RS }, false, false, 13, u16, u8>(f16_rs, i, r);
     let f16_rs_sf = c(F16, Rounding::stochastic(0, 13), sf);
-    run_all::<I_F16, { small::RS }, true, false, 13, u16, u16>(f16_rs_sf, i, r);
-    run_all::<I_F16, { small::RS }, true, false, 13, u16, u32>(f16_rs_sf, i, r);
+    run_all::<formats::F16, { small::RS }, true, false, 13, u16, u16>(f16_rs_sf, i, r);
+    run_all::<formats::F16, { small::RS }, true, false, 13, u16, u32>(f16_rs_sf, i, r);
     // f16 stochastic with `.relu` (its kernels apply it), with and without `.satfinite`.
     let f16_rs_relu = c(F16, Rounding::stochastic(0, 13), relu);
-    run_all::<I_F16, { small::RS }, false, true, 13, u16, u16>(f16_rs_relu, i, r);
-    run_all::<I_F16, { small::RS }, false, true, 13, u16, u8>(f16_rs_relu, i, r);
+    run_all::<formats::F16, { small::RS }, false, true, 13, u16, u16>(f16_rs_relu, i, r);
+    run_all::<formats::F16, { small::RS }, false, true, 13, u16, u8>(f16_rs_relu, i, r);
     let f16_rs_relu_sf = c(F16, Rounding::stochastic(0, 13), relu_sf);
-    run_all::<I_F16, { small::RS }, true, true, 13, u16, u32>(f16_rs_relu_sf, i, r);
+    run_all::<formats::F16, { small::RS }, true, true, 13, u16, u32>(f16_rs_relu_sf, i, r);
     let e5m2_rs_sf = c(E5M2, Rounding::stochastic(0, 8), sf);
-    run_all::<I_E5M2, { small::RS }, true, false, 8, u8, u8>(e5m2_rs_sf, i, r);
-    run_all::<I_E5M2, { small::RS }, true, false, 8, u8, u16>(e5m2_rs_sf, i, r);
-    run_all::<I_E5M2, { small::RS }, true, false, 8, u8, u32>(e5m2_rs_sf, i, r);
+    run_all::<formats::E5M2, { small::RS }, true, false, 8, u8, u8>(e5m2_rs_sf, i, r);
+    run_all::<formats::E5M2, { small::RS }, true, false, 8, u8, u16>(e5m2_rs_sf, i, r);
+    run_all::<formats::E5M2, { small::RS }, true, false, 8, u8, u32>(e5m2_rs_sf, i, r);
     let bf16_rs = c(BF16, Rounding::stochastic(0, 16), sf);
-    run_all::<I_BF16, { small::RS }, true, false, 16, u16, u16>(bf16_rs, i, r);
-    run_all::<I_BF16, { small::RS }, true, false, 16, u16, u32>(bf16_rs, i, r);
-    run_all::<I_BF16, { small::RP }, false, false, 0, u16, u32>(c(BF16, Rounding::RP, d), i, r);
+    run_all::<formats::BF16, { small::RS }, true, false, 16, u16, u16>(bf16_rs, i, r);
+    run_all::<formats::BF16, { small::RS }, true, false, 16, u16, u32>(bf16_rs, i, r);
+    run_all::<formats::BF16, { small::RP }, false, false, 0, u16, u32>(
+        c(BF16, Rounding::RP, d),
+        i,
+        r,
+    );
     // tf32 in its three directions (AVX2's integer rounding at bit 13).
-    run_all::<I_TF32, { small::RNA }, false, false, 0, u32, u32>(c(TF32, Rounding::RNA, d), i, r);
-    run_all::<I_TF32, { small::RN }, false, false, 0, u32, u32>(c(TF32, Rounding::RN, d), i, r);
-    run_all::<I_TF32, { small::RZ }, false, false, 0, u32, u32>(c(TF32, Rounding::RZ, d), i, r);
-    run_all::<I_E4M3, { small::RN }, true, false, 0, u8, u32>(c(E4M3, Rounding::RN, sf), i, r);
+    run_all::<formats::TF32, { small::RNA }, false, false, 0, u32, u32>(
+        c(TF32, Rounding::RNA, d),
+        i,
+        r,
+    );
+    run_all::<formats::TF32, { small::RN }, false, false, 0, u32, u32>(
+        c(TF32, Rounding::RN, d),
+        i,
+        r,
+    );
+    run_all::<formats::TF32, { small::RZ }, false, false, 0, u32, u32>(
+        c(TF32, Rounding::RZ, d),
+        i,
+        r,
+    );
+    run_all::<formats::E4M3, { small::RN }, true, false, 0, u8, u32>(
+        c(E4M3, Rounding::RN, sf),
+        i,
+        r,
+    );
     // The run-time policies, switched off.
-    run_all::<I_E4M3, { small::RN }, true, true, 0, u8, u32>(c(E4M3, Rounding::RN, sf), i, r);
-    run_all::<I_E4M3, { small::RZ }, false, true, 0, u8, u32>(
+    run_all::<formats::E4M3, { small::RN }, true, true, 0, u8, u32>(
+        c(E4M3, Rounding::RN, sf),
+        i,
+        r,
+    );
+    run_all::<formats::E4M3, { small::RZ }, false, true, 0, u8, u32>(
         c(E4M3, Rounding::RZ, relu_ftz),
         i,
         r,
     );
     let e5m2_rs = c(E5M2, Rounding::stochastic(0, 8), d);
-    run_all::<I_E5M2, { small::RS }, false, false, 0, u8, u32>(e5m2_rs, i, r);
-    run_all::<I_E5M2, { small::RS }, false, false, 8, u8, u8>(e5m2_rs, i, r);
+    run_all::<formats::E5M2, { small::RS }, false, false, 0, u8, u32>(e5m2_rs, i, r);
+    run_all::<formats::E5M2, { small::RS }, false, false, 8, u8, u8>(e5m2_rs, i, r);
     // Random values in the output word.
     let e4m3_rs = c(E4M3, Rounding::stochastic(0, 8), sf);
-    run_all::<I_E4M3, { small::RS }, true, false, 0, u8, u8>(e4m3_rs, i, r);
-    run_all::<I_E4M3, { small::RS }, true, false, 8, u8, u8>(e4m3_rs, i, r);
-    run_all::<I_E4M3, { small::RS }, true, true, 8, u8, u32>(e4m3_rs, i, r);
+    run_all::<formats::E4M3, { small::RS }, true, false, 0, u8, u8>(e4m3_rs, i, r);
+    run_all::<formats::E4M3, { small::RS }, true, false, 8, u8, u8>(e4m3_rs, i, r);
+    run_all::<formats::E4M3, { small::RS }, true, true, 8, u8, u32>(e4m3_rs, i, r);
     let e2m1_rs = c(E2M1, Rounding::stochastic(0, 8), sf);
-    run_all::<I_E2M1, { small::RS }, true, false, 0, u8, u32>(e2m1_rs, i, r);
-    run_all::<I_E2M1, { small::RS }, true, false, 8, u8, u8>(e2m1_rs, i, r);
+    run_all::<formats::E2M1, { small::RS }, true, false, 0, u8, u32>(e2m1_rs, i, r);
+    run_all::<formats::E2M1, { small::RS }, true, false, 8, u8, u8>(e2m1_rs, i, r);
     let e2m3_rs = c(E2M3, Rounding::stochastic(0, 8), sf);
-    run_all::<I_E2M3, { small::RS }, true, false, 8, u8, u8>(e2m3_rs, i, r);
-    run_all::<I_E4M3, { small::RS }, true, false, 8, u8, u16>(e4m3_rs, i, r);
-    run_all::<I_E4M3, { small::RS }, true, false, 8, u8, u32>(e4m3_rs, i, r);
+    run_all::<formats::E2M3, { small::RS }, true, false, 8, u8, u8>(e2m3_rs, i, r);
+    run_all::<formats::E4M3, { small::RS }, true, false, 8, u8, u16>(e4m3_rs, i, r);
+    run_all::<formats::E4M3, { small::RS }, true, false, 8, u8, u32>(e4m3_rs, i, r);
     let e2m1_rs_plain = c(E2M1, Rounding::stochastic(0, 8), d);
-    run_all::<I_E2M1, { small::RS }, false, false, 8, u8, u32>(e2m1_rs_plain, i, r);
+    run_all::<formats::E2M1, { small::RS }, false, false, 8, u8, u32>(e2m1_rs_plain, i, r);
     let e3m2_rs_sf = c(E3M2, Rounding::stochastic(0, 8), sf);
-    run_all::<I_E3M2, { small::RS }, true, false, 8, u8, u8>(e3m2_rs_sf, i, r);
+    run_all::<formats::E3M2, { small::RS }, true, false, 8, u8, u8>(e3m2_rs_sf, i, r);
     // e3m2 and e2m1 through f16 scaled (AVX-512 VBMI), random values in every word.
-    run_all::<I_E3M2, { small::RS }, true, false, 8, u8, u16>(e3m2_rs_sf, i, r);
-    run_all::<I_E3M2, { small::RS }, true, false, 8, u8, u32>(e3m2_rs_sf, i, r);
-    run_all::<I_E2M1, { small::RS }, true, false, 8, u8, u16>(e2m1_rs, i, r);
-    run_all::<I_E2M1, { small::RS }, true, false, 8, u8, u32>(e2m1_rs, i, r);
+    run_all::<formats::E3M2, { small::RS }, true, false, 8, u8, u16>(e3m2_rs_sf, i, r);
+    run_all::<formats::E3M2, { small::RS }, true, false, 8, u8, u32>(e3m2_rs_sf, i, r);
+    run_all::<formats::E2M1, { small::RS }, true, false, 8, u8, u16>(e2m1_rs, i, r);
+    run_all::<formats::E2M1, { small::RS }, true, false, 8, u8, u32>(e2m1_rs, i, r);
     let e3m2_rs = c(E3M2, Rounding::stochastic(0, 8), relu_ftz);
-    run_all::<I_E3M2, { small::RS }, false, true, 8, u8, u8>(e3m2_rs, i, r);
-    run_all::<I_BF16, { small::RN }, false, false, 0, u16, u32>(c(BF16, Rounding::RN, d), i, r);
-    run_all::<I_BF16, { small::RZ }, false, false, 0, u16, u32>(c(BF16, Rounding::RZ, d), i, r);
+    run_all::<formats::E3M2, { small::RS }, false, true, 8, u8, u8>(e3m2_rs, i, r);
+    run_all::<formats::BF16, { small::RN }, false, false, 0, u16, u32>(
+        c(BF16, Rounding::RN, d),
+        i,
+        r,
+    );
+    run_all::<formats::BF16, { small::RZ }, false, false, 0, u16, u32>(
+        c(BF16, Rounding::RZ, d),
+        i,
+        r,
+    );
     let bf16_rs_plain = c(BF16, Rounding::stochastic(0, 16), d);
-    run_all::<I_BF16, { small::RS }, false, false, 16, u16, u8>(bf16_rs_plain, i, r);
-    run_all::<I_BF16, { small::RS }, false, false, 16, u16, u16>(bf16_rs_plain, i, r);
-    run_all::<I_BF16, { small::RS }, false, false, 16, u16, u32>(bf16_rs_plain, i, r);
+    run_all::<formats::BF16, { small::RS }, false, false, 16, u16, u8>(bf16_rs_plain, i, r);
+    run_all::<formats::BF16, { small::RS }, false, false, 16, u16, u16>(bf16_rs_plain, i, r);
+    run_all::<formats::BF16, { small::RS }, false, false, 16, u16, u32>(bf16_rs_plain, i, r);
     // f16 in the four IEEE directions (`vcvtps2ph` on AVX2 and on AVX-512).
-    run_all::<I_F16, { small::RZ }, false, false, 0, u16, u32>(c(F16, Rounding::RZ, d), i, r);
-    run_all::<I_F16, { small::RM }, false, false, 0, u16, u32>(c(F16, Rounding::RM, d), i, r);
-    run_all::<I_F16, { small::RP }, false, false, 0, u16, u32>(c(F16, Rounding::RP, d), i, r);
+    run_all::<formats::F16, { small::RZ }, false, false, 0, u16, u32>(
+        c(F16, Rounding::RZ, d),
+        i,
+        r,
+    );
+    run_all::<formats::F16, { small::RM }, false, false, 0, u16, u32>(
+        c(F16, Rounding::RM, d),
+        i,
+        r,
+    );
+    run_all::<formats::F16, { small::RP }, false, false, 0, u16, u32>(
+        c(F16, Rounding::RP, d),
+        i,
+        r,
+    );
     // f16 and bf16 with `.relu`, `.ftz` or both.
-    run_all::<I_F16, { small::RN }, false, true, 0, u16, u32>(c(F16, Rounding::RN, relu), i, r);
-    run_all::<I_F16, { small::RN }, false, true, 0, u16, u32>(c(F16, Rounding::RN, ftz), i, r);
+    run_all::<formats::F16, { small::RN }, false, true, 0, u16, u32>(
+        c(F16, Rounding::RN, relu),
+        i,
+        r,
+    );
+    run_all::<formats::F16, { small::RN }, false, true, 0, u16, u32>(
+        c(F16, Rounding::RN, ftz),
+        i,
+        r,
+    );
     let f16_rz = c(F16, Rounding::RZ, relu_ftz);
-    run_all::<I_F16, { small::RZ }, false, true, 0, u16, u32>(f16_rz, i, r);
+    run_all::<formats::F16, { small::RZ }, false, true, 0, u16, u32>(f16_rz, i, r);
     let f16_sf = c(F16, Rounding::RN, relu_sf);
-    run_all::<I_F16, { small::RN }, true, true, 0, u16, u32>(f16_sf, i, r);
+    run_all::<formats::F16, { small::RN }, true, true, 0, u16, u32>(f16_sf, i, r);
     // `.relu` without `.satfinite`: e4m3's negative overflows are NaN without `.relu`
     // (applied to the inputs first), e5m2's are −∞ (the results after).
-    run_all::<I_E4M3, { small::RN }, false, true, 0, u8, u32>(c(E4M3, Rounding::RN, relu), i, r);
-    run_all::<I_E5M2, { small::RN }, false, true, 0, u8, u32>(c(E5M2, Rounding::RN, relu), i, r);
+    run_all::<formats::E4M3, { small::RN }, false, true, 0, u8, u32>(
+        c(E4M3, Rounding::RN, relu),
+        i,
+        r,
+    );
+    run_all::<formats::E5M2, { small::RN }, false, true, 0, u8, u32>(
+        c(E5M2, Rounding::RN, relu),
+        i,
+        r,
+    );
     // (Where `.ftz` shows: f16 up, and bf16, whose subnormals are f32's.)
-    run_all::<I_F16, { small::RP }, false, true, 0, u16, u32>(c(F16, Rounding::RP, ftz), i, r);
-    run_all::<I_BF16, { small::RN }, false, true, 0, u16, u32>(c(BF16, Rounding::RN, ftz), i, r);
+    run_all::<formats::F16, { small::RP }, false, true, 0, u16, u32>(
+        c(F16, Rounding::RP, ftz),
+        i,
+        r,
+    );
+    run_all::<formats::BF16, { small::RN }, false, true, 0, u16, u32>(
+        c(BF16, Rounding::RN, ftz),
+        i,
+        r,
+    );
     let bf16_rn = c(BF16, Rounding::RN, relu);
-    run_all::<I_BF16, { small::RN }, false, true, 0, u16, u32>(bf16_rn, i, r);
+    run_all::<formats::BF16, { small::RN }, false, true, 0, u16, u32>(bf16_rn, i, r);
     let bf16_rs = c(BF16, Rounding::stochastic(0, 16), relu);
-    run_all::<I_BF16, { small::RS }, false, true, 16, u16, u32>(bf16_rs, i, r);
+    run_all::<formats::BF16, { small::RS }, false, true, 16, u16, u32>(bf16_rs, i, r);
     // Every FP8/FP6/FP4 format to nearest and toward zero, with and without .satfinite, and
     // stochastic with .satfinite in the three random words (AVX2's one-addition kernel).
     macro_rules! narrow {
-        ($i:ident, $f:ident) => {
+        ($i:ty, $f:ident) => {
             run_all::<$i, { small::RN }, true, false, 0, u8, u32>(c($f, Rounding::RN, sf), i, r);
             run_all::<$i, { small::RN }, false, false, 0, u8, u32>(c($f, Rounding::RN, d), i, r);
             run_all::<$i, { small::RZ }, true, false, 0, u8, u32>(c($f, Rounding::RZ, sf), i, r);
@@ -1156,11 +1247,11 @@ fn specialised_kernels_agree_on_every_instruction_set() {
             run_all::<$i, { small::RS }, false, true, 8, u8, u8>(rs, i, r);
         };
     }
-    narrow!(I_E4M3, E4M3);
-    narrow!(I_E5M2, E5M2);
-    narrow!(I_E2M3, E2M3);
-    narrow!(I_E3M2, E3M2);
-    narrow!(I_E2M1, E2M1);
+    narrow!(formats::E4M3, E4M3);
+    narrow!(formats::E5M2, E5M2);
+    narrow!(formats::E2M3, E2M3);
+    narrow!(formats::E3M2, E3M2);
+    narrow!(formats::E2M1, E2M1);
 }
 
 #[test]
@@ -1276,26 +1367,26 @@ fn every_narrow_format_has_toward_zero_tables() {
     // and e2m3 is the low byte's top bit: their rows go up above 0x7f where they are normal.
     use crate::portable::fast::*;
     use small::RZ;
-    fn check<const F: usize, const SF: bool>(one: u8, limit: u8) {
-        let t = byte_tables::<F, RZ, SF>().unwrap_or_else(|| panic!("format {F} sf {SF}"));
-        let sign = 1u8 << SPECS[F].sign_pos;
-        assert_eq!(t.base[0x3c] & !sign, one, "format {F} sf {SF}");
+    fn check<F: Fmt, const SF: bool>(one: u8, limit: u8) {
+        let t = byte_tables::<F, RZ, SF>().unwrap_or_else(|| panic!("format {:?} sf {SF}", F::ID));
+        let sign = 1u8 << F::SPEC.sign_pos;
+        assert_eq!(t.base[0x3c] & !sign, one, "format {:?} sf {SF}", F::ID);
         assert_eq!((t.limit[0x3c], t.second[0x3c]), (limit, 0xff));
         assert!(t.second.iter().all(|&l| l == 0xff));
         // Finite results take the sign; 0 is +0 and -0.
         assert_ne!(t.base[0x3c] & sign, 0);
         assert_ne!(t.base[0] & sign, 0);
     }
-    check::<I_E4M3, true>(0x38, 0x7f);
-    check::<I_E4M3, false>(0x38, 0x7f);
-    check::<I_E5M2, true>(0x3c, 0xff);
-    check::<I_E5M2, false>(0x3c, 0xff);
-    check::<I_E2M3, true>(0x08, 0x7f);
-    check::<I_E2M3, false>(0x08, 0x7f);
-    check::<I_E3M2, true>(0x0c, 0xff);
-    check::<I_E3M2, false>(0x0c, 0xff);
-    check::<I_E2M1, true>(0x02, 0xff);
-    check::<I_E2M1, false>(0x02, 0xff);
+    check::<formats::E4M3, true>(0x38, 0x7f);
+    check::<formats::E4M3, false>(0x38, 0x7f);
+    check::<formats::E5M2, true>(0x3c, 0xff);
+    check::<formats::E5M2, false>(0x3c, 0xff);
+    check::<formats::E2M3, true>(0x08, 0x7f);
+    check::<formats::E2M3, false>(0x08, 0x7f);
+    check::<formats::E3M2, true>(0x0c, 0xff);
+    check::<formats::E3M2, false>(0x0c, 0xff);
+    check::<formats::E2M1, true>(0x02, 0xff);
+    check::<formats::E2M1, false>(0x02, 0xff);
 }
 
 #[test]
@@ -1308,33 +1399,33 @@ fn round_to_nearest_tables_fit_where_the_scheme_applies() {
     // range, where the sticky bit may be missing.
     use super::small::RN;
     use crate::portable::fast::*;
-    assert!(byte_tables::<I_E4M3, RN, false>().is_none());
+    assert!(byte_tables::<formats::E4M3, RN, false>().is_none());
     for (t, below) in [
-        (byte_tables::<I_E4M3, RN, true>(), false),
-        (byte_tables::<I_E5M2, RN, true>(), true),
-        (byte_tables::<I_E5M2, RN, false>(), true),
-        (byte_tables::<I_E2M3, RN, true>(), false),
-        (byte_tables::<I_E2M3, RN, false>(), false),
-        (byte_tables::<I_E3M2, RN, true>(), false),
-        (byte_tables::<I_E3M2, RN, false>(), false),
-        (byte_tables::<I_E2M1, RN, true>(), false),
-        (byte_tables::<I_E2M1, RN, false>(), false),
+        (byte_tables::<formats::E4M3, RN, true>(), false),
+        (byte_tables::<formats::E5M2, RN, true>(), true),
+        (byte_tables::<formats::E5M2, RN, false>(), true),
+        (byte_tables::<formats::E2M3, RN, true>(), false),
+        (byte_tables::<formats::E2M3, RN, false>(), false),
+        (byte_tables::<formats::E3M2, RN, true>(), false),
+        (byte_tables::<formats::E3M2, RN, false>(), false),
+        (byte_tables::<formats::E2M1, RN, true>(), false),
+        (byte_tables::<formats::E2M1, RN, false>(), false),
     ] {
         assert_eq!(t.map(|t| t.subnormal_midpoints), Some(below));
     }
     // The kernel looks up as many limits as `byte_steps` says, a constant: every table of
     // rn and rz uses them all (none is looked up for nothing).
     macro_rules! steps {
-        ($($i:ident)*) => {$(
+        ($($i:ty)*) => {$(
             for (t, rn) in [
                 (byte_tables::<$i, RN, true>(), true),
                 (byte_tables::<$i, { small::RZ }, true>(), false),
             ] {
-                assert_eq!(t.map(|t| t.steps), Some(byte_steps(&SPECS[$i], rn)));
+                assert_eq!(t.map(|t| t.steps), Some(byte_steps(&<$i>::SPEC, rn)));
             }
         )*};
     }
-    steps!(I_E4M3 I_E5M2 I_E2M3 I_E3M2 I_E2M1);
+    steps!(formats::E4M3 formats::E5M2 formats::E2M3 formats::E3M2 formats::E2M1);
     // e4m3 around 1.0 (f16 0x3c00..0x3cff: row 0x3c, 1.0 = 0x38 with the sign marked):
     // e4m3's step there is 0x80 low bits; the midpoint 0x40 stays at the even 0x38, above it
     // 0x39, and the next midpoint 0xc0 goes up to the even 0x3a, so the limits are 0x40 and
@@ -1344,7 +1435,7 @@ fn round_to_nearest_tables_fit_where_the_scheme_applies() {
         limit,
         second,
         ..
-    } = byte_tables::<I_E4M3, RN, true>().unwrap();
+    } = byte_tables::<formats::E4M3, RN, true>().unwrap();
     assert_eq!(
         (base[0x3c], limit[0x3c], second[0x3c]),
         (0x80 | 0x38, 0x40, 0xbf)
@@ -1361,7 +1452,7 @@ fn round_to_nearest_tables_fit_where_the_scheme_applies() {
     );
     // e2m1 (sign bit 0x8): 1.0 to 1.25 (row 0x3c) all give 1.0 (code 2); from 1.25 (row
     // 0x3d), the midpoint to 1.5, only the midpoint itself stays at the even 2.
-    let t = byte_tables::<I_E2M1, RN, true>().unwrap();
+    let t = byte_tables::<formats::E2M1, RN, true>().unwrap();
     assert_eq!(
         (t.base[0x3c], t.limit[0x3c], t.second[0x3c]),
         (0x8 | 0x2, 0xff, 0xff)
@@ -1415,17 +1506,29 @@ fn f16_byte_kernels_take_the_formats_whose_code_is_f16s_top_bits() {
     // Toward zero (AVX2) also to those with three: e4m3 and e2m3 are its bits 14..7.
     use crate::isa::{f16_bytes_shift, f16_bytes_truncate};
     use crate::portable::fast::*;
-    assert_eq!(f16_bytes_shift(&SPECS[I_E5M2]), Some(0));
-    assert_eq!(f16_bytes_shift(&SPECS[I_E3M2]), Some(0));
-    assert_eq!(f16_bytes_shift(&SPECS[I_E2M1]), Some(1));
-    for f in [I_F16, I_BF16, I_TF32, I_E4M3, I_E2M3] {
-        assert_eq!(f16_bytes_shift(&SPECS[f]), None, "format {f}");
+    assert_eq!(f16_bytes_shift(&formats::E5M2::SPEC), Some(0));
+    assert_eq!(f16_bytes_shift(&formats::E3M2::SPEC), Some(0));
+    assert_eq!(f16_bytes_shift(&formats::E2M1::SPEC), Some(1));
+    for sp in [
+        formats::F16::SPEC,
+        formats::BF16::SPEC,
+        formats::TF32::SPEC,
+        formats::E4M3::SPEC,
+        formats::E2M3::SPEC,
+    ] {
+        assert_eq!(f16_bytes_shift(&sp), None, "{sp:?}");
     }
-    for f in [I_E4M3, I_E5M2, I_E2M3, I_E3M2, I_E2M1] {
-        assert!(f16_bytes_truncate(&SPECS[f]), "format {f}");
+    for sp in [
+        formats::E4M3::SPEC,
+        formats::E5M2::SPEC,
+        formats::E2M3::SPEC,
+        formats::E3M2::SPEC,
+        formats::E2M1::SPEC,
+    ] {
+        assert!(f16_bytes_truncate(&sp), "{sp:?}");
     }
-    for f in [I_F16, I_BF16, I_TF32] {
-        assert!(!f16_bytes_truncate(&SPECS[f]), "format {f}");
+    for sp in [formats::F16::SPEC, formats::BF16::SPEC, formats::TF32::SPEC] {
+        assert!(!f16_bytes_truncate(&sp), "{sp:?}");
     }
 }
 
@@ -1437,12 +1540,16 @@ fn stochastic_kernel_gives_nan_results_by_the_clamp() {
     // the others' is their largest finite code; e5m2 and f16, with infinities, do not fit.
     use crate::isa::nan_by_clamp;
     use crate::portable::fast::*;
-    assert_eq!(nan_by_clamp(&SPECS[I_E4M3]), Some(true));
-    for f in [I_E2M3, I_E3M2, I_E2M1] {
-        assert_eq!(nan_by_clamp(&SPECS[f]), Some(false), "format {f}");
+    assert_eq!(nan_by_clamp(&formats::E4M3::SPEC), Some(true));
+    for sp in [
+        formats::E2M3::SPEC,
+        formats::E3M2::SPEC,
+        formats::E2M1::SPEC,
+    ] {
+        assert_eq!(nan_by_clamp(&sp), Some(false), "{sp:?}");
     }
-    assert_eq!(nan_by_clamp(&SPECS[I_E5M2]), None);
-    assert_eq!(nan_by_clamp(&SPECS[I_F16]), None);
+    assert_eq!(nan_by_clamp(&formats::E5M2::SPEC), None);
+    assert_eq!(nan_by_clamp(&formats::F16::SPEC), None);
 }
 
 #[test]

@@ -8,7 +8,7 @@ use super::*;
 
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn fast_avx2<
-    const F: usize,
+    F: Fmt,
     const M: u8,
     const SF: bool,
     const KN: bool,
@@ -25,25 +25,25 @@ pub(super) unsafe fn fast_avx2<
     // the results. f32 → f16 in the IEEE directions (where the CPU has F16C) and bf16 to
     // nearest, toward zero and stochastic with 16 random bits, without .satfinite:
     let f16c = is_x86_feature_detected!("f16c");
-    let f16_ieee = F == fast::I_F16
+    let f16_ieee = F::ID == Id::F16
         && !SF
         && matches!(M, small::RN | small::RZ | small::RM | small::RP)
         && f16c;
-    let bf16 = F == fast::I_BF16
+    let bf16 = F::ID == Id::Bf16
         && !SF
         && (M == small::RN || M == small::RZ || (M == small::RS && W == 16));
     // f32 → f16 stochastic with 13 random bits, where the CPU has F16C:
-    let f16_rs = F == fast::I_F16 && M == small::RS && W == 13 && f16c;
+    let f16_rs = F::ID == Id::F16 && M == small::RS && W == 13 && f16c;
     // f32 → FP8/FP6/FP4 through f16's bytes (where the CPU has F16C) and by one addition:
     let f16_bytes = SF
-        && ((M == small::RZ && const { f16_bytes_truncate(&fast::SPECS[F]) })
-            || (M == small::RS && W == 8 && const { f16_bytes_shift(&fast::SPECS[F]).is_some() }))
+        && ((M == small::RZ && const { f16_bytes_truncate(&F::SPEC) })
+            || (M == small::RS && W == 8 && const { f16_bytes_shift(&F::SPEC).is_some() }))
         && f16c;
     let sum = (M == small::RN || M == small::RZ || (M == small::RS && W == 8))
-        && const { sum_avx2_applies(F, M, SF) };
+        && const { sum_avx2_applies(F::ID, &F::SPEC, M, SF) };
     let own_relu = k.ftz_below == 0
         && (f16_ieee || bf16 || f16_rs || f16_bytes || sum)
-        && const { relu_on_results(&fast::SPECS[F], SF) };
+        && const { relu_on_results(&F::SPEC, SF) };
     if KN && !own_relu {
         knobs_first::<F, SF, D, R>(src, dst, rnd, k, |s, d, r| {
             // SAFETY: this function's feature is the instance's.
@@ -88,7 +88,7 @@ pub(super) unsafe fn fast_avx2<
         }
         // f32 → tf32 to nearest even, to nearest away or toward zero, without .satfinite,
         // .relu or .ftz: integer rounding at bit 13.
-        if F == fast::I_TF32 && !SF && !KN && matches!(M, small::RN | small::RNA | small::RZ) {
+        if F::ID == Id::Tf32 && !SF && !KN && matches!(M, small::RN | small::RNA | small::RZ) {
             if let Some(d) = D::as_u32_slice_mut(dst) {
                 // SAFETY: this function's feature is all that `tf32_avx2` enables.
                 unsafe { tf32_avx2::<M>(src, d, k) };
@@ -139,7 +139,7 @@ pub(super) unsafe fn f16_avx2<const M: u8, const RELU: bool>(
     let n = src.len().min(dst.len());
     let whole = n - n % 16;
     let relu = RELU && k.relu != 0;
-    let nan = _mm256_set1_epi16(fast::SPECS[fast::I_F16].nan_full as u16 as i16);
+    let nan = _mm256_set1_epi16(formats::F16::SPEC.nan_full as u16 as i16);
     let magnitude = _mm256_set1_epi16(0x7fff);
     let infinity = _mm256_set1_epi16(0x7c00);
     let half = |x: __m256| -> __m128i {
@@ -169,7 +169,7 @@ pub(super) unsafe fn f16_avx2<const M: u8, const RELU: bool>(
         // SAFETY: `d` holds 16 `u16`s (32 bytes): the unaligned store writes exactly those.
         unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), h) };
     }
-    fast::run::<{ fast::I_F16 }, M, false, RELU, 0, u16, u32>(
+    fast::run::<formats::F16, M, false, RELU, 0, u16, u32>(
         &src[whole..n],
         &mut dst[whole..n],
         &[],
@@ -305,8 +305,8 @@ pub(super) unsafe fn bf16_avx2<const M: u8, const RELU: bool>(
         }),
     }
     match rnd {
-        Some(r) => r.tail::<{ fast::I_BF16 }, false, RELU, 16, u16>(src, dst, whole, k),
-        None => fast::run::<{ fast::I_BF16 }, M, false, RELU, 0, u16, u32>(
+        Some(r) => r.tail::<formats::BF16, false, RELU, 16, u16>(src, dst, whole, k),
+        None => fast::run::<formats::BF16, M, false, RELU, 0, u16, u32>(
             &src[whole..n],
             &mut dst[whole..n],
             &[],
@@ -328,7 +328,7 @@ fn bf16_groups<const M: u8, R>(
     random: impl Fn(&[R]) -> [std::arch::x86_64::__m256i; 2],
 ) {
     use std::arch::x86_64::*;
-    let nan = _mm256_set1_epi32((fast::SPECS[fast::I_BF16].nan_full << 16) as i32);
+    let nan = _mm256_set1_epi32((formats::BF16::SPEC.nan_full << 16) as i32);
     let (bias, one) = (_mm256_set1_epi32(0x7fff), _mm256_set1_epi32(1));
     let round = |x: __m256i, r: __m256i| -> __m256i {
         let xf = _mm256_castsi256_ps(x);
@@ -409,7 +409,7 @@ pub(super) unsafe fn f16_rs_avx2<const SF: bool, const RELU: bool>(
             f16_rs_groups::<SF, _>(s, d, &r[..whole], relu, |r| sixteen_word_lanes(r, bits))
         }
     }
-    rnd.tail::<{ fast::I_F16 }, SF, RELU, 13, u16>(src, dst, whole, k);
+    rnd.tail::<formats::F16, SF, RELU, 13, u16>(src, dst, whole, k);
 }
 
 /// The groups of 16 of [`f16_rs_avx2`] (`src`, `dst` and `rnd` of a multiple of 16
@@ -430,7 +430,7 @@ fn f16_rs_groups<const SF: bool, R>(
     // f16's smallest normal value, 2^-14, and the exponent of 2^37.
     let normal = _mm256_set1_epi32(0x3880_0000);
     let scale = _mm256_set1_epi32(37 << 23);
-    let nan = _mm256_set1_epi16(fast::SPECS[fast::I_F16].nan_full as u16 as i16);
+    let nan = _mm256_set1_epi16(formats::F16::SPEC.nan_full as u16 as i16);
     let magnitude = _mm256_set1_epi16(0x7fff);
     let infinity = _mm256_set1_epi16(0x7c00);
     let (largest, minus_largest) = (
@@ -517,7 +517,7 @@ fn f16_rs_groups<const SF: bool, R>(
 /// sign (e5m2's sum is clamped below at zero, as a signed number). The tail (under 16
 /// elements) goes through the portable kernel.
 #[target_feature(enable = "avx2,f16c")]
-pub(super) unsafe fn f16_bytes_avx2<const F: usize, const M: u8, const RELU: bool>(
+pub(super) unsafe fn f16_bytes_avx2<F: Fmt, const M: u8, const RELU: bool>(
     src: &[u32],
     dst: &mut [u8],
     rnd: Option<Randoms>,
@@ -557,7 +557,7 @@ pub(super) unsafe fn f16_bytes_avx2<const F: usize, const M: u8, const RELU: boo
 /// random bytes in 16-bit lanes, in order.
 #[target_feature(enable = "avx2,f16c")]
 #[inline]
-fn f16_bytes_groups<const F: usize, const M: u8, R>(
+fn f16_bytes_groups<F: Fmt, const M: u8, R>(
     src: &[u32],
     dst: &mut [u8],
     rnd: &[R],
@@ -565,12 +565,12 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
     random: impl Fn(&[R]) -> std::arch::x86_64::__m256i,
 ) {
     use std::arch::x86_64::*;
-    let sp = const { fast::SPECS[F] };
+    let sp = const { F::SPEC };
     // For stochastic rounding into e2m1, whose code is f16's bits 14..9, the 8 bits below
     // its grid are bits 8..1: the random byte r is doubled instead, and added to bits 8..0
     // (bit 0 cannot change the carry: 2r being even, bits 8..0 plus 2r reach 512 exactly
     // when bits 8..1 plus r reach 256).
-    let double = const { matches!(f16_bytes_shift(&fast::SPECS[F]), Some(1)) && M == small::RS };
+    let double = const { matches!(f16_bytes_shift(&F::SPEC), Some(1)) && M == small::RS };
     // The code's lowest bit in the f16: 8, or 7 for three significand bits, or 9 for e2m1.
     // (Instances of other formats exist, never called: the dispatch checks the format.)
     let down = _mm_set_epi64x(0, i64::from(10u32.saturating_sub(sp.man)));
@@ -596,7 +596,7 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
     // The smallest byte of a NaN f16 (a quiet NaN's magnitude), above infinity's plus a
     // random byte (0x7cff) shifted the same way, for the formats that have one.
     let nan_q = const {
-        let man = fast::SPECS[F].man;
+        let man = F::SPEC.man;
         // (The FP8/FP6/FP4 formats: instances of others are never called.)
         if man >= 1 && man <= 3 {
             let down = 10 - man;
@@ -613,10 +613,9 @@ fn f16_bytes_groups<const F: usize, const M: u8, R>(
     // e3m2 and e2m1 toward zero (code f16's bits 14..8 or 14..9, no NaN), in signed bytes
     // (the f16s shifted arithmetically): the magnitude's bits, and the byte of the smallest
     // negative quiet NaN shifted the same way, under which the input is negative.
-    let signed_bytes =
-        const { M == small::RZ && matches!(10u32.checked_sub(fast::SPECS[F].man), Some(8 | 9)) }
-            && nan_by_clamp
-            && !code_is_high_byte;
+    let signed_bytes = const { M == small::RZ && matches!(10u32.checked_sub(F::SPEC.man), Some(8 | 9)) }
+        && nan_by_clamp
+        && !code_is_high_byte;
     let low_bits8 = _mm256_set1_epi8((0x7fu8 >> 2u32.saturating_sub(sp.man)) as i8);
     let shifted_nan = ((0x8000 | QUIET_NAN) as i16) >> 10u32.saturating_sub(sp.man).min(15);
     let minus_nan8 = _mm256_set1_epi8(shifted_nan as i8);
@@ -776,7 +775,7 @@ pub(super) unsafe fn tf32_avx2<const M: u8>(src: &[u32], dst: &mut [u32], k: fas
     let whole = n - n % 16;
     let abs_mask = _mm256_set1_epi32(0x7fff_ffff);
     let infinity = _mm256_set1_epi32(0x7f80_0000);
-    let nan = _mm256_set1_epi32(fast::SPECS[fast::I_TF32].nan_full as i32);
+    let nan = _mm256_set1_epi32(formats::TF32::SPEC.nan_full as i32);
     let grid = _mm256_set1_epi32(!0x1fff);
     let half = _mm256_set1_epi32(if M == small::RNA { 0x1000 } else { 0xfff });
     let one = _mm256_set1_epi32(1);
@@ -806,7 +805,7 @@ pub(super) unsafe fn tf32_avx2<const M: u8>(src: &[u32], dst: &mut [u32], k: fas
             _mm256_storeu_si256(q.add(2 * i + 1), round(x1));
         }
     }
-    fast::run::<{ fast::I_TF32 }, M, false, false, 0, u32, u32>(
+    fast::run::<formats::TF32, M, false, false, 0, u32, u32>(
         &src[whole..n],
         &mut dst[whole..n],
         &[],
@@ -821,13 +820,12 @@ pub(super) unsafe fn tf32_avx2<const M: u8>(src: &[u32], dst: &mut [u32], k: fas
 /// or to a NaN that is the code above the largest finite one (e4m3 without `.satfinite`:
 /// the clamp gives it, and the sign is left out where the magnitude rounds to it,
 /// [`unsigned_overflow`]).
-const fn sum_avx2_applies(f: usize, m: u8, sf: bool) -> bool {
-    let sp = fast::SPECS[f];
-    f >= fast::I_E4M3
+const fn sum_avx2_applies(id: Id, sp: &Spec, m: u8, sf: bool) -> bool {
+    id.is_narrow()
         && sp.pad == 0
         && (sf
             || (!sp.has_inf && !sp.has_nan)
-            || (m == small::RN && (sp.has_inf || unsigned_overflow(&sp).is_some())))
+            || (m == small::RN && (sp.has_inf || unsigned_overflow(sp).is_some())))
 }
 
 /// For a format without infinity whose NaN is the code above its largest finite one, in the
@@ -887,12 +885,7 @@ const fn unsigned_overflow(sp: &fast::Spec) -> Option<u32> {
 /// The caller checks [`sum_avx2_applies`]. The tail (under 32 elements) goes through the
 /// portable kernel.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn narrow_sum_avx2<
-    const F: usize,
-    const M: u8,
-    const SF: bool,
-    const RELU: bool,
->(
+pub(super) unsafe fn narrow_sum_avx2<F: Fmt, const M: u8, const SF: bool, const RELU: bool>(
     src: &[u32],
     dst: &mut [u8],
     rnd: Option<Randoms>,
@@ -948,7 +941,7 @@ pub(super) const fn addend_table(sp: &fast::Spec) -> Option<[u32; 8]> {
 /// `vpackusdw`.
 #[target_feature(enable = "avx2")]
 #[inline]
-fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
+fn narrow_sum_groups<F: Fmt, const M: u8, const SF: bool, R>(
     src: &[u32],
     dst: &mut [u8],
     rnd: &[R],
@@ -956,7 +949,7 @@ fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
     random: impl Fn(&[R]) -> [std::arch::x86_64::__m256i; 2],
 ) {
     use std::arch::x86_64::*;
-    let sp = fast::SPECS[F];
+    let sp = F::SPEC;
     let below = if M == small::RS { 8 } else { 0 };
     let shift = 23 - sp.man - below;
     let e0u = (128 - sp.bias) as u32;
@@ -981,7 +974,7 @@ fn narrow_sum_groups<const F: usize, const M: u8, const SF: bool, R>(
         ((23 - sp.man - below) << 23).wrapping_sub(e0u << (sp.man + below)) as i32,
     );
     let e0_index = _mm256_set1_epi32(e0u as i32);
-    let table = const { addend_table(&fast::SPECS[F]) }
+    let table = const { addend_table(&F::SPEC) }
         .map(|t| t.map(|w| w as i32))
         .map(|t| _mm256_setr_epi32(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]));
     let byte = _mm256_set1_epi32(0xff);

@@ -9,7 +9,7 @@ use super::*;
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 pub(super) unsafe fn fast_avx512<
-    const F: usize,
+    F: Fmt,
     const M: u8,
     const SF: bool,
     const KN: bool,
@@ -25,8 +25,8 @@ pub(super) unsafe fn fast_avx512<
     // f32 → f16 in the IEEE directions and bf16 to nearest (where the CPU has AVX-512 BF16),
     // without .satfinite: their kernels below take .relu (without .ftz) themselves.
     let f16_ieee =
-        F == fast::I_F16 && !SF && matches!(M, small::RN | small::RZ | small::RM | small::RP);
-    let bf16_rn = F == fast::I_BF16
+        F::ID == Id::F16 && !SF && matches!(M, small::RN | small::RZ | small::RM | small::RP);
+    let bf16_rn = F::ID == Id::Bf16
         && !SF
         && M == small::RN
         && is_x86_feature_detected!("avx512bf16")
@@ -34,29 +34,26 @@ pub(super) unsafe fn fast_avx512<
     // f32 → FP8/FP6/FP4 toward zero and to nearest (where the CPU has AVX-512 VBMI), where
     // `.relu` can act on the results: the table kernel takes it too.
     let vbmi = is_x86_feature_detected!("avx512vbmi");
-    let narrow_bytes = (M == small::RZ || M == small::RN) && F >= fast::I_E4M3 && vbmi;
+    let narrow_bytes = (M == small::RZ || M == small::RN) && F::ID.is_narrow() && vbmi;
     // f32 → e5m2, e3m2, e2m1 stochastic with .satfinite and 8 random bits: through f16's
     // bytes (below).
-    let bytes_rs = const { f16_bytes_shift(&fast::SPECS[F]).is_some() }
-        && M == small::RS
-        && SF
-        && W == 8
-        && vbmi;
+    let bytes_rs =
+        const { f16_bytes_shift(&F::SPEC).is_some() } && M == small::RS && SF && W == 8 && vbmi;
     // f32 → e4m3, e2m3 (and e3m2, e2m1 without .satfinite) stochastic with 8 random bits:
     // one addition (below).
     let sum_rs = M == small::RS
         && W == 8
-        && F >= fast::I_E4M3
-        && F != fast::I_E5M2
-        && (SF || (!fast::SPECS[F].has_inf && !fast::SPECS[F].has_nan))
-        && const { nan_by_clamp(&fast::SPECS[F]).is_some() }
+        && F::ID.is_narrow()
+        && F::ID != Id::E5m2
+        && (SF || (!F::SPEC.has_inf && !F::SPEC.has_nan))
+        && const { nan_by_clamp(&F::SPEC).is_some() }
         && vbmi;
     // f32 → f16 stochastic with 13 random bits: truncation by the CPU's own conversion.
-    let f16_rs = F == fast::I_F16 && M == small::RS && W == 13;
+    let f16_rs = F::ID == Id::F16 && M == small::RS && W == 13;
     // (Those kernels also take .relu where it can act on their results.)
     let own_relu = k.ftz_below == 0
         && (f16_ieee || bf16_rn || narrow_bytes || bytes_rs || sum_rs || f16_rs)
-        && const { relu_on_results(&fast::SPECS[F], SF) };
+        && const { relu_on_results(&F::SPEC, SF) };
     if KN && !own_relu {
         knobs_first::<F, SF, D, R>(src, dst, rnd, k, |s, d, r| {
             // SAFETY: this function's features are the instance's.
@@ -135,10 +132,10 @@ pub(super) unsafe fn fast_avx512<
 
 /// The tables of [`narrow_bytes_avx512`], built on first use (`fast::byte_tables`): by
 /// format (e4m3, e5m2, e2m3, e3m2, e2m1), rounding (rz, rn) and `.satfinite`.
-fn byte_tables<const F: usize, const M: u8, const SF: bool>() -> Option<&'static fast::ByteTables> {
+fn byte_tables<F: Fmt, const M: u8, const SF: bool>() -> Option<&'static fast::ByteTables> {
     use std::sync::OnceLock;
     static TABLES: [OnceLock<Option<fast::ByteTables>>; 20] = [const { OnceLock::new() }; 20];
-    let i = 4 * (F - fast::I_E4M3) + 2 * (M == small::RN) as usize + SF as usize;
+    let i = 4 * (F::ID as usize - Id::E4m3 as usize) + 2 * (M == small::RN) as usize + SF as usize;
     TABLES
         .get(i)?
         .get_or_init(fast::byte_tables::<F, M, SF>)
@@ -291,12 +288,7 @@ fn opaque_bytes(b: u8) -> std::arch::x86_64::__m512i {
 /// with the sign bit set are made +0. The tail (under 64 elements) goes through the portable
 /// kernel.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-pub(super) unsafe fn narrow_bytes_avx512<
-    const F: usize,
-    const M: u8,
-    const SF: bool,
-    const RELU: bool,
->(
+pub(super) unsafe fn narrow_bytes_avx512<F: Fmt, const M: u8, const SF: bool, const RELU: bool>(
     src: &[u32],
     dst: &mut [u8],
     tables: &fast::ByteTables,
@@ -350,7 +342,7 @@ fn groups_then_portable<D>(
 /// is bound by its instruction count.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
 #[inline]
-pub(super) fn narrow_bytes_groups<const F: usize, const M: u8, const RELU: bool>(
+pub(super) fn narrow_bytes_groups<F: Fmt, const M: u8, const RELU: bool>(
     src: &[u32],
     dst: &mut [u8],
     tables: &fast::ByteTables,
@@ -364,11 +356,11 @@ pub(super) fn narrow_bytes_groups<const F: usize, const M: u8, const RELU: bool>
     );
     // (The kernel is called per tile of 512 elements of a long slice: nothing is computed
     // here from the tables but their vectors.)
-    let steps = const { fast::byte_steps(&fast::SPECS[F], M == small::RN) };
-    let midpoints = const { fast::byte_subnormal_midpoints(&fast::SPECS[F], M == small::RN) };
+    let steps = const { fast::byte_steps(&F::SPEC, M == small::RN) };
+    let midpoints = const { fast::byte_subnormal_midpoints(&F::SPEC, M == small::RN) };
     let (low, high) = (vector(&LOW_BYTES, 0), vector(&HIGH_BYTES, 0));
     let one = masked_one();
-    let sign_pos = fast::SPECS[F].sign_pos;
+    let sign_pos = F::SPEC.sign_pos;
     let sign_shift = _mm_set_epi64x(0, i64::from(7 - sign_pos));
     let unsigned = _mm512_set1_epi8(!(1u8 << sign_pos) as i8);
     let sign_bit = _mm512_set1_epi8((1u8 << sign_pos) as i8);
@@ -438,7 +430,7 @@ pub(super) fn narrow_bytes_groups<const F: usize, const M: u8, const RELU: bool>
 /// `RELU`, `.relu` from `k` (without `.ftz`): the codes of negative inputs that are not NaNs
 /// are +0. The tail (under 64 elements) goes through the portable kernel.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-pub(super) unsafe fn f16_bytes_rs_avx512<const F: usize, const RELU: bool>(
+pub(super) unsafe fn f16_bytes_rs_avx512<F: Fmt, const RELU: bool>(
     src: &[u32],
     dst: &mut [u8],
     rnd: Randoms,
@@ -446,11 +438,11 @@ pub(super) unsafe fn f16_bytes_rs_avx512<const F: usize, const RELU: bool>(
 ) {
     use std::arch::x86_64::*;
     let relu = RELU && k.relu != 0;
-    let sp = const { fast::SPECS[F] };
+    let sp = const { F::SPEC };
     // Bits of e5m2's significand below the format's (0 or 1), by which each f16 is shifted.
     // (Instances of other formats exist, never called: the dispatch checks the format.)
     let shift = const {
-        match f16_bytes_shift(&fast::SPECS[F]) {
+        match f16_bytes_shift(&F::SPEC) {
             Some(shift) => shift,
             None => 0,
         }
@@ -590,7 +582,7 @@ pub(super) unsafe fn f16_bytes_rs_avx512<const F: usize, const RELU: bool>(
 /// inputs that are not NaNs are +0 instead of signed. The tail (under 64 elements) goes
 /// through the portable kernel.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-pub(super) unsafe fn narrow_rs_avx512<const F: usize, const SF: bool, const RELU: bool>(
+pub(super) unsafe fn narrow_rs_avx512<F: Fmt, const SF: bool, const RELU: bool>(
     src: &[u32],
     dst: &mut [u8],
     rnd: Randoms,
@@ -647,7 +639,7 @@ pub(super) unsafe fn narrow_rs_avx512<const F: usize, const SF: bool, const RELU
 /// vectors of 16-bit lanes.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
 #[inline]
-fn narrow_rs_groups<const F: usize, const SF: bool, R>(
+fn narrow_rs_groups<F: Fmt, const SF: bool, R>(
     src: &[u32],
     dst: &mut [u8],
     rnd: &[R],
@@ -656,11 +648,11 @@ fn narrow_rs_groups<const F: usize, const SF: bool, R>(
 ) {
     use std::arch::x86_64::*;
     const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
-    let sp = fast::SPECS[F];
+    let sp = F::SPEC;
     // Biased f32 exponent of the smallest normal, and the largest finite value's pattern.
     let e0 = (128 - sp.bias) as u32;
     let top = fast::value_bits(&sp, sp.max_enc);
-    let addends = const { sum_addends::<32>(&fast::SPECS[F], 8) };
+    let addends = const { sum_addends::<32>(&F::SPEC, 8) };
     let a0 = _mm512_castsi512_ps(vector(&addends, 0));
     let a1 = _mm512_castsi512_ps(vector(&addends, 1));
     let low = vector(&LOW_HALVES, 0);
@@ -671,7 +663,7 @@ fn narrow_rs_groups<const F: usize, const SF: bool, R>(
     let sign = opaque_bytes(1u8 << sp.sign_pos);
     // NaN inputs get their result from the clamp ([`nan_by_clamp`]), or from a second
     // minimum, with the value of the code above the largest finite one.
-    let nan_above = const { matches!(nan_by_clamp(&fast::SPECS[F]), Some(true)) };
+    let nan_above = const { matches!(nan_by_clamp(&F::SPEC), Some(true)) };
     let nan_value = _mm512_set1_epi32(fast::value_bits(&sp, sp.nan_full) as i32);
     // The words of negative inputs that are not NaNs: at most −∞'s pattern, as signed words.
     let minus_infinity = _mm512_set1_epi32(0xff80_0000_u32 as i32);
@@ -766,8 +758,8 @@ pub(super) unsafe fn f16_rs_avx512<const SF: bool, const RELU: bool>(
     let low13 = _mm512_set1_epi16(0x1fff);
     let magnitude = _mm512_set1_epi16(0x7fff);
     let infinity = _mm512_set1_epi16(0x7c00);
-    let nan = _mm512_set1_epi16(fast::SPECS[fast::I_F16].nan_full as i16);
-    let largest = _mm512_set1_epi16(fast::SPECS[fast::I_F16].max_enc as i16);
+    let nan = _mm512_set1_epi16(formats::F16::SPEC.nan_full as i16);
+    let largest = _mm512_set1_epi16(formats::F16::SPEC.max_enc as i16);
     let low = vector(&LOW_HALVES, 0);
     // The 32 random values of elements `i..i + 32`, as 16-bit lanes.
     let random = |i: usize| -> __m512i {
@@ -827,7 +819,7 @@ pub(super) unsafe fn f16_rs_avx512<const SF: bool, const RELU: bool>(
         // SAFETY: `d` holds 32 `u16`s (64 bytes): the unaligned store writes exactly those.
         unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), code) };
     }
-    rnd.tail::<{ fast::I_F16 }, SF, RELU, 13, u16>(src, dst, whole, k);
+    rnd.tail::<formats::F16, SF, RELU, 13, u16>(src, dst, whole, k);
 }
 
 /// f32 → bf16 rounding to nearest even, 32 at a time with `vcvtne2ps2bf16` (AVX-512 BF16),
@@ -856,7 +848,7 @@ pub(super) unsafe fn bf16_rn_avx512<const RELU: bool>(
         dst,
         32,
         |s, d| bf16_rn_groups::<RELU>(s, d),
-        |s, d| fast::run::<{ fast::I_BF16 }, { small::RN }, false, RELU, 0, u16, u32>(s, d, &[], k),
+        |s, d| fast::run::<formats::BF16, { small::RN }, false, RELU, 0, u16, u32>(s, d, &[], k),
     );
 }
 
@@ -869,7 +861,7 @@ fn bf16_rn_groups<const RELU: bool>(src: &[u32], dst: &mut [u16]) -> Option<usiz
     use std::arch::x86_64::*;
     let magnitude = _mm512_set1_epi16(0x7fff);
     let infinity = _mm512_set1_epi16(0x7f80);
-    let nan = _mm512_set1_epi16(fast::SPECS[fast::I_BF16].nan_full as u16 as i16);
+    let nan = _mm512_set1_epi16(formats::BF16::SPEC.nan_full as u16 as i16);
     for (i, (s, d)) in src
         .chunks_exact(32)
         .zip(dst.chunks_exact_mut(32))
@@ -926,7 +918,7 @@ pub(super) unsafe fn f16_avx512<const M: u8, const RELU: bool>(
     let n = src.len().min(dst.len());
     let whole = n - n % 16;
     let relu = RELU && k.relu != 0;
-    let nan = _mm256_set1_epi16(fast::SPECS[fast::I_F16].nan_full as u16 as i16);
+    let nan = _mm256_set1_epi16(formats::F16::SPEC.nan_full as u16 as i16);
     for (s, d) in src[..whole]
         .chunks_exact(16)
         .zip(dst[..whole].chunks_exact_mut(16))
@@ -951,7 +943,7 @@ pub(super) unsafe fn f16_avx512<const M: u8, const RELU: bool>(
         // SAFETY: `d` holds 16 `u16`s (32 bytes): the unaligned store writes exactly those.
         unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), h) };
     }
-    fast::run::<{ fast::I_F16 }, M, false, RELU, 0, u16, u32>(
+    fast::run::<formats::F16, M, false, RELU, 0, u16, u32>(
         &src[whole..n],
         &mut dst[whole..n],
         &[],

@@ -63,6 +63,7 @@
 //! to a tile of inputs in a buffer first.
 #![allow(unsafe_code)]
 
+use crate::portable::spec::{formats, Fmt, Id, Spec};
 use crate::portable::{fast, int, small, ue8m0};
 use crate::streams::streams_for;
 use crate::Word;
@@ -418,7 +419,7 @@ unsafe fn small_avx512<const MODE: u8, D: Word>(
 /// (`SF`) and the run-time policies (`KN`), into the format's natural word `D`, with random
 /// values (`RS`) in words `R` of width `W` (0: the run-time width of the knobs).
 pub(crate) fn fast<
-    const F: usize,
+    F: Fmt,
     const M: u8,
     const SF: bool,
     const KN: bool,
@@ -477,16 +478,16 @@ const fn relu_on_results(sp: &fast::Spec, sf: bool) -> bool {
 /// Inlined into the caller, whose instruction set compiles the passes.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn knobs_first<const F: usize, const SF: bool, D: Word, R: Word>(
+fn knobs_first<F: Fmt, const SF: bool, D: Word, R: Word>(
     src: &[u32],
     dst: &mut [D],
     rnd: &[R],
     k: fast::Knobs,
     kernel: impl Fn(&[u32], &mut [D], &[R]),
 ) {
-    let sp = const { fast::SPECS[F] };
+    let sp = const { F::SPEC };
     let sign = 1u64 << sp.sign_pos;
-    let relu_after = const { relu_on_results(&fast::SPECS[F], SF) };
+    let relu_after = const { relu_on_results(&F::SPEC, SF) };
     if k.ftz_below == 0 && k.relu == 0 {
         // Neither knob set (as a caller may ask): the kernel alone.
         kernel(src, dst, rnd);
@@ -639,7 +640,7 @@ impl<'a> Randoms<'a> {
 
     /// The portable kernel of format `F`, stochastic, with `.satfinite` if `SF`, the knobs
     /// of `k` if `KN` and random width `W`, over `src` from element `from` on.
-    fn tail<const F: usize, const SF: bool, const KN: bool, const W: u32, D: Word>(
+    fn tail<F: Fmt, const SF: bool, const KN: bool, const W: u32, D: Word>(
         self,
         src: &[u32],
         dst: &mut [D],
@@ -691,7 +692,7 @@ pub(crate) fn ue8m0<const UP: bool, const P: u8, D: Word>(src: &[u32], dst: &mut
     )
 }
 
-/// [`super::vectorized`]: `work.run()` compiled for the best instruction set the CPU has up
+/// [`vectorized`]: `work.run()` compiled for the best instruction set the CPU has up
 /// to `isa` — 0: the baseline target, 1: AVX2, 2: AVX-512 (F, BW, VL and DQ, whose 64-bit
 /// multiplications and conversions the integer kernel and the random words use). Callers
 /// ask for 2; tests run each level.
@@ -815,7 +816,7 @@ pub(crate) fn ue8m0_isa<const UP: bool, const P: u8>(
 /// dispatch alone only ever exercises the best one).
 #[cfg(test)]
 pub(crate) fn fast_isa<
-    const F: usize,
+    F: Fmt,
     const M: u8,
     const SF: bool,
     const KN: bool,

@@ -4,8 +4,8 @@
 //! direction and the policy as compile-time constants: `elem::<F, M, SF, KN, W>` is
 //! monomorphised per (format, mode, policy) so that every field of the format becomes an
 //! immediate and every policy test folds away; stochastic rounding has an instance whose random
-//! width `W` is the format's PTX width ([`PTX_RS_WIDTH`]) and one that reads the width at run
-//! time. The kernel picks one instance per slice ([`super::Kernel::new`]); conversions outside
+//! width `W` is the format's PTX width (`Fmt::RS_WIDTH`) and one that reads the width at run
+//! time. The kernel picks one instance per slice ([`crate::Kernel::new`], through `crate::plan`); conversions outside
 //! the instantiated set go through the run-time-parameterised kernel of `small.rs`.
 //!
 //! Round-to-nearest-even into the formats with a narrower exponent range than `f32` is one
@@ -26,74 +26,7 @@
 //! The exact core is the reference: `tests.rs` compares every instance with it.
 
 use super::small::{RM, RN, RNA, RP, RS, RZ};
-use gpucvt_core::format::{Format, Layout, BF16, E2M1, E2M3, E3M2, E4M3, E5M2, F16, TF32};
-
-/// Everything the element function reads about a destination format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Spec {
-    pub(crate) man: u32,
-    pub(crate) bias: i32,
-    /// Unpadded magnitude encoding of the largest finite value.
-    pub(crate) max_enc: u32,
-    /// Unpadded magnitude encoding of infinity (0 without).
-    pub(crate) inf_enc: u32,
-    pub(crate) has_inf: bool,
-    pub(crate) has_nan: bool,
-    pub(crate) signed: bool,
-    pub(crate) sign_pos: u32,
-    pub(crate) pad: u32,
-    /// Full encoding of the NaN result (the largest finite value for formats without NaN).
-    pub(crate) nan_full: u32,
-}
-
-impl Spec {
-    /// The description of a float format (garbage for other layouts; callers check
-    /// `small::Params::new` first).
-    pub(crate) const fn of(f: &Format) -> Spec {
-        let (man, bias, exp, signed, pad) = match f.layout {
-            Layout::Float(l) => (l.man_bits, l.bias, l.exp_bits, l.signed, l.pad_bits),
-            Layout::Fixed(_) => (0, 0, 0, false, 0),
-        };
-        Spec {
-            man,
-            bias,
-            max_enc: (f.max_finite_bits() >> pad) as u32,
-            inf_enc: match f.infinity() {
-                Some(b) => (b >> pad) as u32,
-                None => 0,
-            },
-            has_inf: f.has_infinity(),
-            has_nan: f.has_nan(),
-            signed,
-            sign_pos: exp + man + pad,
-            pad,
-            nan_full: match f.canonical_nan() {
-                Some(b) => b as u32,
-                None => f.max_finite_bits() as u32,
-            },
-        }
-    }
-}
-
-/// The formats with a specialised kernel, by index.
-pub(crate) const SPECS: [Spec; 8] = [
-    Spec::of(&F16),
-    Spec::of(&BF16),
-    Spec::of(&TF32),
-    Spec::of(&E4M3),
-    Spec::of(&E5M2),
-    Spec::of(&E2M3),
-    Spec::of(&E3M2),
-    Spec::of(&E2M1),
-];
-pub(crate) const I_F16: usize = 0;
-pub(crate) const I_BF16: usize = 1;
-pub(crate) const I_TF32: usize = 2;
-pub(crate) const I_E4M3: usize = 3;
-pub(crate) const I_E5M2: usize = 4;
-pub(crate) const I_E2M3: usize = 5;
-pub(crate) const I_E3M2: usize = 6;
-pub(crate) const I_E2M1: usize = 7;
+pub(crate) use super::spec::{Fmt, Spec};
 
 /// The run-time part of a specialised kernel: the policies that cost a select or two.
 #[derive(Clone, Copy, Debug)]
@@ -106,13 +39,6 @@ pub(crate) struct Knobs {
     /// All ones for `.relu`, else 0.
     pub(crate) relu: u32,
 }
-
-/// The random width of each format's PTX `.rs` form (`rbits` holds 13 bits per `f16x2`
-/// lane, 16 per `bf16x2` lane, 8 per lane of the FP8/FP6/FP4 x4 forms; 0: no `.rs` form).
-/// The `RS` kernels have an instance with this width as a compile-time constant (the mask,
-/// the shifts and the subnormal scale become immediates); other widths use the instance
-/// that reads the width from [`Knobs::w`].
-pub(crate) const PTX_RS_WIDTH: [u32; 8] = [13, 16, 0, 8, 8, 8, 8, 8];
 
 /// Input `x` with `.ftz` and `.relu` of `k` applied, as [`elem`] applies them: a magnitude
 /// below `k.ftz_below` flushed to zero of the same sign, then with `.relu` a negative input
@@ -127,25 +53,25 @@ pub(crate) fn with_knobs(x: u32, k: Knobs) -> u32 {
     x & !(negative.wrapping_neg() & k.relu)
 }
 
-/// Converts one `f32` bit pattern into the full encoding of format `SPECS[F]`, rounding in
+/// Converts one `f32` bit pattern into the full encoding of format `F::SPEC`, rounding in
 /// direction `M`, with `.satfinite` if `SF`, applying `.relu` and `.ftz` from `k` only if `KN`
 /// (without, they cost nothing). `r` is the random value for `RS`, of width `W` (`1 ..=
 /// 23 − man bits`), or of width `k.w` if `W` is 0.
 #[inline(always)]
-pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool, const W: u32>(
+pub(crate) fn elem<F: Fmt, const M: u8, const SF: bool, const KN: bool, const W: u32>(
     x: u32,
     r: u32,
     k: Knobs,
 ) -> u32 {
-    let sp = const { SPECS[F] };
+    let sp = const { F::SPEC };
     let w = if W != 0 { W } else { k.w };
     // Bits of an `f32` significand below the destination's grid step, for normal results.
-    let s = const { 23 - SPECS[F].man };
+    let s = const { 23 - F::SPEC.man };
     // Biased `f32` exponent of the destination's smallest normal, and its bit pattern.
-    let e0 = const { (128 - SPECS[F].bias) as u32 };
+    let e0 = const { (128 - F::SPEC.bias) as u32 };
     let min_norm = e0 << 23;
     // Re-biasing, in encoding units.
-    let off = const { ((127 - SPECS[F].bias) as u32) << SPECS[F].man };
+    let off = const { ((127 - F::SPEC.bias) as u32) << F::SPEC.man };
 
     let mut abs = x & 0x7fff_ffff;
     if KN && abs < k.ftz_below {
@@ -243,7 +169,7 @@ pub(crate) fn elem<const F: usize, const M: u8, const SF: bool, const KN: bool, 
             (mag as i32).min(max as i32) as u32
         }
     };
-    if M == RS && const { simple_nan(&SPECS[F], SF) } {
+    if M == RS && const { simple_nan(&F::SPEC, SF) } {
         // NaN results only from NaN inputs: the NaN magnitude is selected before the sign,
         // which (as `.relu`) applies to negative non-NaN inputs only: below `0xff80_0001` as
         // a signed number.
@@ -283,7 +209,7 @@ const TABLE_KNOBS: Knobs = Knobs {
 /// exact).
 fn f16_as_f32(h: u32) -> u32 {
     let widen = gpucvt_core::Conversion::new(
-        F16,
+        gpucvt_core::format::F16,
         gpucvt_core::format::F32,
         gpucvt_core::Rounding::RN,
         gpucvt_core::Policy::default(),
@@ -291,7 +217,7 @@ fn f16_as_f32(h: u32) -> u32 {
     widen.apply(u64::from(h)).bits as u32
 }
 
-/// The tables of `isa/avx512.rs`'s byte-table kernel for format `SPECS[F]` (one of the 8-, 6- and
+/// The tables of `isa/avx512.rs`'s byte-table kernel for format `F::SPEC` (one of the 8-, 6- and
 /// 4-bit formats), rounding `M` (toward zero or to nearest even), with `.satfinite` if `SF`.
 /// The kernel converts each input toward zero into f16 (to nearest: with a sticky bit, round
 /// to odd, bit 0 of the f16 set where the conversion was inexact), and the result is a
@@ -317,8 +243,8 @@ fn f16_as_f32(h: u32) -> u32 {
 /// pattern below it; toward zero: just above the pattern), which must give the same result;
 /// `None` if some row does not fit the scheme (a jump other than +1, one step too many, a
 /// sign other than the marked one): then the kernel is not used.
-pub(crate) fn byte_tables<const F: usize, const M: u8, const SF: bool>() -> Option<ByteTables> {
-    let sp = const { SPECS[F] };
+pub(crate) fn byte_tables<F: Fmt, const M: u8, const SF: bool>() -> Option<ByteTables> {
+    let sp = const { F::SPEC };
     let odd = M == RN;
     if !(odd || M == RZ) {
         return None;
@@ -471,11 +397,11 @@ pub(crate) const fn value_bits(sp: &Spec, enc: u32) -> u32 {
 /// `vpternlogd`), against ten for [`mag_det`]'s integer rounding, its subnormal path, the
 /// select and the clamp after it: 15 instructions per 16 e4m3 results instead of 18.
 #[inline(always)]
-fn mag_rn<const F: usize, const SF: bool>(abs: u32) -> u32 {
-    let s = const { 23 - SPECS[F].man };
-    let e0 = const { (128 - SPECS[F].bias) as u32 };
+fn mag_rn<F: Fmt, const SF: bool>(abs: u32) -> u32 {
+    let s = const { 23 - F::SPEC.man };
+    let e0 = const { (128 - F::SPEC.bias) as u32 };
     let top = const {
-        let sp = SPECS[F];
+        let sp = F::SPEC;
         let saturates = SF || (!sp.has_inf && !sp.has_nan);
         value_bits(
             &sp,
@@ -489,7 +415,7 @@ fn mag_rn<const F: usize, const SF: bool>(abs: u32) -> u32 {
     // `(e + s) << 23` and `(e − e0) << man` from `e << 23`: `e << 23` plus `e << man`
     // (`e << 23 >> s`) plus this constant.
     let k = const {
-        let sp = SPECS[F];
+        let sp = F::SPEC;
         ((23 - sp.man) << 23).wrapping_sub(((128 - sp.bias) as u32) << sp.man)
     };
     let abs = abs.min(top);
@@ -502,12 +428,12 @@ fn mag_rn<const F: usize, const SF: bool>(abs: u32) -> u32 {
 /// the deterministic direction `M` (not `RS`; `RN` only for the formats with the `f32`
 /// exponent range, the others take [`mag_rn`]), before overflow and NaN handling.
 #[inline(always)]
-fn mag_det<const F: usize, const M: u8>(abs: u32, neg: bool) -> u32 {
-    let sp = const { SPECS[F] };
-    let s = const { 23 - SPECS[F].man };
-    let e0 = const { (128 - SPECS[F].bias) as u32 };
+fn mag_det<F: Fmt, const M: u8>(abs: u32, neg: bool) -> u32 {
+    let sp = const { F::SPEC };
+    let s = const { 23 - F::SPEC.man };
+    let e0 = const { (128 - F::SPEC.bias) as u32 };
     let min_norm = e0 << 23;
-    let off = const { ((127 - SPECS[F].bias) as u32) << SPECS[F].man };
+    let off = const { ((127 - F::SPEC.bias) as u32) << F::SPEC.man };
 
     // Normal results: add the increment below the grid step, shift, re-bias.
     let add = match M {
@@ -528,7 +454,7 @@ fn mag_det<const F: usize, const M: u8>(abs: u32, neg: bool) -> u32 {
             // comes from the magic-number addition, which rounds to nearest, corrected down
             // by one where that went up: a floor in five vector operations. (Lanes at or
             // above the smallest normal are clamped, and not selected below.)
-            let scale_bits = ((127 + SPECS[F].bias - 1 + SPECS[F].man as i32) as u32) << 23;
+            let scale_bits = ((127 + F::SPEC.bias - 1 + F::SPEC.man as i32) as u32) << 23;
             let y = f32::from_bits(abs.min(min_norm)) * f32::from_bits(scale_bits);
             const TWO_23: f32 = 8_388_608.0;
             let m = y + TWO_23;
@@ -559,7 +485,7 @@ fn mag_det<const F: usize, const M: u8>(abs: u32, neg: bool) -> u32 {
 /// element for `RS`, in any word, of width `W` (0: `k.w`; ignored otherwise).
 #[inline(always)]
 pub(crate) fn run<
-    const F: usize,
+    F: Fmt,
     const M: u8,
     const SF: bool,
     const KN: bool,

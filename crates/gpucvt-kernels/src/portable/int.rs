@@ -15,7 +15,7 @@ use gpucvt_core::round::{Direction, Rounding};
 // The rounding modes (the const parameter `M` of `run32` and `run64`) are `small.rs`'s.
 pub(crate) use super::small::{RM, RN, RNA, RP, RZ};
 
-/// Destination kinds (the const parameter `K` of [`Job`]): 8- and 16-bit integers.
+/// Destination kinds (the const parameter `K` of `isa/int_dispatch.rs`'s `Job`): 8- and 16-bit integers.
 pub(crate) const NARROW: u8 = 0;
 /// `s32`.
 pub(crate) const S32: u8 = 1;

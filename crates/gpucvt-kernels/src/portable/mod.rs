@@ -4,4 +4,5 @@
 pub(crate) mod fast;
 pub(crate) mod int;
 pub(crate) mod small;
+pub(crate) mod spec;
 pub(crate) mod ue8m0;

@@ -12,6 +12,8 @@ use gpucvt_core::convert::{NanResult, Overflow, Policy};
 use gpucvt_core::format::{Format, Layout, ZeroExponent};
 use gpucvt_core::round::{Direction, Rounding};
 
+use super::spec::Spec;
+
 pub(crate) const RN: u8 = 0;
 pub(crate) const RNA: u8 = 1;
 pub(crate) const RZ: u8 = 2;
@@ -23,20 +25,8 @@ pub(crate) const RS: u8 = 5;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Params {
     pub(crate) mode: u8,
-    pub(crate) man: u32,
-    pub(crate) bias: i32,
-    /// Unpadded magnitude encoding of the largest finite value.
-    pub(crate) max_enc: u32,
-    /// Unpadded magnitude encoding of infinity (if `has_inf`).
-    pub(crate) inf_enc: u32,
-    pub(crate) has_inf: bool,
-    pub(crate) has_nan: bool,
-    pub(crate) signed: bool,
-    /// Position of the sign bit in the full encoding.
-    pub(crate) sign_pos: u32,
-    pub(crate) pad: u32,
-    /// The full encoding of the NaN result.
-    pub(crate) nan_full: u32,
+    /// The destination format.
+    pub(crate) spec: Spec,
     pub(crate) sat: bool,
     /// `.satfinite` or `Overflow::Saturate`: overflows give the largest finite value.
     pub(crate) saturate_overflow: bool,
@@ -73,20 +63,9 @@ impl Params {
             Direction::Up => (RP, 0),
             Direction::Stochastic { width, .. } => (RS, width.clamp(1, 32)),
         };
-        let mag_bits = l.exp_bits + l.man_bits;
-        let max_enc = (dst.max_finite_bits() >> l.pad_bits) as u32;
         Some(Params {
             mode,
-            man: l.man_bits,
-            bias: l.bias,
-            max_enc,
-            inf_enc: dst.infinity().map_or(0, |b| (b >> l.pad_bits) as u32),
-            has_inf: dst.has_infinity(),
-            has_nan: dst.has_nan(),
-            signed: l.signed,
-            sign_pos: mag_bits + l.pad_bits,
-            pad: l.pad_bits,
-            nan_full: dst.canonical_nan().unwrap_or(dst.max_finite_bits()) as u32,
+            spec: Spec::of(dst),
             sat: p.sat,
             saturate_overflow: p.satfinite || p.overflow == Overflow::Saturate,
             satfinite: p.satfinite,
@@ -115,7 +94,7 @@ pub(crate) fn convert<const MODE: u8>(p: &Params, x: u32, rnd: u32) -> u32 {
     } else {
         x
     };
-    let sign = if p.signed { x >> 31 } else { 0 };
+    let sign = if p.spec.signed { x >> 31 } else { 0 };
     let abs = x & 0x7fff_ffff;
     let e = abs >> 23;
     let is_nan = abs > 0x7f80_0000;
@@ -128,9 +107,9 @@ pub(crate) fn convert<const MODE: u8>(p: &Params, x: u32, rnd: u32) -> u32 {
     };
     let mant = frac | if sub_in { 0 } else { 0x0080_0000 };
     let e_eff = e.max(1) as i32;
-    let m = p.man as i32;
+    let m = p.spec.man as i32;
     // Bits of the significand below the destination's grid step.
-    let s_full = (23 - m).max(151 - p.bias - m - e_eff);
+    let s_full = (23 - m).max(151 - p.spec.bias - m - e_eff);
     let s = s_full.min(31) as u32;
     let kept = mant >> s;
     let rem = mant & ((1u32 << s) - 1);
@@ -154,8 +133,8 @@ pub(crate) fn convert<const MODE: u8>(p: &Params, x: u32, rnd: u32) -> u32 {
             ((f + (rnd as u64 & ((1u64 << w) - 1))) >> w) as u32
         }
     };
-    let eb = (e_eff - 127 + p.bias).max(1) as u32;
-    let rounded = ((eb - 1) << p.man) + kept + inc;
+    let eb = (e_eff - 127 + p.spec.bias).max(1) as u32;
+    let rounded = ((eb - 1) << p.spec.man) + kept + inc;
     let to_inf = match MODE {
         RN | RNA => true,
         RZ => false,
@@ -164,12 +143,20 @@ pub(crate) fn convert<const MODE: u8>(p: &Params, x: u32, rnd: u32) -> u32 {
         _ => inc == 1,
     };
     // What "infinity" is in this format: infinity, else NaN, else the largest finite value.
-    let inf_mag = if p.has_inf { p.inf_enc } else { p.max_enc };
-    let inf_is_nan = !p.has_inf && p.has_nan;
-    let over = rounded > p.max_enc;
+    let inf_mag = if p.spec.has_inf {
+        p.spec.inf_enc
+    } else {
+        p.spec.max_enc
+    };
+    let inf_is_nan = !p.spec.has_inf && p.spec.has_nan;
+    let over = rounded > p.spec.max_enc;
     let over_inf = over & to_inf & !p.saturate_overflow;
     let in_inf = is_inf & !p.satfinite;
-    let mut mag = if over | is_inf { p.max_enc } else { rounded };
+    let mut mag = if over | is_inf {
+        p.spec.max_enc
+    } else {
+        rounded
+    };
     mag = if over_inf | in_inf { inf_mag } else { mag };
     let relu_zero = p.relu & neg & !is_nan;
     let nan_out = is_nan | ((over_inf | in_inf) & inf_is_nan & !relu_zero);
@@ -179,9 +166,9 @@ pub(crate) fn convert<const MODE: u8>(p: &Params, x: u32, rnd: u32) -> u32 {
     } else {
         sign
     };
-    let full = (mag << p.pad) | (sign << p.sign_pos);
+    let full = (mag << p.spec.pad) | (sign << p.spec.sign_pos);
     if nan_out {
-        p.nan_full
+        p.spec.nan_full
     } else {
         full
     }
