@@ -67,7 +67,7 @@ pub fn run(a: &Args) -> Result<String, CliError> {
     };
     let ia = parse(&a.a, "INSTR_A")?;
     let ib = parse(&a.b, "INSTR_B")?;
-    let cmp = Comparison::new(ia, ib).map_err(|e| CliError(e.0))?;
+    let cmp = Comparison::new(ia, ib).map_err(CliError::from)?;
     let sweep = match a.sample {
         Some(0) => return fail("--sample must be at least 1"),
         Some(n) if n > MAX_SAMPLE => {

@@ -315,7 +315,7 @@ fn visa(a: &Args, path: &str, text: &str, sets: Vec<(String, String)>) -> Result
     }
     let init = sets
         .iter()
-        .map(|(n, v)| initial_value(&kernel, n, v).map_err(CliError))
+        .map(|(n, v)| initial_value(&kernel, n, v).map_err(CliError::from))
         .collect::<Result<Vec<_>, _>>()?;
     let r = match execute(&kernel, &init, &opts) {
         Ok(r) => r,

@@ -2,7 +2,7 @@
 //! input) and `gpucvt sweep INSTR --out FILE | --hash` (every result, in input order).
 
 use crate::common::{fail, to_json, CliError, Done};
-use gpucvt::bulk::verify::{self, Inputs, Report, SweepError};
+use gpucvt::bulk::verify::{self, Inputs, Report};
 use gpucvt::bulk::Path;
 use gpucvt::instr::{Instr, Options};
 use gpucvt::kernels::{instruction_set, Strategy};
@@ -320,7 +320,9 @@ pub fn run_sweep(a: &SweepArgs) -> Result<Done, CliError> {
     }
     let n = match result {
         Ok(n) => n,
-        Err(SweepError::Io(e)) => return fail(format!("cannot write the output: {e}")),
+        Err(gpucvt::Error::Io { message, .. }) => {
+            return fail(format!("cannot write the output: {message}"))
+        }
         Err(e) => return fail(e.to_string()),
     };
     let mut out = String::new();

@@ -35,6 +35,7 @@ use crate::core::value::{Class, Value};
 use crate::instr::{Instr, OperandSpec, Output};
 use crate::kernels::{Kernel, Strategy};
 use crate::visa::eval::Plan;
+use crate::Error;
 use rayon::prelude::*;
 use std::cmp::Ordering;
 
@@ -107,11 +108,6 @@ impl DiffClass {
         self as usize
     }
 }
-
-/// Why two instructions cannot be compared.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct DiffError(pub String);
 
 /// Which inputs a comparison runs over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -256,13 +252,18 @@ fn combine(o: &Output) -> u128 {
 /// The mixer of samples and of the choice of examples: SplitMix64's output function.
 use crate::core::random::splitmix64 as mix;
 
+/// [`Error::Incomparable`] with `message`.
+fn incomparable(message: String) -> Error {
+    Error::Incomparable { message }
+}
+
 impl Side {
-    fn new(instr: Instr, which: &str) -> Result<Side, DiffError> {
+    fn new(instr: Instr, which: &str) -> Result<Side, Error> {
         let ops = instr.operands();
         let spelling = instr.spelling();
         if ops.len() != 1 {
             let names: Vec<&str> = ops.iter().map(|o| o.name).collect();
-            return Err(DiffError(format!(
+            return Err(incomparable(format!(
                 "{which} ({spelling}) takes {} source operands ({}); diff compares conversions of one source operand",
                 ops.len(),
                 names.join(", ")
@@ -270,15 +271,15 @@ impl Side {
         }
         let source = ops[0];
         let Some(source_format) = source.format else {
-            return Err(DiffError(format!(
+            return Err(incomparable(format!(
                 "{which} ({spelling}) has no numeric source operand"
             )));
         };
         let probe = instr
             .eval(&[0])
-            .map_err(|e| DiffError(format!("{which} ({spelling}): {e}")))?;
+            .map_err(|e| incomparable(format!("{which} ({spelling}): {e}")))?;
         if probe.width > 128 {
-            return Err(DiffError(format!(
+            return Err(incomparable(format!(
                 "{which} ({spelling}) gives a {}-bit result; diff handles at most 128 bits",
                 probe.width
             )));
@@ -520,13 +521,13 @@ impl Comparison {
     ///
     /// # Errors
     /// An instruction with more or fewer source operands, different source or result widths.
-    pub fn new(a: Instr, b: Instr) -> Result<Comparison, DiffError> {
+    pub fn new(a: Instr, b: Instr) -> Result<Comparison, Error> {
         let (sa, sb) = (a.spelling(), b.spelling());
-        let probe = |i: &Instr, which: &str, s: &str| -> Result<(), DiffError> {
+        let probe = |i: &Instr, which: &str, s: &str| -> Result<(), Error> {
             let n = i.operands().len();
             if n != 1 {
                 let names: Vec<&str> = i.operands().iter().map(|o| o.name).collect();
-                return Err(DiffError(format!(
+                return Err(incomparable(format!(
                     "{which} ({s}) takes {n} source operands ({}); diff compares conversions of exactly one source operand",
                     names.join(", ")
                 )));
@@ -537,20 +538,20 @@ impl Comparison {
         probe(&b, "the second instruction", &sb)?;
         let (wa, wb) = (a.operands()[0].bits, b.operands()[0].bits);
         if wa != wb {
-            return Err(DiffError(format!(
+            return Err(incomparable(format!(
                 "the source operands differ in width: {sa} reads {wa} bits, {sb} reads {wb} bits"
             )));
         }
         let (ra, rb) = (a.result_bits(), b.result_bits());
         if ra != rb {
-            return Err(DiffError(format!(
+            return Err(incomparable(format!(
                 "the results differ in width: {sa} gives {ra} bits, {sb} gives {rb} bits"
             )));
         }
         let a = Side::new(a, "the first instruction")?;
         let b = Side::new(b, "the second instruction")?;
         if a.width != b.width {
-            return Err(DiffError(format!(
+            return Err(incomparable(format!(
                 "the results differ in width: {sa} gives {} bits, {sb} gives {} bits",
                 a.width, b.width
             )));
@@ -1037,13 +1038,13 @@ mod tests {
     use crate::instr::Options;
     use crate::visa::cr0::{Cr0, RoundingMode};
 
-    fn cmp(a: &str, b: &str, cr0: Cr0) -> Result<Comparison, DiffError> {
+    fn cmp(a: &str, b: &str, cr0: Cr0) -> Result<Comparison, Error> {
         let opts = Options {
             cr0,
             ..Options::default()
         };
-        let a = Instr::parse(a, &opts).map_err(|e| DiffError(e.to_string()))?;
-        let b = Instr::parse(b, &opts).map_err(|e| DiffError(e.to_string()))?;
+        let a = Instr::parse(a, &opts)?;
+        let b = Instr::parse(b, &opts)?;
         Comparison::new(a, b)
     }
 
@@ -1177,11 +1178,20 @@ mod tests {
     #[test]
     fn mismatched_shapes_are_refused() {
         let e = cmp("cvt.rn.f16.f32", "mov f <- hf", Cr0::OPENCL).unwrap_err();
-        assert!(e.0.contains("source operands differ in width"), "{e}");
+        assert!(
+            matches!(&e, Error::Incomparable { message } if message.contains("source operands differ in width")),
+            "{e}"
+        );
         let e = cmp("cvt.rn.f16.f32", "mov f <- f", Cr0::OPENCL).unwrap_err();
-        assert!(e.0.contains("results differ in width"), "{e}");
+        assert!(
+            matches!(&e, Error::Incomparable { message } if message.contains("results differ in width")),
+            "{e}"
+        );
         let e = cmp("cvt.rn.f16x2.f32", "mov hf <- f", Cr0::OPENCL).unwrap_err();
-        assert!(e.0.contains("takes 2 source operands"), "{e}");
+        assert!(
+            matches!(&e, Error::Incomparable { message } if message.contains("takes 2 source operands")),
+            "{e}"
+        );
     }
 
     #[test]

@@ -96,6 +96,45 @@ pub enum Error {
         /// The message.
         message: String,
     },
+    /// Two instructions that [`crate::diff::Comparison`] cannot compare: other than one
+    /// source operand each, different source or result widths.
+    #[error("{message}")]
+    Incomparable {
+        /// What differs.
+        message: String,
+    },
+    /// A value that does not read as a register's or variable's type (the program runners'
+    /// inputs: [`crate::ptx::run::parse_value`], [`crate::visa::run::parse_element`],
+    /// [`crate::visa::run::initial_value`]).
+    #[error("{message}")]
+    Value {
+        /// What was expected.
+        message: String,
+    },
+    /// A Tile IR tile type that breaks the dialect's size rules
+    /// ([`crate::tile::types::TileType::check_size`]).
+    #[error("{message}")]
+    TileSize {
+        /// The dialect's message.
+        message: String,
+    },
+    /// A PTX form that cannot run over slices ([`crate::bulk::CvtKernel`]).
+    #[error(transparent)]
+    Bulk(#[from] crate::bulk::CvtBulkError),
+    /// A sweep over a source wider than 32 bits.
+    #[error("the source words are {bits} bits wide: a sweep covers sources of at most 32 bits (use `gpucvt verify --sample` for wider ones)")]
+    SweepTooWide {
+        /// The source width.
+        bits: u32,
+    },
+    /// Writing or reading failed.
+    #[error("{message}")]
+    Io {
+        /// The kind of failure.
+        kind: std::io::ErrorKind,
+        /// The operating system's message.
+        message: String,
+    },
     /// The result is wider than the caller can take (at most 128 bits from
     /// [`crate::instr::Instr::eval_bits`]).
     #[error("the result is {bits} bits wide; at most 128 bits fit")]
@@ -103,6 +142,15 @@ pub enum Error {
         /// The result's width.
         bits: u32,
     },
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Error {
+        Error::Io {
+            kind: e.kind(),
+            message: e.to_string(),
+        }
+    }
 }
 
 /// A message on one line.

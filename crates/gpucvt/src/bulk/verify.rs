@@ -29,6 +29,7 @@ use crate::core::convert::{BitsFn, Conversion};
 use crate::kernels::{vectorized, Kernel, Vectorizable, Word};
 use crate::ptx::eval::{evaluate_bits, lane_conversion, lane_rbits_place, EvalError};
 use crate::ptx::form::CvtForm;
+use crate::Error;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -616,7 +617,7 @@ pub fn sweep(
     seed: u64,
     sink: &mut (dyn FnMut(&[u8]) -> std::io::Result<()> + Send),
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<u64, SweepError> {
+) -> Result<u64, Error> {
     sweep_in_blocks(form, seed, SWEEP_BLOCK, sink, progress)
 }
 
@@ -627,10 +628,12 @@ fn sweep_in_blocks(
     block: u64,
     sink: &mut (dyn FnMut(&[u8]) -> std::io::Result<()> + Send),
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<u64, SweepError> {
+) -> Result<u64, Error> {
     let kernel = sweep_kernel(form)?;
     if kernel.source_bits() > 32 {
-        return Err(SweepError::TooWide(kernel.source_bits()));
+        return Err(Error::SweepTooWide {
+            bits: kernel.source_bits(),
+        });
     }
     let units = Units::new(&kernel, Inputs { sample: 0, seed });
     let total = units.instructions();
@@ -671,8 +674,8 @@ fn sweep_in_blocks(
                 return;
             }
             match converted
-                .map_err(SweepError::Kernel)
-                .and_then(|()| (g.sink)(out).map_err(SweepError::Io))
+                .map_err(Error::Bulk)
+                .and_then(|()| (g.sink)(out).map_err(Error::from))
             {
                 Ok(()) => g.next += 1,
                 Err(e) => g.failed = Some(e),
@@ -697,7 +700,7 @@ struct Turn<'s> {
     /// The next block for the sink.
     next: u64,
     /// The first failure: every thread stops.
-    failed: Option<SweepError>,
+    failed: Option<Error>,
     sink: &'s mut (dyn FnMut(&[u8]) -> std::io::Result<()> + Send),
 }
 
@@ -1093,20 +1096,6 @@ fn sweep_block(
     }
 }
 
-/// Why a sweep stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum SweepError {
-    /// The form cannot run over slices.
-    #[error("{0}")]
-    Kernel(#[from] CvtBulkError),
-    /// The source is wider than 32 bits.
-    #[error("the source words are {0} bits wide: a sweep covers sources of at most 32 bits (use `gpucvt verify --sample` for wider ones)")]
-    TooWide(u32),
-    /// Writing failed.
-    #[error("{0}")]
-    Io(std::io::Error),
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1285,7 +1274,7 @@ mod tests {
                     &|_| {},
                 )
             });
-            assert!(matches!(r, Err(SweepError::Io(ref e)) if e.to_string() == "disk full"));
+            assert!(matches!(r, Err(Error::Io { ref message, .. }) if message == "disk full"));
             assert_eq!(calls, 5, "{text}");
         }
     }
@@ -1398,7 +1387,7 @@ mod tests {
         assert_eq!(r.mismatches, 0);
         assert!(matches!(
             sweep(&form, 0, &mut |_| Ok(()), &|_| {}),
-            Err(SweepError::TooWide(64))
+            Err(Error::SweepTooWide { bits: 64 })
         ));
     }
 }

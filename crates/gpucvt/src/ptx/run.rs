@@ -248,8 +248,13 @@ fn int_bits(v: i128, width: u32) -> Option<u64> {
 /// ```
 ///
 /// # Errors
-/// A message saying what was expected.
-pub fn parse_value(ty: PtxType, text: &str) -> Result<(u64, Option<String>), String> {
+/// [`crate::Error::Value`], saying what was expected.
+pub fn parse_value(ty: PtxType, text: &str) -> Result<(u64, Option<String>), crate::Error> {
+    parse_value_text(ty, text).map_err(|message| crate::Error::Value { message })
+}
+
+/// [`parse_value`] with the message as text.
+fn parse_value_text(ty: PtxType, text: &str) -> Result<(u64, Option<String>), String> {
     let text = text.trim();
     let width = ty.bits();
     if !modelled(ty) {
@@ -1202,7 +1207,7 @@ pub fn run(file: &PtxFile, inputs: &[RunInput], opts: &RunOptions) -> Result<Run
             Some(Err(e)) => return Err(RunError::Input(e)),
             Some(Ok(s)) => s,
         };
-        let (bits, note) = parse_value(slot.ty, &input.value)
+        let (bits, note) = parse_value_text(slot.ty, &input.value)
             .map_err(|e| RunError::Input(format!("{}: {e}", input.name)))?;
         if let Some(n) = note {
             m.note(

@@ -645,7 +645,7 @@ impl<'a> Reader<'a> {
         let elem = self.element()?;
         self.expect(">")?;
         let ty = TileType { shape, elem };
-        if let Err(m) = ty.check_size() {
+        if let Err(m) = ty.size_rule() {
             return Err(self.err(RULE_TYPE, m, start));
         }
         Ok(Spanned {

@@ -317,8 +317,14 @@ impl TileType {
 
     /// The dialect's size rules (`verifyTileSize` and the f4 rule), in the dialect's order:
     /// f4 tiles with an odd element count, then non-positive dims, dims that are not powers
-    /// of two, and more than 2^24 elements. Returns the dialect's message.
-    pub fn check_size(&self) -> Result<(), String> {
+    /// of two, and more than 2^24 elements: [`crate::Error::TileSize`] with the dialect's message.
+    pub fn check_size(&self) -> Result<(), crate::Error> {
+        self.size_rule()
+            .map_err(|message| crate::Error::TileSize { message })
+    }
+
+    /// [`Self::check_size`] with the message as text.
+    pub(crate) fn size_rule(&self) -> Result<(), String> {
         let dims = || {
             self.shape
                 .iter()
@@ -629,7 +635,7 @@ mod tests {
 
     #[test]
     fn size_rules() {
-        let t = |s: &[u64], e| TileType::new(s, e).check_size();
+        let t = |s: &[u64], e| TileType::new(s, e).size_rule();
         assert!(t(&[4, 8], F32).is_ok());
         assert!(t(&[], F32).is_ok());
         assert_eq!(
@@ -643,6 +649,10 @@ mod tests {
         assert!(t(&[1 << 25], I8).unwrap_err().contains("16777216"));
         assert!(t(&[3, 3, 3], F4E2M1FN).unwrap_err().contains("F4E2M1FN"));
         assert!(t(&[], F4E2M1FN).is_err());
+        assert!(matches!(
+            TileType::new(&[3], F32).check_size(),
+            Err(crate::Error::TileSize { message }) if message.contains("powers of two")
+        ));
         assert!(t(&[2], F4E2M1FN).is_ok());
         assert_eq!(TileType::new(&[2], I16).long(), "!cuda_tile.tile<2xi16>");
         assert_eq!(TileType::new(&[4, 8], F32).to_string(), "tile<4x8xf32>");

@@ -793,15 +793,20 @@ fn run_mov(
 ///
 /// ```
 /// use gpucvt::visa::{run::parse_element, types::VisaType};
-/// assert_eq!(parse_element(VisaType::Hf, "1.5"), Ok(0x3e00));
-/// assert_eq!(parse_element(VisaType::B, "-2"), Ok(0xfe));
-/// assert_eq!(parse_element(VisaType::F, "0x3f800000"), Ok(0x3f80_0000));
+/// assert_eq!(parse_element(VisaType::Hf, "1.5").unwrap(), 0x3e00);
+/// assert_eq!(parse_element(VisaType::B, "-2").unwrap(), 0xfe);
+/// assert_eq!(parse_element(VisaType::F, "0x3f800000").unwrap(), 0x3f80_0000);
 /// assert!(parse_element(VisaType::Ub, "256").is_err());
 /// ```
 ///
 /// # Errors
-/// A message saying what was expected.
-pub fn parse_element(ty: VisaType, text: &str) -> Result<u64, String> {
+/// [`crate::Error::Value`], saying what was expected.
+pub fn parse_element(ty: VisaType, text: &str) -> Result<u64, crate::Error> {
+    parse_element_text(ty, text).map_err(|message| crate::Error::Value { message })
+}
+
+/// [`parse_element`] with the message as text.
+fn parse_element_text(ty: VisaType, text: &str) -> Result<u64, String> {
     use crate::text::{parse_bits_named, parse_number};
     use gpucvt_core::convert::{convert, Policy};
     use gpucvt_core::round::Rounding;
@@ -848,8 +853,18 @@ pub fn parse_element(ty: VisaType, text: &str) -> Result<u64, String> {
 /// ```
 ///
 /// # Errors
-/// An undeclared variable, too many elements, or an element that does not parse.
-pub fn initial_value(k: &Kernel, name: &str, text: &str) -> Result<(String, Vec<u64>), String> {
+/// [`crate::Error::Value`]: an undeclared variable, too many elements, or an element that
+/// does not parse.
+pub fn initial_value(
+    k: &Kernel,
+    name: &str,
+    text: &str,
+) -> Result<(String, Vec<u64>), crate::Error> {
+    initial_value_text(k, name, text).map_err(|message| crate::Error::Value { message })
+}
+
+/// [`initial_value`] with the message as text.
+fn initial_value_text(k: &Kernel, name: &str, text: &str) -> Result<(String, Vec<u64>), String> {
     let syms = symbols(k);
     let Some(v) = syms.get(name) else {
         let mut names: Vec<&str> = k.decls.iter().map(|d| d.name.as_str()).collect();
@@ -872,7 +887,7 @@ pub fn initial_value(k: &Kernel, name: &str, text: &str) -> Result<(String, Vec<
         .unwrap_or(body);
     let elems = body
         .split(',')
-        .map(|e| parse_element(ty, e).map_err(|m| format!("{name}: {m}")))
+        .map(|e| parse_element_text(ty, e).map_err(|m| format!("{name}: {m}")))
         .collect::<Result<Vec<u64>, String>>()?;
     if elems.len() as u64 > v.num_elts {
         return Err(format!(
