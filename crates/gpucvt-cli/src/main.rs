@@ -16,17 +16,20 @@
 //!
 //! Output goes to stdout. A problem with the input (an unknown name, a malformed number, a
 //! pattern too wide, options that exclude each other) is one line on stderr starting with
-//! `error: ` and exit code 2; clap's own usage errors also exit with 2. The JSON printed by
+//! `error: ` and exit code 2, whether clap or the subcommand finds it. The JSON printed by
 //! `--json` is described in `docs/json.md` at the root of the repository.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod args;
 mod check;
 mod common;
 mod convert;
 mod diff;
 mod eval;
 mod formats;
+mod input;
+mod output;
 mod round;
 mod run;
 mod table;
@@ -34,6 +37,7 @@ mod tile;
 mod values;
 mod verify;
 
+use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
 use common::Done;
 use std::io::Write;
@@ -176,7 +180,15 @@ Examples:
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        // Usage errors exit with 2, --help and --version with 0.
+        // Usage errors exit with 2, on one line like the subcommands' own errors.
+        Err(e)
+            if e.use_stderr()
+                && e.kind() != ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
+        {
+            let _ = writeln!(std::io::stderr(), "{}", one_line(&e));
+            return ExitCode::from(2);
+        }
+        // --help and --version exit with 0; `gpucvt` alone prints the help and exits with 2.
         Err(e) => e.exit(),
     };
     // Stopped by SIGINT, SIGTERM or SIGHUP, `convert` and `sweep --out` leave no temporary
@@ -233,4 +245,43 @@ fn emit(out: &str) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(out.as_bytes())?;
     stdout.flush()
+}
+
+/// A clap error as one line: its message, then its details (possible values, a tip, the
+/// usage) separated by `; `, so that scripts can read every usage error the same way. (The
+/// pointer to `--help` is left out: the usage names the subcommand.)
+fn one_line(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    let mut out = String::new();
+    for part in rendered
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+    {
+        if !out.is_empty() {
+            out.push_str(if out.ends_with(':') { " " } else { "; " });
+        }
+        match part.strip_prefix("Usage: ") {
+            Some(usage) => {
+                out.push_str("usage: ");
+                out.push_str(usage);
+            }
+            None => out.push_str(part),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// clap's own consistency checks (names that `conflicts_with`, `requires` and `mut_arg`
+    /// refer to exist, no two options share a name, …), which otherwise only run when a
+    /// subcommand is used.
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
 }

@@ -1,14 +1,16 @@
 //! `gpucvt verify INSTR` (a form's fast slice kernel against the exact model over every
 //! input) and `gpucvt sweep INSTR --out FILE | --hash` (every result, in input order).
 
-use crate::common::{fail, to_json, CliError, Done};
+use crate::args::{TargetArg, Threads};
+use crate::common::{fail, CliError, Done};
+use crate::output::{progress_bar, to_json, Counting};
 use gpucvt::bulk::verify::{self, Inputs, Report, SweepError};
 use gpucvt::bulk::Path;
 use gpucvt::core::bulk::{instruction_set, Strategy};
 use gpucvt::instr::{Instr, Options};
 use gpucvt::ptx::CvtForm;
 use serde::Serialize;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::time::Instant;
 
 /// Options of `gpucvt verify`.
@@ -18,20 +20,18 @@ pub struct VerifyArgs {
     #[arg(value_name = "INSTRUCTION")]
     pub instruction: String,
     /// For sources wider than 32 bits: random inputs after the boundary-dense set.
-    #[arg(long, value_name = "N", default_value_t = 1 << 24)]
+    #[arg(long, value_name = "N", default_value_t = 1 << 24, value_parser = clap::value_parser!(u64).range(..=1 << 34))]
     pub sample: u64,
     /// Seed of the random inputs and of the `rbits` operands of `.rs` forms.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
-    /// Worker threads (default: one per core).
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub threads: Threads,
     /// Disagreements shown.
-    #[arg(long, value_name = "K", default_value_t = 5)]
-    pub examples: usize,
-    /// PTX target whose legality rules apply (sm_80, sm_90a, …).
-    #[arg(long, value_name = "SM")]
-    pub target: Option<String>,
+    #[arg(long, value_name = "K", default_value_t = 5, value_parser = clap::value_parser!(u16).range(..=1000))]
+    pub examples: u16,
+    #[command(flatten)]
+    pub target: TargetArg,
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
@@ -53,12 +53,10 @@ pub struct SweepArgs {
     /// Seed of the `rbits` operands of `.rs` forms.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
-    /// Worker threads (default: one per core).
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
-    /// PTX target whose legality rules apply (sm_80, sm_90a, …).
-    #[arg(long, value_name = "SM")]
-    pub target: Option<String>,
+    #[command(flatten)]
+    pub threads: Threads,
+    #[command(flatten)]
+    pub target: TargetArg,
     /// Print a JSON object (form, results, bytes per result, file, hash) instead of the
     /// lines.
     #[arg(long)]
@@ -77,8 +75,11 @@ struct SweepJson {
 }
 
 /// Parses a PTX form given on the command line.
-fn form_of(text: &str, target: Option<&str>) -> Result<CvtForm, CliError> {
-    let opts: Options = crate::common::instr_options(target, None, None, "--cr0")?;
+fn form_of(text: &str, target: &TargetArg) -> Result<CvtForm, CliError> {
+    let opts = Options {
+        target: target.target,
+        ..Default::default()
+    };
     match Instr::parse(text, &opts)? {
         Instr::Ptx(p) => Ok(p.form),
         _ => fail(format!(
@@ -87,27 +88,19 @@ fn form_of(text: &str, target: Option<&str>) -> Result<CvtForm, CliError> {
     }
 }
 
-fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, CliError> {
-    if threads == Some(0) {
-        return fail("--threads must be at least 1");
-    }
+fn pool(threads: &Threads) -> Result<rayon::ThreadPool, CliError> {
     rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
+        .num_threads(threads.count())
         .build()
         .map_err(|e| CliError(format!("cannot start worker threads: {e}")))
 }
 
-fn bar(len: u64, what: &str, show: bool) -> Option<indicatif::ProgressBar> {
-    if !show || len < 1 << 22 || !std::io::stderr().is_terminal() {
+/// A progress bar for the long runs only.
+fn bar(len: u64, verb: &str, show: bool) -> Option<indicatif::ProgressBar> {
+    if !show || len < 1 << 22 {
         return None;
     }
-    let bar = indicatif::ProgressBar::new(len);
-    if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
-        "{{spinner}} {what} {{pos}}/{{len}} [{{bar:40}}] {{percent}}% ({{eta}} left)"
-    )) {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    Some(bar)
+    progress_bar(verb, len, Counting::Items(""))
 }
 
 fn path_name(p: Path) -> String {
@@ -140,14 +133,8 @@ struct JsonMismatch {
 
 /// Runs `gpucvt verify`: exit code 0 when every result agrees, 1 when some differ.
 pub fn run_verify(a: &VerifyArgs) -> Result<Done, CliError> {
-    let form = form_of(&a.instruction, a.target.as_deref())?;
-    if a.examples > 1000 {
-        return fail("--examples is at most 1000");
-    }
-    if a.sample > 1 << 34 {
-        return fail("--sample is at most 2^34");
-    }
-    let pool = pool(a.threads)?;
+    let form = form_of(&a.instruction, &a.target)?;
+    let pool = pool(&a.threads)?;
     let inputs = Inputs {
         sample: a.sample,
         seed: a.seed,
@@ -158,7 +145,7 @@ pub fn run_verify(a: &VerifyArgs) -> Result<Done, CliError> {
     let start = Instant::now();
     let report = pool
         .install(|| {
-            verify::verify(&form, inputs, a.examples, &|n| {
+            verify::verify(&form, inputs, usize::from(a.examples), &|n| {
                 if let Some(b) = &bar {
                     b.inc(n);
                 }
@@ -255,8 +242,8 @@ fn text(r: &Report, seconds: f64) -> String {
 
 /// Runs `gpucvt sweep`.
 pub fn run_sweep(a: &SweepArgs) -> Result<Done, CliError> {
-    let form = form_of(&a.instruction, a.target.as_deref())?;
-    let pool = pool(a.threads)?;
+    let form = form_of(&a.instruction, &a.target)?;
+    let pool = pool(&a.threads)?;
     let kernel = verify::sweep_kernel(&form).map_err(|e| CliError(e.to_string()))?;
     let planned = verify::Units::new(&kernel, Inputs::default()).instructions();
     let mut hasher = a.hash.then(twox_hash::XxHash3_64::new);
