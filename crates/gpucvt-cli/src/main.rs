@@ -32,6 +32,7 @@ mod input;
 mod output;
 mod round;
 mod run;
+mod sweep;
 mod table;
 mod tile;
 mod values;
@@ -86,7 +87,7 @@ enum Command {
     /// Write a PTX cvt form's result for every input of a source of at most 32 bits, in
     /// input order, as raw little-endian words (--out FILE), or print their hash (--hash).
     #[command(after_help = VERIFY_HELP)]
-    Sweep(Box<verify::SweepArgs>),
+    Sweep(Box<sweep::Args>),
     /// Convert a whole tensor file (.npy, .safetensors, raw) element by element, streaming,
     /// optionally with MX block scales; prints counts and error statistics.
     #[command(after_help = CONVERT_HELP)]
@@ -213,7 +214,7 @@ fn main() -> ExitCode {
         Command::Table(a) => table::run(a).map(Done::ok),
         Command::Diff(a) => diff::run(a).map(Done::ok),
         Command::Verify(a) => verify::run_verify(a),
-        Command::Sweep(a) => verify::run_sweep(a),
+        Command::Sweep(a) => sweep::run(a),
         Command::Convert(a) => convert::run(a),
     };
     match result {
