@@ -43,6 +43,7 @@ pub struct Args {
     pub to: String,
     /// Rounding mode: rn, rna, rz, rm, rp, rs (stochastic, needs --rbits), rni, rzi, rmi,
     /// rpi (to an integral value).
+    // ignore_case: `--mode RS` also makes --rbits required (required_if_eq).
     #[arg(long, value_name = "MODE", default_value = "rn", value_parser = args::rounding(), ignore_case = true)]
     pub mode: Rounding,
     /// Source format: the number is first rounded to it with rn, then converted from its bits.

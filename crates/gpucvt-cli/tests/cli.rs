@@ -1032,6 +1032,10 @@ fn clap_checks_options() {
             "the argument '--satfinite' cannot be used with '--wrap'",
         ),
         (
+            &["round", "1", "--to", "f16", "--mode", "RS"],
+            "the following required arguments were not provided: --rbits <PATTERN>",
+        ),
+        (
             &["round", "1", "--to", "f16", "--rbits-width", "8"],
             "the following required arguments were not provided: --rbits <PATTERN>",
         ),
