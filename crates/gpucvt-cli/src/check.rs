@@ -8,7 +8,10 @@
 //! box-drawing layouts with the position on a later line. Plain text keeps that line exact,
 //! the output byte-for-byte deterministic, and never coloured.
 
-use crate::common::{ptx_options, read_source, to_json, CliError, Dialect, Done};
+use crate::args::{PtxTarget, TileVersion};
+use crate::common::{CliError, Done};
+use crate::input::{is_mlir, read_source, Dialect};
+use crate::output::to_json;
 use gpucvt::diag::{Diagnostic, Severity};
 use gpucvt::visa::check::CheckOptions;
 use serde::Serialize;
@@ -16,18 +19,22 @@ use std::path::PathBuf;
 
 /// Options of `gpucvt check`.
 #[derive(clap::Args, Debug)]
+#[command(
+    mut_arg("target", |a| a.help(
+        "PTX target whose rules apply (sm_80, sm_90a, …); default: the file's `.target`"
+    )),
+    mut_arg("ptx_version", |a| a.help("PTX ISA version; default: the file's `.version`")),
+    mut_arg("tile_version", |a| a.help(
+        "Tile IR (`.mlir`) specification version: 13.1, 13.2, 13.3 or 13.4 (default)"
+    )),
+)]
 pub struct Args {
     /// The file: `.ptx` (PTX module), `.visaasm` (vISA assembly) or `.mlir` (CUDA Tile IR).
     pub file: PathBuf,
-    /// PTX target whose rules apply (sm_80, sm_90a, …); default: the file's `.target`.
-    #[arg(long, value_name = "SM")]
-    pub target: Option<String>,
-    /// PTX ISA version; default: the file's `.version`.
-    #[arg(long = "ptx-version", value_name = "X.Y")]
-    pub ptx_version: Option<String>,
-    /// Tile IR (`.mlir`) specification version: 13.1, 13.2, 13.3 or 13.4 (default).
-    #[arg(long = "tile-version", value_name = "X.Y")]
-    pub tile_version: Option<String>,
+    #[command(flatten)]
+    pub ptx: PtxTarget,
+    #[command(flatten)]
+    pub tile: TileVersion,
     /// A JSON array, one object per diagnostic: line, column, severity, message, rule.
     #[arg(long)]
     pub json: bool,
@@ -45,12 +52,7 @@ struct DiagJson<'a> {
 
 /// Runs `gpucvt check`: exit code 1 if any diagnostic is an error, else 0.
 pub fn run(a: &Args) -> Result<Done, CliError> {
-    let is_mlir = a
-        .file
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("mlir"));
-    if is_mlir {
+    if is_mlir(&a.file) {
         return run_tile(a);
     }
     let (dialect, text) = read_source(&a.file)?;
@@ -61,12 +63,9 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
         Dialect::Visa => text,
     };
     let diags = match dialect {
-        Dialect::Ptx => {
-            let (t, v) = ptx_options(a.target.as_deref(), a.ptx_version.as_deref())?;
-            gpucvt::ptx::check::check_source(&text, t, v)
-        }
+        Dialect::Ptx => gpucvt::ptx::check::check_source(&text, a.ptx.target(), a.ptx.ptx_version),
         Dialect::Visa => {
-            if a.target.is_some() || a.ptx_version.is_some() {
+            if a.ptx.given() {
                 return Err(CliError(
                     "--target and --ptx-version apply to .ptx files only".to_string(),
                 ));
@@ -80,19 +79,15 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
 /// `gpucvt check FILE.mlir`: the Tile IR reader's and verifier's diagnostics, at the spec
 /// version given by `--tile-version` (default: the newest).
 fn run_tile(a: &Args) -> Result<Done, CliError> {
-    if a.target.is_some() || a.ptx_version.is_some() {
+    if a.ptx.given() {
         return Err(CliError(
             "--target and --ptx-version apply to .ptx files only".to_string(),
         ));
     }
-    let version = match &a.tile_version {
-        None => gpucvt::tile::types::SpecVersion::LATEST,
-        Some(v) => gpucvt::tile::types::SpecVersion::from_name(v).ok_or_else(|| {
-            CliError(format!(
-                "unknown --tile-version {v:?}; accepted: 13.1, 13.2, 13.3, 13.4"
-            ))
-        })?,
-    };
+    let version = a
+        .tile
+        .tile_version
+        .unwrap_or(gpucvt::tile::types::SpecVersion::LATEST);
     let text = std::fs::read_to_string(&a.file)
         .map_err(|e| CliError(format!("cannot read {}: {e}", a.file.display())))?;
     // The reader skips a byte order mark and takes a lone CR as a line break; the source

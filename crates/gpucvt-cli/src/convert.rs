@@ -1,18 +1,33 @@
 //! `gpucvt convert INPUT -o OUTPUT`: whole tensor files (`.npy`, `.safetensors`, raw) through
 //! one conversion, streaming, with optional MX block scaling (library: `gpucvt-tensor`).
 
-use crate::common::{choice, fail, lookup_format, table, to_json, CliError, Done};
+use crate::args::{self, PolicyFlags, ScaleFormat, ScaleMethodArg};
+use crate::common::{fail, CliError, Done};
+use crate::input::lookup_format;
+use crate::output::{group, progress_bar, table, to_json, write_json, Counting};
 use clap::Args as ClapArgs;
 use gpucvt::core::format::Format;
 use gpucvt::core::{Conversion, Direction, Rounding};
 use gpucvt::ptx;
 use gpucvt_tensor::{BlockScaling, FilePlan, Options, Recipe, ScaleMethod, Stats, Summary};
 use serde::Serialize;
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 /// Options of `gpucvt convert`.
 #[derive(ClapArgs, Debug)]
+#[command(
+    // What to convert to: --to (with its options) or --cvt, exactly one.
+    group(clap::ArgGroup::new("conversion").args(["to", "cvt"]).required(true)),
+    mut_arg("satfinite", |a| a.help(
+        "With --to: PTX .satfinite (±∞ and overflows give ±largest finite)"
+    )),
+    mut_arg("sat", |a| a.help("With --to: PTX .sat (clamp to [0, 1]; integers: to the range)")),
+    mut_arg("relu", |a| a.help("With --to: PTX .relu (negative results become +0)")),
+    mut_arg("ftz", |a| a.help(
+        "With --to: PTX .ftz (f32 subnormal inputs and results become zero)"
+    )),
+    mut_arg("pzo", |a| a.help("With --to: PTX .pzo (−0 results become +0)")),
+)]
 pub struct Args {
     /// The input: FILE.npy, FILE.safetensors, or raw little-endian data (with --from).
     pub input: PathBuf,
@@ -26,26 +41,13 @@ pub struct Args {
     pub to: Option<String>,
     /// Rounding with --to: rn, rna, rz, rm, rp, rs (stochastic, random bits from --seed),
     /// rni, rzi, rmi, rpi.
-    #[arg(long, value_name = "MODE", default_value = "rn")]
-    pub mode: String,
-    /// With --to: PTX .satfinite (±∞ and overflows give ±largest finite).
-    #[arg(long)]
-    pub satfinite: bool,
-    /// With --to: PTX .sat (clamp to [0, 1]; integers: to the range).
-    #[arg(long)]
-    pub sat: bool,
-    /// With --to: PTX .relu (negative results become +0).
-    #[arg(long)]
-    pub relu: bool,
-    /// With --to: PTX .ftz (f32 subnormal inputs and results become zero).
-    #[arg(long)]
-    pub ftz: bool,
-    /// With --to: PTX .pzo (−0 results become +0).
-    #[arg(long)]
-    pub pzo: bool,
-    /// With --to --mode rs: random bits per element (default as PTX: 13 for f16, 16 for
-    /// bf16, 8 otherwise).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "MODE", default_value = "rn", value_parser = args::round_mod(), ignore_case = true)]
+    pub mode: ptx::RoundMod,
+    #[command(flatten)]
+    pub policy: PolicyFlags,
+    /// With --to --mode rs: random bits per element, 1 to 32 (default as PTX: 13 for f16, 16
+    /// for bf16, 8 otherwise).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
     pub rbits_width: Option<u32>,
     /// A PTX cvt form instead of --to and its options, e.g. 'cvt.rn.satfinite.e4m3x2.f32':
     /// each element is one lane; the tensor's dtype must be the form's source type.
@@ -82,12 +84,26 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub block: Option<u64>,
     /// The scale format with --block (only ue8m0).
-    #[arg(long, value_name = "FMT", default_value = "ue8m0", requires = "block")]
-    pub scale: String,
+    #[arg(
+        long,
+        value_name = "FMT",
+        value_enum,
+        default_value = "ue8m0",
+        requires = "block",
+        ignore_case = true
+    )]
+    pub scale: ScaleFormat,
     /// How the block scale is chosen: ocp (floor(log2(amax)) − emax, the OCP MX spec) or rp
     /// (cvt.rp.satfinite.ue8m0x2.f32 of amax / max_finite: nothing saturates).
-    #[arg(long, value_name = "METHOD", default_value = "ocp", requires = "block")]
-    pub scale_method: String,
+    #[arg(
+        long,
+        value_name = "METHOD",
+        value_enum,
+        default_value = "ocp",
+        requires = "block",
+        ignore_case = true
+    )]
+    pub scale_method: ScaleMethodArg,
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
@@ -166,15 +182,14 @@ fn recipe(a: &Args) -> Result<(Recipe, String, bool), CliError> {
             integers,
         ));
     }
+    // clap requires --to or --cvt.
     let Some(to) = &a.to else {
         return fail(
             "say what to convert to: --to FMT [--mode MODE --satfinite …] or --cvt 'cvt.…'",
         );
     };
     let dst = *lookup_format(to, "--to")?;
-    let names: Vec<(&str, ptx::RoundMod)> =
-        ptx::RoundMod::ALL.iter().map(|r| (r.name(), *r)).collect();
-    let mode = choice(&a.mode, "--mode", &names)?;
+    let mode = a.mode;
     let mut rounding = Rounding::from_name(mode.name())
         .ok_or_else(|| CliError(format!("--mode {}: not a core rounding", mode.name())))?;
     if let Direction::Stochastic { .. } = rounding.direction {
@@ -183,22 +198,17 @@ fn recipe(a: &Args) -> Result<(Recipe, String, bool), CliError> {
             "bf16" => 16,
             _ => 8,
         });
-        if !(1..=32).contains(&width) {
-            return fail(format!(
-                "invalid --rbits-width {width}; accepted: 1 to 32 (one 32-bit random word per element)"
-            ));
-        }
         rounding = Rounding::stochastic(0, width);
     } else if a.rbits_width.is_some() {
         return fail("--rbits-width is only valid with --mode rs");
     }
     let mut label = format!("{} {}", dst.name, rounding.name());
     for (on, name) in [
-        (a.ftz, "ftz"),
-        (a.sat, "sat"),
-        (a.relu, "relu"),
-        (a.satfinite, "satfinite"),
-        (a.pzo, "pzo"),
+        (a.policy.ftz, "ftz"),
+        (a.policy.sat, "sat"),
+        (a.policy.relu, "relu"),
+        (a.policy.satfinite, "satfinite"),
+        (a.policy.pzo, "pzo"),
     ] {
         if on {
             label.push_str(&format!(" .{name}"));
@@ -207,11 +217,11 @@ fn recipe(a: &Args) -> Result<(Recipe, String, bool), CliError> {
     // The modifiers as a PTX form; its types are each tensor's pair.
     let mut form = ptx::CvtForm::new(ptx::PtxType::F32, ptx::PtxType::F32);
     form.rounding = Some(mode);
-    form.ftz = a.ftz;
-    form.sat = a.sat;
-    form.relu = a.relu;
-    form.satfinite = a.satfinite;
-    form.pzo = a.pzo;
+    form.ftz = a.policy.ftz;
+    form.sat = a.policy.sat;
+    form.relu = a.policy.relu;
+    form.satfinite = a.policy.satfinite;
+    form.pzo = a.policy.pzo;
     Ok((
         Box::new(move |src: &Format| to_conversion(&form, rounding, src, &dst)),
         label,
@@ -226,18 +236,6 @@ struct Json<'a> {
     conversion: &'a str,
     #[serde(flatten)]
     summary: &'a Summary,
-}
-
-fn group(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn num(x: f64) -> String {
@@ -416,22 +414,6 @@ fn plan_text(a: &Args, label: &str, p: &FilePlan) -> String {
     out
 }
 
-/// Prints `value` as pretty JSON on stdout as it is serialised. A closed pipe is not an error
-/// (as for the other output, see `main`).
-fn write_json<T: Serialize>(value: &T) -> Result<(), CliError> {
-    let mut w = std::io::BufWriter::new(std::io::stdout().lock());
-    let r = serde_json::to_writer_pretty(&mut w, value)
-        .map_err(std::io::Error::from)
-        .and_then(|()| w.write_all(b"\n"))
-        .and_then(|()| w.flush());
-    match r {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(CliError(format!("cannot write the output: {e}")))
-        }
-        _ => Ok(()),
-    }
-}
-
 /// Runs `gpucvt convert`.
 pub fn run(a: &Args) -> Result<Done, CliError> {
     let (recipe, label, integers) = recipe(a)?;
@@ -447,17 +429,12 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
     opts.threads = a.threads;
     opts.seed = a.seed;
     if let Some(size) = a.block {
-        if !a.scale.eq_ignore_ascii_case("ue8m0") {
-            return fail(format!(
-                "unknown value {:?} for --scale; accepted: ue8m0",
-                a.scale
-            ));
-        }
-        let method = choice(
-            &a.scale_method,
-            "--scale-method",
-            &[("ocp", ScaleMethod::Ocp), ("rp", ScaleMethod::Rp)],
-        )?;
+        // ue8m0 is the only scale format.
+        let ScaleFormat::Ue8m0 = a.scale;
+        let method = match a.scale_method {
+            ScaleMethodArg::Ocp => ScaleMethod::Ocp,
+            ScaleMethodArg::Rp => ScaleMethod::Rp,
+        };
         opts.block = Some(BlockScaling { size, method });
     }
     if a.dry_run {
@@ -476,17 +453,7 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
         };
         return Ok(Done::ok(out));
     }
-    let bar = if std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(0);
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "{spinner} converting [{bar:40}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta} left)",
-        ) {
-            bar.set_style(style.progress_chars("=> "));
-        }
-        Some(bar)
-    } else {
-        None
-    };
+    let bar = progress_bar("converting", 0, Counting::Bytes);
     let result = gpucvt_tensor::convert_file(&a.input, &a.output, &opts, &mut |done, total| {
         if let Some(b) = &bar {
             b.set_length(total);

@@ -2,15 +2,16 @@
 //! one) disagree, over every input of their source width (a sample for 64-bit sources),
 //! grouped into classes with examples.
 
-use crate::common::{compact, fail, table, to_json, CliError};
+use crate::args::{self, PtxTarget};
+use crate::common::{compact, fail, CliError};
+use crate::output::{group, progress_bar, table, to_json, Counting};
 use gpucvt::core::format::Format;
 use gpucvt::core::value::Value;
 use gpucvt::diff::{Comparison, Report, Sweep, DEFAULT_SAMPLE};
-use gpucvt::instr::{Instr, Options};
+use gpucvt::instr::Instr;
 use gpucvt::text::to_decimal;
 use gpucvt::visa::cr0::Cr0;
 use serde::Serialize;
-use std::io::IsTerminal;
 
 /// Options of `gpucvt diff`.
 #[derive(clap::Args, Debug)]
@@ -24,36 +25,23 @@ pub struct Args {
     pub b: String,
     /// vISA control register for the vISA instruction(s): a raw value (0x4C0), a preset (0:
     /// kernel entry, opencl: 0x4C0) or a rounding mode name (rne, ru, rd, rtz).
-    #[arg(long = "visa-cr0", visible_alias = "cr0", value_name = "CR0")]
-    pub cr0: Option<String>,
-    /// PTX target whose legality rules apply (sm_80, sm_90a, …).
-    #[arg(long, value_name = "SM")]
-    pub target: Option<String>,
-    /// PTX ISA version for the legality check (default: the newest).
-    #[arg(long = "ptx-version", value_name = "X.Y")]
-    pub ptx_version: Option<String>,
+    #[arg(long = "visa-cr0", visible_alias = "cr0", value_name = "CR0", value_parser = args::cr0)]
+    pub cr0: Option<Cr0>,
+    #[command(flatten)]
+    pub ptx: PtxTarget,
     /// Compare N inputs (boundary-dense set, then seeded random patterns) instead of every
     /// input. 64-bit sources are always sampled (default 1,000,000).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub sample: Option<u64>,
     /// Seed of the random part of a sample.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
     /// Examples shown per class.
-    #[arg(long, value_name = "K", default_value_t = 5)]
-    pub examples: usize,
+    #[arg(long, value_name = "K", default_value_t = 5, value_parser = clap::value_parser!(u16).range(..=1000))]
+    pub examples: u16,
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
-}
-
-fn options(a: &Args) -> Result<Options, CliError> {
-    crate::common::instr_options(
-        a.target.as_deref(),
-        a.ptx_version.as_deref(),
-        a.cr0.as_deref(),
-        "--visa-cr0",
-    )
 }
 
 /// Most inputs a sample may have (the inputs are held in memory: 8 bytes each).
@@ -61,7 +49,7 @@ const MAX_SAMPLE: u64 = 1 << 30;
 
 /// Runs `gpucvt diff`.
 pub fn run(a: &Args) -> Result<String, CliError> {
-    let opts = options(a)?;
+    let opts = a.ptx.instr_options(a.cr0);
     let parse = |text: &str, which: &str| {
         Instr::parse(text, &opts).map_err(|e| CliError(format!("{which} {text:?}: {e}")))
     };
@@ -69,7 +57,6 @@ pub fn run(a: &Args) -> Result<String, CliError> {
     let ib = parse(&a.b, "INSTR_B")?;
     let cmp = Comparison::new(ia, ib).map_err(CliError::from)?;
     let sweep = match a.sample {
-        Some(0) => return fail("--sample must be at least 1"),
         Some(n) if n > MAX_SAMPLE => {
             return fail(format!(
                 "--sample {n} is too large (at most {MAX_SAMPLE}; without --sample a source of at most 32 bits is swept exhaustively)"
@@ -85,22 +72,13 @@ pub fn run(a: &Args) -> Result<String, CliError> {
         },
         None => Sweep::Exhaustive,
     };
-    if a.examples > 1000 {
-        return fail("--examples is at most 1000");
-    }
     let (planned, _) = cmp.planned_inputs(&sweep);
-    let bar = if planned >= 1 << 24 && std::io::stderr().is_terminal() && !a.json {
-        let bar = indicatif::ProgressBar::new(planned);
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "{spinner} comparing {pos}/{len} inputs [{bar:40}] {percent}% ({eta} left)",
-        ) {
-            bar.set_style(style.progress_chars("=> "));
-        }
-        Some(bar)
+    let bar = if planned >= 1 << 24 && !a.json {
+        progress_bar("comparing", planned, Counting::Items(" inputs"))
     } else {
         None
     };
-    let report = cmp.run(&sweep, a.examples, &|n| {
+    let report = cmp.run(&sweep, usize::from(a.examples), &|n| {
         if let Some(b) = &bar {
             b.inc(n);
         }
@@ -114,18 +92,6 @@ pub fn run(a: &Args) -> Result<String, CliError> {
     } else {
         Ok(text_report(&cmp, &report, cr0_used.then_some(opts.cr0)))
     }
-}
-
-fn group(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn percent(n: u64, of: u64) -> String {

@@ -6,7 +6,9 @@
 //! are flattened); a single value is splatted to every element. The result shows every
 //! element, or `undefined` with the reason where the `spec` semantics leaves it undefined.
 
-use crate::common::{class_name, compact, fail, to_json, CliError};
+use crate::args::{self, PtxTarget, TileOptions};
+use crate::common::{class_name, compact, fail, CliError};
+use crate::output::to_json;
 use gpucvt::batch::Batch;
 use gpucvt::core::convert::{convert, Conversion, Event, Flags, Policy};
 use gpucvt::core::format::Format;
@@ -17,10 +19,31 @@ use gpucvt::instr::{Instr, OperandSpec, Options, Output};
 use gpucvt::text::{
     format_bits, parse_bits_named, parse_number, ptx_float_literal, to_decimal, Parsed,
 };
+use gpucvt::visa::cr0::Cr0;
 use serde::Serialize;
 
 /// Options of `gpucvt eval`.
 #[derive(clap::Args, Debug)]
+#[command(
+    // An instruction on the command line, or --batch (instructions from stdin).
+    group(clap::ArgGroup::new("input").args(["args", "batch"]).required(true)),
+    mut_arg("target", |a| a.help(
+        "PTX target whose legality rules apply (sm_80, sm_90a, sm_100f, …). Without it, every \
+         form that is legal on some target is evaluated"
+    )),
+    mut_arg("ptx_version", |a| a.help(
+        "PTX ISA version for the legality check (default: the newest, 9.5)"
+    )),
+    mut_arg("semantics", |a| a.help(
+        "Tile IR: the semantics, `tileiras` (default: the PTX NVIDIA's compiler emits, for \
+         --target, default sm_100a) or `spec` (the specification text: single roundings, \
+         undefined results marked)"
+    )),
+    mut_arg("tile_version", |a| a.help(
+        "Tile IR specification version the op is verified at: 13.1, 13.2, 13.3 or 13.4 \
+         (default)"
+    )),
+)]
 pub struct Args {
     /// The instruction without operands — a PTX form (`cvt.rn.satfinite.e4m3x2.f32`) or a
     /// vISA move (`'mov.sat hf <- f'`) — then the source operands in instruction order:
@@ -31,28 +54,16 @@ pub struct Args {
     pub args: Vec<String>,
     /// Read `<instruction> <0x operand>...` lines from stdin and write one result line per
     /// input line (`0x…` or `error: …`).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["explain", "json"])]
     pub batch: bool,
-    /// PTX target whose legality rules apply (sm_80, sm_90a, sm_100f, …). Without it, every
-    /// form that is legal on some target is evaluated.
-    #[arg(long, value_name = "SM")]
-    pub target: Option<String>,
-    /// PTX ISA version for the legality check (default: the newest, 9.5).
-    #[arg(long = "ptx-version", value_name = "X.Y")]
-    pub ptx_version: Option<String>,
+    #[command(flatten)]
+    pub ptx: PtxTarget,
     /// vISA control register: a raw value (0x4C0), a preset (0: kernel entry, opencl: 0x4C0)
     /// or a rounding mode name (rne, ru, rd, rtz).
-    #[arg(long, value_name = "CR0")]
-    pub cr0: Option<String>,
-    /// Tile IR: the semantics, `tileiras` (default: the PTX NVIDIA's compiler emits, for
-    /// --target, default sm_100a) or `spec` (the specification text: single roundings,
-    /// undefined results marked).
-    #[arg(long, value_name = "SEMANTICS")]
-    pub semantics: Option<String>,
-    /// Tile IR specification version the op is verified at: 13.1, 13.2, 13.3 or 13.4
-    /// (default).
-    #[arg(long = "tile-version", value_name = "X.Y")]
-    pub tile_version: Option<String>,
+    #[arg(long, value_name = "CR0", value_parser = args::cr0)]
+    pub cr0: Option<Cr0>,
+    #[command(flatten)]
+    pub tile: TileOptions,
     /// Show each lane's conversion: the exact input, its neighbours and why one was chosen.
     /// For a Tile IR op: the PTX sequence it lowers to, each element through it, and where
     /// the spec and tileiras semantics differ.
@@ -63,28 +74,18 @@ pub struct Args {
     pub json: bool,
 }
 
-fn options(a: &Args) -> Result<Options, CliError> {
-    let mut o = crate::common::instr_options(
-        a.target.as_deref(),
-        a.ptx_version.as_deref(),
-        a.cr0.as_deref(),
-        "--cr0",
-    )?;
-    o.semantics = crate::tile::semantics(a.semantics.as_deref())?;
-    o.tile_version = crate::tile::version(a.tile_version.as_deref())?;
-    Ok(o)
+fn options(a: &Args) -> Options {
+    let mut o = a.ptx.instr_options(a.cr0);
+    o.semantics = a.tile.semantics();
+    o.tile_version = a.tile.version.tile_version;
+    o
 }
 
 /// Runs `gpucvt eval`.
 pub fn run(a: &Args) -> Result<String, CliError> {
-    let opts = options(a)?;
+    let opts = options(a);
+    // clap keeps instructions, --explain and --json away from --batch.
     if a.batch {
-        if !a.args.is_empty() {
-            return fail("--batch reads instructions from stdin: give no instruction or operands on the command line");
-        }
-        if a.explain || a.json {
-            return fail("--batch writes one 0x… or error: line per input line; --explain and --json do not apply");
-        }
         let stdin = std::io::stdin();
         let stdout = std::io::stdout();
         Batch::new(opts)
@@ -92,6 +93,7 @@ pub fn run(a: &Args) -> Result<String, CliError> {
             .map_err(|e| CliError(format!("cannot read stdin or write stdout: {e}")))?;
         return Ok(String::new());
     }
+    // clap requires an instruction or --batch.
     let Some((text, operands)) = a.args.split_first() else {
         return fail(
             "give an instruction (cvt.rn.f16.f32 1.5, or 'mov.sat hf <- f' 1.5), or --batch",

@@ -1,6 +1,7 @@
 //! `gpucvt formats`: the catalogue as a table.
 
-use crate::common::{compact, table, to_json, CliError};
+use crate::common::{compact, CliError};
+use crate::output::{table, to_json};
 use gpucvt::core::format::{Format, Layout, Specials, CATALOGUE};
 use gpucvt::text::{format_bits, to_decimal};
 use serde::Serialize;

@@ -16,24 +16,29 @@
 //!
 //! Output goes to stdout. A problem with the input (an unknown name, a malformed number, a
 //! pattern too wide, options that exclude each other) is one line on stderr starting with
-//! `error: ` and exit code 2; clap's own usage errors also exit with 2. The JSON printed by
+//! `error: ` and exit code 2, whether clap or the subcommand finds it. The JSON printed by
 //! `--json` is described in `docs/json.md` at the root of the repository.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod args;
 mod check;
 mod common;
 mod convert;
 mod diff;
 mod eval;
 mod formats;
+mod input;
+mod output;
 mod round;
 mod run;
+mod sweep;
 mod table;
 mod tile;
 mod values;
 mod verify;
 
+use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
 use common::Done;
 use std::io::Write;
@@ -82,7 +87,7 @@ enum Command {
     /// Write a PTX cvt form's result for every input of a source of at most 32 bits, in
     /// input order, as raw little-endian words (--out FILE), or print their hash (--hash).
     #[command(after_help = VERIFY_HELP)]
-    Sweep(Box<verify::SweepArgs>),
+    Sweep(Box<sweep::Args>),
     /// Convert a whole tensor file (.npy, .safetensors, raw) element by element, streaming,
     /// optionally with MX block scales; prints counts and error statistics.
     #[command(after_help = CONVERT_HELP)]
@@ -176,7 +181,15 @@ Examples:
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        // Usage errors exit with 2, --help and --version with 0.
+        // Usage errors exit with 2, on one line like the subcommands' own errors.
+        Err(e)
+            if e.use_stderr()
+                && e.kind() != ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
+        {
+            let _ = writeln!(std::io::stderr(), "{}", one_line(&e));
+            return ExitCode::from(2);
+        }
+        // --help and --version exit with 0; `gpucvt` alone prints the help and exits with 2.
         Err(e) => e.exit(),
     };
     // Stopped by SIGINT, SIGTERM or SIGHUP, `convert` and `sweep --out` leave no temporary
@@ -201,7 +214,7 @@ fn main() -> ExitCode {
         Command::Table(a) => table::run(a).map(Done::ok),
         Command::Diff(a) => diff::run(a).map(Done::ok),
         Command::Verify(a) => verify::run_verify(a),
-        Command::Sweep(a) => verify::run_sweep(a),
+        Command::Sweep(a) => sweep::run(a),
         Command::Convert(a) => convert::run(a),
     };
     match result {
@@ -233,4 +246,43 @@ fn emit(out: &str) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(out.as_bytes())?;
     stdout.flush()
+}
+
+/// A clap error as one line: its message, then its details (possible values, a tip, the
+/// usage) separated by `; `, so that scripts can read every usage error the same way. (The
+/// pointer to `--help` is left out: the usage names the subcommand.)
+fn one_line(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    let mut out = String::new();
+    for part in rendered
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+    {
+        if !out.is_empty() {
+            out.push_str(if out.ends_with(':') { " " } else { "; " });
+        }
+        match part.strip_prefix("Usage: ") {
+            Some(usage) => {
+                out.push_str("usage: ");
+                out.push_str(usage);
+            }
+            None => out.push_str(part),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// clap's own consistency checks (names that `conflicts_with`, `requires` and `mut_arg`
+    /// refer to exist, no two options share a name, …), which otherwise only run when a
+    /// subcommand is used.
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
 }

@@ -1,7 +1,10 @@
 //! `gpucvt round`: convert one number (or one bit pattern) to a format, optionally with the
 //! steps explained.
 
-use crate::common::{choice, class_name, fail, format_names, lookup_format, to_json, CliError};
+use crate::args::{self, IntNanArg, NanArg, OverflowArg, PolicyFlags};
+use crate::common::{class_name, fail, CliError};
+use crate::input::lookup_format;
+use crate::output::to_json;
 use gpucvt::core::convert::{
     convert, convert_traced, Conversion, Event, Flags, IntNan, IntOverflow, NanResult, Overflow,
     Policy, Trace,
@@ -24,6 +27,12 @@ const NUMBER_SYNTAX: &str = "accepted: a decimal (3.14159, -1e-3, .5), a hexadec
 
 /// Options of `gpucvt round`.
 #[derive(clap::Args, Debug)]
+#[command(
+    // The source: a number or --bits, exactly one.
+    group(clap::ArgGroup::new("source").args(["number", "bits"]).required(true)),
+    mut_arg("sat", |a| a.conflicts_with("satfinite")),
+    mut_arg("ftz", |a| a.help(".ftz: flush subnormal inputs (of --from) and subnormal results to zero")),
+)]
 pub struct Args {
     /// The number: a decimal (3.14159, -1e-3, .5, 1E+10), a hexadecimal float (0x1.8p3,
     /// -0x.8p-2), a binary number (0b1.1p-3), inf, infinity or nan. Omit it with --bits.
@@ -31,56 +40,49 @@ pub struct Args {
     pub number: Option<String>,
     /// Destination format (required; see `gpucvt formats`).
     #[arg(long, value_name = "FMT")]
-    pub to: Option<String>,
+    pub to: String,
     /// Rounding mode: rn, rna, rz, rm, rp, rs (stochastic, needs --rbits), rni, rzi, rmi,
     /// rpi (to an integral value).
-    #[arg(long, value_name = "MODE", default_value = "rn")]
-    pub mode: String,
+    // ignore_case: `--mode RS` also makes --rbits required (required_if_eq).
+    #[arg(long, value_name = "MODE", default_value = "rn", value_parser = args::rounding(), ignore_case = true)]
+    pub mode: Rounding,
     /// Source format: the number is first rounded to it with rn, then converted from its bits.
     #[arg(long, value_name = "FMT")]
     pub from: Option<String>,
     /// A raw bit pattern of the --from format (0x…, 0b…, 0o… or decimal) instead of a number.
-    #[arg(long, value_name = "PATTERN")]
+    #[arg(long, value_name = "PATTERN", requires = "from")]
     pub bits: Option<String>,
-    /// .satfinite: infinities and overflows give the largest finite value of their sign.
-    #[arg(long)]
-    pub satfinite: bool,
-    /// .sat: clamp float results to [0, 1] (NaN gives +0); integer results to their range.
-    #[arg(long)]
-    pub sat: bool,
-    /// .relu: negative float results (and -0) become +0 (float destinations only).
-    #[arg(long)]
-    pub relu: bool,
-    /// .ftz: flush subnormal inputs (of --from) and subnormal results to zero.
-    #[arg(long)]
-    pub ftz: bool,
-    /// .pzo: a -0 float result becomes +0 (float destinations only).
-    #[arg(long)]
-    pub pzo: bool,
+    #[command(flatten)]
+    pub policy: PolicyFlags,
     /// The random bits of --mode rs (0x…, 0b…, 0o… or decimal; only with --mode rs).
-    #[arg(long, value_name = "PATTERN")]
+    #[arg(long, value_name = "PATTERN", required_if_eq("mode", "rs"))]
     pub rbits: Option<String>,
     /// How many random bits --rbits has, 1 to 64 (default 32).
-    #[arg(long, value_name = "N")]
-    pub rbits_width: Option<String>,
+    #[arg(long, value_name = "N", requires = "rbits", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub rbits_width: Option<u32>,
     /// Float overflow without --satfinite: ieee (infinity or largest finite, by direction;
     /// the default) or saturate (always the largest finite value). Float destinations only.
-    #[arg(long, value_name = "ieee|saturate")]
-    pub overflow: Option<String>,
+    #[arg(long, value_name = "ieee|saturate", value_enum, ignore_case = true)]
+    pub overflow: Option<OverflowArg>,
     /// A NaN into a float destination with NaNs: canonical (the default) or payload (keep the
     /// sign and the payload). Float destinations only.
-    #[arg(long, value_name = "canonical|payload")]
-    pub nan: Option<String>,
+    #[arg(long, value_name = "canonical|payload", value_enum, ignore_case = true)]
+    pub nan: Option<NanArg>,
     /// A NaN into an integer or fixed-point destination: zero (the default) or highbit
     /// (1 << (width - 1)).
-    #[arg(long, value_name = "zero|highbit")]
-    pub int_nan: Option<String>,
+    #[arg(long, value_name = "zero|highbit", value_enum, ignore_case = true)]
+    pub int_nan: Option<IntNanArg>,
     /// Integer and fixed-point results out of range keep their low bits instead of clamping.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["sat", "satfinite"])]
     pub wrap: bool,
     /// Multiply the value by 2^K before rounding (exact), |K| <= 100000.
-    #[arg(long, value_name = "K", allow_hyphen_values = true)]
-    pub scale: Option<String>,
+    #[arg(
+        long,
+        value_name = "K",
+        allow_hyphen_values = true,
+        value_parser = clap::value_parser!(i32).range(-(MAX_SCALE as i64)..=MAX_SCALE as i64)
+    )]
+    pub scale: Option<i32>,
     /// Explain the steps: the exact source, its two neighbours in the destination, why one
     /// was chosen, and every policy event.
     #[arg(long)]
@@ -96,13 +98,6 @@ struct Request {
     from: Option<&'static Format>,
     rounding: Rounding,
     policy: Policy,
-}
-
-fn modes() -> Vec<(&'static str, Rounding)> {
-    Rounding::NAMES
-        .iter()
-        .filter_map(|n| Rounding::from_name(n).map(|r| (*n, r)))
-        .collect()
 }
 
 /// The rounding mode in words.
@@ -123,94 +118,16 @@ fn mode_words(r: &Rounding) -> &'static str {
     }
 }
 
+/// What clap cannot check: the format names, the options that depend on the destination's
+/// kind or on the mode's value, and the random bits' width.
 fn validate(a: &Args) -> Result<Request, CliError> {
-    let Some(to) = &a.to else {
-        return fail(format!("missing --to <FMT>; accepted: {}", format_names()));
-    };
-    let to = lookup_format(to, "--to")?;
+    let to = lookup_format(&a.to, "--to")?;
     let from = a
         .from
         .as_deref()
         .map(|n| lookup_format(n, "--from"))
         .transpose()?;
-    let mut rounding = choice(&a.mode, "--mode", &modes())?;
-    let overflow = a
-        .overflow
-        .as_deref()
-        .map(|v| {
-            choice(
-                v,
-                "--overflow",
-                &[("ieee", Overflow::Ieee), ("saturate", Overflow::Saturate)],
-            )
-        })
-        .transpose()?;
-    let nan = a
-        .nan
-        .as_deref()
-        .map(|v| {
-            choice(
-                v,
-                "--nan",
-                &[
-                    ("canonical", NanResult::Canonical),
-                    ("payload", NanResult::Payload),
-                ],
-            )
-        })
-        .transpose()?;
-    let int_nan = a
-        .int_nan
-        .as_deref()
-        .map(|v| {
-            choice(
-                v,
-                "--int-nan",
-                &[("zero", IntNan::Zero), ("highbit", IntNan::HighBit)],
-            )
-        })
-        .transpose()?;
-
-    // The source.
-    match (&a.number, &a.bits) {
-        (Some(n), Some(b)) => {
-            return fail(format!(
-                "give either a number or --bits, not both (got {n:?} and --bits {b:?})"
-            ))
-        }
-        (None, None) => {
-            return fail(
-                "missing number; accepted: a number (3.14159, 0x1.8p3, inf, nan) or \
-                 --bits <PATTERN> with --from <FMT>",
-            )
-        }
-        (None, Some(_)) if from.is_none() => {
-            return fail(format!(
-                "--bits needs --from <FMT> to say whose bit pattern it is; accepted: {}",
-                format_names()
-            ))
-        }
-        _ => {}
-    }
-
-    // Options that exclude each other.
-    if a.sat && a.satfinite {
-        return fail(
-            "--sat and --satfinite cannot be combined; accepted: --sat (clamp to [0, 1]) or \
-             --satfinite (clamp to the finite range)",
-        );
-    }
-    if a.wrap && (a.sat || a.satfinite) {
-        return fail(
-            "--wrap cannot be combined with --sat or --satfinite; accepted: --wrap (keep the \
-             low bits) or a clamp",
-        );
-    }
-    let kind = if to.is_integer() {
-        "an integer"
-    } else {
-        "a fixed-point format"
-    };
+    let p = &a.policy;
     if to.is_float() {
         for (given, name) in [(a.wrap, "--wrap"), (a.int_nan.is_some(), "--int-nan")] {
             if given {
@@ -223,9 +140,14 @@ fn validate(a: &Args) -> Result<Request, CliError> {
             }
         }
     } else {
+        let kind = if to.is_integer() {
+            "an integer"
+        } else {
+            "a fixed-point format"
+        };
         for (given, name) in [
-            (a.relu, "--relu"),
-            (a.pzo, "--pzo"),
+            (p.relu, "--relu"),
+            (p.pzo, "--pzo"),
             (a.overflow.is_some(), "--overflow"),
             (a.nan.is_some(), "--nan"),
         ] {
@@ -239,39 +161,17 @@ fn validate(a: &Args) -> Result<Request, CliError> {
         }
     }
 
-    // Stochastic rounding and its random bits.
-    let stochastic = matches!(rounding.direction, Direction::Stochastic { .. });
-    match (&a.rbits, stochastic) {
-        (Some(_), false) => {
+    // clap requires --rbits with --mode rs; the reverse depends on the mode's value.
+    let mut rounding = a.mode;
+    if let Some(random) = &a.rbits {
+        if !matches!(rounding.direction, Direction::Stochastic { .. }) {
             return fail(format!(
                 "--rbits is only valid with --mode rs (got --mode {}); accepted: --mode rs \
                  --rbits <PATTERN> [--rbits-width N]",
-                a.mode
-            ))
+                rounding.name()
+            ));
         }
-        (None, true) => {
-            return fail(
-                "--mode rs needs --rbits <PATTERN>, the random bits (0x…, 0b…, 0o… or \
-                 decimal; --rbits-width N sets their number, default 32)",
-            )
-        }
-        _ => {}
-    }
-    if a.rbits_width.is_some() && a.rbits.is_none() {
-        return fail("--rbits-width needs --rbits (and --mode rs)");
-    }
-    if let Some(random) = &a.rbits {
-        let width = match &a.rbits_width {
-            None => 32,
-            Some(w) => match w.parse::<u32>() {
-                Ok(w) if (1..=64).contains(&w) => w,
-                _ => {
-                    return fail(format!(
-                        "invalid --rbits-width {w:?}; accepted: an integer from 1 to 64"
-                    ))
-                }
-            },
-        };
+        let width = a.rbits_width.unwrap_or(32);
         let bits = parse_bits_named(random, width, "--rbits (see --rbits-width)").map_err(|e| {
             CliError(format!(
                 "{e}; accepted: a pattern of at most {width} bits (0x…, 0b…, 0o… or decimal)"
@@ -280,34 +180,22 @@ fn validate(a: &Args) -> Result<Request, CliError> {
         rounding = Rounding::stochastic(bits, width);
     }
 
-    let scale = match &a.scale {
-        None => 0,
-        Some(k) => match k.parse::<i32>() {
-            Ok(k) if (-MAX_SCALE..=MAX_SCALE).contains(&k) => k,
-            _ => {
-                return fail(format!(
-                    "invalid --scale {k:?}; accepted: an integer from -{MAX_SCALE} to {MAX_SCALE}"
-                ))
-            }
-        },
-    };
-
     let policy = Policy {
-        flush_inputs: a.ftz,
-        flush_outputs: a.ftz,
-        sat: a.sat,
-        satfinite: a.satfinite,
-        relu: a.relu,
-        positive_zero: a.pzo,
-        overflow: overflow.unwrap_or_default(),
-        nan: nan.unwrap_or_default(),
-        int_nan: int_nan.unwrap_or_default(),
+        flush_inputs: p.ftz,
+        flush_outputs: p.ftz,
+        sat: p.sat,
+        satfinite: p.satfinite,
+        relu: p.relu,
+        positive_zero: p.pzo,
+        overflow: a.overflow.map(Overflow::from).unwrap_or_default(),
+        nan: a.nan.map(NanResult::from).unwrap_or_default(),
+        int_nan: a.int_nan.map(IntNan::from).unwrap_or_default(),
         int_overflow: if a.wrap {
             IntOverflow::Wrap
         } else {
             IntOverflow::Clamp
         },
-        scale,
+        scale: a.scale.unwrap_or(0),
     };
     Ok(Request {
         to,

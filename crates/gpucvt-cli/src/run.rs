@@ -9,9 +9,10 @@
 //! diagnostics on stderr and exits with 1; bad options exit with 2. Values that unmodelled
 //! instructions wrote and nothing read are shown as `unknown` ([`gpucvt::unknown`]).
 
-use crate::common::{
-    ptx_options, read_source, table, to_json, CliError, Dialect, Done, NoteJson, UnknownJson,
-};
+use crate::args::{self, PtxTarget, TileOptions};
+use crate::common::{CliError, Done};
+use crate::input::{is_mlir, name_value, read_source, Dialect};
+use crate::output::{table, to_json, NoteJson, UnknownJson};
 use gpucvt::diag::Diagnostic;
 use gpucvt::ptx::parse::parse_file;
 use gpucvt::ptx::run::{run as run_ptx, RunError, RunInput, RunOptions};
@@ -23,6 +24,23 @@ use std::path::PathBuf;
 
 /// Options of `gpucvt run`.
 #[derive(clap::Args, Debug)]
+#[command(
+    mut_arg("semantics", |a| a.help(
+        "Tile IR: `tileiras` (default: the PTX NVIDIA's compiler emits) or `spec` (the \
+         specification text; undefined results are marked)"
+    )),
+    mut_arg("tile_version", |a| a.help(
+        "Tile IR: the specification version the file is verified at (13.1 … 13.4, default \
+         the newest)"
+    )),
+    mut_arg("target", |a| a.help(
+        "PTX target for the legality check; default: the file's `.target`. Tile IR: the \
+         target of the tileiras lowering (default sm_100a; sm_80 rounds f64 → bf16 twice)"
+    )),
+    mut_arg("ptx_version", |a| a.help(
+        "PTX ISA version for the legality check; default: the file's `.version`"
+    )),
+)]
 pub struct Args {
     /// The file: `.ptx` (runs one entry), `.visaasm` (runs the kernel) or `.mlir` (runs one
     /// Tile IR entry).
@@ -42,25 +60,14 @@ pub struct Args {
     /// result of an op gpucvt does not evaluate (`%y` of `%y = addf …`).
     #[arg(long = "arg", value_name = "NAME=VALUES", allow_hyphen_values = true)]
     pub arg: Vec<String>,
-    /// Tile IR: `tileiras` (default: the PTX NVIDIA's compiler emits) or `spec` (the
-    /// specification text; undefined results are marked).
-    #[arg(long, value_name = "SEMANTICS")]
-    pub semantics: Option<String>,
-    /// Tile IR: the specification version the file is verified at (13.1 … 13.4, default
-    /// the newest).
-    #[arg(long = "tile-version", value_name = "X.Y")]
-    pub tile_version: Option<String>,
-    /// PTX target for the legality check; default: the file's `.target`. Tile IR: the
-    /// target of the tileiras lowering (default sm_100a; sm_80 rounds f64 → bf16 twice).
-    #[arg(long, value_name = "SM")]
-    pub target: Option<String>,
-    /// PTX ISA version for the legality check; default: the file's `.version`.
-    #[arg(long = "ptx-version", value_name = "X.Y")]
-    pub ptx_version: Option<String>,
+    #[command(flatten)]
+    pub tile: TileOptions,
+    #[command(flatten)]
+    pub ptx: PtxTarget,
     /// vISA: the control register at kernel entry: a raw value (0x4C0), a preset (0, opencl)
     /// or a rounding mode (rne, ru, rd, rtz). Default: 0, the kernel-entry value.
-    #[arg(long, value_name = "CR0")]
-    pub cr0: Option<String>,
+    #[arg(long, value_name = "CR0", value_parser = args::cr0)]
+    pub cr0: Option<Cr0>,
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
@@ -68,15 +75,10 @@ pub struct Args {
 
 /// Runs `gpucvt run`.
 pub fn run(a: &Args) -> Result<Done, CliError> {
-    let is_mlir = a
-        .file
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("mlir"));
-    if is_mlir {
+    if is_mlir(&a.file) {
         return run_tile(a);
     }
-    if !a.arg.is_empty() || a.semantics.is_some() || a.tile_version.is_some() {
+    if !a.arg.is_empty() || a.tile.given() {
         return Err(CliError(
             "--arg, --semantics and --tile-version apply to .mlir (Tile IR) files only; use --set for .ptx and .visaasm".to_string(),
         ));
@@ -87,13 +89,11 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
         .set
         .iter()
         .map(|s| {
-            s.split_once('=')
-                .map(|(n, v)| (n.trim().to_string(), v.to_string()))
-                .ok_or_else(|| {
-                    CliError(format!(
-                        "--set {s:?}: write NAME=VALUE (e.g. --set %f1=1.5 or --set V=[1.0,2.5])"
-                    ))
-                })
+            name_value(
+                s,
+                "--set",
+                "NAME=VALUE (e.g. --set %f1=1.5 or --set V=[1.0,2.5])",
+            )
         })
         .collect::<Result<Vec<_>, _>>()?;
     match dialect {
@@ -104,7 +104,7 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
             ptx(a, &path, &text, sets)
         }
         Dialect::Visa => {
-            if a.target.is_some() || a.ptx_version.is_some() || a.entry.is_some() {
+            if a.ptx.given() || a.entry.is_some() {
                 return Err(CliError(
                     "--entry, --target and --ptx-version apply to .ptx files only".to_string(),
                 ));
@@ -115,7 +115,7 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
 }
 
 fn run_tile(a: &Args) -> Result<Done, CliError> {
-    if a.ptx_version.is_some() || a.cr0.is_some() {
+    if a.ptx.ptx_version.is_some() || a.cr0.is_some() {
         return Err(CliError(
             "--ptx-version and --cr0 do not apply to .mlir files".to_string(),
         ));
@@ -128,13 +128,11 @@ fn run_tile(a: &Args) -> Result<Done, CliError> {
         .iter()
         .chain(&a.set)
         .map(|s| {
-            s.split_once('=')
-                .map(|(n, v)| (n.trim().to_string(), v.to_string()))
-                .ok_or_else(|| {
-                    CliError(format!(
-                        "--arg {s:?}: write NAME=VALUES (e.g. --arg %a=[1.0,2.5] or --arg %s=0x3f800000)"
-                    ))
-                })
+            name_value(
+                s,
+                "--arg",
+                "NAME=VALUES (e.g. --arg %a=[1.0,2.5] or --arg %s=0x3f800000)",
+            )
         })
         .collect::<Result<Vec<_>, _>>()?;
     crate::tile::run(&crate::tile::RunArgs {
@@ -142,9 +140,9 @@ fn run_tile(a: &Args) -> Result<Done, CliError> {
         text: &text,
         entry: a.entry.as_deref(),
         args,
-        semantics: a.semantics.as_deref(),
-        target: a.target.as_deref(),
-        tile_version: a.tile_version.as_deref(),
+        semantics: a.tile.semantics(),
+        target: a.ptx.target(),
+        tile_version: a.tile.version.tile_version,
         json: a.json,
     })
 }
@@ -184,7 +182,7 @@ struct PtxJson {
 }
 
 fn ptx(a: &Args, path: &str, text: &str, sets: Vec<(String, String)>) -> Result<Done, CliError> {
-    let (target, version) = ptx_options(a.target.as_deref(), a.ptx_version.as_deref())?;
+    let (target, version) = (a.ptx.target(), a.ptx.ptx_version);
     let file = parse_file(text);
     let inputs: Vec<RunInput> = sets
         .into_iter()
@@ -297,8 +295,8 @@ struct VisaJson {
 
 fn visa(a: &Args, path: &str, text: &str, sets: Vec<(String, String)>) -> Result<Done, CliError> {
     let mut opts = ExecOptions::default();
-    if let Some(c) = &a.cr0 {
-        opts.cr0 = Cr0::parse(c).map_err(|e| CliError(format!("--cr0: {e}")))?;
+    if let Some(c) = a.cr0 {
+        opts.cr0 = c;
     }
     let (kernel, reader) = gpucvt::visa::parse::parse(text);
     let reader_errors: Vec<Diagnostic> = reader

@@ -6,7 +6,9 @@
 //! - `visa`: the `mov` rule of every type pair ([`gpucvt::visa::eval::rule_text`]), as a list;
 //! - `tile`: every legal Tile IR conversion op, element-type pair and rounding mode.
 
-use crate::common::{ptx_options, to_json, CliError};
+use crate::args::TargetArg;
+use crate::common::CliError;
+use crate::output::to_json;
 use gpucvt::ptx::table::{method_table, TABLE_15_TYPES, TABLE_16_TYPES};
 use gpucvt::ptx::PtxType;
 use gpucvt::visa::eval::rule_text;
@@ -26,14 +28,15 @@ pub enum Which {
 
 /// Options of `gpucvt table`.
 #[derive(clap::Args, Debug)]
+#[command(mut_arg("target", |a| a.help(
+    "PTX: only forms legal on this target (sm_80, sm_100a, …); default: legal on some target"
+)))]
 pub struct Args {
     /// The dialect.
     #[arg(value_enum)]
     pub which: Which,
-    /// PTX: only forms legal on this target (sm_80, sm_100a, …); default: legal on some
-    /// target.
-    #[arg(long, value_name = "SM")]
-    pub target: Option<String>,
+    #[command(flatten)]
+    pub target: TargetArg,
     /// Machine-readable output (see docs/json.md).
     #[arg(long)]
     pub json: bool,
@@ -81,7 +84,7 @@ fn ptx_json(number: u32, types: &[PtxType], target: Option<gpucvt::ptx::Target>)
 pub fn run(a: &Args) -> Result<String, CliError> {
     match a.which {
         Which::Ptx => {
-            let (target, _) = ptx_options(a.target.as_deref(), None)?;
+            let target = a.target.target;
             if a.json {
                 return to_json(&serde_json::json!({
                     "table": "ptx",
@@ -112,7 +115,7 @@ pub fn run(a: &Args) -> Result<String, CliError> {
             Ok(s)
         }
         Which::Visa => {
-            if a.target.is_some() {
+            if a.target.target.is_some() {
                 return Err(CliError("--target applies to `table ptx` only".to_string()));
             }
             if a.json {
@@ -138,7 +141,7 @@ pub fn run(a: &Args) -> Result<String, CliError> {
             Ok(s)
         }
         Which::Tile => {
-            if a.target.is_some() {
+            if a.target.target.is_some() {
                 return Err(CliError("--target applies to `table ptx` only".to_string()));
             }
             let v = gpucvt::tile::types::SpecVersion::LATEST;
@@ -177,7 +180,7 @@ pub fn run(a: &Args) -> Result<String, CliError> {
             let mut s = format!(
                 "CUDA Tile IR {v}: legal conversions (the first rounding mode is the default)\n\n"
             );
-            s.push_str(&crate::common::table(
+            s.push_str(&crate::output::table(
                 &["op", "source", "result", "rounding modes", "saturating"],
                 &rows,
             ));

@@ -9,10 +9,12 @@
 //! Where the `spec` semantics leaves an element undefined, the output says `undefined` and
 //! why, never a number.
 
-use crate::common::{compact, fail, table, to_json, CliError, Done, NoteJson, UnknownJson};
+use crate::common::{compact, fail, CliError, Done};
 use crate::eval::{is_raw_bits, number_in};
+use crate::output::{table, to_json, NoteJson, UnknownJson};
 use gpucvt::core::format::Format;
 use gpucvt::instr::{tile_words, TileInstr};
+use gpucvt::ptx::Target;
 use gpucvt::text::{format_bits, parse_bits_named, to_decimal};
 use gpucvt::tile::eval::{
     difference, lowering, Difference, ElementResult, EvalError, Lowering, Semantics, Step,
@@ -27,30 +29,6 @@ use std::collections::HashMap;
 
 /// The most elements a tile value given or printed on the command line may have.
 const MAX_SHOWN: u64 = 1 << 16;
-
-/// Parses `--semantics` (default `tileiras`).
-pub fn semantics(name: Option<&str>) -> Result<Semantics, CliError> {
-    match name {
-        None => Ok(Semantics::Tileiras),
-        Some(n) => Semantics::from_name(&n.to_ascii_lowercase()).ok_or_else(|| {
-            CliError(format!(
-                "unknown value {n:?} for --semantics; accepted: spec, tileiras"
-            ))
-        }),
-    }
-}
-
-/// Parses `--tile-version` (`None`: the newest).
-pub fn version(name: Option<&str>) -> Result<Option<SpecVersion>, CliError> {
-    name.map(|v| {
-        SpecVersion::from_name(v).ok_or_else(|| {
-            CliError(format!(
-                "unknown --tile-version {v:?}; accepted: 13.1, 13.2, 13.3, 13.4"
-            ))
-        })
-    })
-    .transpose()
-}
 
 /// The values of a tile of `n` elements from its words (a single word is splatted); notes
 /// for numbers that were not exact in the element format.
@@ -489,11 +467,11 @@ pub struct RunArgs<'a> {
     /// `--arg NAME=VALUES`, already split.
     pub args: Vec<(String, String)>,
     /// `--semantics`.
-    pub semantics: Option<&'a str>,
+    pub semantics: Semantics,
     /// `--target`.
-    pub target: Option<&'a str>,
+    pub target: Option<Target>,
     /// `--tile-version`.
-    pub tile_version: Option<&'a str>,
+    pub tile_version: Option<SpecVersion>,
     /// `--json`.
     pub json: bool,
 }
@@ -533,12 +511,9 @@ struct RunJson {
 
 /// `gpucvt run FILE.mlir`.
 pub fn run(a: &RunArgs) -> Result<Done, CliError> {
-    let semantics = semantics(a.semantics)?;
-    let version = version(a.tile_version)?.unwrap_or(SpecVersion::LATEST);
-    let target = match a.target {
-        Some(t) => t.parse().map_err(|e| CliError(format!("--target: {e}")))?,
-        None => DEFAULT_TARGET,
-    };
+    let semantics = a.semantics;
+    let version = a.tile_version.unwrap_or(SpecVersion::LATEST);
+    let target = a.target.unwrap_or(DEFAULT_TARGET);
     let file = parse_file(a.text);
     let mut diags = file.diagnostics.clone();
     diags.extend(gpucvt::tile::check::check_file(&file, version));

@@ -1,6 +1,8 @@
 //! `gpucvt values <format>`: every encoding of a format of at most 16 bits.
 
-use crate::common::{class_name, fail, formats_up_to, lookup_format, table, to_json, CliError};
+use crate::common::{class_name, fail, CliError};
+use crate::input::{formats_up_to, lookup_format};
+use crate::output::{table, to_json};
 use gpucvt::text::{format_bits, to_decimal};
 use serde::Serialize;
 

@@ -1,14 +1,15 @@
-//! `gpucvt verify INSTR` (a form's fast slice kernel against the exact model over every
-//! input) and `gpucvt sweep INSTR --out FILE | --hash` (every result, in input order).
+//! `gpucvt verify INSTR`: a form's fast slice kernel against the exact model over every
+//! input (and the form, thread pool and progress bar that `gpucvt sweep` shares).
 
-use crate::common::{fail, to_json, CliError, Done};
+use crate::args::{TargetArg, Threads};
+use crate::common::{fail, CliError, Done};
+use crate::output::{progress_bar, to_json, Counting};
 use gpucvt::bulk::verify::{self, Inputs, Report};
 use gpucvt::bulk::Path;
 use gpucvt::instr::{Instr, Options};
 use gpucvt::kernels::{instruction_set, Strategy};
 use gpucvt::ptx::CvtForm;
 use serde::Serialize;
-use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
 /// Options of `gpucvt verify`.
@@ -18,67 +19,29 @@ pub struct VerifyArgs {
     #[arg(value_name = "INSTRUCTION")]
     pub instruction: String,
     /// For sources wider than 32 bits: random inputs after the boundary-dense set.
-    #[arg(long, value_name = "N", default_value_t = 1 << 24)]
+    #[arg(long, value_name = "N", default_value_t = 1 << 24, value_parser = clap::value_parser!(u64).range(..=1 << 34))]
     pub sample: u64,
     /// Seed of the random inputs and of the `rbits` operands of `.rs` forms.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
-    /// Worker threads (default: one per core).
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub threads: Threads,
     /// Disagreements shown.
-    #[arg(long, value_name = "K", default_value_t = 5)]
-    pub examples: usize,
-    /// PTX target whose legality rules apply (sm_80, sm_90a, …).
-    #[arg(long, value_name = "SM")]
-    pub target: Option<String>,
+    #[arg(long, value_name = "K", default_value_t = 5, value_parser = clap::value_parser!(u16).range(..=1000))]
+    pub examples: u16,
+    #[command(flatten)]
+    pub target: TargetArg,
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
 }
 
-/// Options of `gpucvt sweep`.
-#[derive(clap::Args, Debug)]
-pub struct SweepArgs {
-    /// The PTX `cvt` form, operands optional (`cvt.rn.f16.f32`).
-    #[arg(value_name = "INSTRUCTION")]
-    pub instruction: String,
-    /// Write the results here: raw little-endian words (1, 2, 4 or 8 bytes each), in
-    /// input order.
-    #[arg(long, value_name = "FILE", required_unless_present = "hash")]
-    pub out: Option<std::path::PathBuf>,
-    /// Print the XXH3-64 hash of those bytes (what `xxhsum -H3` prints for the file).
-    #[arg(long)]
-    pub hash: bool,
-    /// Seed of the `rbits` operands of `.rs` forms.
-    #[arg(long, value_name = "S", default_value_t = 0)]
-    pub seed: u64,
-    /// Worker threads (default: one per core).
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
-    /// PTX target whose legality rules apply (sm_80, sm_90a, …).
-    #[arg(long, value_name = "SM")]
-    pub target: Option<String>,
-    /// Print a JSON object (form, results, bytes per result, file, hash) instead of the
-    /// lines.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `sweep --json`.
-#[derive(Serialize)]
-struct SweepJson {
-    form: String,
-    results: u64,
-    result_bytes: usize,
-    out: Option<String>,
-    hash: Option<String>,
-    seconds: f64,
-}
-
 /// Parses a PTX form given on the command line.
-fn form_of(text: &str, target: Option<&str>) -> Result<CvtForm, CliError> {
-    let opts: Options = crate::common::instr_options(target, None, None, "--cr0")?;
+pub fn form_of(text: &str, target: &TargetArg) -> Result<CvtForm, CliError> {
+    let opts = Options {
+        target: target.target,
+        ..Default::default()
+    };
     match Instr::parse(text, &opts)? {
         Instr::Ptx(p) => Ok(p.form),
         _ => fail(format!(
@@ -87,27 +50,19 @@ fn form_of(text: &str, target: Option<&str>) -> Result<CvtForm, CliError> {
     }
 }
 
-fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, CliError> {
-    if threads == Some(0) {
-        return fail("--threads must be at least 1");
-    }
+pub fn pool(threads: &Threads) -> Result<rayon::ThreadPool, CliError> {
     rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
+        .num_threads(threads.count())
         .build()
         .map_err(|e| CliError(format!("cannot start worker threads: {e}")))
 }
 
-fn bar(len: u64, what: &str, show: bool) -> Option<indicatif::ProgressBar> {
-    if !show || len < 1 << 22 || !std::io::stderr().is_terminal() {
+/// A progress bar for the long runs only.
+pub fn bar(len: u64, verb: &str, show: bool) -> Option<indicatif::ProgressBar> {
+    if !show || len < 1 << 22 {
         return None;
     }
-    let bar = indicatif::ProgressBar::new(len);
-    if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
-        "{{spinner}} {what} {{pos}}/{{len}} [{{bar:40}}] {{percent}}% ({{eta}} left)"
-    )) {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    Some(bar)
+    progress_bar(verb, len, Counting::Items(""))
 }
 
 fn path_name(p: Path) -> String {
@@ -140,14 +95,8 @@ struct JsonMismatch {
 
 /// Runs `gpucvt verify`: exit code 0 when every result agrees, 1 when some differ.
 pub fn run_verify(a: &VerifyArgs) -> Result<Done, CliError> {
-    let form = form_of(&a.instruction, a.target.as_deref())?;
-    if a.examples > 1000 {
-        return fail("--examples is at most 1000");
-    }
-    if a.sample > 1 << 34 {
-        return fail("--sample is at most 2^34");
-    }
-    let pool = pool(a.threads)?;
+    let form = form_of(&a.instruction, &a.target)?;
+    let pool = pool(&a.threads)?;
     let inputs = Inputs {
         sample: a.sample,
         seed: a.seed,
@@ -158,7 +107,7 @@ pub fn run_verify(a: &VerifyArgs) -> Result<Done, CliError> {
     let start = Instant::now();
     let report = pool
         .install(|| {
-            verify::verify(&form, inputs, a.examples, &|n| {
+            verify::verify(&form, inputs, usize::from(a.examples), &|n| {
                 if let Some(b) = &bar {
                     b.inc(n);
                 }
@@ -251,133 +200,4 @@ fn text(r: &Report, seconds: f64) -> String {
         }
     }
     s
-}
-
-/// Runs `gpucvt sweep`.
-pub fn run_sweep(a: &SweepArgs) -> Result<Done, CliError> {
-    let form = form_of(&a.instruction, a.target.as_deref())?;
-    let pool = pool(a.threads)?;
-    let kernel = verify::sweep_kernel(&form).map_err(|e| CliError(e.to_string()))?;
-    let planned = verify::Units::new(&kernel, Inputs::default()).instructions();
-    let mut hasher = a.hash.then(twox_hash::XxHash3_64::new);
-    // The results go to a temporary file beside the output, renamed at the end: a failed
-    // sweep leaves nothing behind.
-    let out_path = match &a.out {
-        Some(p) => Some(gpucvt_tensor::resolve_output(p).map_err(|e| CliError(e.to_string()))?),
-        None => None,
-    };
-    let mut registered = None;
-    let mut file = match &out_path {
-        Some(p) => {
-            let dir = match p.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d,
-                _ => std::path::Path::new("."),
-            };
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let mut builder = tempfile::Builder::new();
-            // The target's name is in the temporary's, so that a leftover says what it was.
-            let prefix = format!(".{name}.gpucvt-sweep-");
-            builder.prefix(&prefix);
-            // A temporary file is private (0600); the output gets the usual mode.
-            #[cfg(unix)]
-            builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-            let tmp = builder
-                .tempfile_in(dir)
-                .map_err(|e| CliError(format!("cannot write {}: {e}", p.display())))?;
-            gpucvt_tensor::register_temporary(tmp.path());
-            registered = Some(Unregister(tmp.path().to_path_buf()));
-            Some(std::io::BufWriter::with_capacity(1 << 20, tmp))
-        }
-        None => None,
-    };
-    let bar = bar(planned, "sweeping", true);
-    let start = Instant::now();
-    let result = pool.install(|| {
-        verify::sweep(
-            &form,
-            a.seed,
-            &mut |bytes| {
-                if let Some(h) = hasher.as_mut() {
-                    std::hash::Hasher::write(h, bytes);
-                }
-                if let Some(f) = file.as_mut() {
-                    f.write_all(bytes)?;
-                }
-                Ok(())
-            },
-            &|n| {
-                if let Some(b) = &bar {
-                    b.inc(n);
-                }
-            },
-        )
-    });
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    let n = match result {
-        Ok(n) => n,
-        Err(gpucvt::Error::Io { message, .. }) => {
-            return fail(format!("cannot write the output: {message}"))
-        }
-        Err(e) => return fail(e.to_string()),
-    };
-    let mut out = String::new();
-    let _registered = registered;
-    let wrote = file.is_some();
-    if let (Some(f), Some(path)) = (file, &out_path) {
-        let tmp = f
-            .into_inner()
-            .map_err(|e| CliError(format!("cannot write {}: {}", path.display(), e.error())))?;
-        tmp.as_file()
-            .sync_all()
-            .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))?;
-        tmp.persist(path)
-            .map_err(|e| CliError(format!("cannot write {}: {}", path.display(), e.error)))?;
-        out.push_str(&format!(
-            "wrote {} results ({} bytes each) to {}\n",
-            n,
-            verify::result_bytes(&kernel),
-            path.display()
-        ));
-    }
-    let hash = hasher.map(|h| format!("{:016x}", std::hash::Hasher::finish(&h)));
-    if a.json {
-        let j = SweepJson {
-            form: form.spelling(),
-            results: n,
-            result_bytes: verify::result_bytes(&kernel),
-            out: a
-                .out
-                .as_ref()
-                .filter(|_| wrote)
-                .map(|p| p.display().to_string()),
-            hash,
-            seconds: start.elapsed().as_secs_f64(),
-        };
-        return Ok(Done::ok(to_json(&j)?));
-    }
-    if let Some(h) = hash {
-        out.push_str(&h);
-        out.push('\n');
-    }
-    let err = format!(
-        "{}: {} results in {:.2} s\n",
-        form.spelling(),
-        n,
-        start.elapsed().as_secs_f64()
-    );
-    Ok(Done { out, err, code: 0 })
-}
-
-/// Unregisters a temporary file from the signal clean-up when dropped (renamed or removed).
-struct Unregister(std::path::PathBuf);
-
-impl Drop for Unregister {
-    fn drop(&mut self) {
-        gpucvt_tensor::unregister_temporary(&self.0);
-    }
 }

@@ -587,8 +587,9 @@ fn errors() {
     let e = fails(&["round", "1", "--to", "f16", "--from", "f99"]);
     assert!(e.contains("unknown format \"f99\" for --from"), "{e}");
     let e = fails(&["round", "1", "--to", "f16", "--mode", "rx"]);
+    assert!(e.contains("invalid value 'rx' for '--mode <MODE>'"), "{e}");
     assert!(
-        e.contains("accepted: rn, rna, rz, rm, rp, rs, rni, rzi, rmi, rpi"),
+        e.contains("[possible values: rn, rna, rz, rm, rp, rs, rni, rzi, rmi, rpi]"),
         "{e}"
     );
     let e = fails(&["round", "3.1x", "--to", "f16"]);
@@ -596,11 +597,17 @@ fn errors() {
     let e = fails(&["round", "--bits", "0x100", "--from", "e4m3", "--to", "f16"]);
     assert!(e.contains("does not fit in the 8 bits of e4m3"), "{e}");
     let e = fails(&["round", "--bits", "0x1", "--to", "f16"]);
-    assert!(e.contains("--bits needs --from"), "{e}");
+    assert!(
+        e.contains("the following required arguments were not provided: --from <FMT>"),
+        "{e}"
+    );
     let e = fails(&["round", "1", "--to", "f16", "--rbits", "0x1"]);
     assert!(e.contains("--rbits is only valid with --mode rs"), "{e}");
     let e = fails(&["round", "1", "--to", "f16", "--mode", "rs"]);
-    assert!(e.contains("--mode rs needs --rbits"), "{e}");
+    assert!(
+        e.contains("the following required arguments were not provided: --rbits <PATTERN>"),
+        "{e}"
+    );
     let e = fails(&[
         "round",
         "1",
@@ -616,7 +623,7 @@ fn errors() {
     assert!(e.contains("does not fit in the 4 bits"), "{e}");
     let e = fails(&["round", "1", "--to", "f16", "--sat", "--satfinite"]);
     assert!(
-        e.contains("--sat and --satfinite cannot be combined"),
+        e.contains("the argument '--sat' cannot be used with '--satfinite'"),
         "{e}"
     );
     let e = fails(&["round", "1", "--to", "f16", "--wrap"]);
@@ -627,13 +634,22 @@ fn errors() {
         "{e}"
     );
     let e = fails(&["round", "1", "--to", "f16", "--bits", "1", "--from", "f32"]);
-    assert!(e.contains("either a number or --bits"), "{e}");
+    assert!(
+        e.contains("the argument '[NUMBER]' cannot be used with '--bits <PATTERN>'"),
+        "{e}"
+    );
     let e = fails(&["round", "1"]);
-    assert!(e.contains("missing --to"), "{e}");
+    assert!(
+        e.contains("the following required arguments were not provided: --to <FMT>"),
+        "{e}"
+    );
     let e = fails(&["round", "--to", "f16"]);
-    assert!(e.contains("missing number"), "{e}");
+    assert!(
+        e.contains("the following required arguments were not provided: <NUMBER|--bits <PATTERN>>"),
+        "{e}"
+    );
     let e = fails(&["round", "1", "--to", "f16", "--scale", "x"]);
-    assert!(e.contains("invalid --scale"), "{e}");
+    assert!(e.contains("invalid value 'x' for '--scale <K>'"), "{e}");
     let e = fails(&["values", "f32"]);
     assert!(e.contains("f32 has 32 bits"), "{e}");
     assert!(e.contains("at most 16 bits (f16, bf16"), "{e}");
@@ -1000,4 +1016,182 @@ fn check_names_all_three_file_kinds() {
         .find(|l| l.trim_start().starts_with("check"))
         .unwrap();
     assert!(line.contains(".mlir"), "{line}");
+}
+
+/// What clap checks before a subcommand runs: exclusions, requirements, ranges and value
+/// sets, each reported on one line (`fails`) that names the option and the bad value.
+#[test]
+fn clap_checks_options() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["round", "1", "--to", "s8", "--wrap", "--sat"],
+            "the argument '--wrap' cannot be used with '--sat'",
+        ),
+        (
+            &["round", "1", "--to", "s8", "--satfinite", "--wrap"],
+            "the argument '--satfinite' cannot be used with '--wrap'",
+        ),
+        (
+            &["round", "1", "--to", "f16", "--mode", "RS"],
+            "the following required arguments were not provided: --rbits <PATTERN>",
+        ),
+        (
+            &["round", "1", "--to", "f16", "--rbits-width", "8"],
+            "the following required arguments were not provided: --rbits <PATTERN>",
+        ),
+        (
+            &[
+                "round",
+                "1",
+                "--to",
+                "f16",
+                "--mode",
+                "rs",
+                "--rbits",
+                "1",
+                "--rbits-width",
+                "65",
+            ],
+            "invalid value '65' for '--rbits-width <N>': 65 is not in 1..=64",
+        ),
+        (
+            &["round", "1", "--to", "f16", "--scale", "-100001"],
+            "invalid value '-100001' for '--scale <K>': -100001 is not in -100000..=100000",
+        ),
+        (
+            &["round", "1", "--to", "f16", "--overflow", "wrap"],
+            "invalid value 'wrap' for '--overflow <ieee|saturate>'; [possible values: ieee, saturate]",
+        ),
+        (
+            &["round", "1", "--to", "f16", "--nan", "keep"],
+            "invalid value 'keep' for '--nan <canonical|payload>'; [possible values: canonical, payload]",
+        ),
+        (
+            &["round", "1", "--to", "s8", "--int-nan", "max"],
+            "invalid value 'max' for '--int-nan <zero|highbit>'; [possible values: zero, highbit]",
+        ),
+        (
+            &["eval"],
+            "the following required arguments were not provided: <INSTRUCTION OPERAND|--batch>",
+        ),
+        (
+            &["eval", "--batch", "cvt.rn.f16.f32"],
+            "the argument '--batch' cannot be used with '[INSTRUCTION OPERAND]...'",
+        ),
+        (
+            &["eval", "--batch", "--explain"],
+            "the argument '--batch' cannot be used with '--explain'",
+        ),
+        (
+            &["eval", "--batch", "--json"],
+            "the argument '--batch' cannot be used with '--json'",
+        ),
+        (
+            &["eval", "cvt.rn.f16.f32", "1", "--cr0", "bogus"],
+            "invalid value 'bogus' for '--cr0 <CR0>': `bogus` is not a cr0 value",
+        ),
+        (
+            &["eval", "cvt.rn.f16.f32", "1", "--target", "sm_1000"],
+            "invalid value 'sm_1000' for '--target <SM>'",
+        ),
+        (
+            &["eval", "cvt.rn.f16.f32", "1", "--ptx-version", "0.1"],
+            "invalid value '0.1' for '--ptx-version <X.Y>'",
+        ),
+        (
+            &["eval", "cvt.rn.f16.f32", "1", "--semantics", "exact"],
+            "invalid value 'exact' for '--semantics <SEMANTICS>'; [possible values: spec, tileiras]",
+        ),
+        (
+            &["eval", "cvt.rn.f16.f32", "1", "--tile-version", "12.0"],
+            "invalid value '12.0' for '--tile-version <X.Y>'; [possible values: 13.1, 13.2, 13.3, 13.4]",
+        ),
+        (
+            &["verify", "cvt.rn.f16.f32", "--threads", "0"],
+            "invalid value '0' for '--threads <N>': 0 is not in 1..18446744073709551615",
+        ),
+        (
+            &["verify", "cvt.rn.f16.f32", "--examples", "1001"],
+            "invalid value '1001' for '--examples <K>': 1001 is not in 0..=1000",
+        ),
+        (
+            &["verify", "cvt.rn.f32.f64", "--sample", "17179869185"],
+            "invalid value '17179869185' for '--sample <N>': 17179869185 is not in 0..=17179869184",
+        ),
+        (
+            &["sweep", "cvt.rn.f16.f32"],
+            "the following required arguments were not provided: --out <FILE>",
+        ),
+        (
+            &["diff", "cvt.rn.f16.f32", "mov hf <- f", "--examples", "1001"],
+            "invalid value '1001' for '--examples <K>': 1001 is not in 0..=1000",
+        ),
+        (
+            &["diff", "cvt.rn.f16.f32", "mov hf <- f", "--sample", "0"],
+            "invalid value '0' for '--sample <N>'",
+        ),
+        (
+            &["table", "ptx", "--target", "sm_1"],
+            "invalid value 'sm_1' for '--target <SM>'",
+        ),
+        (
+            &["check", "x.ptx", "--ptx-version", "x"],
+            "invalid value 'x' for '--ptx-version <X.Y>'",
+        ),
+        (
+            &["run", "x.ptx", "--tile-version", "13"],
+            "invalid value '13' for '--tile-version <X.Y>'",
+        ),
+        // clap's own errors are one line too, with the usage.
+        (
+            &["round", "1", "--to", "f16", "--frob"],
+            "unexpected argument '--frob' found; tip: a similar argument exists: '--from'; usage: gpucvt round",
+        ),
+    ];
+    for (args, needle) in cases {
+        let e = fails(args);
+        assert!(e.contains(needle), "{args:?}: {e}");
+    }
+}
+
+/// The value sets clap now reads still take any case, as the hand-written look-ups did, and
+/// the library readers' other spellings still pass.
+#[test]
+fn option_values_in_any_case() {
+    assert_eq!(
+        ok(&[
+            "round",
+            "1.1",
+            "--to",
+            "e4m3",
+            "--mode",
+            "RZ",
+            "--overflow",
+            "Saturate"
+        ]),
+        ok(&[
+            "round",
+            "1.1",
+            "--to",
+            "e4m3",
+            "--mode",
+            "rz",
+            "--overflow",
+            "saturate"
+        ])
+    );
+    assert_eq!(
+        ok(&["round", "nan", "--to", "s8", "--int-nan", "HIGHBIT"]),
+        ok(&["round", "nan", "--to", "s8", "--int-nan", "highbit"])
+    );
+    let tile = [
+        "eval",
+        "ftof %x : tile<f64> -> tile<bf16>",
+        "0x3ff0100000000001",
+    ];
+    let spec = ok(&[&tile[..], &["--semantics", "spec"]].concat());
+    assert_eq!(ok(&[&tile[..], &["--semantics", "SPEC"]].concat()), spec);
+    // SpecVersion::from_name takes a `v` and a patch level.
+    let v = ok(&[&tile[..], &["--tile-version", "13.4"]].concat());
+    assert_eq!(ok(&[&tile[..], &["--tile-version", "v13.4.1"]].concat()), v);
 }

@@ -407,7 +407,7 @@ fn mx_block_scaling_npy_with_sidecar() {
         &[
             "convert", "w.npy", "-o", "r.npy", "--to", "e2m1", "--block", "32", "--scale", "e8m0",
         ],
-        "accepted: ue8m0",
+        "invalid value 'e8m0' for '--scale <FMT>'; [possible values: ue8m0]",
     );
 }
 
@@ -562,7 +562,80 @@ fn bad_inputs_exit_2_and_leave_nothing() {
             &["convert", "missing.npy", "-o", "o.npy", "--to", "f16"],
             "missing.npy",
         ),
-        (&["convert", "ok.npy", "-o", "o.npy"], "--to FMT"),
+        (
+            &["convert", "ok.npy", "-o", "o.npy"],
+            "the following required arguments were not provided: <--to <FMT>|--cvt <FORM>>",
+        ),
+        // What clap checks: --to or --cvt, not both; --cvt without the --to modifiers;
+        // ranges and value sets.
+        (
+            &[
+                "convert",
+                "ok.npy",
+                "-o",
+                "o.npy",
+                "--to",
+                "f16",
+                "--cvt",
+                "cvt.rn.f16.f32",
+            ],
+            "the argument '--to <FMT>' cannot be used with '--cvt <FORM>'",
+        ),
+        (
+            &[
+                "convert",
+                "ok.npy",
+                "-o",
+                "o.npy",
+                "--cvt",
+                "cvt.rn.f16.f32",
+                "--sat",
+            ],
+            "the argument '--cvt <FORM>' cannot be used with '--sat'",
+        ),
+        (
+            &[
+                "convert",
+                "ok.npy",
+                "-o",
+                "o.npy",
+                "--to",
+                "f16",
+                "--mode",
+                "rs",
+                "--rbits-width",
+                "33",
+            ],
+            "invalid value '33' for '--rbits-width <N>': 33 is not in 1..=32",
+        ),
+        (
+            &[
+                "convert",
+                "ok.npy",
+                "-o",
+                "o.npy",
+                "--to",
+                "f16",
+                "--mode",
+                "rq",
+            ],
+            "invalid value 'rq' for '--mode <MODE>'; [possible values: rn, rna, rz, rm, rp, rs, rni, rzi, rmi, rpi]",
+        ),
+        (
+            &[
+                "convert",
+                "ok.npy",
+                "-o",
+                "o.npy",
+                "--to",
+                "e2m1",
+                "--block",
+                "32",
+                "--scale-method",
+                "floor",
+            ],
+            "invalid value 'floor' for '--scale-method <METHOD>'; [possible values: ocp, rp]",
+        ),
         (
             &["convert", "ok.npy", "-o", "o.npy", "--to", "e9m9"],
             "unknown format \"e9m9\"",

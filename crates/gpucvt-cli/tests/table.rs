@@ -141,7 +141,10 @@ fn table_ptx_on_a_target() {
     assert!(row.split_whitespace().skip(1).all(|c| c == "–"), "{row}");
     let (code, _, err) = gpucvt(&["table", "ptx", "--target", "sm_1"]);
     assert_eq!(code, 2);
-    assert!(err.starts_with("error: --target"));
+    assert!(
+        err.starts_with("error: invalid value 'sm_1' for '--target <SM>': "),
+        "{err}"
+    );
 }
 
 #[test]

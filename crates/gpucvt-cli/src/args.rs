@@ -1,0 +1,306 @@
+//! The option groups several subcommands share (flattened into their `Args`), the option
+//! types with a fixed set of values, and the value parsers that turn option text into the
+//! library's types, so that clap reports a bad value before a subcommand runs.
+//!
+//! Value sets that are data in the library (rounding-mode names, PTX rounding modifiers, Tile
+//! IR versions) are listed from the library, not copied here. Help text that depends on the
+//! subcommand is set where the group is flattened (`mut_arg`).
+
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use gpucvt::core::convert::{IntNan, NanResult, Overflow};
+use gpucvt::core::round::Rounding;
+use gpucvt::ptx::target::{PtxVersion, Target};
+use gpucvt::ptx::RoundMod;
+use gpucvt::tile::eval::Semantics;
+use gpucvt::tile::types::SpecVersion;
+use gpucvt::visa::cr0::Cr0;
+use std::ffi::OsStr;
+
+/// The PTX modifiers that clamp, flush and fix signs: `--satfinite --sat --relu --ftz --pzo`.
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct PolicyFlags {
+    /// .satfinite: infinities and overflows give the largest finite value of their sign.
+    #[arg(long)]
+    pub satfinite: bool,
+    /// .sat: clamp float results to [0, 1] (NaN gives +0); integer results to their range.
+    #[arg(long)]
+    pub sat: bool,
+    /// .relu: negative float results (and -0) become +0 (float destinations only).
+    #[arg(long)]
+    pub relu: bool,
+    /// .ftz: flush subnormal inputs and subnormal results to zero.
+    #[arg(long)]
+    pub ftz: bool,
+    /// .pzo: a -0 float result becomes +0 (float destinations only).
+    #[arg(long)]
+    pub pzo: bool,
+}
+
+/// `--target`: the PTX target whose legality rules apply.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct TargetArg {
+    /// PTX target whose legality rules apply (sm_80, sm_90a, …).
+    #[arg(long, value_name = "SM", value_parser = target)]
+    pub target: Option<Target>,
+}
+
+/// `--target` and `--ptx-version`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct PtxTarget {
+    #[command(flatten)]
+    pub target: TargetArg,
+    /// PTX ISA version for the legality check (default: the newest).
+    #[arg(long = "ptx-version", value_name = "X.Y", value_parser = ptx_version)]
+    pub ptx_version: Option<PtxVersion>,
+}
+
+impl PtxTarget {
+    /// `--target`, if given.
+    pub fn target(&self) -> Option<Target> {
+        self.target.target
+    }
+
+    /// Whether `--target` or `--ptx-version` was given.
+    pub fn given(&self) -> bool {
+        self.target.target.is_some() || self.ptx_version.is_some()
+    }
+
+    /// The evaluation options of an instruction (`eval`, `diff`), with the vISA control
+    /// register if given.
+    pub fn instr_options(&self, cr0: Option<Cr0>) -> gpucvt::instr::Options {
+        let mut o = gpucvt::instr::Options {
+            target: self.target(),
+            version: self.ptx_version,
+            ..Default::default()
+        };
+        if let Some(c) = cr0 {
+            o.cr0 = c;
+        }
+        o
+    }
+}
+
+/// `--threads` of the kernels (`verify`, `sweep`).
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct Threads {
+    /// Worker threads (default: one per core).
+    #[arg(long = "threads", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub threads: Option<u64>,
+}
+
+impl Threads {
+    /// The number of worker threads, 0 for one per core (rayon's default).
+    pub fn count(&self) -> usize {
+        self.threads.map_or(0, |n| n as usize)
+    }
+}
+
+/// `--tile-version`: the Tile IR specification version.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct TileVersion {
+    /// Tile IR specification version the op is verified at (default: the newest).
+    #[arg(long = "tile-version", value_name = "X.Y", value_parser = tile_version())]
+    pub tile_version: Option<SpecVersion>,
+}
+
+/// The Tile IR options of `eval` and `run`: `--semantics` and `--tile-version`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct TileOptions {
+    /// Tile IR: the semantics, `tileiras` (default: the PTX NVIDIA's compiler emits) or
+    /// `spec` (the specification text: single roundings, undefined results marked).
+    #[arg(long, value_name = "SEMANTICS", value_enum, ignore_case = true)]
+    pub semantics: Option<SemanticsArg>,
+    #[command(flatten)]
+    pub version: TileVersion,
+}
+
+impl TileOptions {
+    /// `--semantics`, or the default (`tileiras`).
+    pub fn semantics(&self) -> Semantics {
+        self.semantics.map_or(Semantics::default(), Semantics::from)
+    }
+
+    /// Whether `--semantics` or `--tile-version` was given.
+    pub fn given(&self) -> bool {
+        self.semantics.is_some() || self.version.tile_version.is_some()
+    }
+}
+
+/// `--semantics`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SemanticsArg {
+    // The specification text: single correctly rounded conversions; undefined results
+    // marked.
+    Spec,
+    // What tileiras emits: the PTX cvt sequences.
+    Tileiras,
+}
+
+impl From<SemanticsArg> for Semantics {
+    fn from(s: SemanticsArg) -> Semantics {
+        match s {
+            SemanticsArg::Spec => Semantics::Spec,
+            SemanticsArg::Tileiras => Semantics::Tileiras,
+        }
+    }
+}
+
+/// `round --overflow`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OverflowArg {
+    // Infinity or the largest finite value, by rounding direction (IEEE 754).
+    Ieee,
+    // Always the largest finite value of the same sign.
+    Saturate,
+}
+
+impl From<OverflowArg> for Overflow {
+    fn from(o: OverflowArg) -> Overflow {
+        match o {
+            OverflowArg::Ieee => Overflow::Ieee,
+            OverflowArg::Saturate => Overflow::Saturate,
+        }
+    }
+}
+
+/// `round --nan`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NanArg {
+    // The destination's canonical NaN.
+    Canonical,
+    // Keep the sign and the payload.
+    Payload,
+}
+
+impl From<NanArg> for NanResult {
+    fn from(n: NanArg) -> NanResult {
+        match n {
+            NanArg::Canonical => NanResult::Canonical,
+            NanArg::Payload => NanResult::Payload,
+        }
+    }
+}
+
+/// `round --int-nan`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntNanArg {
+    // Zero.
+    Zero,
+    // 1 << (width - 1).
+    Highbit,
+}
+
+impl From<IntNanArg> for IntNan {
+    fn from(n: IntNanArg) -> IntNan {
+        match n {
+            IntNanArg::Zero => IntNan::Zero,
+            IntNanArg::Highbit => IntNan::HighBit,
+        }
+    }
+}
+
+/// `convert --scale`: the block-scale format.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScaleFormat {
+    // Unsigned power of two, 8-bit exponent (the MX scale).
+    Ue8m0,
+}
+
+/// `convert --scale-method`: how a block scale is chosen.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScaleMethodArg {
+    // floor(log2(amax)) - emax, the OCP MX spec.
+    Ocp,
+    // cvt.rp.satfinite.ue8m0x2.f32 of amax / max_finite: nothing saturates.
+    Rp,
+}
+
+/// A value of a set the library names: the help and clap's error list `names`, and `lookup`
+/// (the library's own reader, which may take other spellings too) reads the text.
+#[derive(Clone)]
+pub struct Named<T> {
+    names: Vec<&'static str>,
+    lookup: fn(&str) -> Option<T>,
+}
+
+impl<T: Clone + Send + Sync + 'static> TypedValueParser for Named<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<T, clap::Error> {
+        let text = value.to_string_lossy();
+        (self.lookup)(&text).ok_or_else(|| {
+            let mut e = clap::Error::new(ErrorKind::InvalidValue).with_cmd(cmd);
+            let arg = arg.map_or_else(|| "...".to_string(), ToString::to_string);
+            e.insert(ContextKind::InvalidArg, ContextValue::String(arg));
+            e.insert(
+                ContextKind::InvalidValue,
+                ContextValue::String(text.into_owned()),
+            );
+            e.insert(
+                ContextKind::ValidValue,
+                ContextValue::Strings(self.names.iter().map(|n| n.to_string()).collect()),
+            );
+            e
+        })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(self.names.iter().map(|n| PossibleValue::new(*n))))
+    }
+}
+
+/// `round --mode`: the core rounding names (`rn`, …, `rs`, `rni`, …), any case.
+pub fn rounding() -> Named<Rounding> {
+    Named {
+        names: Rounding::NAMES.to_vec(),
+        lookup: |text| {
+            Rounding::NAMES
+                .iter()
+                .find(|n| n.eq_ignore_ascii_case(text))
+                .and_then(|n| Rounding::from_name(n))
+        },
+    }
+}
+
+/// `convert --mode`: the PTX rounding modifiers, any case.
+pub fn round_mod() -> Named<RoundMod> {
+    Named {
+        names: RoundMod::ALL.iter().map(|r| r.name()).collect(),
+        lookup: |text| {
+            RoundMod::ALL
+                .into_iter()
+                .find(|r| r.name().eq_ignore_ascii_case(text))
+        },
+    }
+}
+
+/// `--tile-version`: the specification versions the library models.
+pub fn tile_version() -> Named<SpecVersion> {
+    Named {
+        names: SpecVersion::ALL.iter().map(|v| v.name()).collect(),
+        lookup: SpecVersion::from_name,
+    }
+}
+
+/// `--target`.
+pub fn target(text: &str) -> Result<Target, String> {
+    text.parse()
+        .map_err(|e: gpucvt::ptx::target::ParseError| e.to_string())
+}
+
+/// `--ptx-version`.
+pub fn ptx_version(text: &str) -> Result<PtxVersion, String> {
+    text.parse()
+        .map_err(|e: gpucvt::ptx::target::ParseError| e.to_string())
+}
+
+/// `--cr0` / `--visa-cr0`: a raw value, a preset or a rounding-mode name.
+pub fn cr0(text: &str) -> Result<Cr0, String> {
+    Cr0::parse(text).map_err(|e| e.to_string())
+}
