@@ -21,7 +21,7 @@
 //! (comma-separated format names) restrict the run, for debugging; `GPUCVT_REPORT=path`
 //! writes every disagreeing group to a file.
 
-use gpucvt_reference::reference;
+use gpucvt_reference::{reference, Rng};
 
 use gpucvt_core::format::CATALOGUE;
 use gpucvt_core::{Format, Rounding};

@@ -8,7 +8,7 @@
 //! - facts stated in the specification notes (`ptx-cvt.md`, `visa.md`), checked against the
 //!   reference *and* the engine.
 
-use gpucvt_reference::reference;
+use gpucvt_reference::{reference, Rng};
 
 use gpucvt_core::format::{
     BF16, E2M1, E4M3, E5M2, F16, F32, F64, S2F6, S32, S8, TF32, U8, UE8M0, VF,

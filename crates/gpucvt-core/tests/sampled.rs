@@ -21,7 +21,7 @@
 //! `GPUCVT_SAMPLED_DST` restricts the destinations; `GPUCVT_REPORT=path` writes every
 //! disagreeing group to a file.
 
-use gpucvt_reference::reference;
+use gpucvt_reference::{reference, Rng};
 
 use gpucvt_core::format::{Layout, CATALOGUE, F32, F64, S32, S64, TF32, U32, U64};
 use gpucvt_core::{Format, IntNan, IntOverflow, NanResult, Overflow, Policy, Rounding};

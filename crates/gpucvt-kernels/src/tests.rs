@@ -7,18 +7,9 @@ use crate::portable::{fast, small, ue8m0};
 use gpucvt_core::convert::{Overflow, Policy};
 use gpucvt_core::format::*;
 use gpucvt_core::round::Rounding;
+use gpucvt_reference::Rng;
 
 /// A small deterministic generator (xorshift*), so failures are reproducible.
-pub(super) struct Rng(pub(super) u64);
-impl Rng {
-    pub(super) fn next(&mut self) -> u32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
-    }
-}
-
 /// f32 patterns dense around every exponent and every rounding position, both signs.
 fn boundary_f32() -> Vec<u32> {
     let mut mants = vec![
@@ -90,7 +81,7 @@ fn check_f32(dst: Format, rounding: Rounding, policy: Policy, inputs: &[u32], rn
         Strategy::Exact,
         "{dst} {rounding:?} {policy:?}"
     );
-    let random: Vec<u32> = inputs.iter().map(|_| rng.next()).collect();
+    let random: Vec<u32> = inputs.iter().map(|_| rng.next_u32()).collect();
     let mut out = vec![0u32; inputs.len()];
     let stochastic = matches!(rounding.direction, Direction::Stochastic { .. });
     if stochastic {
@@ -138,7 +129,7 @@ fn f32_small_kernels_equal_the_core_on_boundaries() {
 #[test]
 fn f32_small_kernels_equal_the_core_on_random_inputs() {
     let mut rng = Rng(42);
-    let inputs: Vec<u32> = (0..200_000).map(|_| rng.next()).collect();
+    let inputs: Vec<u32> = (0..200_000).map(|_| rng.next_u32()).collect();
     for dst in SMALL {
         for rounding in [Rounding::RN, Rounding::RZ, Rounding::stochastic(0, 13)] {
             for policy in [
@@ -159,7 +150,7 @@ fn f32_small_kernels_equal_the_core_on_random_inputs() {
 fn f32_ue8m0_kernels_equal_the_core() {
     let mut inputs = boundary_f32();
     let mut rng = Rng(7);
-    inputs.extend((0..100_000).map(|_| rng.next()));
+    inputs.extend((0..100_000).map(|_| rng.next_u32()));
     for rounding in [Rounding::RZ, Rounding::RP] {
         for policy in [
             Policy::default(),
@@ -194,8 +185,8 @@ fn f32_ue8m0_kernels_agree_on_every_instruction_set() {
     // policy), on boundary and random inputs, with a length that leaves a tail.
     let mut inputs = boundary_f32();
     let mut rng = Rng(11);
-    inputs.extend((0..50_000).map(|_| rng.next()));
-    inputs.extend((0..50_000).map(|_| rng.next() | 0x7f80_0000));
+    inputs.extend((0..50_000).map(|_| rng.next_u32()));
+    inputs.extend((0..50_000).map(|_| rng.next_u32() | 0x7f80_0000));
     // Whole groups of 32 and a tail of 7.
     let n = inputs.len() / 32 * 32 - 25;
     inputs.truncate(n);
@@ -844,12 +835,12 @@ fn specialised_kernels_equal_the_core() {
     let common: Vec<u32> = boundary_f32()
         .into_iter()
         .chain(specials())
-        .chain((0..20_000).map(|_| rng.next()))
+        .chain((0..20_000).map(|_| rng.next_u32()))
         .collect();
     for (dst, roundings) in specialised_pairs() {
         let mut inputs = common.clone();
         inputs.extend(dst_boundaries(dst));
-        let random: Vec<u32> = inputs.iter().map(|_| rng.next()).collect();
+        let random: Vec<u32> = inputs.iter().map(|_| rng.next_u32()).collect();
         for rounding in roundings {
             for policy in specialised_policies() {
                 let conv = Conversion::new(F32, dst, rounding, policy);
@@ -987,8 +978,8 @@ fn specialised_kernels_agree_on_every_instruction_set() {
     for f in [F16, BF16, E4M3, E5M2, E2M3, E3M2, E2M1] {
         inputs.extend(dst_boundaries(f));
     }
-    inputs.extend((0..20_000).map(|_| rng.next()));
-    let random: Vec<u32> = inputs.iter().map(|_| rng.next()).collect();
+    inputs.extend((0..20_000).map(|_| rng.next_u32()));
+    let random: Vec<u32> = inputs.iter().map(|_| rng.next_u32()).collect();
     /// Runs one instance with random words `R` (the low bits of `random`).
     fn run_all<
         F: Fmt,
@@ -1257,7 +1248,7 @@ fn specialised_kernels_agree_on_every_instruction_set() {
 #[test]
 fn narrow_random_words_give_the_same_results() {
     let mut rng = Rng(5);
-    let inputs: Vec<u32> = (0..5000).map(|_| rng.next()).collect();
+    let inputs: Vec<u32> = (0..5000).map(|_| rng.next_u32()).collect();
     for (dst, width, policy) in [
         (E4M3, 8, satfinite()),
         (F16, 13, Policy::default()),
@@ -1281,7 +1272,7 @@ fn narrow_random_words_give_the_same_results() {
         ));
         let random: Vec<u32> = inputs
             .iter()
-            .map(|_| rng.next() & ((1 << width) - 1))
+            .map(|_| rng.next_u32() & ((1 << width) - 1))
             .collect();
         let mut want = vec![0u32; inputs.len()];
         k.convert_stochastic(&inputs, &mut want, &random).unwrap();

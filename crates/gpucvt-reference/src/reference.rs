@@ -1529,23 +1529,6 @@ pub fn roundings() -> Vec<Rounding> {
     ]
 }
 
-/// SplitMix64: a small seeded generator.
-#[derive(Clone, Debug)]
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next_u64() as u128 * n as u128) >> 64) as u64
-    }
-}
-
 /// Runs `work(i)` for `i in 0..n` on a few threads, handing out indices in order.
 pub fn parallel<F: Fn(usize) + Sync>(n: usize, work: F) {
     let threads = std::thread::available_parallelism()

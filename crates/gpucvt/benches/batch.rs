@@ -8,23 +8,18 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use gpucvt::batch::Batch;
 use gpucvt::instr::Options;
+use gpucvt_reference::Rng;
 use std::hint::black_box;
 
-/// A deterministic pseudo-random generator (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
+/// What these inputs draw from the suites' seeded generator.
+trait Draw {
     /// An f32 bit pattern, mostly of ordinary magnitude, sometimes anything.
+    fn f32_bits(&mut self) -> u32;
+}
+
+impl Draw for Rng {
     fn f32_bits(&mut self) -> u32 {
-        let r = self.next();
+        let r = self.next_u64();
         if r.is_multiple_of(8) {
             r as u32
         } else {
@@ -58,17 +53,17 @@ fn lines(n: usize) -> String {
                 rng.f32_bits()
             ),
             12 => format!("cvt.rzi.s32.f32 {:#010x}", rng.f32_bits()),
-            13 => format!("cvt.u8.s32 {:#010x}", rng.next() as u32),
-            14 => format!("cvt.rn.f32.s64 {:#018x}", rng.next()),
-            15 => format!("cvt.f32.f16 {:#06x}", rng.next() as u16),
-            16 => match rng.next() % 3 {
+            13 => format!("cvt.u8.s32 {:#010x}", rng.next_u64() as u32),
+            14 => format!("cvt.rn.f32.s64 {:#018x}", rng.next_u64()),
+            15 => format!("cvt.f32.f16 {:#06x}", rng.next_u64() as u16),
+            16 => match rng.next_u64() % 3 {
                 0 => "cvt.rn.f16.f32 1.5".to_string(),
                 1 => "cvt.rn.f16.x32 0x0".to_string(),
-                _ => format!("cvt.rn.f16.f32 {:#x} 0x1", rng.next() as u32),
+                _ => format!("cvt.rn.f16.f32 {:#x} 0x1", rng.next_u64() as u32),
             },
             17 => format!("mov hf <- f {:#010x}", rng.f32_bits()),
             18 => format!("mov.sat ub <- f {:#010x}", rng.f32_bits()),
-            _ => format!("cvt.rn.f16x2.e4m3x2 {:#06x}", rng.next() as u16),
+            _ => format!("cvt.rn.f16x2.e4m3x2 {:#06x}", rng.next_u64() as u16),
         };
         s.push_str(&line);
         s.push('\n');

@@ -1,19 +1,36 @@
 //! # gpucvt
 //!
-//! Bit-exact software models of GPU conversion instructions, over the exact engine in
-//! [`gpucvt_core`] (re-exported as [`core`]).
+//! Bit-exact software models of GPU conversion instructions (NVIDIA PTX `cvt`/`cvt.pack`,
+//! Intel vISA `mov`, CUDA Tile IR conversion ops) over the exact engine [`gpucvt_core`]
+//! (re-exported as [`core`]) and its slice kernels [`gpucvt_kernels`] ([`kernels`]).
 //!
-//! - [`bulk`]: one PTX `cvt` form over whole slices, with the fastest correct kernel;
-//! - [`instr`], [`batch`]: one instruction of any dialect, and the batch evaluator;
-//! - [`diff`]: two single-input conversions compared over every input, differences sorted
-//!   into classes;
-//! - [`diag`]: the one diagnostic type every reader and checker returns;
-//! - [`ptx`]: the PTX dialect;
-//! - [`visa`]: the Intel vISA dialect: types, cr0, `mov` conversions, `.visaasm` reading,
-//!   checking and execution;
-//! - [`tile`]: the CUDA Tile IR dialect: tile types, `.mlir` reading, verification and evaluation;
-//! - [`text`]: numbers as text: decimal, hexadecimal-float and raw-bit literals in, exact
-//!   decimals out.
+//! The layers, bottom up:
+//!
+//! - [`text`]: numbers as text (decimal, hexadecimal-float and raw-bit literals in, exact
+//!   decimals out); [`diag`]: the one [`diag::Diagnostic`] (rule, message, line:column)
+//!   every reader and checker returns;
+//! - [`ptx`], [`visa`], [`tile`]: one module per dialect, with the same roles in each:
+//!   `types` (the dialect's types), `parse` (its text), `check` (legality, diagnostics),
+//!   `eval` (one conversion, bit-exact), `run` (a program's conversions in order), plus its
+//!   data; [`unknown`]: the one rule for values a run does not know;
+//! - [`instr`]: one instruction of any dialect ([`instr::Instr`]: parse, check on a target,
+//!   evaluate); [`batch`]: the `gpucvt eval --batch` contract over it;
+//! - [`bulk`]: one PTX form over whole slices, `verify` and `sweep`; [`diff`]: two
+//!   conversions compared over every input;
+//! - [`error`]: [`Error`], what the public functions return.
+//!
+//! ```
+//! use gpucvt::instr::{Instr, Options};
+//! use gpucvt::Error;
+//! // PTX: f32 -> f16, round to nearest even.
+//! let i = Instr::parse("cvt.rn.f16.f32", &Options::default()).unwrap();
+//! assert_eq!(i.eval_bits(&[0x3f80_0001]).unwrap(), (0x3c00, 16));
+//! // vISA: a move from float to half float, and a Tile IR op, through the same API.
+//! let v = Instr::parse("mov hf <- f", &Options::default()).unwrap();
+//! assert_eq!(v.eval_bits(&[0x4000_0000]).unwrap(), (0x4000, 16));
+//! // Errors are typed: a form the PTX rules reject, with the checker's diagnostics.
+//! assert!(matches!(Instr::parse("cvt.rn.f32.f16", &Options::default()), Err(Error::Invalid { .. })));
+//! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -7,28 +7,21 @@
 #[allow(dead_code)]
 mod targets;
 
-/// A deterministic pseudo-random generator (splitmix64).
-struct Rng(u64);
+use gpucvt_reference::Rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
+/// What these inputs draw from the suites' seeded generator.
+trait Draw {
+    /// An index below `n` (0 when `n` is 0).
+    fn index(&mut self, n: usize) -> usize;
 
     fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
+        items[self.index(items.len())]
+    }
+}
+
+impl Draw for Rng {
+    fn index(&mut self, n: usize) -> usize {
+        self.below(n as u64) as usize
     }
 }
 
@@ -179,24 +172,24 @@ const TOKENS: &[&str] = &[
 
 /// One input: random bytes, printable text, token soup, or a mutated seed.
 fn input(rng: &mut Rng, seeds: &[&str]) -> Vec<u8> {
-    match rng.below(5) {
-        0 => (0..rng.below(200)).map(|_| rng.next() as u8).collect(),
+    match rng.index(5) {
+        0 => (0..rng.index(200)).map(|_| rng.next_u64() as u8).collect(),
         1 => {
             const CHARS: &[u8] = b" -~\n\t.%{},;<0123456789abcdefx";
-            (0..rng.below(200))
-                .map(|_| CHARS[rng.below(CHARS.len())])
+            (0..rng.index(200))
+                .map(|_| CHARS[rng.index(CHARS.len())])
                 .collect()
         }
         2 => {
             let mut s = String::new();
-            for _ in 0..rng.below(40) {
+            for _ in 0..rng.index(40) {
                 s.push_str(rng.pick(TOKENS));
             }
             s.into_bytes()
         }
         _ => {
             let mut v = rng.pick(seeds).as_bytes().to_vec();
-            for _ in 0..1 + rng.below(4) {
+            for _ in 0..1 + rng.index(4) {
                 mutate(rng, &mut v, seeds);
             }
             v
@@ -205,28 +198,28 @@ fn input(rng: &mut Rng, seeds: &[&str]) -> Vec<u8> {
 }
 
 fn mutate(rng: &mut Rng, v: &mut Vec<u8>, seeds: &[&str]) {
-    let at = rng.below(v.len() + 1);
-    match rng.below(6) {
+    let at = rng.index(v.len() + 1);
+    match rng.index(6) {
         0 if !v.is_empty() => {
-            let end = (at + 1 + rng.below(8)).min(v.len());
+            let end = (at + 1 + rng.index(8)).min(v.len());
             v.drain(at.min(end)..end);
         }
         1 => {
             let t = rng.pick(TOKENS).as_bytes().to_vec();
             v.splice(at..at, t);
         }
-        2 if at < v.len() => v[at] ^= 1 << rng.below(8),
-        3 => v.insert(at, rng.next() as u8),
+        2 if at < v.len() => v[at] ^= 1 << rng.index(8),
+        3 => v.insert(at, rng.next_u64() as u8),
         4 => {
             // Splice in part of another seed.
             let other = rng.pick(seeds).as_bytes();
-            let from = rng.below(other.len());
-            let to = (from + rng.below(40)).min(other.len());
+            let from = rng.index(other.len());
+            let to = (from + rng.index(40)).min(other.len());
             v.splice(at..at, other[from..to].iter().copied());
         }
         _ => {
             // Duplicate a stretch.
-            let end = (at + rng.below(16)).min(v.len());
+            let end = (at + rng.index(16)).min(v.len());
             let dup = v[at.min(end)..end].to_vec();
             v.splice(end..end, dup);
         }

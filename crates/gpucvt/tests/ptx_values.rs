@@ -13,7 +13,7 @@ use gpucvt::ptx::check::legal_forms;
 use gpucvt::ptx::eval::evaluate;
 use gpucvt::ptx::target::Target;
 use gpucvt::ptx::{CvtForm, PtxType, RoundMod, Scaled};
-use gpucvt_reference::reference;
+use gpucvt_reference::{reference, Rng};
 use std::collections::BTreeSet;
 
 /// Where a destination lane's source comes from: operand index (0 = a, 1 = b, 2 = e, 3 = f),
@@ -224,17 +224,6 @@ fn expected_pack(form: &CvtForm, a: u64, b: u64, c: Option<u64>) -> u64 {
     }
 }
 
-/// Seeded xorshift.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 /// Boundary-dense samples of a 32- or 64-bit source format.
 fn samples(f: &Format, rng: &mut Rng, random: usize) -> Vec<u64> {
     let mut v: Vec<u64> = Vec::new();
@@ -257,7 +246,7 @@ fn samples(f: &Format, rng: &mut Rng, random: usize) -> Vec<u64> {
                 1 << (m_bits - 1),
                 (1 << (m_bits - 1)) + 1,
                 (1 << (m_bits - 1)) - 1,
-                rng.next() & ((1 << m_bits) - 1),
+                rng.next_u64() & ((1 << m_bits) - 1),
                 // Ties and near-ties at the 16-, 8- and 4-bit rounding positions.
                 1 << (m_bits - 11),
                 (1 << (m_bits - 11)) + 1,
@@ -280,7 +269,7 @@ fn samples(f: &Format, rng: &mut Rng, random: usize) -> Vec<u64> {
         v.extend([0, 1, f.mask(), f.mask() - 1]);
     }
     for _ in 0..random {
-        v.push(rng.next());
+        v.push(rng.next_u64());
     }
     let mask = f.mask();
     let mut v: Vec<u64> = v.into_iter().map(|x| x & mask).collect();
@@ -317,7 +306,7 @@ fn check_form(form: &CvtForm, rng: &mut Rng) -> Result<usize, String> {
         let ints = samples(&format::S32, rng, 200);
         for (i, &a) in ints.iter().enumerate() {
             let b = ints[(i * 7 + 3) % ints.len()];
-            let c = form.ctype.map(|_| rng.next() & 0xffff_ffff);
+            let c = form.ctype.map(|_| rng.next_u64() & 0xffff_ffff);
             let mut ops = vec![a, b];
             ops.extend(c);
             let got = evaluate(form, &ops).map_err(|e| e.to_string())?.bits;
@@ -377,7 +366,7 @@ fn check_form(form: &CvtForm, rng: &mut Rng) -> Result<usize, String> {
     let takes_rbits = form.rounding == Some(RoundMod::Rs);
     let scales = [0x7f7fu64, 0x8000, 0x7e81, 0x00ff, 0xff00, 0x9060, 0x0101];
     for (i, srcs) in sources.into_iter().enumerate() {
-        let rbits = takes_rbits.then(|| rng.next() & 0xffff_ffff);
+        let rbits = takes_rbits.then(|| rng.next_u64() & 0xffff_ffff);
         let scale = form.scaled.map(|s| {
             let v = scales[i % scales.len()];
             if s == Scaled::N1Ue8m0 {

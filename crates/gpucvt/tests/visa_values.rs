@@ -22,7 +22,7 @@ use gpucvt::core::{IntNan, IntOverflow, NanResult, Policy, Rounding};
 use gpucvt::visa::cr0::{Cr0, RoundingMode};
 use gpucvt::visa::eval::mov_plan;
 use gpucvt::visa::types::VisaType;
-use gpucvt_reference::reference;
+use gpucvt_reference::{reference, Rng};
 
 use VisaType::*;
 
@@ -189,16 +189,6 @@ fn model(dst: VisaType, src: VisaType, sat: bool, cr0: Cr0, bits: u64) -> u64 {
     cur
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 fn inputs(t: VisaType, rng: &mut Rng) -> Vec<u64> {
     let f = fmt(t);
     let w = f.width();
@@ -220,7 +210,7 @@ fn inputs(t: VisaType, rng: &mut Rng) -> Vec<u64> {
                 (1 << (m - 1)) | 1,
                 1 << (m - 11),
                 3 << (m - 11),
-                rng.next() & ((1 << m) - 1),
+                rng.next_u64() & ((1 << m) - 1),
             ] {
                 let b = (e << m) | (mm & ((1 << m) - 1));
                 v.push(b);
@@ -234,7 +224,7 @@ fn inputs(t: VisaType, rng: &mut Rng) -> Vec<u64> {
         }
     }
     for _ in 0..4000 {
-        v.push(rng.next() & f.mask());
+        v.push(rng.next_u64() & f.mask());
     }
     v.sort_unstable();
     v.dedup();

@@ -10,7 +10,7 @@ use gpucvt_core::format::*;
 use gpucvt_core::round::Rounding;
 
 // The bulk tests' reproducible generator.
-use crate::tests::Rng;
+use gpucvt_reference::Rng;
 
 /// Dense at every exponent, around every small integer and half-integer, around every
 /// power of two up to 2^65 (the range ends of every width), both signs; NaNs, infinities,
@@ -57,7 +57,7 @@ fn inputs() -> Vec<u32> {
     v.extend([0x7f80_0001, 0x7fc0_0000, 0x7fff_ffff, 0x7fa0_0000]);
     let mut rng = Rng(0x1234_5678_9abc_def1);
     for _ in 0..20_000 {
-        v.push(rng.next());
+        v.push(rng.next_u32());
     }
     let neg: Vec<u32> = v.iter().map(|x| x | 0x8000_0000).collect();
     v.extend(neg);
