@@ -270,31 +270,15 @@ pub struct Input {
     pub from_step: Option<Encoded>,
 }
 
-/// The policy in effect.
+/// The policy in effect: the core's [`Policy`] as it serializes itself (`flush_inputs`,
+/// `flush_outputs`, `sat`, `satfinite`, `relu`, `positive_zero`, `overflow`: `ieee` or
+/// `saturate`, `nan`: `canonical` or `payload`, `int_nan`: `zero` or `highbit`,
+/// `int_overflow`: `clamp` or `wrap`, `scale`), then the random bits.
 #[derive(Serialize)]
 pub struct PolicyJson {
-    /// `--ftz` (subnormal inputs).
-    pub flush_inputs: bool,
-    /// `--ftz` (subnormal results).
-    pub flush_outputs: bool,
-    /// `--sat`.
-    pub sat: bool,
-    /// `--satfinite`.
-    pub satfinite: bool,
-    /// `--relu`.
-    pub relu: bool,
-    /// `--pzo`.
-    pub positive_zero: bool,
-    /// `ieee` or `saturate`.
-    pub overflow: &'static str,
-    /// `canonical` or `payload`.
-    pub nan: &'static str,
-    /// `zero` or `highbit`.
-    pub int_nan: &'static str,
-    /// `clamp` or `wrap`.
-    pub int_overflow: &'static str,
-    /// `--scale`.
-    pub scale: i32,
+    /// The policy's fields.
+    #[serde(flatten)]
+    pub policy: Policy,
     /// With `--mode rs`: the random bits and their width; null otherwise.
     pub random: Option<RandomJson>,
 }
@@ -391,29 +375,7 @@ pub struct Report {
 
 fn policy_json(p: &Policy, r: &Rounding) -> PolicyJson {
     PolicyJson {
-        flush_inputs: p.flush_inputs,
-        flush_outputs: p.flush_outputs,
-        sat: p.sat,
-        satfinite: p.satfinite,
-        relu: p.relu,
-        positive_zero: p.positive_zero,
-        overflow: match p.overflow {
-            Overflow::Ieee => "ieee",
-            Overflow::Saturate => "saturate",
-        },
-        nan: match p.nan {
-            NanResult::Canonical => "canonical",
-            NanResult::Payload => "payload",
-        },
-        int_nan: match p.int_nan {
-            IntNan::Zero => "zero",
-            IntNan::HighBit => "highbit",
-        },
-        int_overflow: match p.int_overflow {
-            IntOverflow::Clamp => "clamp",
-            IntOverflow::Wrap => "wrap",
-        },
-        scale: p.scale,
+        policy: *p,
         random: match r.direction {
             Direction::Stochastic { random, width } => Some(RandomJson {
                 bits: format_bits(random, width),

@@ -45,6 +45,11 @@ use core::fmt;
 
 /// What a float result that overflows becomes (without `.satfinite`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "lowercase")
+)]
 pub enum Overflow {
     /// IEEE 754: infinity or the largest finite value, by rounding direction.
     #[default]
@@ -55,6 +60,11 @@ pub enum Overflow {
 
 /// What a NaN becomes in a destination that has NaNs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "lowercase")
+)]
 pub enum NanResult {
     /// The destination's canonical NaN ([`Format::canonical_nan`]).
     #[default]
@@ -66,6 +76,11 @@ pub enum NanResult {
 
 /// What a NaN becomes in an integer or fixed-point destination.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "lowercase")
+)]
 pub enum IntNan {
     /// Zero.
     #[default]
@@ -77,6 +92,11 @@ pub enum IntNan {
 
 /// What an integer or fixed-point result outside the destination range becomes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "lowercase")
+)]
 pub enum IntOverflow {
     /// Clamp to the range (float-to-integer conversions).
     #[default]
@@ -90,6 +110,7 @@ pub enum IntOverflow {
 /// no flushing, no clamping, canonical NaNs, clamping float-to-integer conversions with
 /// NaN → 0.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Policy {
     /// Subnormal inputs become zeros of the same sign (PTX `.ftz` on an f32 source).
     pub flush_inputs: bool,

@@ -13,7 +13,9 @@
 //! - [`random`]: the one random stream (SplitMix64) that stochastic rounding draws from.
 //!
 //! The fast slice kernels are in the `gpucvt-kernels` crate, which tests them against this
-//! one. This crate has no dependencies and no `unsafe` code.
+//! one. This crate has no dependencies and no `unsafe` code; its optional feature `serde`
+//! derives `Serialize` and `Deserialize` for the policy types ([`Policy`] and its enums), which
+//! the command line prints in its `--json` output.
 //!
 //! ```
 //! use gpucvt_core::{Conversion, Policy, Rounding, format::{F32, F16}};
