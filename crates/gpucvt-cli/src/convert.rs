@@ -156,10 +156,10 @@ fn recipe(a: &Args) -> Result<(Recipe, String, bool), CliError> {
                 if *src == conv.src {
                     Ok(conv)
                 } else {
-                    Err(format!(
+                    Err(gpucvt_tensor::Error::Refused(format!(
                         "{spelled} converts {} elements, but the data is {src}",
                         conv.src
-                    ))
+                    )))
                 }
             }),
             label,
@@ -213,7 +213,9 @@ fn recipe(a: &Args) -> Result<(Recipe, String, bool), CliError> {
     form.satfinite = a.satfinite;
     form.pzo = a.pzo;
     Ok((
-        Box::new(move |src: &Format| to_conversion(&form, rounding, src, &dst)),
+        Box::new(move |src: &Format| {
+            to_conversion(&form, rounding, src, &dst).map_err(gpucvt_tensor::Error::Refused)
+        }),
         label,
         false,
     ))

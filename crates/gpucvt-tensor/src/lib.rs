@@ -88,9 +88,10 @@ pub struct BlockScaling {
     pub method: ScaleMethod,
 }
 
-/// Chooses the conversion for a tensor from its element format; `Err` carries a message
-/// (for example "cvt.rn.f16.f32 converts f32, but the tensor is bf16").
-pub type Recipe = Box<dyn Fn(&Format) -> std::result::Result<Conversion, String> + Sync>;
+/// Chooses the conversion for a tensor from its element format; a format it does not take
+/// is an [`Error::Refused`] saying why (for example "cvt.rn.f16.f32 converts f32 elements,
+/// but the data is bf16"), whose message becomes the tensor's reason for being kept.
+pub type Recipe = Box<dyn Fn(&Format) -> Result<Conversion> + Sync>;
 
 /// What to convert and how.
 pub struct Options {

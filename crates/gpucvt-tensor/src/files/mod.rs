@@ -82,7 +82,7 @@ pub(crate) fn decide(
 ) -> Result<Decision> {
     let conv = match (opts.recipe)(src) {
         Ok(c) => c,
-        Err(m) => return Ok(Err(m)),
+        Err(e) => return Ok(Err(e.to_string())),
     };
     if conv.src != *src {
         return Err(Error::Invalid(format!(
