@@ -6,6 +6,7 @@
 //! back before it is kept.
 
 pub mod npy;
+pub(crate) mod raw;
 pub(crate) mod safetensors;
 pub(crate) mod selfcheck;
 pub(crate) mod single;

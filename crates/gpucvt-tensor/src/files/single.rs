@@ -1,10 +1,10 @@
 //! `.npy` and raw conversions: one tensor, its block scales in a sidecar file.
 
-use crate::dtype::{self, container_bytes, dense_packing, Packing};
+use crate::dtype::{self, Packing};
 use crate::engine::{splitmix64, Plan};
 use crate::error::{Error, Result};
 use crate::files::selfcheck::{self, Hashing, Region};
-use crate::files::{decide, npy, shape_text, short_region, Ctx, PlanKey};
+use crate::files::{decide, npy, raw, short_region, Ctx, PlanKey};
 use crate::output::Temp;
 use crate::{scale_path, FilePlan, Options, PlannedTensor, Stats, Summary, TensorSummary};
 use gpucvt_core::format::Format;
@@ -54,6 +54,18 @@ impl SingleLayout {
     }
 }
 
+/// The one tensor of a `.npy` or raw input, as its header (or `--from`) gives it.
+pub(crate) struct Input {
+    pub(crate) src: Format,
+    /// The input's dtype as the summary names it (`<f4`, `raw f32`).
+    pub(crate) dtype: String,
+    pub(crate) shape: Vec<u64>,
+    pub(crate) fortran: bool,
+    /// Where the data starts (after the `.npy` header).
+    pub(crate) data_start: u64,
+    pub(crate) pack: Packing,
+}
+
 pub(crate) fn single_layout(
     input: &Path,
     output: &Path,
@@ -63,133 +75,42 @@ pub(crate) fn single_layout(
     npy: bool,
 ) -> Result<SingleLayout> {
     let file = input.display().to_string();
-    let (src, in_dtype, shape, fortran, data_start, src_pack) = if npy {
-        let h = npy::read_header(f, &file)?;
-        if h.descr == "<structured>" {
-            return Err(Error::Unsupported(format!(
-                "{file}: a structured dtype cannot be converted; numeric little-endian dtypes (<f8 <f4 <f2 |i1 |u1 <i2 <u2 <i4 <u4 <i8 <u8) can"
-            )));
-        }
-        let itemsize = dtype::npy_itemsize(&h.descr);
-        let src = match opts.from {
-            Some(fmt) => {
-                let numeric = dtype::format_of_npy(&h.descr).is_some();
-                if !numeric || itemsize != Some(container_bytes(&fmt)) {
-                    return Err(Error::Invalid(format!(
-                        "{file}: dtype {} cannot hold {fmt} encodings; {fmt} needs a {}-byte little-endian integer container",
-                        h.descr,
-                        container_bytes(&fmt)
-                    )));
-                }
-                fmt
-            }
-            None => dtype::format_of_npy(&h.descr).ok_or_else(|| {
-                Error::Unsupported(format!(
-                    "{file}: dtype {:?} cannot be converted; numeric little-endian dtypes (<f8 <f4 <f2 |i1 |u1 <i2 <u2 <i4 <u4 <i8 <u8) can",
-                    h.descr
-                ))
-            })?,
-        };
-        let item = itemsize.unwrap_or(0) as u64;
-        let n = h
-            .elements()
-            .ok_or_else(|| Error::Corrupt(format!("{file}: the shape {:?} overflows", h.shape)))?;
-        let need = n.checked_mul(item);
-        let have = len.saturating_sub(h.header_len);
-        if need != Some(have) {
-            return Err(Error::Corrupt(format!(
-                "{file}: shape {} of {} needs {} bytes of data but the file has {have}{}",
-                shape_text(&h.shape),
-                h.descr,
-                need.map_or("too many".into(), |b| b.to_string()),
-                if need.is_some_and(|b| have < b) {
-                    " (truncated file)"
-                } else {
-                    ""
-                }
-            )));
-        }
-        if h.fortran_order && opts.block.is_some() {
-            return Err(Error::Unsupported(format!(
-                "{file}: block scaling needs C order (the blocks run along the last axis), this array is in Fortran order"
-            )));
-        }
-        (
-            src,
-            h.descr.clone(),
-            h.shape,
-            h.fortran_order,
-            h.header_len,
-            Packing::Bytes(item as usize),
-        )
+    let i = if npy {
+        npy::read_input(f, &file, len, opts)?
     } else {
-        let src = opts.from.ok_or_else(|| {
-            Error::Invalid(format!(
-                "{file} is raw data (not .npy or .safetensors): give its element format (for example f32)"
-            ))
-        })?;
-        let pack = dense_packing(&src);
-        let bits = len * 8;
-        if !bits.is_multiple_of(pack.bits()) || !(bits / pack.bits()).is_multiple_of(pack.unit()) {
-            return Err(Error::Corrupt(format!(
-                "{file}: {len} bytes is not a whole number of {src} elements ({} bits each{})",
-                pack.bits(),
-                if pack.unit() > 1 {
-                    format!(
-                        ", packed {} per {} bytes",
-                        pack.unit(),
-                        pack.bytes_for(pack.unit())
-                    )
-                } else {
-                    String::new()
-                }
-            )));
-        }
-        (
-            src,
-            format!("raw {src}"),
-            vec![bits / pack.bits()],
-            false,
-            0,
-            pack,
-        )
+        raw::read_input(&file, len, opts)?
     };
-    let n: u64 = shape.iter().product();
+    let n: u64 = i.shape.iter().product();
     let name = input
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let (conv, dst_pack, block) = decide(opts, &file, &src, &shape, !npy)?
+    let (conv, dst_pack, block) = decide(opts, &file, &i.src, &i.shape, !npy)?
         .map_err(|m| Error::Invalid(format!("{file}: {m}")))?;
     let dst = conv.dst;
     let header = if npy {
-        npy::header_bytes(dtype::npy_descr_of(&dst), fortran, &shape)
+        npy::header_bytes(dtype::npy_descr_of(&dst), i.fortran, &i.shape)
     } else {
         Vec::new()
     };
     let scale = block.map(|(size, _)| {
-        let sbytes = n / size;
         let sheader = if npy {
-            let mut sshape = shape.clone();
-            if let Some(l) = sshape.last_mut() {
-                *l /= size;
-            }
-            npy::header_bytes("|u1", false, &sshape)
+            npy::header_bytes("|u1", false, &scale_shape(&i.shape, size))
         } else {
             Vec::new()
         };
-        (scale_path(output), sheader, sbytes)
+        (scale_path(output), sheader, n / size)
     });
     Ok(SingleLayout {
         npy,
         name,
-        src,
-        in_dtype,
-        shape,
-        data_start,
+        src: i.src,
+        in_dtype: i.dtype,
+        shape: i.shape,
+        data_start: i.data_start,
         key: PlanKey {
             conv,
-            src_pack,
+            src_pack: i.pack,
             dst_pack,
             block,
         },
@@ -204,6 +125,33 @@ pub(crate) fn single_layout(
     })
 }
 
+/// The shape of the block scales of a tensor of `shape`: its last dimension divided by the
+/// block size.
+fn scale_shape(shape: &[u64], size: u64) -> Vec<u64> {
+    let mut s = shape.to_vec();
+    if let Some(l) = s.last_mut() {
+        *l /= size;
+    }
+    s
+}
+
+/// The output files of a `.npy` or raw conversion while they are written: the data file and
+/// the block scales' sidecar, each a temporary.
+struct Outputs {
+    out: Temp,
+    /// The sidecar and the path it gets.
+    side: Option<(Temp, PathBuf)>,
+}
+
+/// What was written: the hashes of each region, and the statistics.
+struct Hashes {
+    header: u64,
+    data: u64,
+    /// The sidecar's header and scales.
+    side: Option<(u64, u64)>,
+    stats: Stats,
+}
+
 impl Ctx<'_> {
     /// `.npy` or raw: one tensor, scales in a sidecar file.
     pub(crate) fn single(&mut self, f: &mut File, l: SingleLayout) -> Result<Summary> {
@@ -214,17 +162,53 @@ impl Ctx<'_> {
             l.key.block,
             splitmix64(self.opts.seed),
         );
-        let out_path = self.output.to_path_buf();
-        let mut out = Temp::new(self.output)?;
-        let mut side = match &l.scale {
-            Some((p, _, _)) => Some((Temp::new(p)?, p.clone())),
-            None => None,
+        let mut outputs = Outputs {
+            out: Temp::new(self.output)?,
+            side: match &l.scale {
+                Some((p, _, _)) => Some((Temp::new(p)?, p.clone())),
+                None => None,
+            },
         };
-        let mut w = Hashing::new(BufWriter::with_capacity(1 << 20, out.file.as_file_mut()));
+        let hashes = self.write_single(f, &l, &plan, &mut outputs)?;
+        verify_single(&l, &outputs, &hashes, self.output)?;
+        let scale = outputs.finish(&l)?;
+        let stats = hashes.stats;
+        let mut total = Stats::default();
+        total.merge(&stats);
+        Ok(Summary {
+            kind: if l.npy { "npy" } else { "raw" },
+            tensors: vec![TensorSummary {
+                name: l.name,
+                from: l.src.name.to_string(),
+                to: l.key.conv.dst.name.to_string(),
+                dtype: l.dtype_name,
+                shape: l.shape,
+                scale,
+                stats,
+            }],
+            copied: Vec::new(),
+            kept: Vec::new(),
+            notes: Vec::new(),
+            total,
+        })
+    }
+
+    /// Writes the output's header and data, and the sidecar's header and scales, checking
+    /// that each has the planned size.
+    fn write_single(
+        &mut self,
+        f: &mut File,
+        l: &SingleLayout,
+        plan: &Plan,
+        o: &mut Outputs,
+    ) -> Result<Hashes> {
+        let out_path = self.output.to_path_buf();
+        let mut w = Hashing::new(BufWriter::with_capacity(1 << 20, o.out.file.as_file_mut()));
         w.write_all(&l.header)
             .map_err(|e| Error::io("write", &out_path, e))?;
         let (header_hash, _) = w.take();
-        let mut sw = side
+        let mut sw = o
+            .side
             .as_mut()
             .map(|(t, _)| Hashing::new(BufWriter::with_capacity(1 << 20, t.file.as_file_mut())));
         let side_path = l.scale.as_ref().map(|s| s.0.clone()).unwrap_or_default();
@@ -245,92 +229,93 @@ impl Ctx<'_> {
                 }
                 Ok(())
             };
-            self.stream(&plan, f, l.n, &mut w, &mut scales)?
+            self.stream(plan, f, l.n, &mut w, &mut scales)?
         };
         let (data_hash, written) = w.take();
         w.flush().map_err(|e| Error::io("write", &out_path, e))?;
         drop(w);
-        let hlen = l.header.len() as u64;
         if written != l.data_bytes() {
             return Err(short_region(&out_path, "the data", l.data_bytes(), written));
         }
-        let side_check = match (sw, &l.scale) {
-            (Some(mut sw), Some((_, sheader, sbytes))) => {
+        let side = match (sw, &l.scale) {
+            (Some(mut sw), Some((_, _, sbytes))) => {
                 let (h, written) = sw.take();
                 sw.flush().map_err(|e| Error::io("write", &side_path, e))?;
                 if written != *sbytes {
                     return Err(short_region(&side_path, "the scales", *sbytes, written));
                 }
-                let shlen = sheader.len() as u64;
-                Some((
-                    shlen + sbytes,
-                    [
-                        Region {
-                            name: "the scale file's header".into(),
-                            start: 0,
-                            len: shlen,
-                            hash: side_header_hash,
-                        },
-                        Region {
-                            name: "the scales".into(),
-                            start: shlen,
-                            len: *sbytes,
-                            hash: h,
-                        },
-                    ],
-                ))
+                Some((side_header_hash, h))
             }
             _ => None,
         };
-        selfcheck::verify_regions(
-            out.file.path(),
-            &out_path,
-            hlen + l.data_bytes(),
-            &[
-                Region {
-                    name: "the header".into(),
-                    start: 0,
-                    len: hlen,
-                    hash: header_hash,
-                },
-                Region {
-                    name: "the data".into(),
-                    start: hlen,
-                    len: l.data_bytes(),
-                    hash: data_hash,
-                },
-            ],
-        )?;
-        if let (Some((total, regions)), Some((t, p))) = (&side_check, side.as_ref()) {
-            selfcheck::verify_regions(t.file.path(), p, *total, regions)?;
-        }
-        let scale = side.as_ref().map(|(_, p)| p.display().to_string());
-        if let Some((s, _)) = side {
+        Ok(Hashes {
+            header: header_hash,
+            data: data_hash,
+            side,
+            stats,
+        })
+    }
+}
+
+/// Reads the output and the sidecar back and compares their regions with what was written.
+fn verify_single(l: &SingleLayout, o: &Outputs, h: &Hashes, out_path: &Path) -> Result<()> {
+    let hlen = l.header.len() as u64;
+    selfcheck::verify_regions(
+        o.out.file.path(),
+        out_path,
+        hlen + l.data_bytes(),
+        &[
+            Region {
+                name: "the header".into(),
+                start: 0,
+                len: hlen,
+                hash: h.header,
+            },
+            Region {
+                name: "the data".into(),
+                start: hlen,
+                len: l.data_bytes(),
+                hash: h.data,
+            },
+        ],
+    )?;
+    if let (Some((header_hash, scales_hash)), Some((_, sheader, sbytes)), Some((t, p))) =
+        (h.side, &l.scale, o.side.as_ref())
+    {
+        let shlen = sheader.len() as u64;
+        let regions = [
+            Region {
+                name: "the scale file's header".into(),
+                start: 0,
+                len: shlen,
+                hash: header_hash,
+            },
+            Region {
+                name: "the scales".into(),
+                start: shlen,
+                len: *sbytes,
+                hash: scales_hash,
+            },
+        ];
+        selfcheck::verify_regions(t.file.path(), p, shlen + sbytes, &regions)?;
+    }
+    Ok(())
+}
+
+impl Outputs {
+    /// Renames the sidecar, then the output, into place (the sidecar is removed again if the
+    /// output cannot be); returns the sidecar's path as the summary shows it.
+    fn finish(self, l: &SingleLayout) -> Result<Option<String>> {
+        let scale = self.side.as_ref().map(|(_, p)| p.display().to_string());
+        if let Some((s, _)) = self.side {
             s.finish()?;
         }
-        if let Err(e) = out.finish() {
+        if let Err(e) = self.out.finish() {
             if let Some((p, _, _)) = &l.scale {
                 let _ = std::fs::remove_file(p);
             }
             return Err(e);
         }
-        let mut total = Stats::default();
-        total.merge(&stats);
-        Ok(Summary {
-            kind: if l.npy { "npy" } else { "raw" },
-            tensors: vec![TensorSummary {
-                name: l.name,
-                from: l.src.name.to_string(),
-                to: l.key.conv.dst.name.to_string(),
-                dtype: l.dtype_name,
-                shape: l.shape,
-                scale,
-                stats,
-            }],
-            copied: Vec::new(),
-            kept: Vec::new(),
-            notes: Vec::new(),
-            total,
-        })
+        Ok(scale)
     }
 }
