@@ -5,6 +5,30 @@
 //! flight) whatever the file size, chunks are converted in parallel on a rayon pool, and
 //! reading, converting and writing overlap.
 //!
+//! ## Layers
+//!
+//! From the API down (each file has one job):
+//!
+//! - `lib.rs`: the API — [`convert_file`], [`plan_file`], [`Options`] (with its [`Recipe`]),
+//!   [`Summary`], [`Stats`]; the input checks before anything is read. `error.rs`: [`Error`].
+//!   `output.rs`: the temporary an output is written to and renamed from
+//!   ([`resolve_output`], [`register_temporary`], [`remove_temporaries`]).
+//! - `files/`: the file kinds. A conversion reads the input's header into a layout (what
+//!   happens to each tensor; also what [`plan_file`] reports), then writes the output from it.
+//!   `files/safetensors/{header,layout,write}.rs`; `files/single.rs` (`.npy` and raw: one
+//!   tensor, scales in a sidecar) with [`npy`] and `files/raw.rs` reading those inputs;
+//!   `files/selfcheck.rs` reads every output back (hashes) before it is kept.
+//! - `pipeline.rs`: one tensor streamed chunk by chunk — workers convert, a writer thread
+//!   writes.
+//! - `engine/`: one chunk converted. `plan.rs` (`Plan`: how a tensor's elements are converted,
+//!   sub-chunks in parallel), `io.rs` (positioned reads, per-thread scratch),
+//!   `pack.rs` (FP4/FP6 packing), `decode.rs` (decoders for the statistics), `scale.rs` (MX
+//!   block scales), `stats/` (error statistics: the general loop, `lanes.rs` for `f32`
+//!   sources, `sse2.rs`), `random.rs` (stochastic rounding's random values).
+//! - `dtype.rs`: dtype names of each file kind ↔ gpucvt formats, and packings.
+//!
+//! ## Behaviour
+//!
 //! - **Output**: written to a temporary file in the destination folder and renamed at the
 //!   end; on any error the temporary is removed and nothing is left. An output that is the
 //!   input (same path or same file) is refused.
@@ -27,14 +51,31 @@
 //!   of SplitMix64 seeded with `splitmix64(seed + t)` ([`engine::random_word`]); the
 //!   conversion uses its low `width` bits.
 //!
-//! ```no_run
-//! use gpucvt_core::{Conversion, Policy, Rounding, format::E4M3};
-//! use gpucvt_tensor::{convert_file, Options};
+//! ## Example
+//!
+//! An `f32` `.npy` file converted to `e4m3` with `.satfinite`:
+//!
+//! ```
+//! use gpucvt_core::{format::E4M3, Conversion, Policy, Rounding};
+//! use gpucvt_tensor::{convert_file, npy, Options};
+//! let dir = tempfile::tempdir().unwrap();
+//! let (input, output) = (dir.path().join("x.npy"), dir.path().join("x-fp8.npy"));
+//! let mut bytes = npy::header_bytes("<f4", false, &[4]);
+//! for v in [1.0f32, -0.5, 500.0, f32::NAN] {
+//!     bytes.extend_from_slice(&v.to_le_bytes());
+//! }
+//! std::fs::write(&input, bytes).unwrap();
+//!
 //! let opts = Options::new(Box::new(|src| {
-//!     Ok(Conversion::new(*src, E4M3, Rounding::RN, Policy { satfinite: true, ..Policy::default() }))
+//!     let satfinite = Policy { satfinite: true, ..Policy::default() };
+//!     Ok(Conversion::new(*src, E4M3, Rounding::RN, satfinite))
 //! }));
-//! let summary = convert_file("in.safetensors".as_ref(), "out.safetensors".as_ref(), &opts, &mut |_, _| {})?;
-//! println!("{} elements", summary.total.elements);
+//! let summary = convert_file(&input, &output, &opts, &mut |_done, _total| {})?;
+//! assert_eq!(summary.total.elements, 4);
+//! assert_eq!(summary.total.saturated, 1); // 500 became 448, e4m3's largest finite value
+//! let out = std::fs::read(&output).unwrap();
+//! let data = &out[out.len() - 4..];
+//! assert_eq!(data, [0x38, 0xb0, 0x7e, 0x7f]);
 //! # Ok::<(), gpucvt_tensor::Error>(())
 //! ```
 #![forbid(unsafe_code)]

@@ -1,17 +1,17 @@
 //! Converting one chunk of a tensor: unpacking, MX block scales, the conversion kernels,
 //! packing, and the error statistics — in parallel over sub-chunks.
 //!
-//! - [`plan`]: [`Plan`], what converts one tensor's elements, and the chunk loop (sub-chunks
+//! - `plan`: `Plan`, what converts one tensor's elements, and the chunk loop (sub-chunks
 //!   in parallel, each unpacked, scaled, converted, packed and counted).
-//! - [`io`]: where a chunk's bytes come from (positioned file reads) and the per-thread
+//! - `io`: where a chunk's bytes come from (positioned file reads) and the per-thread
 //!   scratch buffers.
-//! - [`pack`]: little-endian words and the packed layouts (FP4 nibbles, FP6 bit streams).
-//! - [`decode`]: encodings decoded to values and classes for the statistics (tables and
+//! - `pack`: little-endian words and the packed layouts (FP4 nibbles, FP6 bit streams).
+//! - `decode`: encodings decoded to values and classes for the statistics (tables and
 //!   arithmetic decoders).
-//! - [`scale`]: MX block scales (`ocp`, `rp`) and the scaling of `f32` words by them.
-//! - [`stats`]: the error statistics: the general loop, the fast `f32` paths
-//!   ([`stats::lanes`], and SSE2 on `x86_64`).
-//! - [`random`]: the random values of stochastic rounding.
+//! - `scale`: MX block scales (`ocp`, `rp`) and the scaling of `f32` words by them.
+//! - `stats`: the error statistics: the general loop, the fast `f32` paths
+//!   (`stats::lanes`, and SSE2 on `x86_64`).
+//! - `random`: the random values of stochastic rounding.
 
 mod decode;
 mod io;
