@@ -4,7 +4,7 @@ use crate::engine::decode::{Decoder, DstTable};
 use crate::engine::pack::{pack, unpack};
 use crate::engine::plan::Plan;
 use crate::engine::scale::{ocp_scale, ocp_scale_bits};
-use crate::engine::stats::{key, key_above, key_below};
+use crate::engine::stats::{key, key_above, key_below, Chunk};
 use crate::{ScaleMethod, Stats};
 use gpucvt_core::bulk::VectorIsa;
 use gpucvt_core::convert::Conversion;
@@ -169,7 +169,17 @@ fn check_on(conv: Conversion, block: Option<(u64, ScaleMethod)>, src: Vec<u32>) 
         vec![0]
     };
     let (sd, dd) = (Decoder::new(&conv.src), Decoder::new(&conv.dst));
-    plan.generic_stats(&mut g, &sd, &dd, &src, &words, &ks, bsize);
+    plan.generic_stats(
+        &mut g,
+        &sd,
+        &dd,
+        Chunk {
+            src: &src,
+            dst: &words,
+            ks: &ks,
+            bsize,
+        },
+    );
     stats.mean_abs_error = 0.0;
     g.mean_abs_error = 0.0;
     assert_eq!(stats, g, "{conv:?} {block:?}: general decoders");

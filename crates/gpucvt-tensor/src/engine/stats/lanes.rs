@@ -144,7 +144,8 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32 + Copy, FC: Fn(u32) -> u32, FS: Fn(u32) ->
                     let par = block_ranges(plan, kg, &mut last, &mut par);
                     let mut g = acc.restart();
                     let odd = &mut Odd::default();
-                    scaled_group::<false, D>(&mut g, odd, sg, dg, bsize, par, &fv, tests);
+                    let group = Group { x: sg, y: dg, par };
+                    scaled_group::<false, D>(&mut g, odd, group, bsize, &fv, tests);
                     if !acc.take(&g, sg.len(), &mut counts) {
                         break;
                     }
@@ -291,7 +292,8 @@ impl<D: Le, FV: Fn(u32) -> f32> Vectorizable for TolerantRun<'_, D, FV> {
             let par = block_ranges(plan, kg, last, &mut par);
             let mut g = acc.restart();
             let mut odd = Odd::default();
-            scaled_group::<true, D>(&mut g, &mut odd, sg, dg, at.bsize, par, &fv, tests);
+            let group = Group { x: sg, y: dg, par };
+            scaled_group::<true, D>(&mut g, &mut odd, group, at.bsize, &fv, tests);
             match acc.take_tolerant(&g, &odd, sg.len(), counts) {
                 None => return (j, false),
                 Some(0) => return (j + 1, true),
@@ -429,22 +431,28 @@ pub(in crate::engine) struct BlockRange {
     pub(in crate::engine) t_hi: i32,
 }
 
+/// A group of blocks: their inputs, outputs, and each block's factor and range ([`BlockRange`]).
+#[derive(Clone, Copy)]
+pub(in crate::engine) struct Group<'a, D> {
+    pub(in crate::engine) x: &'a [u32],
+    pub(in crate::engine) y: &'a [D],
+    pub(in crate::engine) par: &'a [BlockRange],
+}
+
 /// [`finite_groups`] of a group of blocks of `bsize` elements, a multiple of [`LANES`],
 /// scaled (`par`: each block's factor 2^−k and range thresholds), in a single pass with
 /// lane-wise sums, maxima and counts (no reduction across lanes): the same sums (element `i`
 /// of a block in lane `i mod LANES`, in order), maxima and counts.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(in crate::engine) fn scaled_group<const TOLERANT: bool, D: Le>(
     g: &mut Groups,
     odd: &mut Odd,
-    x: &[u32],
-    y: &[D],
+    group: Group<'_, D>,
     bsize: usize,
-    par: &[BlockRange],
     fv: &impl Fn(u32) -> f32,
     tests: Tests,
 ) {
+    let Group { x, y, par } = group;
     if bsize == 32 && par.iter().all(|b| symmetric(b.t_lo, b.t_hi)) && x.len() == 32 * par.len() {
         // The MX block size with symmetric ranges only (the usual group): blocks of a
         // constant length, so that each is two unrolled steps without a rest and without a

@@ -81,6 +81,18 @@ pub(in crate::engine) fn key_below(l: f64) -> i32 {
     k
 }
 
+/// The words of a sub-chunk and the exponents of their blocks: what every statistics pass
+/// reads.
+#[derive(Clone, Copy)]
+pub(in crate::engine) struct Chunk<'a, S, D> {
+    pub(in crate::engine) src: &'a [S],
+    pub(in crate::engine) dst: &'a [D],
+    /// The exponent k of each block (its elements are multiplied by 2^k); one 0 without
+    /// blocks.
+    pub(in crate::engine) ks: &'a [i32],
+    pub(in crate::engine) bsize: usize,
+}
+
 impl Plan {
     pub(in crate::engine) fn stats<S: Le, D: Le>(
         &self,
@@ -161,9 +173,29 @@ impl Plan {
                 (std::mem::size_of::<D>() == 1).then(|| dst.as_bytes()),
             ) {
                 if self.blocks.is_some() {
-                    self.sse2_stats::<true>(&mut st, src, dst, ks, bsize, t, zero);
+                    self.sse2_stats::<true>(
+                        &mut st,
+                        Chunk {
+                            src,
+                            dst,
+                            ks,
+                            bsize,
+                        },
+                        t,
+                        zero,
+                    );
                 } else {
-                    self.sse2_stats::<false>(&mut st, src, dst, ks, bsize, t, zero);
+                    self.sse2_stats::<false>(
+                        &mut st,
+                        Chunk {
+                            src,
+                            dst,
+                            ks,
+                            bsize,
+                        },
+                        t,
+                        zero,
+                    );
                 }
                 return st;
             }
@@ -171,20 +203,24 @@ impl Plan {
         match (&self.fast, std::mem::size_of::<S>()) {
             (Some(FastDst::Table(t)), 4) => self.fast_stats(
                 &mut st,
-                src,
-                dst,
-                ks,
-                bsize,
+                Chunk {
+                    src,
+                    dst,
+                    ks,
+                    bsize,
+                },
                 t.zero,
                 |y| t.val[y as u16 as usize],
                 |y| t.cls[y as u16 as usize] as u32,
             ),
             (Some(FastDst::F32), 4) => self.fast_stats(
                 &mut st,
-                src,
-                dst,
-                ks,
-                bsize,
+                Chunk {
+                    src,
+                    dst,
+                    ks,
+                    bsize,
+                },
                 Some(Codes {
                     mask: 0x7fff_ffff,
                     lo: 0,
@@ -193,7 +229,17 @@ impl Plan {
                 |y| f32::from_bits(y) as f64,
                 f32_class,
             ),
-            _ => self.generic_stats(&mut st, &self.src_dec, &self.dst_dec, src, dst, ks, bsize),
+            _ => self.generic_stats(
+                &mut st,
+                &self.src_dec,
+                &self.dst_dec,
+                Chunk {
+                    src,
+                    dst,
+                    ks,
+                    bsize,
+                },
+            ),
         }
         st
     }
@@ -204,23 +250,19 @@ impl Plan {
     /// errors from the input widened to `f64` and the output's value (`fv`). Exactly the
     /// numbers of [`Plan::stats_loop`] (the same per-element errors, summed in the same
     /// eight lanes in the same order), without decoding anything element by element.
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(in crate::engine) fn fast_stats<S: Le, D: Le>(
         &self,
         st: &mut Stats,
-        src: &[S],
-        dst: &[D],
-        ks: &[i32],
-        bsize: usize,
+        c: Chunk<'_, S, D>,
         zero: Option<Codes>,
         fv: impl Fn(u32) -> f64,
         fc: impl Fn(u32) -> u32,
     ) {
         if self.blocks.is_some() {
-            self.fast_stats_k::<true, S, D>(st, src, dst, ks, bsize, zero, fv, fc)
+            self.fast_stats_k::<true, S, D>(st, c, zero, fv, fc)
         } else {
-            self.fast_stats_k::<false, S, D>(st, src, dst, ks, bsize, zero, fv, fc)
+            self.fast_stats_k::<false, S, D>(st, c, zero, fv, fc)
         }
     }
 
@@ -249,19 +291,21 @@ impl Plan {
 
     /// [`Plan::fast_stats`], with or without block scales: per block, one branch-free pass
     /// for the errors, one for the counts.
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(in crate::engine) fn fast_stats_k<const SCALED: bool, S: Le, D: Le>(
         &self,
         st: &mut Stats,
-        src: &[S],
-        dst: &[D],
-        ks: &[i32],
-        bsize: usize,
+        c: Chunk<'_, S, D>,
         zero: Option<Codes>,
         fv: impl Fn(u32) -> f64,
         fc: impl Fn(u32) -> u32,
     ) {
+        let Chunk {
+            src,
+            dst,
+            ks,
+            bsize,
+        } = c;
         let relu = self.conv.policy.relu;
         let mut sum = [0.0f64; LANES];
         let mut max = [st.max_abs_error; LANES];
@@ -297,16 +341,12 @@ impl Plan {
 
 impl Plan {
     /// The statistics through general decoders (any formats).
-    #[allow(clippy::too_many_arguments)]
     pub(in crate::engine) fn generic_stats<S: Le, D: Le>(
         &self,
         st: &mut Stats,
         src_dec: &Decoder,
         dst_dec: &Decoder,
-        src: &[S],
-        dst: &[D],
-        ks: &[i32],
-        bsize: usize,
+        c: Chunk<'_, S, D>,
     ) {
         // Monomorphise the hot loop on the common decoders.
         let t = match dst_dec {
@@ -316,56 +356,36 @@ impl Plan {
         match (src_dec, t) {
             (Decoder::F32, Some(t)) => self.stats_loop(
                 st,
-                src,
-                dst,
-                ks,
-                bsize,
+                c,
                 |x| f32::from_bits(x as u32) as f64,
                 |y| t[y as u16 as usize],
             ),
             (Decoder::F32, None) => self.stats_loop(
                 st,
-                src,
-                dst,
-                ks,
-                bsize,
+                c,
                 |x| f32::from_bits(x as u32) as f64,
                 |y| dst_dec.get(y),
             ),
-            (_, Some(t)) => self.stats_loop(
-                st,
-                src,
-                dst,
-                ks,
-                bsize,
-                |x| src_dec.get(x),
-                |y| t[y as u16 as usize],
-            ),
-            _ => self.stats_loop(
-                st,
-                src,
-                dst,
-                ks,
-                bsize,
-                |x| src_dec.get(x),
-                |y| dst_dec.get(y),
-            ),
+            (_, Some(t)) => self.stats_loop(st, c, |x| src_dec.get(x), |y| t[y as u16 as usize]),
+            _ => self.stats_loop(st, c, |x| src_dec.get(x), |y| dst_dec.get(y)),
         }
     }
 
     /// The statistics loop, branch-free per element (see [`Stats`] for the classes).
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(in crate::engine) fn stats_loop<S: Le, D: Le>(
         &self,
         st: &mut Stats,
-        src: &[S],
-        dst: &[D],
-        ks: &[i32],
-        bsize: usize,
+        c: Chunk<'_, S, D>,
         fa: impl Fn(u64) -> f64,
         fb: impl Fn(u64) -> f64,
     ) {
+        let Chunk {
+            src,
+            dst,
+            ks,
+            bsize,
+        } = c;
         let relu = self.conv.policy.relu;
         let (lo, hi) = (self.lo, self.hi);
         // Eight independent lanes, so that the element-wise work vectorizes.

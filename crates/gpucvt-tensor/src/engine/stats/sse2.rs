@@ -4,8 +4,8 @@
 use crate::engine::decode::{Codes, DstTable};
 use crate::engine::exp2i;
 use crate::engine::plan::Plan;
-use crate::engine::stats::lanes::symmetric;
-use crate::engine::stats::{add_counts, count_finite, count_pass, error_pass, LANES};
+use crate::engine::stats::lanes::{symmetric, BlockRange};
+use crate::engine::stats::{add_counts, count_finite, count_pass, error_pass, Chunk, LANES};
 use crate::Stats;
 use safe_arch::*;
 
@@ -14,17 +14,19 @@ impl Plan {
     /// are a range of codes, with SSE2 vectors: the same per-element errors added to the same
     /// eight lanes in the same order (lane pairs in vectors), and the same counts.
     #[cfg(target_arch = "x86_64")]
-    #[allow(clippy::too_many_arguments)]
     pub(in crate::engine) fn sse2_stats<const SCALED: bool>(
         &self,
         st: &mut Stats,
-        src: &[u32],
-        dst: &[u8],
-        ks: &[i32],
-        bsize: usize,
+        c: Chunk<'_, u32, u8>,
         t: &DstTable,
         zero: Codes,
     ) {
+        let Chunk {
+            src,
+            dst,
+            ks,
+            bsize,
+        } = c;
         let relu = self.conv.policy.relu;
         let fv = |y: u32| t.val[y as u16 as usize];
         let fc = |y: u32| t.cls[y as u16 as usize] as u32;
@@ -39,15 +41,11 @@ impl Plan {
             let whole = sb.len() / LANES * LANES;
             let (x, y) = (&sb[..whole], &db[..whole]);
             let simple = !relu && zero.span == 0 && symmetric(t_lo, t_hi);
-            let args = (&t.val, down, t_lo, t_hi, relu, zero);
+            let blk = BlockRange { down, t_lo, t_hi };
             if simple {
-                groups::<SCALED, true>(
-                    &mut acc, x, y, args.0, args.1, args.2, args.3, args.4, args.5,
-                );
+                groups::<SCALED, true>(&mut acc, x, y, &t.val, blk, relu, zero);
             } else {
-                groups::<SCALED, false>(
-                    &mut acc, x, y, args.0, args.1, args.2, args.3, args.4, args.5,
-                );
+                groups::<SCALED, false>(&mut acc, x, y, &t.val, blk, relu, zero);
             }
             let (mut sum, mut max) = acc.lanes();
             let mut tail = [0u32; 2];
@@ -144,19 +142,17 @@ impl Acc {
 /// [`super::count_finite`] do. `SIMPLE`: the common case where the range is symmetric
 /// (`t_lo = −1 − t_hi`, `t_hi ≥ 0`: out of range ⇔ the magnitude's bits above `t_hi`),
 /// zero is one magnitude code (`zero.span = 0`) and there is no `.relu`.
-#[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub(in crate::engine) fn groups<const SCALED: bool, const SIMPLE: bool>(
     acc: &mut Acc,
     x: &[u32],
     y: &[u8],
     val: &[f64; 1 << 16],
-    down: f64,
-    t_lo: i32,
-    t_hi: i32,
+    blk: BlockRange,
     relu: bool,
     zero: Codes,
 ) {
+    let BlockRange { down, t_lo, t_hi } = blk;
     let Acc {
         mut s,
         mut m,
