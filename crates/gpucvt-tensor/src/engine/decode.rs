@@ -2,7 +2,7 @@
 //! of formats of at most 16 bits, and arithmetic decoders that vectorize.
 
 use crate::engine::exp2i;
-use gpucvt_core::format::{Format, Layout, Specials, ZeroExponent, F32, F64, TF32};
+use gpucvt_core::format::{Format, Layout, Specials, ZeroExponent, BF16, F32, F64, TF32};
 use std::sync::{Arc, Mutex};
 
 /// Decodes encodings of one format to `f64` for the statistics (exact for every format of at
@@ -251,4 +251,21 @@ pub(super) enum FastDst {
     Bf16,
     /// `f32`/`tf32`: the word is an `f32`.
     F32,
+}
+
+impl FastDst {
+    /// The fast statistics of `f32`/`tf32` sources into `dst`, if there are any.
+    pub(super) fn of(src: &Format, dst: &Format) -> Option<FastDst> {
+        if *src != F32 && *src != TF32 {
+            None
+        } else if *dst == F32 || *dst == TF32 {
+            Some(FastDst::F32)
+        } else if *dst == BF16 {
+            Some(FastDst::Bf16)
+        } else if dst.width() <= 16 {
+            Some(FastDst::Table(DstTable::of(dst)))
+        } else {
+            None
+        }
+    }
 }

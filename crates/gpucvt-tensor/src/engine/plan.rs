@@ -2,7 +2,7 @@
 //! sub-chunks in parallel, each unpacked, block-scaled, converted, packed and counted.
 
 use crate::dtype::Packing;
-use crate::engine::decode::{Decoder, DstTable, FastDst};
+use crate::engine::decode::{Decoder, FastDst};
 use crate::engine::io::{read_exact_at, with_scratch, Scratch, Source};
 use crate::engine::pack::{le_words, le_words_mut, pack, unpack, Le};
 use crate::engine::scale::{floor_log2, FusedScaleJob, ScaleJob};
@@ -12,7 +12,7 @@ use crate::{ScaleMethod, Stats};
 use gpucvt_core::bulk::Kernel;
 use gpucvt_core::bulk::{vectorized_up_to, VectorIsa};
 use gpucvt_core::convert::Conversion;
-use gpucvt_core::format::{BF16, F32, TF32};
+use gpucvt_core::format::{Format, F32};
 use gpucvt_core::round::{Direction, Rounding};
 use rayon::prelude::*;
 use std::fs::File;
@@ -84,55 +84,9 @@ impl Plan {
         stream: u64,
     ) -> Plan {
         let stochastic = matches!(conv.rounding.direction, Direction::Stochastic { .. });
-        let src = conv.src;
-        let via = block.is_some() || (stochastic && src.width() <= 16);
-        let engine = if via && (src == F32 || src.width() <= 16) {
-            let mut unscaled = conv;
-            unscaled.src = F32;
-            unscaled.policy.scale = 0;
-            let widen = (src != F32).then(|| {
-                let to32 = Conversion::new(src, F32, Rounding::RZ, Default::default());
-                let n = 1usize << src.width();
-                let mut bits = Vec::with_capacity(n);
-                let mut exact = Vec::with_capacity(n);
-                for b in 0..n as u64 {
-                    let out = to32.apply(b);
-                    bits.push(out.bits as u32);
-                    let w = out.bits as u32;
-                    exact.push(
-                        !out.flags.is_empty()
-                            || src.is_subnormal(b)
-                            || src.decode(b).is_nan()
-                            || (w & 0x7f80_0000 == 0 && w & 0x007f_ffff != 0),
-                    );
-                }
-                Widen {
-                    bits: bits.into(),
-                    exact: exact.into(),
-                }
-            });
-            Engine::ViaF32 {
-                kernel: Kernel::new(unscaled),
-                widen,
-            }
-        } else if via {
-            Engine::Exact
-        } else {
-            Engine::Direct(Kernel::new(conv))
-        };
-        let dst = conv.dst;
+        let (src, dst) = (conv.src, conv.dst);
         let max = dst.decode(dst.max_finite_bits()).to_f64_lossy();
-        let (lo, hi) = if conv.policy.sat {
-            (0.0, 1.0)
-        } else if dst.is_float() {
-            (-max, max)
-        } else {
-            let min = dst
-                .min_finite_bits()
-                .map(|b| dst.decode(b).to_f64_lossy())
-                .unwrap_or(0.0);
-            (min, max)
-        };
+        let (lo, hi) = saturation_range(&conv, max);
         let blocks = block.map(|(size, method)| Blocks {
             size,
             method,
@@ -147,29 +101,12 @@ impl Plan {
             blocks,
             stream,
             stochastic,
-            engine,
+            engine: Engine::of(conv, block.is_some(), stochastic),
             src_dec: Decoder::new(&src),
             dst_dec: Decoder::new(&dst),
-            fast: if src == F32 || src == TF32 {
-                if dst == F32 || dst == TF32 {
-                    Some(FastDst::F32)
-                } else if dst == BF16 {
-                    Some(FastDst::Bf16)
-                } else if dst.width() <= 16 {
-                    Some(FastDst::Table(DstTable::of(&dst)))
-                } else {
-                    None
-                }
-            } else {
-                None
-            },
+            fast: FastDst::of(&src, &dst),
             thresholds: match block {
-                Some(_) => (-127..=127)
-                    .map(|k| {
-                        let down = exp2i(-k);
-                        (key_below(lo * down), key_above(hi * down))
-                    })
-                    .collect(),
+                Some(_) => block_thresholds(lo, hi),
                 None => Box::new([]),
             },
             lo,
@@ -386,58 +323,14 @@ impl Plan {
             sc.rnd
                 .fill(self.stream, first, n, self.conv.rounding.stochastic_width());
         }
-        // Block scales: the exponent k each element is multiplied by (2^k), per block.
-        let mut scales = Vec::new();
-        sc.ks.clear();
         let bsize = self.blocks.map_or(n.max(1), |b| b.size as usize);
         // The words of an `f32` source (always 4-byte words), for the vectorized passes.
         let words = match self.src_dec {
             Decoder::F32 => <[u32] as zerocopy::FromBytes>::ref_from_bytes(src.as_bytes()).ok(),
             _ => None,
         };
-        // `f32` sources into formats reached through `f32` words, with block scales: the
-        // scales and the scaled words in one pass ([`FusedScaleJob`]).
-        let fused = match (&self.engine, words, self.blocks) {
-            (Engine::ViaF32 { widen: None, .. }, Some(w), Some(b)) => {
-                let nb = w.len().div_ceil(bsize);
-                scales.resize(nb, 0);
-                sc.ks.resize(nb, 0);
-                sc.tmp.resize(n, 0);
-                sc.exact.clear();
-                vectorized_up_to(
-                    self.isa,
-                    FusedScaleJob {
-                        src: w,
-                        bsize,
-                        blocks: b,
-                        scales: &mut scales,
-                        ks: &mut sc.ks,
-                        out: &mut sc.tmp,
-                        exact: &mut sc.exact,
-                    },
-                );
-                true
-            }
-            _ => false,
-        };
-        if fused {
-            // Done above.
-        } else if let Some(b) = self.blocks {
-            match words {
-                Some(w) => {
-                    self.block_scales_f32(&b, w, bsize, &mut scales, &mut sc.ks, &mut sc.amax)
-                }
-                None => {
-                    for blk in src.chunks(bsize) {
-                        let (byte, k) = self.block_scale(&b, blk);
-                        scales.push(byte);
-                        sc.ks.push(k);
-                    }
-                }
-            }
-        } else {
-            sc.ks.push(0);
-        }
+        let mut scales = Vec::new();
+        let fused = self.block_scales(sc, src, words, bsize, &mut scales);
         match &self.engine {
             Engine::Direct(kernel) => {
                 let r = if self.stochastic {
@@ -521,6 +414,66 @@ impl Plan {
         (stats, scales)
     }
 
+    /// The block scales of the elements `src` (`words`: the same as `f32` words, for an
+    /// `f32` source) appended to `scales`, and in `sc.ks` the exponent k each block's elements
+    /// are multiplied by (2^k; one 0 without blocks). Returns whether the scaled `f32` words
+    /// and the elements needing the exact core are in `sc.tmp` and `sc.exact` too: `f32`
+    /// sources into formats reached through `f32` words, with block scales, get the scales
+    /// and the scaled words in one pass ([`FusedScaleJob`]).
+    fn block_scales<S: Le, D: Le>(
+        &self,
+        sc: &mut Scratch<S, D>,
+        src: &[S],
+        words: Option<&[u32]>,
+        bsize: usize,
+        scales: &mut Vec<u8>,
+    ) -> bool {
+        let n = src.len();
+        sc.ks.clear();
+        // `f32` sources into formats reached through `f32` words, with block scales: the
+        // scales and the scaled words in one pass ([`FusedScaleJob`]).
+        let fused = match (&self.engine, words, self.blocks) {
+            (Engine::ViaF32 { widen: None, .. }, Some(w), Some(b)) => {
+                let nb = w.len().div_ceil(bsize);
+                scales.resize(nb, 0);
+                sc.ks.resize(nb, 0);
+                sc.tmp.resize(n, 0);
+                sc.exact.clear();
+                vectorized_up_to(
+                    self.isa,
+                    FusedScaleJob {
+                        src: w,
+                        bsize,
+                        blocks: b,
+                        scales,
+                        ks: &mut sc.ks,
+                        out: &mut sc.tmp,
+                        exact: &mut sc.exact,
+                    },
+                );
+                true
+            }
+            _ => false,
+        };
+        if fused {
+            // Done above.
+        } else if let Some(b) = self.blocks {
+            match words {
+                Some(w) => self.block_scales_f32(&b, w, bsize, scales, &mut sc.ks, &mut sc.amax),
+                None => {
+                    for blk in src.chunks(bsize) {
+                        let (byte, k) = self.block_scale(&b, blk);
+                        scales.push(byte);
+                        sc.ks.push(k);
+                    }
+                }
+            }
+        } else {
+            sc.ks.push(0);
+        }
+        fused
+    }
+
     pub(super) fn exact(&self, x: u64, k: i32, random: u32) -> u64 {
         let mut c = self.conv;
         c.policy.scale = k;
@@ -532,4 +485,81 @@ impl Plan {
         }
         c.apply(x).bits
     }
+}
+
+impl Engine {
+    /// The engine of `conv`: through `f32` words where elements are block-scaled, or
+    /// stochastically rounded from at most 16 bits, and the source widens to `f32` words
+    /// (the exact core where it does not); else the bulk kernel directly.
+    fn of(conv: Conversion, blocks: bool, stochastic: bool) -> Engine {
+        let src = conv.src;
+        let via = blocks || (stochastic && src.width() <= 16);
+        if via && (src == F32 || src.width() <= 16) {
+            let mut unscaled = conv;
+            unscaled.src = F32;
+            unscaled.policy.scale = 0;
+            Engine::ViaF32 {
+                kernel: Kernel::new(unscaled),
+                widen: (src != F32).then(|| Widen::of(&src)),
+            }
+        } else if via {
+            Engine::Exact
+        } else {
+            Engine::Direct(Kernel::new(conv))
+        }
+    }
+}
+
+impl Widen {
+    /// The `f32` word of every encoding of `src` (at most 16 bits), and whether it must go
+    /// through the exact core: a widening that is not exact, a subnormal or NaN source, or
+    /// an `f32` subnormal.
+    fn of(src: &Format) -> Widen {
+        let to32 = Conversion::new(*src, F32, Rounding::RZ, Default::default());
+        let n = 1usize << src.width();
+        let mut bits = Vec::with_capacity(n);
+        let mut exact = Vec::with_capacity(n);
+        for b in 0..n as u64 {
+            let out = to32.apply(b);
+            bits.push(out.bits as u32);
+            let w = out.bits as u32;
+            exact.push(
+                !out.flags.is_empty()
+                    || src.is_subnormal(b)
+                    || src.decode(b).is_nan()
+                    || (w & 0x7f80_0000 == 0 && w & 0x007f_ffff != 0),
+            );
+        }
+        Widen {
+            bits: bits.into(),
+            exact: exact.into(),
+        }
+    }
+}
+
+/// The destination range of the `saturated` count: [0, 1] with `.sat`, ±`max` for floats,
+/// an integer type's range.
+fn saturation_range(conv: &Conversion, max: f64) -> (f64, f64) {
+    let dst = conv.dst;
+    if conv.policy.sat {
+        (0.0, 1.0)
+    } else if dst.is_float() {
+        (-max, max)
+    } else {
+        let min = dst
+            .min_finite_bits()
+            .map(|b| dst.decode(b).to_f64_lossy())
+            .unwrap_or(0.0);
+        (min, max)
+    }
+}
+
+/// The range thresholds ([`Plan::block_thresholds`]) of the block exponents −127..=127.
+fn block_thresholds(lo: f64, hi: f64) -> Box<[(i32, i32)]> {
+    (-127..=127)
+        .map(|k| {
+            let down = exp2i(-k);
+            (key_below(lo * down), key_above(hi * down))
+        })
+        .collect()
 }
