@@ -157,12 +157,15 @@ impl Ctx<'_> {
         let mut done = self.done;
         let total = self.total;
         let progress = &mut *self.progress;
+        let tensor = pipeline::Tensor {
+            input: f,
+            n,
+            output: w,
+        };
         let r = pipeline::run(
             plan,
             pool,
-            f,
-            n,
-            w,
+            tensor,
             scales,
             &mut |b| {
                 done += b;
