@@ -172,10 +172,10 @@ fn recipe(a: &Args) -> Result<(Recipe, String, bool), CliError> {
                 if *src == conv.src {
                     Ok(conv)
                 } else {
-                    Err(format!(
+                    Err(gpucvt_tensor::Error::Refused(format!(
                         "{spelled} converts {} elements, but the data is {src}",
                         conv.src
-                    ))
+                    )))
                 }
             }),
             label,
@@ -223,7 +223,9 @@ fn recipe(a: &Args) -> Result<(Recipe, String, bool), CliError> {
     form.satfinite = a.policy.satfinite;
     form.pzo = a.policy.pzo;
     Ok((
-        Box::new(move |src: &Format| to_conversion(&form, rounding, src, &dst)),
+        Box::new(move |src: &Format| {
+            to_conversion(&form, rounding, src, &dst).map_err(gpucvt_tensor::Error::Refused)
+        }),
         label,
         false,
     ))

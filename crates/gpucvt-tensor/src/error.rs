@@ -25,6 +25,12 @@ pub enum Error {
     /// last dimension, an unknown tensor name, …).
     #[error("{0}")]
     Invalid(String),
+    /// A [`crate::Recipe`] does not take tensors of this element format: why (for example
+    /// "cvt.rn.f16.f32 converts f32 elements, but the data is bf16"). The tensor is kept
+    /// unchanged and listed with this reason (with `strict`, or for `.npy` and raw input, the
+    /// conversion fails with it).
+    #[error("{0}")]
+    Refused(String),
     /// The output read back differs from what was converted (a bug in gpucvt, or storage
     /// that does not keep what it is given); the output was not kept.
     #[error("internal error: {0}")]

@@ -22,6 +22,13 @@ pub(crate) struct Io<'a> {
     pub output_path: &'a Path,
 }
 
+/// One tensor's elements: `n` of them from `input` (from its position on) into `output`.
+pub(crate) struct Tensor<'a, W> {
+    pub input: &'a mut File,
+    pub n: u64,
+    pub output: &'a mut W,
+}
+
 /// The output chunk buffers, kept from one tensor to the next (so that each is allocated and
 /// zeroed once): `u64` words, so that the bytes are aligned for the kernels to write them as
 /// words in place (`Plan::convert_chunk_at`).
@@ -36,18 +43,16 @@ pub(crate) struct Buffers {
 /// each chunk ([`Plan::convert_chunk_at`]), so that the bytes the kernel copies out of the
 /// file are converted while they are still in the reading core's cache; a writer thread
 /// writes the converted chunks meanwhile.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn run<W: Write + Send>(
     plan: &Plan,
     pool: &rayon::ThreadPool,
-    input: &mut File,
-    n: u64,
-    output: &mut W,
+    tensor: Tensor<'_, W>,
     scales: &mut dyn FnMut(&[u8]) -> Result<()>,
     progress: &mut dyn FnMut(u64),
     io: &Io<'_>,
     buffers: &mut Buffers,
 ) -> Result<Stats> {
+    let Tensor { input, n, output } = tensor;
     let sub = plan.sub_elements();
     let per = plan.src_pack.bits().max(plan.dst_pack.bits()).max(8) / 8;
     let chunk = (CHUNK_BYTES / per).div_ceil(sub).max(1) * sub;

@@ -1426,3 +1426,59 @@ fn deeply_nested_npy_descr_is_an_error_not_a_crash() {
         "nested more than",
     );
 }
+
+/// A recipe that takes only `f32` tensors, refusing the others with [`Error::Refused`].
+fn f32_only() -> Options {
+    Options::new(Box::new(|src| {
+        if *src == format::F32 {
+            Ok(Conversion::new(
+                *src,
+                format::F16,
+                Rounding::RN,
+                Policy::default(),
+            ))
+        } else {
+            Err(Error::Refused(format!("only f32 is taken, not {src}")))
+        }
+    }))
+}
+
+#[test]
+fn a_recipe_refusal_is_the_kept_reason_or_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("m.safetensors");
+    let halves: Vec<u8> = [0x3c00u16; 4]
+        .iter()
+        .flat_map(|h| h.to_le_bytes())
+        .collect();
+    let tensors = vec![
+        ("a", "F32", vec![4], le_bytes(&[0x3f80_0000; 4])),
+        ("b", "F16", vec![4], halves.clone()),
+    ];
+    write_safetensors(&input, &tensors, None);
+    let s = run(&input, &dir.path().join("o.safetensors"), &f32_only()).unwrap();
+    assert_eq!(s.tensors.len(), 1);
+    assert_eq!(s.kept.len(), 1);
+    assert_eq!(s.kept[0].name, "b");
+    // The refusal's message as it is, nothing added.
+    assert_eq!(s.kept[0].reason, "only f32 is taken, not f16");
+    let mut strict = f32_only();
+    strict.strict = true;
+    expect_failure(
+        dir.path(),
+        &input,
+        &dir.path().join("s.safetensors"),
+        &strict,
+        "\"b\": only f32 is taken, not f16 (--strict",
+    );
+    // One tensor (.npy): the refusal, after the file's name, is the error.
+    let npy = dir.path().join("h.npy");
+    npy_file(&npy, "<f2", &[4], &halves);
+    expect_failure(
+        dir.path(),
+        &npy,
+        &dir.path().join("h2.npy"),
+        &f32_only(),
+        "h.npy: only f32 is taken, not f16",
+    );
+}

@@ -9,7 +9,11 @@
 //! parser for a dict of three keys; gpucvt streams the data bytes itself and only needs the
 //! header.
 
+use crate::dtype::{self, container_bytes, Packing};
 use crate::error::{Error, Result};
+use crate::files::shape_text;
+use crate::files::single::Input;
+use crate::Options;
 use std::io::Read;
 
 /// A parsed `.npy` header.
@@ -314,6 +318,70 @@ pub fn header_bytes(descr: &str, fortran_order: bool, shape: &[u64]) -> Vec<u8> 
     }
     out.extend_from_slice(dict.as_bytes());
     out
+}
+
+/// The tensor of a `.npy` input (`f` at its start, `len` bytes long): its header read and
+/// checked against the file's length and the options (`--from` reinterprets the integer
+/// container; block scaling needs C order).
+pub(crate) fn read_input(f: &mut impl Read, file: &str, len: u64, opts: &Options) -> Result<Input> {
+    let h = read_header(f, file)?;
+    if h.descr == "<structured>" {
+        return Err(Error::Unsupported(format!(
+            "{file}: a structured dtype cannot be converted; numeric little-endian dtypes (<f8 <f4 <f2 |i1 |u1 <i2 <u2 <i4 <u4 <i8 <u8) can"
+        )));
+    }
+    let itemsize = dtype::npy_itemsize(&h.descr);
+    let src = match opts.from {
+        Some(fmt) => {
+            let numeric = dtype::format_of_npy(&h.descr).is_some();
+            if !numeric || itemsize != Some(container_bytes(&fmt)) {
+                return Err(Error::Invalid(format!(
+                    "{file}: dtype {} cannot hold {fmt} encodings; {fmt} needs a {}-byte little-endian integer container",
+                    h.descr,
+                    container_bytes(&fmt)
+                )));
+            }
+            fmt
+        }
+        None => dtype::format_of_npy(&h.descr).ok_or_else(|| {
+            Error::Unsupported(format!(
+                "{file}: dtype {:?} cannot be converted; numeric little-endian dtypes (<f8 <f4 <f2 |i1 |u1 <i2 <u2 <i4 <u4 <i8 <u8) can",
+                h.descr
+            ))
+        })?,
+    };
+    let item = itemsize.unwrap_or(0) as u64;
+    let n = h
+        .elements()
+        .ok_or_else(|| Error::Corrupt(format!("{file}: the shape {:?} overflows", h.shape)))?;
+    let need = n.checked_mul(item);
+    let have = len.saturating_sub(h.header_len);
+    if need != Some(have) {
+        return Err(Error::Corrupt(format!(
+            "{file}: shape {} of {} needs {} bytes of data but the file has {have}{}",
+            shape_text(&h.shape),
+            h.descr,
+            need.map_or("too many".into(), |b| b.to_string()),
+            if need.is_some_and(|b| have < b) {
+                " (truncated file)"
+            } else {
+                ""
+            }
+        )));
+    }
+    if h.fortran_order && opts.block.is_some() {
+        return Err(Error::Unsupported(format!(
+            "{file}: block scaling needs C order (the blocks run along the last axis), this array is in Fortran order"
+        )));
+    }
+    Ok(Input {
+        src,
+        dtype: h.descr.clone(),
+        shape: h.shape,
+        fortran: h.fortran_order,
+        data_start: h.header_len,
+        pack: Packing::Bytes(item as usize),
+    })
 }
 
 #[cfg(test)]

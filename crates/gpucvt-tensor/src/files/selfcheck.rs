@@ -118,7 +118,7 @@ pub(crate) fn verify_safetensors(path: &Path, shown: &Path, regions: &[Region]) 
     f.read_exact(&mut text).map_err(|e| read_error(shown, e))?;
     let meta = std::str::from_utf8(&text)
         .map_err(|e| e.to_string())
-        .and_then(crate::st::crate_metadata)
+        .and_then(crate::files::safetensors::header::crate_metadata)
         .map_err(|e| {
             internal(
                 shown,
@@ -227,7 +227,7 @@ mod tests {
     fn file(dir: &Path) -> (std::path::PathBuf, Vec<u8>, Vec<Region>) {
         let a = [1u8, 2, 3, 4];
         let b = [5u8, 6];
-        let header = crate::st::header_bytes(
+        let header = crate::files::safetensors::header::header_bytes(
             None,
             vec![
                 (

@@ -1,0 +1,59 @@
+//! Converting one chunk of a tensor: unpacking, MX block scales, the conversion kernels,
+//! packing, and the error statistics — in parallel over sub-chunks.
+//!
+//! - `plan`: `Plan`, what converts one tensor's elements, and the chunk loop (sub-chunks
+//!   in parallel, each unpacked, scaled, converted, packed and counted).
+//! - `io`: where a chunk's bytes come from (positioned file reads) and the per-thread
+//!   scratch buffers.
+//! - `pack`: little-endian words and the packed layouts (FP4 nibbles, FP6 bit streams).
+//! - `decode`: encodings decoded to values and classes for the statistics (tables and
+//!   arithmetic decoders).
+//! - `scale`: MX block scales (`ocp`, `rp`) and the scaling of `f32` words by them.
+//! - `stats`: the error statistics: the general loop, the fast `f32` paths
+//!   (`stats::lanes`, and SSE2 on `x86_64`).
+//! - `random`: the random values of stochastic rounding.
+
+mod decode;
+mod io;
+mod pack;
+mod plan;
+mod random;
+mod scale;
+mod stats;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use plan::Plan;
+
+/// Elements per unit of parallel work (a multiple of every block size is chosen around it).
+pub(crate) const SUB_ELEMENTS: u64 = 1 << 16;
+
+pub use gpucvt_core::random::{random_word, splitmix64};
+
+/// `2^k` (exact; `k` within ±(127 + 1023)).
+#[inline(always)]
+fn exp2i(k: i32) -> f64 {
+    if (-1022..=1023).contains(&k) {
+        f64::from_bits(((k + 1023) as u64) << 52)
+    } else {
+        pow2(k)
+    }
+}
+
+fn pow2(k: i32) -> f64 {
+    // k is within ±(127 + 1023): split to stay in range.
+    let half = k / 2;
+    f64::powi(2.0, half) * f64::powi(2.0, k - half)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+pub(crate) fn lcm(a: u64, b: u64) -> u64 {
+    a / gcd(a, b) * b
+}

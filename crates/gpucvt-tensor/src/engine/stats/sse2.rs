@@ -1,0 +1,234 @@
+//! The statistics of `f32` sources into formats of at most 8 bits ([`Plan::sse2_stats`]),
+//! with SSE2 (part of every `x86_64` target) through the safe intrinsics of `safe_arch`.
+
+use crate::engine::decode::{Codes, DstTable};
+use crate::engine::exp2i;
+use crate::engine::plan::Plan;
+use crate::engine::stats::lanes::{symmetric, BlockRange};
+use crate::engine::stats::{add_counts, count_finite, count_pass, error_pass, Chunk, LANES};
+use crate::Stats;
+use safe_arch::*;
+
+impl Plan {
+    /// [`Plan::fast_stats`] of `f32` sources and destinations of at most 8 bits whose zeros
+    /// are a range of codes, with SSE2 vectors: the same per-element errors added to the same
+    /// eight lanes in the same order (lane pairs in vectors), and the same counts.
+    #[cfg(target_arch = "x86_64")]
+    pub(in crate::engine) fn sse2_stats<const SCALED: bool>(
+        &self,
+        st: &mut Stats,
+        c: Chunk<'_, u32, u8>,
+        t: &DstTable,
+        zero: Codes,
+    ) {
+        let Chunk {
+            src,
+            dst,
+            ks,
+            bsize,
+        } = c;
+        let relu = self.conv.policy.relu;
+        let fv = |y: u32| t.val[y as u16 as usize];
+        let fc = |y: u32| t.cls[y as u16 as usize] as u32;
+        let mut counts = [0u64; 6];
+        let mut acc = Acc::new(&[0.0; LANES], &[st.max_abs_error; LANES]);
+        let mut last: Option<(i32, i32, i32)> = None;
+        for (j, (sb, db)) in src.chunks(bsize).zip(dst.chunks(bsize)).enumerate() {
+            let k = if SCALED { ks[j] } else { 0 };
+            let down = if SCALED { exp2i(-k) } else { 1.0 };
+            let (t_lo, t_hi) = self.block_thresholds(k, down, &mut last);
+            let before = acc;
+            let whole = sb.len() / LANES * LANES;
+            let (x, y) = (&sb[..whole], &db[..whole]);
+            let simple = !relu && zero.span == 0 && symmetric(t_lo, t_hi);
+            let blk = BlockRange { down, t_lo, t_hi };
+            if simple {
+                groups::<SCALED, true>(&mut acc, x, y, &t.val, blk, relu, zero);
+            } else {
+                groups::<SCALED, false>(&mut acc, x, y, &t.val, blk, relu, zero);
+            }
+            let (mut sum, mut max) = acc.lanes();
+            let mut tail = [0u32; 2];
+            if whole < sb.len() {
+                // The last elements, in lanes 0, 1, …: as [`error_pass`] and [`count_finite`].
+                let (xs, ys) = (&sb[whole..], &db[whole..]);
+                error_pass::<SCALED, false, u32, u8>(xs, ys, down, &fv, &mut sum, &mut max);
+                let c = count_finite(xs, ys, t_lo, t_hi, relu, zero);
+                tail = [c[3], c[4]];
+            }
+            // The lane sums are finite exactly when every element is finite on both sides
+            // (an error is at most ~2^256, a block at most 2^16 elements).
+            if sum.iter().all(|x| x.is_finite()) {
+                if whole < sb.len() {
+                    acc.set_lanes(&sum, &max);
+                }
+                counts[3] += tail[0] as u64;
+                counts[4] += tail[1] as u64;
+                counts[5] += sb.len() as u64;
+            } else {
+                // Again, leaving the non-finite elements out, with the general counts.
+                acc = before;
+                let (mut sum, mut max) = acc.lanes();
+                error_pass::<SCALED, true, u32, u8>(sb, db, down, &fv, &mut sum, &mut max);
+                acc.set_lanes(&sum, &max);
+                let c = count_pass(sb, db, t_lo, t_hi, relu, &fc);
+                for (t, c) in counts.iter_mut().zip(c) {
+                    *t += c as u64;
+                }
+            }
+        }
+        let (sum, max) = acc.lanes();
+        let [sat, flushed] = acc.counts();
+        counts[3] += sat;
+        counts[4] += flushed;
+        add_counts(st, &counts, &sum, &max);
+    }
+}
+
+/// The lane sums of the errors (lanes `2i` and `2i + 1` in `s[i]`), their maximum (in two
+/// lanes: only the largest of all is reported, and every error is finite here, so that
+/// it does not matter which lane holds which), the saturated and flushed counts (four
+/// lanes each).
+#[derive(Clone, Copy)]
+pub(in crate::engine) struct Acc {
+    pub(in crate::engine) s: [m128d; 4],
+    pub(in crate::engine) m: m128d,
+    pub(in crate::engine) sat: m128i,
+    pub(in crate::engine) flushed: m128i,
+}
+
+impl Acc {
+    pub(in crate::engine) fn new(sum: &[f64; LANES], max: &[f64; LANES]) -> Acc {
+        let zero = m128d::from_array([0.0; 2]);
+        let mut a = Acc {
+            s: [zero; 4],
+            m: zero,
+            sat: m128i::from([0i32; 4]),
+            flushed: m128i::from([0i32; 4]),
+        };
+        a.set_lanes(sum, max);
+        a
+    }
+
+    /// Sets the lane sums and maxima (the maximum of the lanes' maxima for all).
+    pub(in crate::engine) fn set_lanes(&mut self, sum: &[f64; LANES], max: &[f64; LANES]) {
+        for i in 0..4 {
+            self.s[i] = m128d::from_array([sum[2 * i], sum[2 * i + 1]]);
+        }
+        let m = max.iter().fold(0.0f64, |m, &x| m.max(x));
+        self.m = m128d::from_array([m, m]);
+    }
+
+    /// The lane sums and maxima (as [`Acc::set_lanes`]: each lane with the largest).
+    pub(in crate::engine) fn lanes(&self) -> ([f64; LANES], [f64; LANES]) {
+        let mut sum = [0.0; LANES];
+        for i in 0..4 {
+            [sum[2 * i], sum[2 * i + 1]] = self.s[i].to_array();
+        }
+        let [a, b] = self.m.to_array();
+        (sum, [a.max(b); LANES])
+    }
+
+    /// The saturated and flushed counts.
+    pub(in crate::engine) fn counts(&self) -> [u64; 2] {
+        let total =
+            |v: m128i| -> u64 { <[i32; 4]>::from(v).iter().map(|&c| c as u32 as u64).sum() };
+        [total(self.sat), total(self.flushed)]
+    }
+}
+
+/// Adds the errors and counts of `x.len()` (a multiple of [`LANES`]) elements, all
+/// assumed finite on both sides, as [`super::error_pass`] (without `SKIP`) and
+/// [`super::count_finite`] do. `SIMPLE`: the common case where the range is symmetric
+/// (`t_lo = −1 − t_hi`, `t_hi ≥ 0`: out of range ⇔ the magnitude's bits above `t_hi`),
+/// zero is one magnitude code (`zero.span = 0`) and there is no `.relu`.
+#[inline(never)]
+pub(in crate::engine) fn groups<const SCALED: bool, const SIMPLE: bool>(
+    acc: &mut Acc,
+    x: &[u32],
+    y: &[u8],
+    val: &[f64; 1 << 16],
+    blk: BlockRange,
+    relu: bool,
+    zero: Codes,
+) {
+    let BlockRange { down, t_lo, t_hi } = blk;
+    let Acc {
+        mut s,
+        mut m,
+        mut sat,
+        mut flushed,
+    } = *acc;
+    let abs = cast_to_m128d_from_m128i(set_splat_i64_m128i(i64::MAX));
+    let downv = set_splat_m128d(down);
+    let thi = set_splat_i32_m128i(t_hi);
+    let tlo = set_splat_i32_m128i(t_lo);
+    let magnitude = set_splat_i32_m128i(0x7fff_ffff);
+    let relu = set_splat_i32_m128i(if relu { -1 } else { 0 });
+    // The zero codes: lo ≤ y & mask ≤ lo + span (at most 8 bits, so signed compares do).
+    let zmask = set_splat_i32_m128i(zero.mask as i32);
+    let zlo = set_splat_i32_m128i(zero.lo as i32);
+    let zhi = set_splat_i32_m128i(zero.lo.wrapping_add(zero.span) as i32);
+    let nothing = m128i::from([0i32; 4]);
+    for (xc, yc) in x.chunks_exact(LANES).zip(y.chunks_exact(LANES)) {
+        let yq = u64::from_le_bytes(yc.try_into().expect("8 codes"));
+        let code = |i: usize| yc[i] as usize;
+        let xw = [
+            m128i::from([xc[0] as i32, xc[1] as i32, xc[2] as i32, xc[3] as i32]),
+            m128i::from([xc[4] as i32, xc[5] as i32, xc[6] as i32, xc[7] as i32]),
+        ];
+        // The errors.
+        let mut e = [m128d::from_array([0.0; 2]); 4];
+        for (h, &xv) in xw.iter().enumerate() {
+            let f = cast_to_m128_from_m128i(xv);
+            let a = [
+                convert_to_m128d_from_lower2_m128(f),
+                convert_to_m128d_from_lower2_m128(move_high_low_m128(f, f)),
+            ];
+            for (p, &a) in a.iter().enumerate() {
+                let i = 4 * h + 2 * p;
+                let mut b = m128d::from_array([val[code(i)], val[code(i + 1)]]);
+                if SCALED {
+                    b = mul_m128d(b, downv);
+                }
+                e[2 * h + p] = bitand_m128d(sub_m128d(b, a), abs);
+                s[2 * h + p] = add_m128d(s[2 * h + p], e[2 * h + p]);
+            }
+        }
+        m = max_m128d(max_m128d(max_m128d(e[0], e[1]), max_m128d(e[2], e[3])), m);
+        // The counts.
+        let yb = unpack_low_i8_m128i(set_i64_m128i_s(yq as i64), nothing);
+        let yw = [
+            unpack_low_i16_m128i(yb, nothing),
+            unpack_high_i16_m128i(yb, nothing),
+        ];
+        for (xv, yv) in xw.into_iter().zip(yw) {
+            let mag = bitand_m128i(xv, magnitude);
+            // Not flushed: the input ±0 (or negative, with .relu), or the output not zero.
+            let x_zero = cmp_eq_mask_i32_m128i(mag, nothing);
+            let ym = bitand_m128i(yv, zmask);
+            if SIMPLE {
+                sat = sub_i32_m128i(sat, cmp_gt_mask_i32_m128i(mag, thi));
+                // −1 where flushed: the output zero, the input not.
+                let f = bitandnot_m128i(x_zero, cmp_eq_mask_i32_m128i(ym, zlo));
+                flushed = sub_i32_m128i(flushed, f);
+            } else {
+                let sign = shr_imm_i32_m128i::<31>(xv);
+                let kx = bitxor_m128i(xv, shr_imm_u32_m128i::<1>(sign));
+                let out = bitor_m128i(
+                    cmp_gt_mask_i32_m128i(kx, thi),
+                    cmp_lt_mask_i32_m128i(kx, tlo),
+                );
+                sat = sub_i32_m128i(sat, out);
+                let not_counted = bitor_m128i(x_zero, bitand_m128i(sign, relu));
+                let not_zero = bitor_m128i(
+                    cmp_gt_mask_i32_m128i(ym, zhi),
+                    cmp_lt_mask_i32_m128i(ym, zlo),
+                );
+                let f = cmp_eq_mask_i32_m128i(bitor_m128i(not_zero, not_counted), nothing);
+                flushed = sub_i32_m128i(flushed, f);
+            }
+        }
+    }
+    *acc = Acc { s, m, sat, flushed };
+}

@@ -1,0 +1,180 @@
+//! The file kinds and what they share. A conversion reads the input's header and decides
+//! what happens to each tensor (a layout, which is also what `--dry-run` prints), then writes
+//! the output from it: [`single`] for `.npy` and raw files (one tensor, block scales in a
+//! sidecar), [`safetensors`] for `.safetensors` (many tensors, scales as tensors of their
+//! own). [`npy`] and [`raw`] read those inputs' headers, [`selfcheck`] reads every output
+//! back before it is kept.
+
+pub mod npy;
+pub(crate) mod raw;
+pub(crate) mod safetensors;
+pub(crate) mod selfcheck;
+pub(crate) mod single;
+
+use crate::dtype::{container_bytes, dense_packing, Packing};
+use crate::engine::Plan;
+use crate::error::{Error, Result};
+use crate::{pipeline, Options, ScaleMethod, Stats};
+use gpucvt_core::convert::Conversion;
+use gpucvt_core::format::Format;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+
+pub(crate) struct Ctx<'a> {
+    pub(crate) input: &'a Path,
+    pub(crate) output: &'a Path,
+    pub(crate) opts: &'a Options,
+    pub(crate) pool: &'a rayon::ThreadPool,
+    pub(crate) done: u64,
+    pub(crate) total: u64,
+    pub(crate) progress: &'a mut dyn FnMut(u64, u64),
+    pub(crate) buffers: pipeline::Buffers,
+}
+
+pub(crate) fn shape_text(shape: &[u64]) -> String {
+    format!(
+        "[{}]",
+        shape
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// Everything a [`Plan`] is built from but the random stream: tensors with equal keys share
+/// one plan (its tables are built once per file, not once per tensor).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct PlanKey {
+    pub(crate) conv: Conversion,
+    pub(crate) src_pack: Packing,
+    pub(crate) dst_pack: Packing,
+    pub(crate) block: Option<(u64, ScaleMethod)>,
+}
+
+#[derive(Default)]
+pub(crate) struct Plans(HashMap<PlanKey, Plan>);
+
+impl Plans {
+    pub(crate) fn get(&mut self, key: PlanKey, stream: u64) -> &Plan {
+        let plan = self
+            .0
+            .entry(key)
+            .or_insert_with(|| Plan::new(key.conv, key.src_pack, key.dst_pack, key.block, stream));
+        plan.stream = stream;
+        plan
+    }
+}
+
+/// Why a tensor cannot be converted, or `None`: the conversion of `src` elements, checked
+/// against the shape. `Err` is for problems of the whole run (a recipe whose destination the
+/// file type cannot hold); `Ok(Err(reason))` for this tensor alone.
+pub(crate) type Decision =
+    std::result::Result<(Conversion, Packing, Option<(u64, ScaleMethod)>), String>;
+
+pub(crate) fn decide(
+    opts: &Options,
+    what: &str,
+    src: &Format,
+    shape: &[u64],
+    pack_dense: bool,
+) -> Result<Decision> {
+    let conv = match (opts.recipe)(src) {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(e.to_string())),
+    };
+    if conv.src != *src {
+        return Err(Error::Invalid(format!(
+            "{what}: the conversion takes {} but the data is {}",
+            conv.src, src
+        )));
+    }
+    let dst = conv.dst;
+    let n: u64 = shape.iter().product();
+    let dst_pack = if pack_dense {
+        let p = dense_packing(&dst);
+        if !n.is_multiple_of(p.unit()) {
+            let per = match p.bytes_for(p.unit()) {
+                1 => "byte".to_string(),
+                b => format!("{b} bytes"),
+            };
+            return Ok(Err(format!(
+                "{n} elements of {dst} do not fill whole bytes ({} per {per}; the element count must be a multiple of {})",
+                p.unit(),
+                p.unit()
+            )));
+        }
+        p
+    } else {
+        Packing::Bytes(container_bytes(&dst))
+    };
+    let block = match opts.block {
+        None => None,
+        Some(b) => match shape.last() {
+            None => return Ok(Err("a scalar cannot be block-scaled".into())),
+            Some(&last) if last % b.size != 0 => {
+                return Ok(Err(format!(
+                    "the last dimension {last} (shape {}) is not a multiple of the block size {}",
+                    shape_text(shape),
+                    b.size
+                )))
+            }
+            Some(_) => Some((b.size, b.method)),
+        },
+    };
+    Ok(Ok((conv, dst_pack, block)))
+}
+
+/// An internal error: the writer wrote a different number of bytes than it planned.
+pub(crate) fn short_region(path: &Path, what: &str, planned: u64, written: u64) -> Error {
+    Error::Internal(format!(
+        "{}: {what}: {written} bytes were written where {planned} were planned; no output was kept (please report this)",
+        path.display()
+    ))
+}
+
+impl Ctx<'_> {
+    pub(crate) fn tick(&mut self, bytes: u64) {
+        self.done += bytes;
+        (self.progress)(self.done, self.total);
+    }
+
+    pub(crate) fn stream<W: Write + Send>(
+        &mut self,
+        plan: &Plan,
+        f: &mut File,
+        n: u64,
+        w: &mut W,
+        scales: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<Stats> {
+        let io = pipeline::Io {
+            input_path: self.input,
+            output_path: self.output,
+        };
+        let pool = self.pool;
+        let mut done = self.done;
+        let total = self.total;
+        let progress = &mut *self.progress;
+        let tensor = pipeline::Tensor {
+            input: f,
+            n,
+            output: w,
+        };
+        let r = pipeline::run(
+            plan,
+            pool,
+            tensor,
+            scales,
+            &mut |b| {
+                done += b;
+                progress(done, total);
+            },
+            &io,
+            &mut self.buffers,
+        );
+        self.done = done;
+        r
+    }
+}

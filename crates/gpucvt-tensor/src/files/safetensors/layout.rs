@@ -1,0 +1,310 @@
+//! What a `.safetensors` conversion does to each tensor, decided from the header before
+//! anything is written: converted (with its plan key and random stream), copied, or kept.
+
+use crate::dtype::{self, dense_packing};
+use crate::engine::splitmix64;
+use crate::error::{Error, Result};
+use crate::files::safetensors::header as st;
+use crate::files::{decide, PlanKey};
+use crate::{FilePlan, Options, PlannedTensor};
+use safetensors::tensor::TensorInfo;
+use safetensors::Dtype;
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::path::Path;
+
+/// Glob patterns of tensor names (`*`, `?`, `[…]`); a pattern also matches the name it
+/// spells exactly, so names with brackets can be given as they are.
+pub(crate) struct Patterns(Vec<(String, glob::Pattern)>);
+
+impl Patterns {
+    pub(crate) fn new(texts: &[String], option: &str) -> Result<Patterns> {
+        let mut out = Vec::with_capacity(texts.len());
+        for t in texts {
+            let p = glob::Pattern::new(t).map_err(|e| {
+                Error::Invalid(format!("{option} {t:?} is not a valid pattern: {e}"))
+            })?;
+            out.push((t.clone(), p));
+        }
+        Ok(Patterns(out))
+    }
+
+    pub(crate) fn matches(&self, i: usize, name: &str) -> bool {
+        let (text, p) = &self.0[i];
+        text == name || p.matches(name)
+    }
+
+    pub(crate) fn any(&self, name: &str) -> bool {
+        (0..self.0.len()).any(|i| self.matches(i, name))
+    }
+
+    /// Whether some pattern spells `name` exactly (no wildcard chose it).
+    pub(crate) fn names(&self, name: &str) -> bool {
+        self.0.iter().any(|(t, _)| t == name)
+    }
+}
+
+/// The conversion of one tensor of a `.safetensors` file.
+/// A tensor's conversion: kept small, as a file can hold a million tensors.
+pub(crate) struct StConvert {
+    /// Its [`PlanKey`]: an index into [`StLayout::keys`].
+    pub(crate) key: u32,
+    pub(crate) stream: u64,
+    pub(crate) n: u64,
+    /// The scale tensor's name and bytes.
+    pub(crate) scale: Option<(String, u64)>,
+}
+
+pub(crate) enum StAction {
+    /// Not selected: copied unchanged.
+    Copy,
+    /// Selected but not convertible: copied unchanged.
+    Keep(String),
+    Convert(StConvert),
+}
+
+pub(crate) struct StEntry {
+    pub(crate) name: String,
+    pub(crate) in_dtype: Dtype,
+    pub(crate) shape: Vec<u64>,
+    pub(crate) in_bytes: u64,
+    pub(crate) out_dtype: Dtype,
+    pub(crate) out_bytes: u64,
+    pub(crate) action: StAction,
+}
+
+/// The output of a `.safetensors` conversion, decided before anything is written.
+pub(crate) struct StLayout {
+    pub(crate) header: Vec<u8>,
+    pub(crate) entries: Vec<StEntry>,
+    /// The distinct conversions of the file.
+    pub(crate) keys: Vec<PlanKey>,
+    /// Where the input's data starts.
+    pub(crate) in_data_start: u64,
+    pub(crate) data_len: u64,
+}
+
+impl StLayout {
+    pub(crate) fn converts_any(&self) -> bool {
+        self.entries
+            .iter()
+            .any(|e| matches!(e.action, StAction::Convert(_)))
+            || self
+                .entries
+                .iter()
+                .all(|e| matches!(e.action, StAction::Copy))
+    }
+
+    pub(crate) fn plan(&self) -> FilePlan {
+        FilePlan {
+            kind: "safetensors",
+            tensors: self
+                .entries
+                .iter()
+                .map(|e| {
+                    let (action, reason, scale) = match &e.action {
+                        StAction::Copy => ("copy", None, None),
+                        StAction::Keep(r) => ("keep", Some(r.clone()), None),
+                        StAction::Convert(c) => ("convert", None, c.scale.clone()),
+                    };
+                    PlannedTensor {
+                        name: e.name.clone(),
+                        action,
+                        reason,
+                        input_dtype: format!("{:?}", e.in_dtype),
+                        dtype: format!("{:?}", e.out_dtype),
+                        shape: e.shape.clone(),
+                        bytes: e.out_bytes,
+                        scale_bytes: scale.as_ref().map(|s| s.1),
+                        scale: scale.map(|s| s.0),
+                    }
+                })
+                .collect(),
+            output_bytes: self.header.len() as u64 + self.data_len,
+            scale_file_bytes: None,
+        }
+    }
+}
+
+pub(crate) fn nothing_to_convert(input: &Path, layout: &StLayout) -> Error {
+    let reasons: Vec<String> = layout
+        .entries
+        .iter()
+        .filter_map(|e| match &e.action {
+            StAction::Keep(r) => Some(format!("{:?}: {r}", e.name)),
+            _ => None,
+        })
+        .take(3)
+        .collect();
+    Error::Invalid(format!(
+        "no selected tensor of {} can be converted ({}{})",
+        input.display(),
+        reasons.join("; "),
+        if reasons.len()
+            < layout
+                .entries
+                .iter()
+                .filter(|e| matches!(e.action, StAction::Keep(_)))
+                .count()
+        {
+            "; …"
+        } else {
+            ""
+        }
+    ))
+}
+
+/// Reads the header of a `.safetensors` input (leaving `f` at the start of its data) and
+/// decides what happens to each tensor.
+pub(crate) fn st_layout(input: &Path, opts: &Options, f: &mut File, len: u64) -> Result<StLayout> {
+    let file = input.display().to_string();
+    let hdr = st::read_header(f, len, input)?;
+    let wanted = Patterns::new(&opts.tensors, "--tensor")?;
+    let excluded = Patterns::new(&opts.exclude, "--exclude")?;
+    for (i, (text, _)) in wanted.0.iter().enumerate() {
+        if !hdr.tensors.iter().any(|(n, _)| wanted.matches(i, n)) {
+            let mut all: Vec<&str> = hdr.tensors.iter().map(|(n, _)| n.as_str()).collect();
+            all.sort_unstable();
+            let shown = all.iter().take(12).copied().collect::<Vec<_>>().join(", ");
+            return Err(Error::Invalid(format!(
+                "{file} has no tensor named {text:?}; it has {} tensor(s): {shown}{}",
+                all.len(),
+                if all.len() > 12 { ", …" } else { "" }
+            )));
+        }
+    }
+    let mut taken: HashSet<&str> = hdr.tensors.iter().map(|(n, _)| n.as_str()).collect();
+    let mut scale_names: HashSet<String> = HashSet::new();
+    let mut keys: Vec<PlanKey> = Vec::new();
+    let mut key_index: HashMap<PlanKey, u32> = HashMap::new();
+    let mut out: Vec<(String, TensorInfo)> = Vec::with_capacity(hdr.tensors.len());
+    let mut entries = Vec::with_capacity(hdr.tensors.len());
+    let mut offset = 0u64;
+    for (t, (name, info)) in hdr.tensors.iter().enumerate() {
+        let in_bytes = (info.data_offsets.1 - info.data_offsets.0) as u64;
+        let shape: Vec<u64> = info.shape.iter().map(|&d| d as u64).collect();
+        let what = format!("{file}: tensor {name:?}");
+        let selected = (opts.tensors.is_empty() || wanted.any(name)) && !excluded.any(name);
+        let mut action = StAction::Copy;
+        if selected {
+            let decision = match dtype::format_of_safetensors(info.dtype) {
+                None => Err(format!("dtype {:?} has no gpucvt format", info.dtype)),
+                Some(src) if src.is_integer() && !opts.integers && !wanted.names(name) => {
+                    Err(format!(
+                        "integer dtype {:?} (integer tensors are kept unless named exactly)",
+                        info.dtype
+                    ))
+                }
+                Some(src) => decide(opts, &what, &src, &shape, true)?.map(|d| (src, d)),
+            };
+            action = match decision {
+                Err(reason) if opts.strict => {
+                    return Err(Error::Invalid(format!(
+                        "{what}: {reason} (--strict: every selected tensor must be converted)"
+                    )))
+                }
+                Err(reason) => StAction::Keep(reason),
+                Ok((src, (conv, dst_pack, block))) => {
+                    let dst = conv.dst;
+                    dtype::safetensors_of(&dst).ok_or_else(|| {
+                        Error::Unsupported(format!(
+                            "{what}: safetensors has no dtype for {dst}; write .npy or raw output instead"
+                        ))
+                    })?;
+                    let n: u64 = shape.iter().product();
+                    let scale = match block {
+                        None => None,
+                        Some((size, _)) => {
+                            let sname = format!("{name}_scale");
+                            if taken.contains(sname.as_str()) || scale_names.contains(&sname) {
+                                return Err(Error::Invalid(format!(
+                                    "{what}: its scale tensor would be named {sname:?}, which the file already has"
+                                )));
+                            }
+                            scale_names.insert(sname.clone());
+                            Some((sname, n / size))
+                        }
+                    };
+                    let key = PlanKey {
+                        conv,
+                        src_pack: dense_packing(&src),
+                        dst_pack,
+                        block,
+                    };
+                    let key = *key_index.entry(key).or_insert_with(|| {
+                        keys.push(key);
+                        keys.len() as u32 - 1
+                    });
+                    StAction::Convert(StConvert {
+                        key,
+                        stream: splitmix64(opts.seed.wrapping_add(t as u64)),
+                        n,
+                        scale,
+                    })
+                }
+            };
+        }
+        let (out_dtype, out_bytes) = match &action {
+            StAction::Convert(c) => {
+                let key = &keys[c.key as usize];
+                let d = dtype::safetensors_of(&key.conv.dst).expect("checked above");
+                (d, key.dst_pack.bytes_for(c.n))
+            }
+            _ => (info.dtype, in_bytes),
+        };
+        out.push((
+            name.clone(),
+            TensorInfo {
+                dtype: out_dtype,
+                shape: info.shape.clone(),
+                data_offsets: (offset as usize, (offset + out_bytes) as usize),
+            },
+        ));
+        offset += out_bytes;
+        if let StAction::Convert(c) = &action {
+            if let (Some((sname, sbytes)), Some((size, _))) = (&c.scale, keys[c.key as usize].block)
+            {
+                let mut sshape = info.shape.clone();
+                if let Some(l) = sshape.last_mut() {
+                    *l /= size as usize;
+                }
+                out.push((
+                    sname.clone(),
+                    TensorInfo {
+                        dtype: Dtype::F8_E8M0,
+                        shape: sshape,
+                        data_offsets: (offset as usize, (offset + sbytes) as usize),
+                    },
+                ));
+                offset += sbytes;
+            }
+        }
+        entries.push(StEntry {
+            name: name.clone(),
+            in_dtype: info.dtype,
+            shape,
+            in_bytes,
+            out_dtype,
+            out_bytes,
+            action,
+        });
+        taken.insert(name.as_str());
+    }
+    let in_data_start = 8 + (len - 8 - hdr_data_len(&hdr));
+    // (The input's tensor list is not needed again: freed before the output header is built.)
+    drop(taken);
+    let metadata = hdr.metadata;
+    drop(hdr.tensors);
+    let header = st::header_bytes(metadata, out)?;
+    Ok(StLayout {
+        header,
+        entries,
+        keys,
+        in_data_start,
+        data_len: offset,
+    })
+}
+
+fn hdr_data_len(h: &st::StHeader) -> u64 {
+    h.tensors.last().map_or(0, |(_, i)| i.data_offsets.1 as u64)
+}

@@ -1,0 +1,189 @@
+//! Where outputs are written: the path an output may have, the temporary file it is
+//! written to and renamed from, and the registry of temporaries a signal handler removes.
+
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// The path an output is written to: an existing output must be a regular file (a symbolic
+/// link is followed, so the file it points to is replaced and the link kept). A folder,
+/// device, FIFO or socket is refused, because the output is written beside it and renamed
+/// over it, which would replace it.
+pub fn resolve_output(output: &Path) -> Result<PathBuf> {
+    let Ok(m) = std::fs::symlink_metadata(output) else {
+        return Ok(output.to_path_buf());
+    };
+    if m.file_type().is_symlink() {
+        let target = std::fs::canonicalize(output).map_err(|e| {
+            Error::Invalid(format!(
+                "the output {} is a symbolic link that does not lead to a file ({e})",
+                output.display()
+            ))
+        })?;
+        let m = std::fs::metadata(&target).map_err(|e| Error::io("inspect", &target, e))?;
+        refuse_special(output, &m)?;
+        return Ok(target);
+    }
+    refuse_special(output, &m)?;
+    Ok(output.to_path_buf())
+}
+
+pub(crate) fn file_type_name(m: &std::fs::Metadata) -> &'static str {
+    let t = m.file_type();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
+    }
+}
+
+pub(crate) fn refuse_special(output: &Path, m: &std::fs::Metadata) -> Result<()> {
+    if m.is_file() {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "the output {} is {}: gpucvt writes a complete file beside the output and renames it into place, which would replace it; give the path of a regular file",
+        output.display(),
+        file_type_name(m)
+    )))
+}
+
+pub(crate) fn refuse_same(input: &Path, output: &Path) -> Result<()> {
+    let same = || -> bool {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            if let (Ok(a), Ok(b)) = (std::fs::metadata(input), std::fs::metadata(output)) {
+                return a.dev() == b.dev() && a.ino() == b.ino();
+            }
+        }
+        let Ok(a) = std::fs::canonicalize(input) else {
+            return false;
+        };
+        let parent = match output.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        match (std::fs::canonicalize(parent), output.file_name()) {
+            (Ok(p), Some(n)) => p.join(n) == a,
+            _ => false,
+        }
+    };
+    if input == output || same() {
+        return Err(Error::Invalid(format!(
+            "the output {} is the input file; choose another output path (the input is never overwritten)",
+            output.display()
+        )));
+    }
+    Ok(())
+}
+
+/// A temporary file beside `path`, renamed to it by [`Temp::finish`] and removed if dropped
+/// (or by [`remove_temporaries`] on a signal).
+pub(crate) struct Temp {
+    pub(crate) file: tempfile::NamedTempFile,
+    pub(crate) path: PathBuf,
+    pub(crate) _registered: Registered,
+}
+
+/// Unregisters a temporary ([`register_temporary`]) when dropped.
+pub(crate) struct Registered(PathBuf);
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        unregister_temporary(&self.0);
+    }
+}
+
+/// The temporary files being written, for [`remove_temporaries`].
+pub(crate) static LIVE_TEMPORARIES: std::sync::Mutex<Vec<PathBuf>> =
+    std::sync::Mutex::new(Vec::new());
+
+pub(crate) fn live_temporaries() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    // A panic while the list was held leaves it as it was: still a valid list.
+    LIVE_TEMPORARIES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Registers a temporary file that [`remove_temporaries`] removes if the process is stopped
+/// while it exists. Every output temporary of this crate is registered; a caller that writes
+/// temporaries of its own (the CLI's `sweep --out`) registers them too.
+pub fn register_temporary(path: &Path) {
+    live_temporaries().push(path.to_path_buf());
+}
+
+/// Forgets a temporary registered with [`register_temporary`] (it was renamed or removed).
+pub fn unregister_temporary(path: &Path) {
+    let mut live = live_temporaries();
+    if let Some(i) = live.iter().rposition(|p| p == path) {
+        live.swap_remove(i);
+    }
+}
+
+/// Removes every registered temporary file: for a signal handler (SIGINT, SIGTERM) to call
+/// before the process exits, so that an interrupted conversion leaves nothing behind.
+pub fn remove_temporaries() {
+    for p in live_temporaries().drain(..) {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+impl Temp {
+    pub(crate) fn new(path: &Path) -> Result<Temp> {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        // The target's name is in the temporary's, so that a leftover says what it was.
+        let prefix = format!(".{name}.");
+        let mut b = tempfile::Builder::new();
+        b.prefix(&prefix).suffix(".gpucvt-tmp");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            b.permissions(std::fs::Permissions::from_mode(0o644));
+        }
+        let file = b.tempfile_in(dir).map_err(|e| Error::Io {
+            context: format!(
+                "cannot create the output {}: cannot create a file in {}",
+                path.display(),
+                dir.display()
+            ),
+            source: e,
+        })?;
+        register_temporary(file.path());
+        Ok(Temp {
+            _registered: Registered(file.path().to_path_buf()),
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub(crate) fn finish(self) -> Result<()> {
+        let path = self.path;
+        self.file
+            .persist(&path)
+            .map(|_| ())
+            .map_err(|e| Error::io("write", &path, e.error))
+    }
+}
