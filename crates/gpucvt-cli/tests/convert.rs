@@ -98,17 +98,9 @@ fn get<'a>(
     ts.iter().find(|t| t.0 == name).expect("tensor present")
 }
 
-fn npy(path: &Path, descr: &str, shape: &str, data: &[u8]) {
-    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    while (10 + dict.len() + 1) % 64 != 0 {
-        dict.push(' ');
-    }
-    dict.push('\n');
-    let mut b = b"\x93NUMPY\x01\x00".to_vec();
-    b.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    b.extend_from_slice(dict.as_bytes());
-    b.extend_from_slice(data);
-    std::fs::write(path, b).unwrap();
+/// An input `.npy` file, written by the tests' own writer (not gpucvt's).
+fn npy(path: &Path, descr: &str, shape: &[u64], data: &[u8]) {
+    std::fs::write(path, gpucvt_reference::npy_bytes(descr, shape, data)).unwrap();
 }
 
 fn npy_payload(path: &Path) -> (String, Vec<u8>) {
@@ -221,7 +213,7 @@ fn cvt_and_to_agree_on_modifiers() {
     let mut v = values(256);
     v.extend([1e-40f32, -1e-40, 70000.0, -70000.0, 0.5, 2.0]);
     v.truncate(256);
-    npy(&d.join("x.npy"), "<f4", "(256,)", &f32_bytes(&v));
+    npy(&d.join("x.npy"), "<f4", &[256], &f32_bytes(&v));
     for (cvt, to) in [
         (
             "cvt.rn.ftz.sat.f16.f32",
@@ -356,7 +348,7 @@ fn mx_block_scaling_npy_with_sidecar() {
     let mut v = values(128);
     v[7] = 1.0; // keep block 0 finite (values() starts with specials)
     v[8] = 2.0;
-    npy(&d.join("w.npy"), "<f4", "(2, 64)", &f32_bytes(&v));
+    npy(&d.join("w.npy"), "<f4", &[2, 64], &f32_bytes(&v));
     let (code, out, err) = gpucvt(
         d,
         &[
@@ -469,18 +461,13 @@ fn raw_every_small_format() {
 fn bad_inputs_exit_2_and_leave_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    npy(&d.join("ok.npy"), "<f4", "(4,)", &f32_bytes(&[1.0; 4]));
+    npy(&d.join("ok.npy"), "<f4", &[4], &f32_bytes(&[1.0; 4]));
     let ok = std::fs::read(d.join("ok.npy")).unwrap();
     std::fs::write(d.join("trunc.npy"), &ok[..30]).unwrap();
     std::fs::write(d.join("short.npy"), &ok[..ok.len() - 2]).unwrap();
-    npy(
-        &d.join("mismatch.npy"),
-        "<f4",
-        "(5,)",
-        &f32_bytes(&[1.0; 4]),
-    );
-    npy(&d.join("complex.npy"), "<c8", "(2,)", &[0; 16]);
-    npy(&d.join("str.npy"), "<U3", "(2,)", &[0; 24]);
+    npy(&d.join("mismatch.npy"), "<f4", &[5], &f32_bytes(&[1.0; 4]));
+    npy(&d.join("complex.npy"), "<c8", &[2], &[0; 16]);
+    npy(&d.join("str.npy"), "<U3", &[2], &[0; 24]);
     write_safetensors(
         &d.join("ok.safetensors"),
         &[("a", "F32", vec![4], f32_bytes(&[1.0; 4]))],
@@ -698,7 +685,7 @@ fn read_only_output_folder() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    npy(&d.join("ok.npy"), "<f4", "(4,)", &f32_bytes(&[1.0; 4]));
+    npy(&d.join("ok.npy"), "<f4", &[4], &f32_bytes(&[1.0; 4]));
     let ro = d.join("ro");
     std::fs::create_dir(&ro).unwrap();
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();

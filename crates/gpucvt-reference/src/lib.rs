@@ -7,4 +7,4 @@ pub mod reference;
 pub mod support;
 
 pub use reference::*;
-pub use support::Rng;
+pub use support::{npy_bytes, Rng};

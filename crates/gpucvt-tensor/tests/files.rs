@@ -174,10 +174,9 @@ fn unpack(f: &Format, bytes: &[u8], dense: bool) -> Vec<u64> {
         .collect()
 }
 
+/// An input `.npy` file, written by the tests' own writer (not gpucvt's).
 fn npy_file(path: &Path, descr: &str, shape: &[u64], data: &[u8]) {
-    let mut b = gpucvt_tensor::npy::header_bytes(descr, false, shape);
-    b.extend_from_slice(data);
-    std::fs::write(path, b).unwrap();
+    std::fs::write(path, gpucvt_reference::npy_bytes(descr, shape, data)).unwrap();
 }
 
 fn npy_data(path: &Path) -> (gpucvt_tensor::npy::NpyHeader, Vec<u8>) {
