@@ -402,3 +402,25 @@ def test_without_ml_dtypes_results_are_unsigned_containers():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_dlpack_and_array_protocols():
+    # A CPU torch tensor reaches astype through __dlpack__ (or __array__): objects with only
+    # those methods stand in for one.
+    class DLPack:
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, **kw):
+            return self.a.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    class ArrayLike:
+        def __array__(self, dtype=None, copy=None):
+            return np.float16([1.5, 2.0])
+
+    got = gpucvt.astype(DLPack(np.float32([1.5, 3.0])), "bf16")
+    assert got.astype(np.float32).tolist() == [1.5, 3.0]
+    assert gpucvt.astype(ArrayLike(), "e4m3").astype(np.float32).tolist() == [1.5, 2.0]
