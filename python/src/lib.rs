@@ -8,13 +8,13 @@
 //! functions (`cvt`, `mov`, `tile`, …) add one Rust entry point each.
 
 use gpucvt::ptx;
-use gpucvt_core::format::{Layout, CATALOGUE};
+use gpucvt_core::format::{Layout, CATALOGUE, F32};
 use gpucvt_core::round::Direction;
 use gpucvt_core::{Conversion, Format, Rounding};
 use gpucvt_kernels::random::random_values;
 use gpucvt_kernels::{Kernel, Word};
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::ops::Range;
@@ -200,69 +200,183 @@ enum Random<'a> {
 
 /// Elements per thread below which splitting costs more than it gains.
 const MIN_PER_THREAD: usize = 1 << 16;
-/// Random words drawn at a time from the stream (bounds the scratch memory of a thread).
-const RANDOM_BLOCK: usize = 1 << 14;
+/// Elements converted at a time by the stochastic paths (bounds a thread's scratch memory).
+const BLOCK: usize = 1 << 14;
 
-fn convert_part<S: Word, D: Word>(
-    kernel: &Kernel,
-    src: &[S],
-    dst: &mut [D],
-    at: Range<usize>,
-    random: Random<'_>,
-) -> Result<(), String> {
-    let r = match random {
-        Random::None => kernel.convert(src, dst),
-        Random::Given(words) => kernel.convert_stochastic(src, dst, &words[at]),
-        Random::Stream(stream) => {
-            let mut buf = vec![0u32; RANDOM_BLOCK.min(src.len())];
-            let mut first = at.start as u64;
-            for (s, d) in src.chunks(RANDOM_BLOCK).zip(dst.chunks_mut(RANDOM_BLOCK)) {
-                let b = &mut buf[..s.len()];
-                random_values(stream, first, b);
-                kernel
-                    .convert_stochastic(s, d, b)
-                    .map_err(|e| e.to_string())?;
-                first += s.len() as u64;
-            }
-            Ok(())
-        }
-    };
-    r.map_err(|e| e.to_string())
+/// A conversion ready to run over slices: its kernel and, for stochastic rounding of sources
+/// of at most 16 bits (which the kernels' tables cannot take: each element has its own random
+/// word), the way `gpucvt convert` takes too: the source widened exactly to `f32` by a table,
+/// then the `f32` kernel, with the elements it cannot serve bit for bit (NaN payloads,
+/// subnormals, anything the widening flags) converted by the exact core.
+struct Runner {
+    kernel: Kernel,
+    widen: Option<Widen>,
 }
 
-/// Converts every element, split into `threads` contiguous parts (each element's random word
-/// depends on its index only, so the split never changes a result).
-fn convert_all<S: Word, D: Word>(
-    kernel: &Kernel,
-    src: &[S],
-    random: Random<'_>,
-    threads: usize,
-) -> Result<Vec<D>, String> {
-    let n = src.len();
-    let mut dst = vec![D::default(); n];
-    let parts = threads.min(n / MIN_PER_THREAD).max(1);
-    if parts == 1 {
-        convert_part(kernel, src, &mut dst, 0..n, random)?;
-        return Ok(dst);
+struct Widen {
+    /// The `f32` kernel of the same rounding and policy.
+    kernel: Kernel,
+    /// The `f32` word of each source encoding.
+    bits: Box<[u32]>,
+    /// Whether an encoding goes through the exact core instead.
+    exact: Box<[bool]>,
+    mask: u64,
+}
+
+impl Runner {
+    fn new(conv: Conversion) -> Runner {
+        let stochastic = matches!(conv.rounding.direction, Direction::Stochastic { .. });
+        let src = conv.src;
+        let widen = (stochastic && src.width() <= 16 && src != F32).then(|| {
+            let to32 = Conversion::new(src, F32, Rounding::RZ, Default::default());
+            let n = 1usize << src.width();
+            let mut bits = Vec::with_capacity(n);
+            let mut exact = Vec::with_capacity(n);
+            for b in 0..n as u64 {
+                let out = to32.apply(b);
+                let w = out.bits as u32;
+                bits.push(w);
+                exact.push(
+                    !out.flags.is_empty()
+                        || src.is_subnormal(b)
+                        || src.decode(b).is_nan()
+                        || (w & 0x7f80_0000 == 0 && w & 0x007f_ffff != 0),
+                );
+            }
+            let mut wide = conv;
+            wide.src = F32;
+            Widen {
+                kernel: Kernel::new(wide),
+                bits: bits.into(),
+                exact: exact.into(),
+                mask: src.mask(),
+            }
+        });
+        Runner {
+            kernel: Kernel::new(conv),
+            widen,
+        }
     }
-    // Parts of a multiple of 64 elements, so that each starts on a cache line.
-    let size = n.div_ceil(parts).next_multiple_of(64);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = src
-            .chunks(size)
-            .zip(dst.chunks_mut(size))
-            .enumerate()
-            .map(|(j, (s, d))| {
-                let at = j * size..j * size + s.len();
-                scope.spawn(move || convert_part(kernel, s, d, at, random))
+
+    /// Stochastic conversion of `src` with the random words `random` (as long).
+    fn stochastic<S: Word, D: Word>(
+        &self,
+        src: &[S],
+        dst: &mut [D],
+        random: &[u32],
+        wide: &mut Vec<u32>,
+    ) -> Result<(), String> {
+        let Some(w) = &self.widen else {
+            return self
+                .kernel
+                .convert_stochastic(src, dst, random)
+                .map_err(|e| e.to_string());
+        };
+        wide.clear();
+        wide.extend(src.iter().map(|x| w.bits[(x.to_u64() & w.mask) as usize]));
+        w.kernel
+            .convert_stochastic(wide, dst, random)
+            .map_err(|e| e.to_string())?;
+        let conv = self.kernel.conversion();
+        for (i, x) in src.iter().enumerate() {
+            let x = x.to_u64() & w.mask;
+            if w.exact[x as usize] {
+                let mut c = *conv;
+                if let Direction::Stochastic { width, .. } = c.rounding.direction {
+                    c.rounding.direction = Direction::Stochastic {
+                        random: random[i] as u64,
+                        width,
+                    };
+                }
+                dst[i] = D::from_u64(c.apply(x).bits);
+            }
+        }
+        Ok(())
+    }
+
+    /// Converts the elements `at` of the whole array (`src`, `dst`: those elements).
+    fn part<S: Word, D: Word>(
+        &self,
+        src: &[S],
+        dst: &mut [D],
+        at: Range<usize>,
+        random: Random<'_>,
+    ) -> Result<(), String> {
+        let mut wide = Vec::new();
+        match random {
+            Random::None => self.kernel.convert(src, dst).map_err(|e| e.to_string()),
+            Random::Given(words) => {
+                let words = &words[at];
+                for ((s, d), r) in src
+                    .chunks(BLOCK)
+                    .zip(dst.chunks_mut(BLOCK))
+                    .zip(words.chunks(BLOCK))
+                {
+                    self.stochastic(s, d, r, &mut wide)?;
+                }
+                Ok(())
+            }
+            Random::Stream(stream) => {
+                let mut buf = vec![0u32; BLOCK.min(src.len())];
+                let mut first = at.start as u64;
+                for (s, d) in src.chunks(BLOCK).zip(dst.chunks_mut(BLOCK)) {
+                    let b = &mut buf[..s.len()];
+                    random_values(stream, first, b);
+                    self.stochastic(s, d, b, &mut wide)?;
+                    first += s.len() as u64;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Converts every element, split into `threads` contiguous parts (each element's random
+    /// word depends on its index only, so the split never changes a result).
+    fn all<S: Word, D: Word>(
+        &self,
+        src: &[S],
+        random: Random<'_>,
+        threads: usize,
+    ) -> Result<Vec<D>, Failure> {
+        let n = src.len();
+        let mut dst = Vec::new();
+        // An allocation failure is a MemoryError, not an abort of the interpreter.
+        dst.try_reserve_exact(n).map_err(|_| Failure::Memory(n))?;
+        dst.resize(n, D::default());
+        let parts = threads.min(n / MIN_PER_THREAD).max(1);
+        if parts == 1 {
+            self.part(src, &mut dst, 0..n, random)
+                .map_err(Failure::Value)?;
+            return Ok(dst);
+        }
+        // Parts of a multiple of 64 elements, so that each starts on a cache line.
+        let size = n.div_ceil(parts).next_multiple_of(64);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = src
+                .chunks(size)
+                .zip(dst.chunks_mut(size))
+                .enumerate()
+                .map(|(j, (s, d))| {
+                    let at = j * size..j * size + s.len();
+                    scope.spawn(move || self.part(s, d, at, random))
+                })
+                .collect();
+            handles.into_iter().try_for_each(|h| {
+                h.join()
+                    .map_err(|_| "a conversion thread panicked".to_string())?
             })
-            .collect();
-        handles.into_iter().try_for_each(|h| {
-            h.join()
-                .map_err(|_| "a conversion thread panicked".to_string())?
         })
-    })?;
-    Ok(dst)
+        .map_err(Failure::Value)?;
+        Ok(dst)
+    }
+}
+
+/// Why a conversion produced no result.
+enum Failure {
+    /// The result (this many elements) could not be allocated.
+    Memory(usize),
+    /// Anything else, with its message.
+    Value(String),
 }
 
 /// The number of threads: `threads`, or every core the process may use.
@@ -283,14 +397,14 @@ fn container_bits(f: &Format) -> u32 {
 
 fn run_into<'py, S: Word + numpy::Element, D: Word + numpy::Element>(
     py: Python<'py>,
-    kernel: &Kernel,
+    runner: &Runner,
     src: &Bound<'py, PyArray1<S>>,
     random: Option<PyReadonlyArray1<'py, u32>>,
     seed: u64,
     threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     let stochastic = matches!(
-        kernel.conversion().rounding.direction,
+        runner.kernel.conversion().rounding.direction,
         Direction::Stochastic { .. }
     );
     let src = src.readonly();
@@ -320,8 +434,13 @@ fn run_into<'py, S: Word + numpy::Element, D: Word + numpy::Element>(
         (true, None) => Random::Stream(gpucvt_core::random::splitmix64(seed)),
     };
     let out: Vec<D> = py
-        .detach(|| convert_all::<S, D>(kernel, words, random, threads))
-        .map_err(PyValueError::new_err)?;
+        .detach(|| runner.all::<S, D>(words, random, threads))
+        .map_err(|e| match e {
+            Failure::Memory(n) => {
+                PyMemoryError::new_err(format!("no memory for a result of {n} elements"))
+            }
+            Failure::Value(m) => PyValueError::new_err(m),
+        })?;
     Ok(PyArray1::from_vec(py, out).into_any())
 }
 
@@ -355,14 +474,14 @@ fn convert<'py>(
         ));
     }
     let threads = thread_count(threads)?;
-    let kernel = Kernel::new(conv);
+    let runner = Runner::new(conv);
     macro_rules! dst {
         ($S:ty, $a:expr) => {
             match container_bits(d) {
-                8 => run_into::<$S, u8>(py, &kernel, $a, rbits, seed, threads),
-                16 => run_into::<$S, u16>(py, &kernel, $a, rbits, seed, threads),
-                32 => run_into::<$S, u32>(py, &kernel, $a, rbits, seed, threads),
-                _ => run_into::<$S, u64>(py, &kernel, $a, rbits, seed, threads),
+                8 => run_into::<$S, u8>(py, &runner, $a, rbits, seed, threads),
+                16 => run_into::<$S, u16>(py, &runner, $a, rbits, seed, threads),
+                32 => run_into::<$S, u32>(py, &runner, $a, rbits, seed, threads),
+                _ => run_into::<$S, u64>(py, &runner, $a, rbits, seed, threads),
             }
         };
     }

@@ -187,6 +187,41 @@ def test_rs_with_zero_random_bits_is_rz(src, dst):
     assert (words(got) == words(gpucvt.astype(x, dst, mode="rz"))).all()
 
 
+@pytest.mark.parametrize("src", ["f16", "bf16", "e4m3", "e5m2", "e3m2", "e2m1", "int8", "uint16"])
+@pytest.mark.parametrize("dst,width", [("bf16", 16), ("f16", 13), ("e4m3", 8), ("e2m1", 3), ("s8", 32)])
+def test_rs_of_small_sources_equals_rs_of_their_f32_values(src, dst, width):
+    # Sources of at most 16 bits are widened to f32 for stochastic rounding (with the exact
+    # core for the elements the widening cannot serve): the same bits as converting their f32
+    # values, for every encoding, random words and both satfinite settings.
+    if src not in FLOATS and dst == "s8":
+        pytest.skip("integer to integer wraps (PTX), f32 to integer clamps")
+    if src in FLOATS:
+        x = every_encoding(src)
+    else:
+        x = np.arange(2**16 if src == "uint16" else 256, dtype=np.uint16).astype(src)
+    rng = np.random.default_rng(21)
+    for satfinite in (False, True):
+        r = rng.integers(0, 2**32, x.size, dtype=np.uint32)
+        kw = dict(mode="rs", rbits=r, rbits_width=width, satfinite=satfinite)
+        got = gpucvt.astype(x, dst, **kw)
+        want = gpucvt.astype(x.astype(np.float32), dst, **kw)
+        assert (words(got) == words(want)).all()
+        seeded = gpucvt.astype(x, dst, mode="rs", seed=8, satfinite=satfinite)
+        wide = gpucvt.astype(x.astype(np.float32), dst, mode="rs", seed=8, satfinite=satfinite)
+        assert (words(seeded) == words(wide)).all()
+
+
+@pytest.mark.parametrize("src", ["f16", "bf16", "e4m3", "e5m2", "e2m1"])
+def test_rs_into_wider_formats_is_exact_with_nan_payloads(src):
+    # Nothing to round: rs equals rn, including the NaN payloads PTX keeps from bf16 to f32.
+    x = every_encoding(src)
+    r = np.random.default_rng(22).integers(0, 2**32, x.size, dtype=np.uint32)
+    for dst in ["f32", "f64"]:
+        want = words(gpucvt.astype(x, dst))
+        assert (words(gpucvt.astype(x, dst, mode="rs", rbits=r, rbits_width=32)) == want).all()
+        assert (words(gpucvt.astype(x, dst, mode="rs", seed=3)) == want).all()
+
+
 def chi_square_of_round_ups(dst, step, width, rbits_of):
     """Elements a fraction p of a gap above a value of `dst`; returns the chi-square statistic
     of the counts rounded up against p (5 fractions: 5 degrees of freedom)."""
