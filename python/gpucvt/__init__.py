@@ -37,6 +37,7 @@ except ImportError:  # pragma: no cover - exercised by the no-ml_dtypes test
     _ml_dtypes = None
 
 __all__ = ["astype", "formats", "finfo", "values", "FInfo"]
+__version__ = "0.1.0"
 
 #: gpucvt format -> the ml_dtypes type of the same encoding (one element per byte/word).
 _ML_DTYPES = {

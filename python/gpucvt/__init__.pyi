@@ -6,6 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = ["astype", "formats", "finfo", "values", "FInfo"]
+__version__: str
 
 class FInfo:
     """The properties of a format (like ``ml_dtypes.finfo``)."""

@@ -459,3 +459,31 @@ def test_dlpack_and_array_protocols():
     got = gpucvt.astype(DLPack(np.float32([1.5, 3.0])), "bf16")
     assert got.astype(np.float32).tolist() == [1.5, 3.0]
     assert gpucvt.astype(ArrayLike(), "e4m3").astype(np.float32).tolist() == [1.5, 2.0]
+
+
+def test_the_gil_is_released_while_converting():
+    # float64 sources go through the exact core (tens of ns per element): a conversion long
+    # enough to see whether another Python thread runs meanwhile. Holding the GIL would
+    # stop this thread for the whole call.
+    import threading
+    import time
+
+    x = np.random.default_rng(9).standard_normal(8_000_000)
+    span = {}
+
+    def work():
+        span["start"] = time.perf_counter()
+        gpucvt.astype(x, "e4m3", threads=1)
+        span["end"] = time.perf_counter()
+
+    t = threading.Thread(target=work)
+    stamps = []
+    t.start()
+    while t.is_alive():
+        stamps.append(time.perf_counter())
+    t.join()
+    duration = span["end"] - span["start"]
+    inside = [s for s in stamps if span["start"] <= s <= span["end"]]
+    gaps = np.diff([span["start"], *inside, span["end"]])
+    assert duration > 0.05, "too fast to tell"
+    assert gaps.max() < duration / 2, (gaps.max(), duration)
