@@ -52,6 +52,8 @@ _ML_DTYPES = {
     "s2": "int2",
     "u4": "uint4",
     "u2": "uint2",
+    "s1": "int1",
+    "u1": "uint1",
 }
 
 #: gpucvt format -> NumPy's own dtype.
@@ -70,7 +72,7 @@ _NUMPY = {
 }
 
 #: ml_dtypes names that gpucvt's name table does not list, read as the format they denote.
-_EXTRA_NAMES = {"uint4": "u4", "uint2": "u2"}
+_EXTRA_NAMES = {"uint4": "u4", "uint2": "u2", "int1": "s1", "uint1": "u1"}
 
 _MODES = ("rn", "rna", "rz", "rm", "rp", "rs", "rni", "rzi", "rmi", "rpi")
 

@@ -322,6 +322,14 @@ def test_dtype_spellings():
     assert gpucvt.astype(x, "ue4m3").dtype == np.uint8
     assert gpucvt.astype(np.float32([-1, 7]), "s4").dtype == np.dtype(ml_dtypes.int4)
     assert gpucvt.astype(np.float32([-1, 7]), "s4").tolist() == [-1, 7]
+    # ml_dtypes' 1-, 2- and 4-bit integers, both ways (one element per byte, low bits).
+    for fmt, ml, vals in [("s1", "int1", [-1, 0]), ("u1", "uint1", [0, 1]),
+                          ("s2", "int2", [-2, 1]), ("u2", "uint2", [0, 3]),
+                          ("u4", "uint4", [15, 2])]:
+        y = gpucvt.astype(np.float32(vals), fmt)
+        assert y.dtype == np.dtype(getattr(ml_dtypes, ml)) and y.tolist() == vals, fmt
+        assert gpucvt.astype(y, "f32").tolist() == vals, fmt
+        assert gpucvt.astype(np.float32(vals), ml).dtype == y.dtype
 
 
 def test_sources_of_every_kind():
