@@ -282,8 +282,9 @@ def astype(
       the low 32 bits of ``splitmix64(s + i * 0x9e3779b97f4a7c15)`` with
       ``s = splitmix64(seed)``, exactly as ``gpucvt convert --seed SEED`` on a ``.npy`` file.
       ``rbits_width``: 1 to 32, default as PTX: 13 for f16, 16 for bf16, 8 otherwise.
-    - ``threads``: how many threads convert (default: every core); the result does not
-      depend on it. The GIL is released while converting.
+    - ``threads``: how many threads convert (default: every core; at most 256, each with
+      at least 64 Ki elements); the result does not depend on it. The GIL is released while
+      converting.
 
     Returns an array of ``x``'s shape: NumPy's dtype for ``float64 float32 float16`` and
     the integers, the ml_dtypes dtype where ml_dtypes is installed and has the format,

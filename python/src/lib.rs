@@ -200,6 +200,8 @@ enum Random<'a> {
 
 /// Elements per thread below which splitting costs more than it gains.
 const MIN_PER_THREAD: usize = 1 << 16;
+/// At most this many threads, whatever `threads` asks (each is an OS thread).
+const MAX_THREADS: usize = 256;
 /// Elements converted at a time by the stochastic paths (bounds a thread's scratch memory).
 const BLOCK: usize = 1 << 14;
 
@@ -343,7 +345,7 @@ impl Runner {
         // An allocation failure is a MemoryError, not an abort of the interpreter.
         dst.try_reserve_exact(n).map_err(|_| Failure::Memory(n))?;
         dst.resize(n, D::default());
-        let parts = threads.min(n / MIN_PER_THREAD).max(1);
+        let parts = threads.min(MAX_THREADS).min(n / MIN_PER_THREAD).max(1);
         if parts == 1 {
             self.part(src, &mut dst, 0..n, random)
                 .map_err(Failure::Value)?;

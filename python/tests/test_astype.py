@@ -371,7 +371,7 @@ def test_threads_do_not_change_results():
     rng = np.random.default_rng(6)
     x = rng.standard_normal(1_000_003).astype(np.float32)
     one = gpucvt.astype(x, "e4m3", mode="rs", seed=5, threads=1)
-    for t in (2, 7, None):
+    for t in (2, 7, None, 10**9):
         assert (words(gpucvt.astype(x, "e4m3", mode="rs", seed=5, threads=t)) == words(one)).all()
     r = rng.integers(0, 2**32, x.size, dtype=np.uint32)
     one = gpucvt.astype(x, "bf16", mode="rs", rbits=r, threads=1)
