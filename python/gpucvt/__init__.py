@@ -263,7 +263,10 @@ def astype(
     dtypes or an ml_dtypes dtype, a CPU torch tensor (through ``__dlpack__`` or
     ``__array__``), nested lists. ``dtype``: a gpucvt name (``"e4m3"``, ``"bf16"``, see
     :func:`formats`), an ml_dtypes/NumPy name (``"float8_e4m3fn"``, ``"bfloat16"``) or a dtype
-    or scalar type (``np.float16``, ``ml_dtypes.float4_e2m1fn``).
+    or scalar type (``np.float16``, ``ml_dtypes.float4_e2m1fn``). A string is a name, never
+    a NumPy typecode: short names count bits as in gpucvt and MLIR (``"f4"`` is e2m1, ``"i8"``
+    is int8, ``"u1"`` is a 1-bit unsigned integer); pass ``np.float32`` or ``np.dtype("f4")``
+    for NumPy's meaning.
 
     The conversion is the one of ``gpucvt convert --to DTYPE --mode MODE``: PTX
     ``cvt.MODE[.ftz][.sat][.relu][.satfinite].DTYPE.SRC`` applied to each element, the

@@ -316,6 +316,11 @@ def test_dtype_spellings():
               np.dtype(ml_dtypes.float8_e4m3fn), "E4M3"]:
         assert (words(gpucvt.astype(x, d)) == want).all()
     assert gpucvt.astype(x, np.float16).dtype == np.float16
+    # Strings are names that count bits; dtype objects keep NumPy's meaning.
+    assert gpucvt.astype(x, "f4").dtype == np.dtype(ml_dtypes.float4_e2m1fn)
+    assert gpucvt.astype(x, np.dtype("f4")).dtype == np.float32
+    assert gpucvt.astype(x, "i8").dtype == np.int8
+    assert gpucvt.astype(x, np.dtype("i8")).dtype == np.int64
     assert gpucvt.astype(x, "float16").dtype == np.float16
     # Formats neither NumPy nor ml_dtypes has: the unsigned container.
     assert gpucvt.astype(x, "tf32").dtype == np.uint32
