@@ -1,0 +1,353 @@
+"""gpucvt: bit-exact GPU number formats and conversions, for NumPy arrays.
+
+A CPU model of the conversion instructions of GPUs (NVIDIA PTX ``cvt``, Intel vISA ``mov``,
+CUDA Tile IR): every result is the bit pattern the hardware produces, computed by gpucvt's
+Rust library (the exact core, or fast kernels proven equal to it).
+
+Functions:
+
+- :func:`astype` -- convert an array to a format (``rn rna rz rm rp rs rni rzi rmi rpi``,
+  ``satfinite``, ``sat``, ``relu``, ``ftz``), like ``ndarray.astype`` but exact;
+- :func:`formats` -- every format name gpucvt knows;
+- :func:`finfo` -- a format's properties (like ``ml_dtypes.finfo``);
+- :func:`values` -- the value of every encoding of a format of at most 16 bits.
+
+Results carry ml_dtypes dtypes (``bfloat16``, ``float8_e4m3fn``, ...) when ``ml_dtypes`` is
+importable; otherwise, and for formats neither NumPy nor ml_dtypes has (``tf32``, ``ue4m3``,
+...), they are the bit patterns in the narrowest unsigned container (``uint8``, ``uint16``,
+``uint32``, ``uint64``), one element per container.
+
+>>> import numpy as np, gpucvt
+>>> gpucvt.astype(np.float32([1.0, 300.0, 1e9]), "e4m3", satfinite=True).view(np.uint8)
+array([ 56, 121, 126], dtype=uint8)
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, List, Optional
+
+import numpy as np
+
+from . import _gpucvt
+
+try:  # ml_dtypes is optional: without it, results are unsigned containers.
+    import ml_dtypes as _ml_dtypes
+except ImportError:  # pragma: no cover - exercised by the no-ml_dtypes test
+    _ml_dtypes = None
+
+__all__ = ["astype", "formats", "finfo", "values", "FInfo"]
+__version__ = "0.1.0"
+
+#: gpucvt format -> the ml_dtypes type of the same encoding (one element per byte/word).
+_ML_DTYPES = {
+    "bf16": "bfloat16",
+    "e4m3": "float8_e4m3fn",
+    "e5m2": "float8_e5m2",
+    "e2m3": "float6_e2m3fn",
+    "e3m2": "float6_e3m2fn",
+    "e2m1": "float4_e2m1fn",
+    "ue8m0": "float8_e8m0fnu",
+    "s4": "int4",
+    "s2": "int2",
+    "u4": "uint4",
+    "u2": "uint2",
+    "s1": "int1",
+    "u1": "uint1",
+}
+
+#: gpucvt format -> NumPy's own dtype.
+_NUMPY = {
+    "f64": np.float64,
+    "f32": np.float32,
+    "f16": np.float16,
+    "s8": np.int8,
+    "s16": np.int16,
+    "s32": np.int32,
+    "s64": np.int64,
+    "u8": np.uint8,
+    "u16": np.uint16,
+    "u32": np.uint32,
+    "u64": np.uint64,
+}
+
+#: ml_dtypes names that gpucvt's name table does not list, read as the format they denote.
+_EXTRA_NAMES = {"uint4": "u4", "uint2": "u2", "int1": "s1", "uint1": "u1"}
+
+_MODES = ("rn", "rna", "rz", "rm", "rp", "rs", "rni", "rzi", "rmi", "rpi")
+
+
+def _container(bits: int) -> int:
+    for c in (8, 16, 32, 64):
+        if bits <= c:
+            return c
+    raise ValueError(f"no container for {bits} bits")  # pragma: no cover
+
+
+def _format_of_name(name: str) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"a format name must be a str, not {type(name).__name__}")
+    extra = _EXTRA_NAMES.get(name.strip().lower())
+    if extra is not None:
+        return extra
+    return _gpucvt.canonical_name(name)
+
+
+def _format_of(dtype: Any) -> str:
+    """The gpucvt format of a name, a NumPy/ml_dtypes dtype or a scalar type."""
+    if isinstance(dtype, str):
+        # gpucvt's names first: "e4m3", "bf16", "float8_e4m3fn", "F8_E4M3", "f8E4M3FN"...
+        return _format_of_name(dtype)
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(
+            f"dtype must be a format name, a NumPy/ml_dtypes dtype or scalar type, not {dtype!r}"
+        ) from None
+    return _format_of_dtype(dt)
+
+
+def _format_of_dtype(dt: np.dtype) -> str:
+    if dt.kind in "fiu" or (dt.kind == "V" and dt.names is None and dt.itemsize <= 8):
+        return _format_of_name(dt.name)
+    raise TypeError(
+        f"gpucvt converts real numbers: floats, integers and the ml_dtypes formats, not {dt}"
+    )
+
+
+def _result_dtype(fmt: str) -> Optional[np.dtype]:
+    """The dtype results of `fmt` carry (None: the unsigned container)."""
+    if fmt in _NUMPY:
+        return np.dtype(_NUMPY[fmt])
+    ml = _ML_DTYPES.get(fmt)
+    if ml is not None and _ml_dtypes is not None and hasattr(_ml_dtypes, ml):
+        return np.dtype(getattr(_ml_dtypes, ml))
+    return None
+
+
+def _as_array(x: Any) -> np.ndarray:
+    """A NumPy array of `x`: an ndarray as it is, a DLPack producer (a CPU torch tensor...)
+    without a copy where NumPy can import it, anything else through ``np.asarray``."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "__dlpack__") and hasattr(np, "from_dlpack"):
+        try:
+            return np.from_dlpack(x)
+        except (TypeError, ValueError, BufferError, RuntimeError, AttributeError):
+            pass  # e.g. a dtype NumPy lacks, or a device tensor: try __array__
+    return np.asarray(x)
+
+
+def _words(a: np.ndarray, fmt: str) -> np.ndarray:
+    """The elements of `a` (any layout, byte order) as a flat, C-ordered array of their bit
+    patterns in the unsigned container of `fmt`."""
+    bits = _container(_gpucvt.format_info(fmt)["bits"])
+    if a.dtype.itemsize * 8 != bits:
+        raise TypeError(
+            f"dtype {a.dtype} holds {a.dtype.itemsize * 8}-bit elements, "
+            f"but {fmt} needs {bits}-bit containers"
+        )
+    if a.dtype.kind in "fiu" and not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    flat = np.ascontiguousarray(a).reshape(-1)
+    return flat.view(np.dtype(f"uint{bits}"))
+
+
+def _rbits_words(rbits: Any, n: int) -> np.ndarray:
+    r = np.asarray(rbits)
+    if r.dtype.kind not in "ui":
+        raise TypeError(f"rbits must be an array of unsigned integers, not {r.dtype}")
+    if r.size != n:
+        raise ValueError(
+            f"rbits must have one word per element: {n} elements, {r.size} words"
+        )
+    if r.dtype.kind == "i" and r.size and r.min() < 0:
+        raise ValueError("rbits must not be negative")
+    # Stochastic rounding reads the low rbits_width (<= 32) bits of each word.
+    return np.ascontiguousarray(r.reshape(-1)).astype(np.uint32, copy=False)
+
+
+def formats() -> List[str]:
+    """Every format name gpucvt knows, in catalogue order (floats first, widest first).
+
+    Any of them, and the ml_dtypes / NumPy / safetensors / MLIR names of the same formats
+    (``"float8_e4m3fn"``, ``"bfloat16"``, ``"F8_E4M3"``, ``"f8E4M3FN"``, ...), can be given as
+    ``dtype`` to :func:`astype`, :func:`finfo` and :func:`values`.
+
+    >>> import gpucvt
+    >>> gpucvt.formats()[:6]
+    ['f64', 'f32', 'tf32', 'f16', 'bf16', 'e4m3']
+    >>> "e2m1" in gpucvt.formats()
+    True
+    """
+    return list(_gpucvt.formats())
+
+
+class FInfo:
+    """The properties of a format, as :func:`finfo` returns them.
+
+    Attributes: ``name`` (gpucvt's name), ``dtype`` (the dtype :func:`astype` results carry,
+    ``None`` for an unsigned container), ``bits``, ``max``, ``min`` (the most negative finite
+    value; for unsigned formats the smallest value), ``min_normal`` (also
+    ``smallest_normal`` and ``tiny``), ``smallest_subnormal`` (the smallest positive value),
+    ``eps`` (the gap above 1.0; fixed point: the resolution), ``has_inf``, ``has_nan``,
+    ``has_zero``, ``has_subnormals``, ``signed``, ``is_float``, ``exp_bits``, ``man_bits``
+    (also ``nmant``), ``bias``, ``frac_bits``, ``layout``.
+    """
+
+    def __init__(self, info: dict) -> None:
+        self.__dict__.update(info)
+        self.smallest_normal = self.min_normal
+        self.tiny = self.min_normal
+        self.nmant = self.man_bits
+        self.dtype = _result_dtype(self.name)
+
+    def __repr__(self) -> str:
+        return (
+            f"FInfo(name={self.name!r}, bits={self.bits}, max={self.max!r}, "
+            f"min={self.min!r}, min_normal={self.min_normal!r}, "
+            f"smallest_subnormal={self.smallest_subnormal!r}, eps={self.eps!r}, "
+            f"has_inf={self.has_inf}, has_nan={self.has_nan})"
+        )
+
+
+def finfo(fmt: Any) -> FInfo:
+    """The properties of a format (like ``ml_dtypes.finfo``), for any format gpucvt knows.
+
+    ``fmt``: a gpucvt name, an ml_dtypes/NumPy name, dtype or scalar type.
+
+    >>> import gpucvt
+    >>> fi = gpucvt.finfo("float8_e4m3fn")
+    >>> fi.name, fi.bits, fi.max, fi.min_normal, fi.smallest_subnormal, fi.eps
+    ('e4m3', 8, 448.0, 0.015625, 0.001953125, 0.125)
+    >>> fi.has_inf, fi.has_nan
+    (False, True)
+    >>> gpucvt.finfo("e2m1").max
+    6.0
+    """
+    return FInfo(dict(_gpucvt.format_info(_format_of(fmt))))
+
+
+def values(fmt: Any) -> np.ndarray:
+    """The value of every encoding of a format of at most 16 bits, as ``float64``: element
+    ``i`` is the value of bit pattern ``i`` (NaN where it is a NaN).
+
+    >>> import numpy as np, gpucvt
+    >>> gpucvt.values("e2m1").tolist()
+    [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
+    >>> float(gpucvt.values("bfloat16")[0x3F80])
+    1.0
+    >>> int(np.isnan(gpucvt.values("e4m3")).sum())   # 0x7f and 0xff
+    2
+    """
+    return _gpucvt.values(_format_of(fmt))
+
+
+def astype(
+    x: Any,
+    dtype: Any,
+    *,
+    mode: str = "rn",
+    satfinite: bool = False,
+    sat: bool = False,
+    relu: bool = False,
+    ftz: bool = False,
+    seed: int = 0,
+    rbits: Any = None,
+    rbits_width: Optional[int] = None,
+    threads: Optional[int] = None,
+) -> np.ndarray:
+    """Convert ``x`` to the format ``dtype``, bit for bit as the GPU does.
+
+    ``x``: any array-like: a NumPy array of ``float64``/``float32``/``float16``/integer
+    dtypes or an ml_dtypes dtype, a CPU torch tensor (through ``__dlpack__`` or
+    ``__array__``), nested lists. ``dtype``: a gpucvt name (``"e4m3"``, ``"bf16"``, see
+    :func:`formats`), an ml_dtypes/NumPy name (``"float8_e4m3fn"``, ``"bfloat16"``) or a dtype
+    or scalar type (``np.float16``, ``ml_dtypes.float4_e2m1fn``). A string is a name, never
+    a NumPy typecode: short names count bits as in gpucvt and MLIR (``"f4"`` is e2m1, ``"i8"``
+    is int8, ``"u1"`` is a 1-bit unsigned integer); pass ``np.float32`` or ``np.dtype("f4")``
+    for NumPy's meaning.
+
+    The conversion is the one of ``gpucvt convert --to DTYPE --mode MODE``: PTX
+    ``cvt.MODE[.ftz][.sat][.relu][.satfinite].DTYPE.SRC`` applied to each element, the
+    policy PTX gives that pair (NaNs canonical, float-to-integer conversions clamping with
+    NaN -> 0, ...).
+
+    - ``mode``: ``rn`` (nearest even), ``rna`` (nearest, ties away), ``rz``, ``rm``, ``rp``,
+      ``rs`` (stochastic), and ``rni rzi rmi rpi`` (to an integral value).
+    - ``satfinite``: infinities and overflows give the largest finite value (NaN stays NaN,
+      or the largest finite value where the format has no NaN).
+    - ``sat``: float results clamp to [0, 1] (NaN -> 0); ``relu``: negative results become
+      +0; ``ftz``: ``float32`` subnormal inputs and results become zeros.
+    - ``rbits`` (``mode="rs"``): one unsigned integer word per element (same number of
+      elements as ``x``, in C order), of which the low ``rbits_width`` bits are used; without
+      it, words come from gpucvt's SplitMix64 stream seeded by ``seed``: element ``i`` takes
+      the low 32 bits of ``splitmix64(s + i * 0x9e3779b97f4a7c15)`` with
+      ``s = splitmix64(seed)``, exactly as ``gpucvt convert --seed SEED`` on a ``.npy`` file.
+      ``rbits_width``: 1 to 32, default as PTX: 13 for f16, 16 for bf16, 8 otherwise.
+    - ``threads``: how many threads convert (default: every core; at most 256, each with
+      at least 64 Ki elements); the result does not depend on it. The GIL is released while
+      converting.
+
+    Returns an array of ``x``'s shape: NumPy's dtype for ``float64 float32 float16`` and
+    the integers, the ml_dtypes dtype where ml_dtypes is installed and has the format,
+    otherwise the bit patterns in an unsigned container (``uint8`` for formats of up to 8
+    bits, one element per byte) -- ``.view(ml_dtypes.float8_e4m3fn)`` reads those.
+
+    Raises ``ValueError`` for unknown names and bad values (with the CLI's message),
+    ``TypeError`` for arrays gpucvt cannot read (complex, bool, strings, objects).
+
+    >>> import numpy as np, gpucvt
+    >>> x = np.float32([0.1, -2.5, 500.0])
+    >>> gpucvt.astype(x, "e4m3").view(np.uint8)          # 500 overflows: NaN (0x7f)
+    array([ 29, 194, 127], dtype=uint8)
+    >>> gpucvt.astype(x, "e4m3", satfinite=True).view(np.uint8)
+    array([ 29, 194, 126], dtype=uint8)
+    >>> gpucvt.astype(np.float32([2.5, 3.5]), "s32", mode="rni")
+    array([2, 4], dtype=int32)
+    >>> gpucvt.astype(np.float32([1.0 + 2**-9]), "bf16", mode="rs", rbits=[0]).view(np.uint16)
+    array([16256], dtype=uint16)
+    """
+    fmt = _format_of(dtype)
+    if not isinstance(mode, str):
+        raise TypeError(f"mode must be a str, not {type(mode).__name__}")
+    a = _as_array(x)
+    src = _format_of_dtype(a.dtype)
+    shape = a.shape
+    words = _words(a, src)
+    try:
+        seed = operator.index(seed)
+    except TypeError:
+        raise TypeError(f"seed must be an int, not {type(seed).__name__}") from None
+    if not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be 0 to 2**64 - 1, not {seed}")
+    if threads is not None:
+        threads = operator.index(threads)
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1 (None: every core), not {threads}")
+    if rbits_width is not None:
+        rbits_width = operator.index(rbits_width)
+        if not 1 <= rbits_width <= 32:
+            raise ValueError(f"rbits_width must be 1 to 32, not {rbits_width}")
+    r = None
+    if rbits is not None:
+        if mode.lower() != "rs":
+            raise ValueError('rbits is only valid with mode="rs"')
+        r = _rbits_words(rbits, words.size)
+    out = _gpucvt.convert(
+        words,
+        src,
+        fmt,
+        mode=mode,
+        satfinite=bool(satfinite),
+        sat=bool(sat),
+        relu=bool(relu),
+        ftz=bool(ftz),
+        seed=seed,
+        rbits=r,
+        rbits_width=rbits_width,
+        threads=threads,
+    )
+    out = out.reshape(shape)
+    dt = _result_dtype(fmt)
+    return out.view(dt) if dt is not None else out

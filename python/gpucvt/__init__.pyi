@@ -1,0 +1,61 @@
+"""Type stubs of gpucvt (see the docstrings of the module for the behaviour)."""
+
+from typing import Any, List, Optional
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["astype", "formats", "finfo", "values", "FInfo"]
+__version__: str
+
+class FInfo:
+    """The properties of a format (like ``ml_dtypes.finfo``)."""
+
+    name: str
+    dtype: Optional[np.dtype[Any]]
+    bits: int
+    signed: bool
+    is_float: bool
+    exp_bits: int
+    man_bits: int
+    nmant: int
+    bias: int
+    frac_bits: int
+    has_inf: bool
+    has_nan: bool
+    has_zero: bool
+    has_subnormals: bool
+    max: float
+    min: float
+    min_normal: float
+    smallest_normal: float
+    tiny: float
+    smallest_subnormal: float
+    eps: float
+    layout: str
+    def __init__(self, info: dict[str, Any]) -> None: ...
+
+def formats() -> List[str]:
+    """Every format name gpucvt knows, in catalogue order."""
+
+def finfo(fmt: Any) -> FInfo:
+    """The properties of a format: bits, max, min, min_normal, smallest_subnormal, eps, ..."""
+
+def values(fmt: Any) -> npt.NDArray[np.float64]:
+    """The value of every encoding (index = bit pattern) of a format of at most 16 bits."""
+
+def astype(
+    x: npt.ArrayLike,
+    dtype: Any,
+    *,
+    mode: str = "rn",
+    satfinite: bool = False,
+    sat: bool = False,
+    relu: bool = False,
+    ftz: bool = False,
+    seed: int = 0,
+    rbits: Optional[npt.ArrayLike] = None,
+    rbits_width: Optional[int] = None,
+    threads: Optional[int] = None,
+) -> npt.NDArray[Any]:
+    """Convert ``x`` to the format ``dtype``, bit for bit as the GPU does (PTX ``cvt``)."""

@@ -1,0 +1,523 @@
+//! `gpucvt._gpucvt`: the native half of the `gpucvt` Python package.
+//!
+//! The Python half (`gpucvt/__init__.py`) resolves dtypes and array-likes and hands this
+//! module flat, contiguous arrays of unsigned words (the bit patterns) and gpucvt format
+//! names; this module builds the conversion exactly as `gpucvt convert --to` does, runs the
+//! slice kernels of `gpucvt-kernels` with the GIL released, split over threads, and returns
+//! the result words. Keeping NumPy dtype logic in Python keeps this layer small, so later
+//! functions (`cvt`, `mov`, `tile`, …) add one Rust entry point each.
+
+use gpucvt::ptx;
+use gpucvt_core::format::{Layout, CATALOGUE, F32};
+use gpucvt_core::round::Direction;
+use gpucvt_core::{Conversion, Format, Rounding};
+use gpucvt_kernels::random::random_values;
+use gpucvt_kernels::{Kernel, Word};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
+use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::ops::Range;
+
+/// Every catalogue format name, in catalogue order (floats first, widest first).
+#[pyfunction]
+fn formats() -> Vec<&'static str> {
+    CATALOGUE.iter().map(|f| f.name).collect()
+}
+
+/// A format by any name gpucvt accepts, or `ValueError` with the library's message (the
+/// nearest name, unsupported ml_dtypes formats, ambiguous names).
+fn lookup(name: &str) -> PyResult<&'static Format> {
+    Format::from_name(name).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The catalogue name of a format name (`"float8_e4m3fn"` → `"e4m3"`).
+#[pyfunction]
+fn canonical_name(name: &str) -> PyResult<&'static str> {
+    Ok(lookup(name)?.name)
+}
+
+fn value_of(f: &Format, bits: u64) -> f64 {
+    f.decode(bits).to_f64_lossy()
+}
+
+/// The properties of a format, for `gpucvt.finfo`.
+#[pyfunction]
+fn format_info<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
+    let f = lookup(name)?;
+    let d = PyDict::new(py);
+    d.set_item("name", f.name)?;
+    d.set_item("bits", f.width())?;
+    d.set_item("signed", f.is_signed())?;
+    d.set_item("is_float", f.is_float())?;
+    let (exp_bits, man_bits, bias, frac_bits) = match f.layout {
+        Layout::Float(l) => (l.exp_bits, l.man_bits, l.bias, 0),
+        Layout::Fixed(l) => (0, 0, 0, l.frac_bits),
+    };
+    d.set_item("exp_bits", exp_bits)?;
+    d.set_item("man_bits", man_bits)?;
+    d.set_item("bias", bias)?;
+    d.set_item("frac_bits", frac_bits)?;
+    d.set_item("has_inf", f.has_infinity())?;
+    d.set_item("has_nan", f.has_nan())?;
+    d.set_item("has_zero", f.has_zero())?;
+    d.set_item("has_subnormals", f.has_subnormals())?;
+    let max = value_of(f, f.max_finite_bits());
+    d.set_item("max", max)?;
+    d.set_item(
+        "min",
+        f.min_finite_bits().map_or(
+            // Unsigned: the smallest value (0, or 2^-127 for ue8m0).
+            if f.has_zero() {
+                0.0
+            } else {
+                value_of(f, f.min_positive_bits())
+            },
+            |b| value_of(f, b),
+        ),
+    )?;
+    let smallest = value_of(f, f.min_positive_bits());
+    d.set_item(
+        "min_normal",
+        f.min_normal_bits().map_or(smallest, |b| value_of(f, b)),
+    )?;
+    d.set_item("smallest_subnormal", smallest)?;
+    // The gap above 1.0 (fixed point: the resolution, one unit in the last place).
+    let eps = if f.is_float() {
+        (-(man_bits as f64)).exp2()
+    } else {
+        (-(frac_bits as f64)).exp2()
+    };
+    d.set_item("eps", eps)?;
+    d.set_item("layout", f.layout_text())?;
+    Ok(d)
+}
+
+/// Every encoding's value (index = bit pattern) of a format of at most 16 bits.
+#[pyfunction]
+fn values<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let f = lookup(name)?;
+    if f.width() > 16 {
+        return Err(PyValueError::new_err(format!(
+            "values() lists every encoding of formats of at most 16 bits; {} has {} bits",
+            f.name,
+            f.width()
+        )));
+    }
+    let v: Vec<f64> = (0..1u64 << f.width()).map(|b| value_of(f, b)).collect();
+    Ok(PyArray1::from_vec(py, v))
+}
+
+/// The scalar PTX type of a format (`None` for `vf`, `s1`, `u1`, which PTX lacks).
+fn ptx_type(f: &Format) -> Option<ptx::PtxType> {
+    ptx::PtxType::all().find(|t| {
+        t.lanes() == 1
+            && !matches!(t.kind(), ptx::types::Kind::Packed)
+            && t.lane_format().as_ref() == Some(f)
+    })
+}
+
+/// The conversion `gpucvt convert --to DST --mode MODE [--satfinite …]` applies to a tensor of
+/// `src`: the lane conversion of the PTX form `cvt.MODE.MODS.dst.src` (its policy: `.ftz`
+/// flushes f32 inputs except into f16, bf16 NaN payloads into f32/f64, integer rules), with
+/// the rounding as chosen (for `rs`, `rbits_width` random bits per element). The same rules
+/// as the CLI's, so that `astype(mode="rs", seed=s)` equals `gpucvt convert --seed s`.
+#[allow(clippy::too_many_arguments)]
+fn conversion(
+    src: &Format,
+    dst: &Format,
+    mode: &str,
+    satfinite: bool,
+    sat: bool,
+    relu: bool,
+    ftz: bool,
+    rbits_width: Option<u32>,
+) -> PyResult<Conversion> {
+    let round_mod = ptx::RoundMod::ALL
+        .into_iter()
+        .find(|r| r.name().eq_ignore_ascii_case(mode))
+        .ok_or_else(|| {
+            let names: Vec<&str> = ptx::RoundMod::ALL.iter().map(|r| r.name()).collect();
+            PyValueError::new_err(format!(
+                "invalid mode {mode:?}; expected one of: {}",
+                names.join(", ")
+            ))
+        })?;
+    let mut rounding = Rounding::from_name(round_mod.name()).ok_or_else(|| {
+        PyValueError::new_err(format!("mode {}: not a core rounding", round_mod.name()))
+    })?;
+    if let Direction::Stochastic { .. } = rounding.direction {
+        let width = match rbits_width {
+            Some(w) if !(1..=32).contains(&w) => {
+                return Err(PyValueError::new_err(format!(
+                    "rbits_width must be 1 to 32, not {w}"
+                )))
+            }
+            Some(w) => w,
+            None => match dst.name {
+                "f16" => 13,
+                "bf16" => 16,
+                _ => 8,
+            },
+        };
+        rounding = Rounding::stochastic(0, width);
+    } else if rbits_width.is_some() {
+        return Err(PyValueError::new_err(
+            "rbits_width is only valid with mode=\"rs\"",
+        ));
+    }
+    let mut form = ptx::CvtForm::new(ptx::PtxType::F32, ptx::PtxType::F32);
+    form.rounding = Some(round_mod);
+    form.ftz = ftz;
+    form.sat = sat;
+    form.relu = relu;
+    form.satfinite = satfinite;
+    let conv = match (ptx_type(src), ptx_type(dst)) {
+        (Some(atype), Some(dtype)) => {
+            (form.atype, form.dtype) = (atype, dtype);
+            ptx::eval::lane_conversion(&form).map_err(|e| PyValueError::new_err(e.to_string()))?
+        }
+        (atype, dtype) => {
+            // `.b8` stands in for the missing type; none of the policy's type rules concern it.
+            form.atype = atype.unwrap_or(ptx::PtxType::B8);
+            form.dtype = dtype.unwrap_or(ptx::PtxType::B8);
+            Conversion::new(*src, *dst, rounding, ptx::eval::policy_of(&form, src, dst))
+        }
+    };
+    Ok(Conversion::new(conv.src, conv.dst, rounding, conv.policy))
+}
+
+/// Where stochastic rounding takes its random words.
+#[derive(Clone, Copy)]
+enum Random<'a> {
+    /// Not stochastic.
+    None,
+    /// The caller's, one per element.
+    Given(&'a [u32]),
+    /// gpucvt's stream: element `i` takes `random_word(stream, i)`.
+    Stream(u64),
+}
+
+/// Elements per thread below which splitting costs more than it gains.
+const MIN_PER_THREAD: usize = 1 << 16;
+/// At most this many threads, whatever `threads` asks (each is an OS thread).
+const MAX_THREADS: usize = 256;
+/// Elements converted at a time by the stochastic paths (bounds a thread's scratch memory).
+const BLOCK: usize = 1 << 14;
+
+/// A conversion ready to run over slices: its kernel and, for stochastic rounding of sources
+/// of at most 16 bits (which the kernels' tables cannot take: each element has its own random
+/// word), the way `gpucvt convert` takes too: the source widened exactly to `f32` by a table,
+/// then the `f32` kernel, with the elements it cannot serve bit for bit (NaN payloads,
+/// subnormals, anything the widening flags) converted by the exact core.
+struct Runner {
+    kernel: Kernel,
+    widen: Option<Widen>,
+}
+
+struct Widen {
+    /// The `f32` kernel of the same rounding and policy.
+    kernel: Kernel,
+    /// The `f32` word of each source encoding.
+    bits: Box<[u32]>,
+    /// Whether an encoding goes through the exact core instead.
+    exact: Box<[bool]>,
+    mask: u64,
+}
+
+impl Runner {
+    fn new(conv: Conversion) -> Runner {
+        let stochastic = matches!(conv.rounding.direction, Direction::Stochastic { .. });
+        let src = conv.src;
+        let widen = (stochastic && src.width() <= 16 && src != F32).then(|| {
+            let to32 = Conversion::new(src, F32, Rounding::RZ, Default::default());
+            let n = 1usize << src.width();
+            let mut bits = Vec::with_capacity(n);
+            let mut exact = Vec::with_capacity(n);
+            for b in 0..n as u64 {
+                let out = to32.apply(b);
+                let w = out.bits as u32;
+                bits.push(w);
+                exact.push(
+                    !out.flags.is_empty()
+                        || src.is_subnormal(b)
+                        || src.decode(b).is_nan()
+                        || (w & 0x7f80_0000 == 0 && w & 0x007f_ffff != 0),
+                );
+            }
+            let mut wide = conv;
+            wide.src = F32;
+            Widen {
+                kernel: Kernel::new(wide),
+                bits: bits.into(),
+                exact: exact.into(),
+                mask: src.mask(),
+            }
+        });
+        Runner {
+            kernel: Kernel::new(conv),
+            widen,
+        }
+    }
+
+    /// Stochastic conversion of `src` with the random words `random` (as long).
+    fn stochastic<S: Word, D: Word>(
+        &self,
+        src: &[S],
+        dst: &mut [D],
+        random: &[u32],
+        wide: &mut Vec<u32>,
+    ) -> Result<(), String> {
+        let Some(w) = &self.widen else {
+            return self
+                .kernel
+                .convert_stochastic(src, dst, random)
+                .map_err(|e| e.to_string());
+        };
+        wide.clear();
+        wide.extend(src.iter().map(|x| w.bits[(x.to_u64() & w.mask) as usize]));
+        w.kernel
+            .convert_stochastic(wide, dst, random)
+            .map_err(|e| e.to_string())?;
+        let conv = self.kernel.conversion();
+        for (i, x) in src.iter().enumerate() {
+            let x = x.to_u64() & w.mask;
+            if w.exact[x as usize] {
+                let mut c = *conv;
+                if let Direction::Stochastic { width, .. } = c.rounding.direction {
+                    c.rounding.direction = Direction::Stochastic {
+                        random: random[i] as u64,
+                        width,
+                    };
+                }
+                dst[i] = D::from_u64(c.apply(x).bits);
+            }
+        }
+        Ok(())
+    }
+
+    /// Converts the elements `at` of the whole array (`src`, `dst`: those elements).
+    fn part<S: Word, D: Word>(
+        &self,
+        src: &[S],
+        dst: &mut [D],
+        at: Range<usize>,
+        random: Random<'_>,
+    ) -> Result<(), String> {
+        let mut wide = Vec::new();
+        match random {
+            Random::None => self.kernel.convert(src, dst).map_err(|e| e.to_string()),
+            Random::Given(words) => {
+                let words = &words[at];
+                for ((s, d), r) in src
+                    .chunks(BLOCK)
+                    .zip(dst.chunks_mut(BLOCK))
+                    .zip(words.chunks(BLOCK))
+                {
+                    self.stochastic(s, d, r, &mut wide)?;
+                }
+                Ok(())
+            }
+            Random::Stream(stream) => {
+                let mut buf = vec![0u32; BLOCK.min(src.len())];
+                let mut first = at.start as u64;
+                for (s, d) in src.chunks(BLOCK).zip(dst.chunks_mut(BLOCK)) {
+                    let b = &mut buf[..s.len()];
+                    random_values(stream, first, b);
+                    self.stochastic(s, d, b, &mut wide)?;
+                    first += s.len() as u64;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Converts every element, split into `threads` contiguous parts (each element's random
+    /// word depends on its index only, so the split never changes a result).
+    fn all<S: Word, D: Word>(
+        &self,
+        src: &[S],
+        random: Random<'_>,
+        threads: usize,
+    ) -> Result<Vec<D>, Failure> {
+        let n = src.len();
+        let mut dst = Vec::new();
+        // An allocation failure is a MemoryError, not an abort of the interpreter.
+        dst.try_reserve_exact(n).map_err(|_| Failure::Memory(n))?;
+        dst.resize(n, D::default());
+        let parts = threads.min(MAX_THREADS).min(n / MIN_PER_THREAD).max(1);
+        if parts == 1 {
+            self.part(src, &mut dst, 0..n, random)
+                .map_err(Failure::Value)?;
+            return Ok(dst);
+        }
+        // Parts of a multiple of 64 elements, so that each starts on a cache line.
+        let size = n.div_ceil(parts).next_multiple_of(64);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = src
+                .chunks(size)
+                .zip(dst.chunks_mut(size))
+                .enumerate()
+                .map(|(j, (s, d))| {
+                    let at = j * size..j * size + s.len();
+                    scope.spawn(move || self.part(s, d, at, random))
+                })
+                .collect();
+            handles.into_iter().try_for_each(|h| {
+                h.join()
+                    .map_err(|_| "a conversion thread panicked".to_string())?
+            })
+        })
+        .map_err(Failure::Value)?;
+        Ok(dst)
+    }
+}
+
+/// Why a conversion produced no result.
+enum Failure {
+    /// The result (this many elements) could not be allocated.
+    Memory(usize),
+    /// Anything else, with its message.
+    Value(String),
+}
+
+/// The number of threads: `threads`, or every core the process may use.
+fn thread_count(threads: Option<usize>) -> PyResult<usize> {
+    match threads {
+        Some(0) => Err(PyValueError::new_err(
+            "threads must be at least 1 (None: every core)",
+        )),
+        Some(t) => Ok(t),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
+}
+
+/// The destination's word: the narrowest of 8, 16, 32 and 64 bits that holds it.
+fn container_bits(f: &Format) -> u32 {
+    f.width().next_power_of_two().max(8)
+}
+
+fn run_into<'py, S: Word + numpy::Element, D: Word + numpy::Element>(
+    py: Python<'py>,
+    runner: &Runner,
+    src: &Bound<'py, PyArray1<S>>,
+    random: Option<PyReadonlyArray1<'py, u32>>,
+    seed: u64,
+    threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let stochastic = matches!(
+        runner.kernel.conversion().rounding.direction,
+        Direction::Stochastic { .. }
+    );
+    let src = src.readonly();
+    let words = src
+        .as_slice()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let given = match &random {
+        Some(r) => Some(
+            r.as_slice()
+                .map_err(|e| PyValueError::new_err(e.to_string()))?,
+        ),
+        None => None,
+    };
+    let random = match (stochastic, given) {
+        (false, _) => Random::None,
+        (true, Some(g)) => {
+            if g.len() != words.len() {
+                return Err(PyValueError::new_err(format!(
+                    "rbits must have one word per element: {} elements, {} words",
+                    words.len(),
+                    g.len()
+                )));
+            }
+            Random::Given(g)
+        }
+        // The stream of a single-tensor `gpucvt convert --seed` (`.npy` or raw input).
+        (true, None) => Random::Stream(gpucvt_core::random::splitmix64(seed)),
+    };
+    let out: Vec<D> = py
+        .detach(|| runner.all::<S, D>(words, random, threads))
+        .map_err(|e| match e {
+            Failure::Memory(n) => {
+                PyMemoryError::new_err(format!("no memory for a result of {n} elements"))
+            }
+            Failure::Value(m) => PyValueError::new_err(m),
+        })?;
+    Ok(PyArray1::from_vec(py, out).into_any())
+}
+
+/// Converts the flat array of words `src` (the bit patterns of `src_fmt`, in a `uint8`,
+/// `uint16`, `uint32` or `uint64` container) to `dst_fmt`; returns the result's bit patterns
+/// in the narrowest unsigned container of the destination. `gpucvt.astype` is the public
+/// entry point.
+#[pyfunction]
+#[pyo3(signature = (src, src_fmt, dst_fmt, mode="rn", satfinite=false, sat=false, relu=false, ftz=false, seed=0, rbits=None, rbits_width=None, threads=None))]
+#[allow(clippy::too_many_arguments)]
+fn convert<'py>(
+    py: Python<'py>,
+    src: &Bound<'py, PyAny>,
+    src_fmt: &str,
+    dst_fmt: &str,
+    mode: &str,
+    satfinite: bool,
+    sat: bool,
+    relu: bool,
+    ftz: bool,
+    seed: u64,
+    rbits: Option<PyReadonlyArray1<'py, u32>>,
+    rbits_width: Option<u32>,
+    threads: Option<usize>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (s, d) = (lookup(src_fmt)?, lookup(dst_fmt)?);
+    let conv = conversion(s, d, mode, satfinite, sat, relu, ftz, rbits_width)?;
+    if rbits.is_some() && !matches!(conv.rounding.direction, Direction::Stochastic { .. }) {
+        return Err(PyValueError::new_err(
+            "rbits is only valid with mode=\"rs\"",
+        ));
+    }
+    let threads = thread_count(threads)?;
+    let runner = Runner::new(conv);
+    macro_rules! dst {
+        ($S:ty, $a:expr) => {
+            match container_bits(d) {
+                8 => run_into::<$S, u8>(py, &runner, $a, rbits, seed, threads),
+                16 => run_into::<$S, u16>(py, &runner, $a, rbits, seed, threads),
+                32 => run_into::<$S, u32>(py, &runner, $a, rbits, seed, threads),
+                _ => run_into::<$S, u64>(py, &runner, $a, rbits, seed, threads),
+            }
+        };
+    }
+    let want = container_bits(s);
+    if let Ok(a) = src.cast::<PyArray1<u8>>() {
+        if want == 8 {
+            return dst!(u8, a);
+        }
+    } else if let Ok(a) = src.cast::<PyArray1<u16>>() {
+        if want == 16 {
+            return dst!(u16, a);
+        }
+    } else if let Ok(a) = src.cast::<PyArray1<u32>>() {
+        if want == 32 {
+            return dst!(u32, a);
+        }
+    } else if let Ok(a) = src.cast::<PyArray1<u64>>() {
+        if want == 64 {
+            return dst!(u64, a);
+        }
+    }
+    Err(PyTypeError::new_err(format!(
+        "the words of {} must be a 1-D uint{want} array",
+        s.name
+    )))
+}
+
+/// The native module.
+#[pymodule]
+fn _gpucvt(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(formats, m)?)?;
+    m.add_function(wrap_pyfunction!(canonical_name, m)?)?;
+    m.add_function(wrap_pyfunction!(format_info, m)?)?;
+    m.add_function(wrap_pyfunction!(values, m)?)?;
+    m.add_function(wrap_pyfunction!(convert, m)?)?;
+    Ok(())
+}
