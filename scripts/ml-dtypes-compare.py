@@ -41,7 +41,7 @@ gpucvt kernels benchmarked here also write one element per byte (`Kernel::conver
 `u8` slice): the same bytes are read and written on both sides. The PTX x2 forms
 (`cvt.rn.satfinite.e2m1x2.f32` etc.) pack two such lanes into a 16-bit word (FP8, FP6 in
 the low 6 bits of each byte) or into one byte (FP4, two nibbles); that packing
-(`gpucvt::bulk::CvtKernel`) is not part of this comparison.
+(`gpucvt::ptx::slices::CvtKernel`) is not part of this comparison.
 
 --check: for a few thousand random finite in-range f32 values per format, plus every tie
 (midpoint between neighbouring finite values) and its two f32 neighbours, compares ml_dtypes'

@@ -108,20 +108,11 @@ fn values<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyArray1<f64>
     Ok(PyArray1::from_vec(py, v))
 }
 
-/// The scalar PTX type of a format (`None` for `vf`, `s1`, `u1`, which PTX lacks).
-fn ptx_type(f: &Format) -> Option<ptx::PtxType> {
-    ptx::PtxType::all().find(|t| {
-        t.lanes() == 1
-            && !matches!(t.kind(), ptx::types::Kind::Packed)
-            && t.lane_format().as_ref() == Some(f)
-    })
-}
-
 /// The conversion `gpucvt convert --to DST --mode MODE [--satfinite …]` applies to a tensor of
-/// `src`: the lane conversion of the PTX form `cvt.MODE.MODS.dst.src` (its policy: `.ftz`
-/// flushes f32 inputs except into f16, bf16 NaN payloads into f32/f64, integer rules), with
-/// the rounding as chosen (for `rs`, `rbits_width` random bits per element). The same rules
-/// as the CLI's, so that `astype(mode="rs", seed=s)` equals `gpucvt convert --seed s`.
+/// `src`: `gpucvt::ptx::eval::element_conversion`, the lane conversion of the PTX form
+/// `cvt.MODE.MODS.dst.src`, with the rounding as chosen (for `rs`, `rbits_width` random bits
+/// per element). The same function as the CLI's, so that `astype(mode="rs", seed=s)` equals
+/// `gpucvt convert --seed s`.
 #[allow(clippy::too_many_arguments)]
 fn conversion(
     src: &Format,
@@ -154,11 +145,7 @@ fn conversion(
                 )))
             }
             Some(w) => w,
-            None => match dst.name {
-                "f16" => 13,
-                "bf16" => 16,
-                _ => 8,
-            },
+            None => ptx::eval::default_rbits_width(dst),
         };
         rounding = Rounding::stochastic(0, width);
     } else if rbits_width.is_some() {
@@ -172,19 +159,8 @@ fn conversion(
     form.sat = sat;
     form.relu = relu;
     form.satfinite = satfinite;
-    let conv = match (ptx_type(src), ptx_type(dst)) {
-        (Some(atype), Some(dtype)) => {
-            (form.atype, form.dtype) = (atype, dtype);
-            ptx::eval::lane_conversion(&form).map_err(|e| PyValueError::new_err(e.to_string()))?
-        }
-        (atype, dtype) => {
-            // `.b8` stands in for the missing type; none of the policy's type rules concern it.
-            form.atype = atype.unwrap_or(ptx::PtxType::B8);
-            form.dtype = dtype.unwrap_or(ptx::PtxType::B8);
-            Conversion::new(*src, *dst, rounding, ptx::eval::policy_of(&form, src, dst))
-        }
-    };
-    Ok(Conversion::new(conv.src, conv.dst, rounding, conv.policy))
+    ptx::eval::element_conversion(&form, rounding, src, dst)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// Where stochastic rounding takes its random words.

@@ -7,7 +7,7 @@ use crate::input::lookup_format;
 use crate::output::{group, progress_bar, table, to_json, write_json, Counting};
 use clap::Args as ClapArgs;
 use gpucvt::core::format::Format;
-use gpucvt::core::{Conversion, Direction, Rounding};
+use gpucvt::core::{Direction, Rounding};
 use gpucvt::ptx;
 use gpucvt_tensor::{BlockScaling, FilePlan, Options, Recipe, ScaleMethod, Stats, Summary};
 use serde::Serialize;
@@ -109,45 +109,6 @@ pub struct Args {
     pub json: bool,
 }
 
-/// The scalar PTX type of a format (`None` for `vf`, `s1`, `u1`, which PTX lacks).
-fn ptx_type(f: &Format) -> Option<ptx::PtxType> {
-    ptx::PtxType::all().find(|t| {
-        t.lanes() == 1
-            && !matches!(t.kind(), ptx::types::Kind::Packed)
-            && t.lane_format().as_ref() == Some(f)
-    })
-}
-
-/// The conversion of `--to` for a tensor of `src`: the per-lane conversion of the PTX form
-/// `cvt.MODE.MODS.dst.src` (`gpucvt::ptx::eval::lane_conversion`, so the policy is PTX's:
-/// `.ftz` flushes f32 inputs except into f16, NaN payloads of bf16 → f32/f64, integer NaN
-/// and overflow rules, …) whenever both formats are PTX types — whether or not PTX accepts
-/// that pair. PTX has no type for `vf`, `s1` and `u1`: a pair with one of them is built
-/// directly, with the policy `gpucvt::ptx::eval::policy_of` gives the same modifiers (`.b8`
-/// standing in for the missing type, which none of its type rules concern).
-fn to_conversion(
-    form: &ptx::CvtForm,
-    rounding: Rounding,
-    src: &Format,
-    dst: &Format,
-) -> Result<Conversion, String> {
-    let mut f = *form;
-    let conv = match (ptx_type(src), ptx_type(dst)) {
-        (Some(atype), Some(dtype)) => {
-            (f.atype, f.dtype) = (atype, dtype);
-            ptx::eval::lane_conversion(&f).map_err(|e| e.to_string())?
-        }
-        (atype, dtype) => {
-            f.atype = atype.unwrap_or(ptx::PtxType::B8);
-            f.dtype = dtype.unwrap_or(ptx::PtxType::B8);
-            Conversion::new(*src, *dst, rounding, ptx::eval::policy_of(&f, src, dst))
-        }
-    };
-    // The rounding as chosen (`rs`: the random-bit width of --rbits-width or its default,
-    // where the form's would be the packed lanes').
-    Ok(Conversion::new(conv.src, conv.dst, rounding, conv.policy))
-}
-
 /// The conversion of each tensor, its label, and whether it is meant for integer sources (a
 /// `--cvt` form from an integer type).
 fn recipe(a: &Args) -> Result<(Recipe, String, bool), CliError> {
@@ -193,11 +154,9 @@ fn recipe(a: &Args) -> Result<(Recipe, String, bool), CliError> {
     let mut rounding = Rounding::from_name(mode.name())
         .ok_or_else(|| CliError(format!("--mode {}: not a core rounding", mode.name())))?;
     if let Direction::Stochastic { .. } = rounding.direction {
-        let width = a.rbits_width.unwrap_or(match dst.name {
-            "f16" => 13,
-            "bf16" => 16,
-            _ => 8,
-        });
+        let width = a
+            .rbits_width
+            .unwrap_or(ptx::eval::default_rbits_width(&dst));
         rounding = Rounding::stochastic(0, width);
     } else if a.rbits_width.is_some() {
         return fail("--rbits-width is only valid with --mode rs");
@@ -224,7 +183,8 @@ fn recipe(a: &Args) -> Result<(Recipe, String, bool), CliError> {
     form.pzo = a.policy.pzo;
     Ok((
         Box::new(move |src: &Format| {
-            to_conversion(&form, rounding, src, &dst).map_err(gpucvt_tensor::Error::Refused)
+            ptx::eval::element_conversion(&form, rounding, src, &dst)
+                .map_err(|e| gpucvt_tensor::Error::Refused(e.to_string()))
         }),
         label,
         false,

@@ -5,7 +5,7 @@ use crate::args::{TargetArg, Threads};
 use crate::common::{fail, CliError, Done};
 use crate::output::to_json;
 use crate::verify::{bar, form_of, pool};
-use gpucvt::bulk::verify::{self, Inputs};
+use gpucvt::ptx::slices::verify::{self, Inputs};
 use serde::Serialize;
 use std::io::Write;
 use std::time::Instant;

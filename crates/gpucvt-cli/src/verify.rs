@@ -4,10 +4,10 @@
 use crate::args::{TargetArg, Threads};
 use crate::common::{fail, CliError, Done};
 use crate::output::{progress_bar, to_json, Counting};
-use gpucvt::bulk::verify::{self, Inputs, Report};
-use gpucvt::bulk::Path;
 use gpucvt::instr::{Instr, Options};
 use gpucvt::kernels::{instruction_set, Strategy};
+use gpucvt::ptx::slices::verify::{self, Inputs, Report};
+use gpucvt::ptx::slices::Path;
 use gpucvt::ptx::CvtForm;
 use serde::Serialize;
 use std::time::Instant;

@@ -1,4 +1,4 @@
-//! PTX forms over slices (`gpucvt::bulk::CvtKernel`): one thread against two, and the
+//! PTX forms over slices (`gpucvt::ptx::slices::CvtKernel`): one thread against two, and the
 //! packing of the x2/x4 forms against the plain per-element kernel, on in-cache (1 Mi) and
 //! in-memory (16 Mi) inputs.
 //!
@@ -6,8 +6,8 @@
 //! 1.8× one thread on in-cache sizes: compare `…/threads-1` with `…/threads-2`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use gpucvt::bulk::{CvtKernel, Order};
 use gpucvt::ptx::parse_instruction;
+use gpucvt::ptx::slices::{CvtKernel, Order};
 use std::hint::black_box;
 
 /// f32 bit patterns of ordinary magnitude (a fixed splitmix64 stream).

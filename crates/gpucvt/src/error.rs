@@ -118,9 +118,9 @@ pub enum Error {
         /// The dialect's message.
         message: String,
     },
-    /// A PTX form that cannot run over slices ([`crate::bulk::CvtKernel`]).
+    /// A PTX form that cannot run over slices ([`crate::ptx::slices::CvtKernel`]).
     #[error(transparent)]
-    Bulk(#[from] crate::bulk::CvtBulkError),
+    Bulk(#[from] crate::ptx::slices::CvtBulkError),
     /// A sweep over a source wider than 32 bits.
     #[error("the source words are {bits} bits wide: a sweep covers sources of at most 32 bits (use `gpucvt verify --sample` for wider ones)")]
     SweepTooWide {

@@ -15,7 +15,7 @@
 //!   data; [`unknown`]: the one rule for values a run does not know;
 //! - [`instr`]: one instruction of any dialect ([`instr::Instr`]: parse, check on a target,
 //!   evaluate); [`batch`]: the `gpucvt eval --batch` contract over it;
-//! - [`bulk`]: one PTX form over whole slices, `verify` and `sweep`; [`diff`]: two
+//! - [`ptx::slices`]: one PTX form over whole slices, `verify` and `sweep`; [`diff`]: two
 //!   conversions compared over every input;
 //! - [`error`]: [`Error`], what the public functions return.
 //!
@@ -38,7 +38,6 @@ pub use gpucvt_core as core;
 pub use gpucvt_kernels as kernels;
 
 pub mod batch;
-pub mod bulk;
 pub mod diag;
 pub mod diff;
 pub mod error;

@@ -340,6 +340,76 @@ pub fn policy_of(form: &CvtForm, src: &Format, dst: &Format) -> Policy {
     }
 }
 
+/// The scalar PTX type whose lane format is `f` (`None` for formats PTX has no type for:
+/// `vf`, `s1`, `u1`).
+///
+/// ```
+/// use gpucvt::core::format::{E4M3, VF};
+/// use gpucvt::ptx::{eval::scalar_type, PtxType};
+/// assert_eq!(scalar_type(&E4M3), Some(PtxType::E4m3));
+/// assert_eq!(scalar_type(&VF), None);
+/// ```
+pub fn scalar_type(f: &Format) -> Option<PtxType> {
+    PtxType::all().find(|t| {
+        t.lanes() == 1 && !matches!(t.kind(), Kind::Packed) && t.lane_format().as_ref() == Some(f)
+    })
+}
+
+/// The random-bit width of an element's stochastic rounding into `dst` when the caller does
+/// not choose one: the width of a lane of PTX's `.rs` forms (13 bits for f16, 16 for bf16),
+/// else 8 (the FP8/FP6/FP4 forms').
+pub fn default_rbits_width(dst: &Format) -> u32 {
+    match dst.name {
+        "f16" => 13,
+        "bf16" => 16,
+        _ => 8,
+    }
+}
+
+/// The conversion of one element from `src` to `dst` under the modifiers of `modifiers`
+/// (its rounding modifier, `.ftz`, `.sat`, `.relu`, `.satfinite`, `.pzo`; its types are
+/// ignored), with `rounding` (for `.rs`, the caller's random-bit width): the lane conversion
+/// of the PTX form `cvt.MODE.MODS.dst.src` (PTX's policy: `.ftz` flushes f32 inputs except
+/// into f16, NaN payloads of bf16 into f32/f64, integer NaN and overflow rules, ...)
+/// whenever both formats are PTX types, whether or not PTX accepts that pair; for a format
+/// PTX has no type for ([`scalar_type`]), the policy the same modifiers select, with `.b8`
+/// standing in for the missing type (none of the policy's type rules concern it). What
+/// `gpucvt convert --to` and the Python package's `astype` apply.
+///
+/// ```
+/// use gpucvt::core::{format::{BF16, E4M3}, Rounding};
+/// use gpucvt::ptx::{eval::element_conversion, CvtForm, PtxType, RoundMod};
+/// let mut mods = CvtForm::new(PtxType::F32, PtxType::F32);
+/// mods.rounding = Some(RoundMod::Rn);
+/// mods.satfinite = true;
+/// let c = element_conversion(&mods, Rounding::RN, &BF16, &E4M3).unwrap();
+/// assert!(c.policy.satfinite);
+/// assert_eq!(c.apply(0x43c8).bits, 0x7e); // bf16 400 → e4m3 416 (448 saturates above)
+/// ```
+///
+/// # Errors
+/// A form [`lane_conversion`] refuses (`.scaled`, `cvt.pack`).
+pub fn element_conversion(
+    modifiers: &CvtForm,
+    rounding: Rounding,
+    src: &Format,
+    dst: &Format,
+) -> Result<Conversion, EvalError> {
+    let mut f = *modifiers;
+    let conv = match (scalar_type(src), scalar_type(dst)) {
+        (Some(atype), Some(dtype)) => {
+            (f.atype, f.dtype) = (atype, dtype);
+            lane_conversion(&f)?
+        }
+        (atype, dtype) => {
+            f.atype = atype.unwrap_or(PtxType::B8);
+            f.dtype = dtype.unwrap_or(PtxType::B8);
+            Conversion::new(*src, *dst, rounding, policy_of(&f, src, dst))
+        }
+    };
+    Ok(Conversion::new(conv.src, conv.dst, rounding, conv.policy))
+}
+
 /// The core conversion one lane of a form performs, when every lane performs the same one:
 /// source and destination lane formats, the form's rounding (for `.rs` a 32-bit-wide
 /// stochastic rounding whose random bits the caller supplies per element, narrowed to the

@@ -7,6 +7,7 @@
 //! - [`check`](mod@check): what ptxas accepts, per target and PTX version, with diagnostics;
 //! - [`eval`]: evaluation of a legal form;
 //! - [`run`]: running the straight-line `mov`/`cvt` statements of one entry;
+//! - [`slices`]: one form over whole slices on the fast kernels (`CvtKernel`), `verify`, `sweep`;
 //! - [`table`]: the ISA's conversion tables (15 and 16), computed from the legality rules.
 
 pub mod check;
@@ -15,6 +16,7 @@ pub mod form;
 pub mod lexer;
 pub mod parse;
 pub mod run;
+pub mod slices;
 pub mod table;
 pub mod target;
 pub mod types;

@@ -30,7 +30,7 @@
 //! exactly as the instruction does.
 //!
 //! ```
-//! use gpucvt::bulk::{CvtKernel, Order};
+//! use gpucvt::ptx::slices::{CvtKernel, Order};
 //! use gpucvt::ptx::parse_instruction;
 //! let form = parse_instruction("cvt.rn.satfinite.e4m3x2.f32").unwrap().form;
 //! let k = CvtKernel::new(&form, Order::Memory).unwrap();

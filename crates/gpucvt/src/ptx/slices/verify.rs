@@ -46,7 +46,7 @@ const SWEEP_BLOCK: u64 = 1 << 16;
 /// stream `gpucvt convert` uses.
 ///
 /// ```
-/// assert_ne!(gpucvt::bulk::verify::rbits_for(0, 0), gpucvt::bulk::verify::rbits_for(0, 1));
+/// assert_ne!(gpucvt::ptx::slices::verify::rbits_for(0, 0), gpucvt::ptx::slices::verify::rbits_for(0, 1));
 /// ```
 pub fn rbits_for(seed: u64, i: u64) -> u32 {
     crate::core::random::random_word(seed, i)

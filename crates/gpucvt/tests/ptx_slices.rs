@@ -1,10 +1,10 @@
-//! The slice kernels of `gpucvt::bulk` against the exact model, as `gpucvt verify` runs
+//! The slice kernels of `gpucvt::ptx::slices` against the exact model, as `gpucvt verify` runs
 //! them: exhaustively for every form with a source of at most 16 bits (normal suite), and
 //! over all 2^32 inputs for one form of every destination family (ignored: minutes each;
-//! `cargo test --release -p gpucvt --test bulk_verify -- --ignored`).
+//! `cargo test --release -p gpucvt --test ptx_slices -- --ignored`).
 
-use gpucvt::bulk::verify::{verify, Inputs, Report};
 use gpucvt::ptx::parse_instruction;
+use gpucvt::ptx::slices::verify::{verify, Inputs, Report};
 
 fn check(text: &str) -> Report {
     let form = parse_instruction(text)
