@@ -384,7 +384,8 @@ pub fn default_rbits_width(dst: &Format) -> u32 {
 /// mods.satfinite = true;
 /// let c = element_conversion(&mods, Rounding::RN, &BF16, &E4M3).unwrap();
 /// assert!(c.policy.satfinite);
-/// assert_eq!(c.apply(0x43c8).bits, 0x7e); // bf16 400 → e4m3 416 (448 saturates above)
+/// assert_eq!(c.apply(0x43c8).bits, 0x7c); // bf16 400: a tie between 384 and 416, to even 384
+/// assert_eq!(c.apply(0x43fa).bits, 0x7e); // bf16 500 → 448, the largest finite (.satfinite)
 /// ```
 ///
 /// # Errors
