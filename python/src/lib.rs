@@ -364,7 +364,12 @@ fn thread_count(threads: Option<usize>) -> PyResult<usize> {
             "threads must be at least 1 (None: every core)",
         )),
         Some(t) => Ok(t),
-        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+        None => {
+            // Read once: the standard library reads the cgroup quota files on every call
+            // (tens of microseconds, most of a small conversion's time).
+            static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+            Ok(*CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())))
+        }
     }
 }
 

@@ -1,0 +1,94 @@
+"""Speed of ``gpucvt.astype`` as ratios measured in one run (the machines are shared and
+noisy, so absolute times are not compared across runs).
+
+    python python/benchmarks/astype.py [--n 67108864] [--small 4194304] [--reps 5]
+
+Prints, for f32 -> e4m3, e5m2, e2m1 and bf16 (round to nearest even):
+- one thread, ``n`` elements: gpucvt against ``x.astype(ml_dtypes type)`` (the issue's target:
+  at least 20x), and against a plain copy of the same input bytes (``np.copyto``);
+- ``small`` elements: two threads against one (target: at least 1.6x), beside a two-thread
+  copy of the same bytes against a one-thread copy, the limit memory bandwidth sets;
+- one element: gpucvt's call against ml_dtypes' one-element ``astype`` (target: at most 3x).
+Each figure is the best of ``reps`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import time
+
+import ml_dtypes
+import numpy as np
+
+import gpucvt
+
+TARGETS = [("e4m3", ml_dtypes.float8_e4m3fn), ("e5m2", ml_dtypes.float8_e5m2),
+           ("e2m1", ml_dtypes.float4_e2m1fn), ("bf16", ml_dtypes.bfloat16)]
+
+
+def best(f, reps):
+    t = float("inf")
+    for _ in range(reps):
+        s = time.perf_counter()
+        f()
+        t = min(t, time.perf_counter() - s)
+    return t
+
+
+def copy_threads(src, dst, threads):
+    """A copy of src into dst split over `threads` threads (NumPy releases the GIL)."""
+    parts = np.array_split(np.arange(src.size), threads)
+    def work(p):
+        np.copyto(dst[p[0]:p[-1] + 1], src[p[0]:p[-1] + 1])
+    ts = [threading.Thread(target=work, args=(p,)) for p in parts]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=1 << 26)
+    ap.add_argument("--small", type=int, default=1 << 22)
+    ap.add_argument("--reps", type=int, default=5)
+    a = ap.parse_args()
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(a.n) * 8).astype(np.float32)
+    out = np.empty_like(x)
+    t_copy = best(lambda: np.copyto(out, x), a.reps)
+    print(f"one thread, {a.n} elements (best of {a.reps}); copy of the input {t_copy * 1e3:.1f} ms")
+    print("| f32 -> | gpucvt ms | ml_dtypes ms | gpucvt / ml_dtypes speed | gpucvt time / copy time |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, ml in TARGETS:
+        t_g = best(lambda: gpucvt.astype(x, name, threads=1), a.reps)
+        t_m = best(lambda: x.astype(ml), max(1, a.reps // 2))
+        print(f"| {name} | {t_g * 1e3:.1f} | {t_m * 1e3:.1f} | {t_m / t_g:.1f}x | {t_g / t_copy:.2f} |")
+
+    xs = x[: a.small]
+    outs = np.empty_like(xs)
+    c1 = best(lambda: copy_threads(xs, outs, 1), a.reps * 4)
+    c2 = best(lambda: copy_threads(xs, outs, 2), a.reps * 4)
+    print(f"\n{a.small} elements: two threads against one (copy of the same bytes: {c1 / c2:.2f}x)")
+    print("| f32 -> | 1 thread ms | 2 threads ms | speed-up |")
+    print("| --- | --- | --- | --- |")
+    for name, _ in TARGETS:
+        t1 = best(lambda: gpucvt.astype(xs, name, threads=1), a.reps * 4)
+        t2 = best(lambda: gpucvt.astype(xs, name, threads=2), a.reps * 4)
+        print(f"| {name} | {t1 * 1e3:.2f} | {t2 * 1e3:.2f} | {t1 / t2:.2f}x |")
+
+    one = np.float32([1.5])
+    print("\none element (best of 20 batches of 1000 calls)")
+    print("| f32 -> | gpucvt us | ml_dtypes us | ratio |")
+    print("| --- | --- | --- | --- |")
+    for name, ml in TARGETS:
+        def calls(f):
+            return best(lambda: [f() for _ in range(1000)], 20) / 1000
+        g = calls(lambda: gpucvt.astype(one, name))
+        m = calls(lambda: one.astype(ml))
+        print(f"| {name} | {g * 1e6:.2f} | {m * 1e6:.2f} | {g / m:.1f}x |")
+
+
+if __name__ == "__main__":
+    main()
