@@ -14,7 +14,7 @@ use gpucvt_core::{Conversion, Format, Rounding};
 use gpucvt_kernels::random::random_values;
 use gpucvt_kernels::{Kernel, Word};
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
-use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::ops::Range;
@@ -310,22 +310,17 @@ impl Runner {
 
     /// Converts every element, split into `threads` contiguous parts (each element's random
     /// word depends on its index only, so the split never changes a result).
-    fn all<S: Word, D: Word>(
+    fn fill<S: Word, D: Word>(
         &self,
         src: &[S],
+        dst: &mut [D],
         random: Random<'_>,
         threads: usize,
-    ) -> Result<Vec<D>, Failure> {
+    ) -> Result<(), String> {
         let n = src.len();
-        let mut dst = Vec::new();
-        // An allocation failure is a MemoryError, not an abort of the interpreter.
-        dst.try_reserve_exact(n).map_err(|_| Failure::Memory(n))?;
-        dst.resize(n, D::default());
         let parts = threads.min(MAX_THREADS).min(n / MIN_PER_THREAD).max(1);
         if parts == 1 {
-            self.part(src, &mut dst, 0..n, random)
-                .map_err(Failure::Value)?;
-            return Ok(dst);
+            return self.part(src, dst, 0..n, random);
         }
         // Parts of a multiple of 64 elements, so that each starts on a cache line.
         let size = n.div_ceil(parts).next_multiple_of(64);
@@ -344,17 +339,7 @@ impl Runner {
                     .map_err(|_| "a conversion thread panicked".to_string())?
             })
         })
-        .map_err(Failure::Value)?;
-        Ok(dst)
     }
-}
-
-/// Why a conversion produced no result.
-enum Failure {
-    /// The result (this many elements) could not be allocated.
-    Memory(usize),
-    /// Anything else, with its message.
-    Value(String),
 }
 
 /// The number of threads: `threads`, or every core the process may use.
@@ -416,15 +401,23 @@ fn run_into<'py, S: Word + numpy::Element, D: Word + numpy::Element>(
         // The stream of a single-tensor `gpucvt convert --seed` (`.npy` or raw input).
         (true, None) => Random::Stream(gpucvt_core::random::splitmix64(seed)),
     };
-    let out: Vec<D> = py
-        .detach(|| runner.all::<S, D>(words, random, threads))
-        .map_err(|e| match e {
-            Failure::Memory(n) => {
-                PyMemoryError::new_err(format!("no memory for a result of {n} elements"))
-            }
-            Failure::Value(m) => PyValueError::new_err(m),
-        })?;
-    Ok(PyArray1::from_vec(py, out).into_any())
+    // NumPy allocates the result: its allocator asks for huge pages for large arrays, where
+    // a Rust allocation of 32 MiB or more gets fresh 4 KiB pages, a fault each (several
+    // times the conversion's own time), and an impossible size is NumPy's MemoryError.
+    let out = py
+        .import("numpy")?
+        .getattr("zeros")?
+        .call1((words.len(), numpy::dtype::<D>(py)))?
+        .cast_into::<PyArray1<D>>()?;
+    {
+        let mut rw = out.readwrite();
+        let dst = rw
+            .as_slice_mut()
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        py.detach(|| runner.fill::<S, D>(words, dst, random, threads))
+            .map_err(PyValueError::new_err)?;
+    }
+    Ok(out.into_any())
 }
 
 /// Converts the flat array of words `src` (the bit patterns of `src_fmt`, in a `uint8`,
