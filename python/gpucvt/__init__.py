@@ -24,6 +24,7 @@ array([ 56, 121, 126], dtype=uint8)
 
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Any, List, Optional
 
@@ -84,6 +85,9 @@ def _container(bits: int) -> int:
     raise ValueError(f"no container for {bits} bits")  # pragma: no cover
 
 
+# The look-ups below are pure and run on every call: cached, so that a small conversion
+# costs little more than the conversion.
+@functools.lru_cache(maxsize=1024)
 def _format_of_name(name: str) -> str:
     if not isinstance(name, str):
         raise TypeError(f"a format name must be a str, not {type(name).__name__}")
@@ -107,6 +111,7 @@ def _format_of(dtype: Any) -> str:
     return _format_of_dtype(dt)
 
 
+@functools.lru_cache(maxsize=256)
 def _format_of_dtype(dt: np.dtype) -> str:
     if dt.kind in "fiu" or (dt.kind == "V" and dt.names is None and dt.itemsize <= 8):
         return _format_of_name(dt.name)
@@ -115,6 +120,7 @@ def _format_of_dtype(dt: np.dtype) -> str:
     )
 
 
+@functools.lru_cache(maxsize=256)
 def _result_dtype(fmt: str) -> Optional[np.dtype]:
     """The dtype results of `fmt` carry (None: the unsigned container)."""
     if fmt in _NUMPY:
@@ -138,10 +144,16 @@ def _as_array(x: Any) -> np.ndarray:
     return np.asarray(x)
 
 
+@functools.lru_cache(maxsize=256)
+def _container_of(fmt: str) -> int:
+    """The width of the unsigned container of `fmt`'s encodings."""
+    return _container(_gpucvt.format_info(fmt)["bits"])
+
+
 def _words(a: np.ndarray, fmt: str) -> np.ndarray:
     """The elements of `a` (any layout, byte order) as a flat, C-ordered array of their bit
     patterns in the unsigned container of `fmt`."""
-    bits = _container(_gpucvt.format_info(fmt)["bits"])
+    bits = _container_of(fmt)
     if a.dtype.itemsize * 8 != bits:
         raise TypeError(
             f"dtype {a.dtype} holds {a.dtype.itemsize * 8}-bit elements, "
