@@ -12,7 +12,7 @@ use gpucvt_core::format::{Layout, CATALOGUE, F32};
 use gpucvt_core::round::Direction;
 use gpucvt_core::{Conversion, Format, Rounding};
 use gpucvt_kernels::random::random_values;
-use gpucvt_kernels::{Kernel, Word};
+use gpucvt_kernels::{Kernel, Widening, Word};
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -194,10 +194,8 @@ struct Runner {
 struct Widen {
     /// The `f32` kernel of the same rounding and policy.
     kernel: Kernel,
-    /// The `f32` word of each source encoding.
-    bits: Box<[u32]>,
-    /// Whether an encoding goes through the exact core instead.
-    exact: Box<[bool]>,
+    /// The `f32` word of each source encoding, and which go through the exact core instead.
+    table: Widening,
     mask: u64,
 }
 
@@ -206,27 +204,11 @@ impl Runner {
         let stochastic = matches!(conv.rounding.direction, Direction::Stochastic { .. });
         let src = conv.src;
         let widen = (stochastic && src.width() <= 16 && src != F32).then(|| {
-            let to32 = Conversion::new(src, F32, Rounding::RZ, Default::default());
-            let n = 1usize << src.width();
-            let mut bits = Vec::with_capacity(n);
-            let mut exact = Vec::with_capacity(n);
-            for b in 0..n as u64 {
-                let out = to32.apply(b);
-                let w = out.bits as u32;
-                bits.push(w);
-                exact.push(
-                    !out.flags.is_empty()
-                        || src.is_subnormal(b)
-                        || src.decode(b).is_nan()
-                        || (w & 0x7f80_0000 == 0 && w & 0x007f_ffff != 0),
-                );
-            }
             let mut wide = conv;
             wide.src = F32;
             Widen {
                 kernel: Kernel::new(wide),
-                bits: bits.into(),
-                exact: exact.into(),
+                table: Widening::of(&src),
                 mask: src.mask(),
             }
         });
@@ -251,14 +233,17 @@ impl Runner {
                 .map_err(|e| e.to_string());
         };
         wide.clear();
-        wide.extend(src.iter().map(|x| w.bits[(x.to_u64() & w.mask) as usize]));
+        wide.extend(
+            src.iter()
+                .map(|x| w.table.bits[(x.to_u64() & w.mask) as usize]),
+        );
         w.kernel
             .convert_stochastic(wide, dst, random)
             .map_err(|e| e.to_string())?;
         let conv = self.kernel.conversion();
         for (i, x) in src.iter().enumerate() {
             let x = x.to_u64() & w.mask;
-            if w.exact[x as usize] {
+            if w.table.exact[x as usize] {
                 let mut c = *conv;
                 if let Direction::Stochastic { width, .. } = c.rounding.direction {
                     c.rounding.direction = Direction::Stochastic {

@@ -10,7 +10,7 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use gpucvt::core::convert::{IntNan, NanResult, Overflow};
 use gpucvt::core::round::Rounding;
-use gpucvt::ptx::target::{PtxVersion, Target};
+use gpucvt::ptx::target::{ParseError, PtxVersion, Target};
 use gpucvt::ptx::RoundMod;
 use gpucvt::tile::eval::Semantics;
 use gpucvt::tile::types::SpecVersion;
@@ -288,19 +288,12 @@ pub fn tile_version() -> Named<SpecVersion> {
     }
 }
 
-/// `--target`.
-pub fn target(text: &str) -> Result<Target, String> {
+/// `--target`: the library's parser and its typed error (clap prints its message).
+pub fn target(text: &str) -> Result<Target, ParseError> {
     text.parse()
-        .map_err(|e: gpucvt::ptx::target::ParseError| e.to_string())
 }
 
 /// `--ptx-version`.
-pub fn ptx_version(text: &str) -> Result<PtxVersion, String> {
+pub fn ptx_version(text: &str) -> Result<PtxVersion, ParseError> {
     text.parse()
-        .map_err(|e: gpucvt::ptx::target::ParseError| e.to_string())
-}
-
-/// `--cr0` / `--visa-cr0`: a raw value, a preset or a rounding-mode name.
-pub fn cr0(text: &str) -> Result<Cr0, String> {
-    Cr0::parse(text).map_err(|e| e.to_string())
 }

@@ -2,7 +2,7 @@
 //! one) disagree, over every input of their source width (a sample for 64-bit sources),
 //! grouped into classes with examples.
 
-use crate::args::{self, PtxTarget};
+use crate::args::PtxTarget;
 use crate::common::{compact, fail, CliError};
 use crate::output::{group, progress_bar, table, to_json, Counting};
 use gpucvt::core::format::Format;
@@ -25,7 +25,7 @@ pub struct Args {
     pub b: String,
     /// vISA control register for the vISA instruction(s): a raw value (0x4C0), a preset (0:
     /// kernel entry, opencl: 0x4C0) or a rounding mode name (rne, ru, rd, rtz).
-    #[arg(long = "visa-cr0", visible_alias = "cr0", value_name = "CR0", value_parser = args::cr0)]
+    #[arg(long = "visa-cr0", visible_alias = "cr0", value_name = "CR0", value_parser = Cr0::parse)]
     pub cr0: Option<Cr0>,
     #[command(flatten)]
     pub ptx: PtxTarget,

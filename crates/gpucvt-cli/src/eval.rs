@@ -6,7 +6,7 @@
 //! are flattened); a single value is splatted to every element. The result shows every
 //! element, or `undefined` with the reason where the `spec` semantics leaves it undefined.
 
-use crate::args::{self, PtxTarget, TileOptions};
+use crate::args::{PtxTarget, TileOptions};
 use crate::common::{class_name, compact, fail, CliError};
 use crate::output::to_json;
 use gpucvt::batch::Batch;
@@ -60,7 +60,7 @@ pub struct Args {
     pub ptx: PtxTarget,
     /// vISA control register: a raw value (0x4C0), a preset (0: kernel entry, opencl: 0x4C0)
     /// or a rounding mode name (rne, ru, rd, rtz).
-    #[arg(long, value_name = "CR0", value_parser = args::cr0)]
+    #[arg(long, value_name = "CR0", value_parser = Cr0::parse)]
     pub cr0: Option<Cr0>,
     #[command(flatten)]
     pub tile: TileOptions,

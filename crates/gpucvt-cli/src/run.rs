@@ -9,7 +9,7 @@
 //! diagnostics on stderr and exits with 1; bad options exit with 2. Values that unmodelled
 //! instructions wrote and nothing read are shown as `unknown` ([`gpucvt::unknown`]).
 
-use crate::args::{self, PtxTarget, TileOptions};
+use crate::args::{PtxTarget, TileOptions};
 use crate::common::{CliError, Done};
 use crate::input::{is_mlir, name_value, read_source, Dialect};
 use crate::output::{table, to_json, NoteJson, UnknownJson};
@@ -66,7 +66,7 @@ pub struct Args {
     pub ptx: PtxTarget,
     /// vISA: the control register at kernel entry: a raw value (0x4C0), a preset (0, opencl)
     /// or a rounding mode (rne, ru, rd, rtz). Default: 0, the kernel-entry value.
-    #[arg(long, value_name = "CR0", value_parser = args::cr0)]
+    #[arg(long, value_name = "CR0", value_parser = Cr0::parse)]
     pub cr0: Option<Cr0>,
     /// Machine-readable output.
     #[arg(long)]

@@ -15,7 +15,8 @@
 //!   in this module, each use documented;
 //! - `plan.rs`: which compiled instance serves one conversion;
 //! - [`Kernel`] (this file): a table, a kernel or the exact core for a [`Conversion`];
-//! - [`random`]: long runs of the random stream that stochastic rounding draws from.
+//! - [`random`]: long runs of the random stream that stochastic rounding draws from;
+//!   [`Widening`]: sources of at most 16 bits widened exactly to `f32` for the `f32` kernels.
 //!
 //! Which kernel serves a conversion:
 //!
@@ -77,12 +78,14 @@ mod plan;
 mod portable;
 pub mod random;
 mod streams;
+mod widen;
 mod word;
 
 pub use isa::{
     instruction_set, isa_limit, vectorized, vectorized_up_to, InstructionSet, IsaError,
     Vectorizable, ISA_VARIABLE,
 };
+pub use widen::Widening;
 pub use word::Word;
 
 use core::fmt;

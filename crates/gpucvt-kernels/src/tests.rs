@@ -2,7 +2,7 @@
 //! `gpucvt verify`.)
 
 use super::*;
-use crate::portable::spec::{formats, Fmt};
+use crate::portable::spec::{formats, Fmt, Id};
 use crate::portable::{fast, small, ue8m0};
 use gpucvt_core::convert::{Overflow, Policy};
 use gpucvt_core::format::*;
@@ -949,19 +949,26 @@ fn uncovered_conversions_use_the_run_time_kernel() {
 /// The specialised kernels' format types describe their formats as the run-time kernel does.
 #[test]
 fn specs_match_the_run_time_parameters() {
-    for (f, s) in [
-        (F16, formats::F16::SPEC),
-        (BF16, formats::BF16::SPEC),
-        (TF32, formats::TF32::SPEC),
-        (E4M3, formats::E4M3::SPEC),
-        (E5M2, formats::E5M2::SPEC),
-        (E2M3, formats::E2M3::SPEC),
-        (E3M2, formats::E3M2::SPEC),
-        (E2M1, formats::E2M1::SPEC),
+    for (f, s, id) in [
+        (F16, formats::F16::SPEC, formats::F16::ID),
+        (BF16, formats::BF16::SPEC, formats::BF16::ID),
+        (TF32, formats::TF32::SPEC, formats::TF32::ID),
+        (E4M3, formats::E4M3::SPEC, formats::E4M3::ID),
+        (E5M2, formats::E5M2::SPEC, formats::E5M2::ID),
+        (E2M3, formats::E2M3::SPEC, formats::E2M3::ID),
+        (E3M2, formats::E3M2::SPEC, formats::E3M2::ID),
+        (E2M1, formats::E2M1::SPEC, formats::E2M1::ID),
     ] {
         let p = small::Params::new(&f, Rounding::RN, &Policy::default()).unwrap();
         assert_eq!(s, p.spec, "{f}");
         assert_eq!(s, fast::Spec::of(&f), "{f}");
+        // The plan finds each format's own kernels from its description, and no other's.
+        assert_eq!(Id::of(&p.spec), Some(id), "{f}");
+    }
+    // The formats the run-time kernel serves without specialised instances.
+    for f in [UE4M3, UE5M3] {
+        let p = small::Params::new(&f, Rounding::RN, &Policy::default()).unwrap();
+        assert_eq!(Id::of(&p.spec), None, "{f}");
     }
 }
 

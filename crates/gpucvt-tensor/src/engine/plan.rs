@@ -10,10 +10,10 @@ use crate::engine::stats::{key_above, key_below};
 use crate::engine::{exp2i, lcm, SUB_ELEMENTS};
 use crate::{ScaleMethod, Stats};
 use gpucvt_core::convert::Conversion;
-use gpucvt_core::format::{Format, F32};
-use gpucvt_core::round::{Direction, Rounding};
-use gpucvt_kernels::Kernel;
+use gpucvt_core::format::F32;
+use gpucvt_core::round::Direction;
 use gpucvt_kernels::{vectorized_up_to, InstructionSet};
+use gpucvt_kernels::{Kernel, Widening};
 use rayon::prelude::*;
 use std::fs::File;
 use zerocopy::IntoBytes;
@@ -28,15 +28,10 @@ pub(super) enum Engine {
     /// range) go through the exact core.
     ViaF32 {
         kernel: Kernel,
-        widen: Option<Widen>,
+        widen: Option<Widening>,
     },
     /// The exact core, element by element.
     Exact,
-}
-
-pub(super) struct Widen {
-    pub(super) bits: Box<[u32]>,
-    pub(super) exact: Box<[bool]>,
 }
 
 /// Block scaling of one tensor.
@@ -500,39 +495,12 @@ impl Engine {
             unscaled.policy.scale = 0;
             Engine::ViaF32 {
                 kernel: Kernel::new(unscaled),
-                widen: (src != F32).then(|| Widen::of(&src)),
+                widen: (src != F32).then(|| Widening::of(&src)),
             }
         } else if via {
             Engine::Exact
         } else {
             Engine::Direct(Kernel::new(conv))
-        }
-    }
-}
-
-impl Widen {
-    /// The `f32` word of every encoding of `src` (at most 16 bits), and whether it must go
-    /// through the exact core: a widening that is not exact, a subnormal or NaN source, or
-    /// an `f32` subnormal.
-    fn of(src: &Format) -> Widen {
-        let to32 = Conversion::new(*src, F32, Rounding::RZ, Default::default());
-        let n = 1usize << src.width();
-        let mut bits = Vec::with_capacity(n);
-        let mut exact = Vec::with_capacity(n);
-        for b in 0..n as u64 {
-            let out = to32.apply(b);
-            bits.push(out.bits as u32);
-            let w = out.bits as u32;
-            exact.push(
-                !out.flags.is_empty()
-                    || src.is_subnormal(b)
-                    || src.decode(b).is_nan()
-                    || (w & 0x7f80_0000 == 0 && w & 0x007f_ffff != 0),
-            );
-        }
-        Widen {
-            bits: bits.into(),
-            exact: exact.into(),
         }
     }
 }
