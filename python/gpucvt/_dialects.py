@@ -190,6 +190,18 @@ def _columns(arrays: List[np.ndarray], spelling: str, shape=None):
     return shape, n, cols
 
 
+def _eval(instr: Any, cols: List[np.ndarray], n: int, shape: Tuple[int, ...], threads: Any):
+    try:
+        return instr.eval(cols, n, threads=_threads(threads))
+    except ValueError as e:
+        # The native message counts elements in C order; name the index of a multi-d one.
+        m = re.match(r"element (\d+): ", str(e))
+        if m is None or len(shape) < 2 or type(e) is not ValueError:
+            raise
+        index = tuple(int(i) for i in np.unravel_index(int(m.group(1)), shape))
+        raise ValueError(f"element {m.group(1)} (index {index}): {str(e)[m.end():]}") from None
+
+
 def cvt(
     form: str,
     *operands: Any,
@@ -226,7 +238,8 @@ def cvt(
 
     Raises :class:`IllegalInstruction` (a ``ValueError``) for a form its rules or the target
     reject, ``ValueError`` for unknown names, wrong operand counts, values wider than their
-    operand (``element I: ...``, I counting in C order) and shapes that do not broadcast,
+    operand (``element I (index (i, j)): ...``, I counting in C order over the broadcast
+    shape) and shapes that do not broadcast,
     ``TypeError`` for arrays that cannot be operands.
 
     >>> import numpy as np, gpucvt
@@ -265,7 +278,7 @@ def _run(instr: Any, operands: Sequence[Any], threads: Any) -> np.ndarray:
         )
     arrays = [_operand(x, s, spelling) for x, s in zip(operands, specs)]
     shape, n, cols = _columns(arrays, spelling)
-    out = instr.eval(cols, n, threads=_threads(threads))
+    out = _eval(instr, cols, n, shape, threads)
     per_row = instr.result_shape()[1]
     return out.reshape(shape + ((per_row,) if per_row > 1 else ()))
 
@@ -369,7 +382,7 @@ def tile(
             "it must broadcast against it (leading dimensions: a batch of tiles)"
         ) from None
     _, n, cols = _columns([a], instr.spelling, shape)
-    out = instr.eval(cols, n, threads=_threads(threads))
+    out = _eval(instr, cols, n, shape, threads)
     return out.reshape(shape)
 
 

@@ -267,6 +267,8 @@ def test_operand_kinds():
         gpucvt.cvt("cvt.rn.f32.s8", np.int16(-129))
     with pytest.raises(ValueError, match=r"element 1: operand a = 0x100 does not fit in 8 bits"):
         gpucvt.cvt("cvt.rn.f32.u8", np.uint16([1, 256]))
+    with pytest.raises(ValueError, match=r"element 5 \(index \(1, 2\)\): operand a = 0x100 does not"):
+        gpucvt.cvt("cvt.rn.f32.u8", np.uint16([[1, 2, 3], [4, 5, 256]]))
     with pytest.raises(TypeError, match="unsigned integer bit patterns"):
         gpucvt.cvt("cvt.rn.f16x2.e4m3x2", np.float16(1.0))  # a packed operand
     with pytest.raises(TypeError, match="give integers"):
@@ -274,6 +276,28 @@ def test_operand_kinds():
     for bad in [np.array([True]), np.array([1 + 2j]), np.array(["x"]), np.array([object()])]:
         with pytest.raises(TypeError):
             gpucvt.cvt(f, bad)
+
+
+def test_float_operands_give_their_bits():
+    # A float64 NaN's payload reaches the f64 operand: its bits, not its value.
+    words = np.uint64([0x7FF0000000000123, 0x3FF8000000000000, 0x0000000000000001])
+    assert (gpucvt.cvt("cvt.rn.f32.f64", words.view(np.float64)) == gpucvt.cvt("cvt.rn.f32.f64", words)).all()
+    h = np.uint16([0x7E01, 0x0001, 0x3C00])
+    assert (gpucvt.cvt("cvt.f32.f16", h.view(np.float16)) == gpucvt.cvt("cvt.f32.f16", h)).all()
+    b = np.uint16([0x7FC1, 0x3F81])
+    assert (gpucvt.cvt("cvt.f32.bf16", b.view(ml_dtypes.bfloat16)) == gpucvt.cvt("cvt.f32.bf16", b)).all()
+    # ml_dtypes element types of Tile IR ops.
+    e = np.array([1.5, 448], dtype=ml_dtypes.float8_e4m3fn)
+    assert gpucvt.tile("ftof : tile<f8E4M3FN> -> tile<f32>", e).view(np.float32).tolist() == [1.5, 448]
+    i4 = np.array([-1, 7], dtype=ml_dtypes.int4)
+    assert gpucvt.tile("exti signed : tile<i4> -> tile<i8>", i4).tolist() == [0xFF, 7]
+    assert gpucvt.tile("exti signed : tile<i4> -> tile<i8>", [-8, 7]).tolist() == [0xF8, 7]
+    with pytest.raises(ValueError, match="-9 does not fit"):
+        gpucvt.tile("exti signed : tile<i4> -> tile<i8>", [-9])
+    # float32 into a tf32 operand: rounded to nearest even (1.1 -> 0x3f8cc000).
+    assert int(gpucvt.tile("ftof : tile<tf32> -> tile<f32>", np.float32(1.1))) == 0x3F8CC000
+    assert gpucvt.cvt("cvt.rn.f16.f32", [[1.0, 2.0]]).tolist() == [[0x3C00, 0x4000]]
+    assert gpucvt.cvt("cvt.rn.f16.f32", []).shape == (0,)
 
 
 def test_broadcasting_layouts_and_sizes():
