@@ -61,13 +61,18 @@ fn illegal(py: Python<'_>, message: String, diags: Vec<DiagTuple>) -> PyErr {
 /// The Python exception of a library error: `IllegalInstruction` for forms the dialect's
 /// rules reject (with the checker's diagnostics), `ValueError` otherwise; the message is the
 /// one the CLI prints.
-fn py_error(py: Python<'_>, e: Error, text: &str) -> PyErr {
+fn py_error(py: Python<'_>, e: Error, text: &str, version: PtxVersion) -> PyErr {
     let message = e.to_string();
     match e {
         Error::Invalid { diagnostics, .. } => {
             illegal(py, message, diagnostics.iter().map(diag_tuple).collect())
         }
-        Error::Illegal { diagnostic, .. } => illegal(py, message, vec![diag_tuple(&diagnostic)]),
+        Error::Illegal {
+            diagnostic, target, ..
+        } => {
+            let d = locate(text, &diagnostic, target.map(|t| (t, version)));
+            illegal(py, message, vec![diag_tuple(&d)])
+        }
         Error::Visa(p) => {
             // The rule `gpucvt check` gives the same pair in a .visaasm file.
             let rule = if text.to_ascii_lowercase().contains("bool") {
@@ -102,6 +107,38 @@ fn py_error(py: Python<'_>, e: Error, text: &str) -> PyErr {
         }
         _ => PyValueError::new_err(message),
     }
+}
+
+/// The legality diagnostic of a PTX form with its position in `text`: the target check of
+/// [`Instr::parse`] has no text to point into, so the form is checked again with it (the
+/// same rule and message, now with a span); where that finds nothing, the whole text.
+fn locate(text: &str, d: &Diagnostic, on: Option<(Target, PtxVersion)>) -> Diagnostic {
+    let t = text.trim();
+    // The guard `@%p` (already read by `Instr::parse`): columns count from the instruction.
+    let t = match t.strip_prefix('@') {
+        Some(_) => t
+            .split_once(char::is_whitespace)
+            .map_or(t, |(_, rest)| rest.trim_start()),
+        None => t,
+    };
+    let located = on.and_then(|(target, version)| {
+        let instr = gpucvt::ptx::parse_instruction(t).ok()?;
+        gpucvt::ptx::check(&instr, &|_: &str| None, target, version)
+            .into_iter()
+            .find(|x| x.rule == d.rule && x.message == d.message && x.span.line > 0)
+    });
+    located.unwrap_or_else(|| {
+        let mut whole = d.clone();
+        if whole.span.line == 0 {
+            whole.span = gpucvt::diag::Span {
+                start: 0,
+                end: t.len(),
+                line: 1,
+                col: 1,
+            };
+        }
+        whole
+    })
 }
 
 fn value_error(e: impl std::fmt::Display) -> PyErr {
@@ -190,7 +227,8 @@ pub fn instruction(
             ))
         })?;
     }
-    let instr = Instr::parse(text, &opts).map_err(|e| py_error(py, e, text))?;
+    let version = opts.version.unwrap_or(PtxVersion::LATEST);
+    let instr = Instr::parse(text, &opts).map_err(|e| py_error(py, e, text, version))?;
     let (want, expected) = match dialect {
         Dialect::Ptx => (
             matches!(instr, Instr::Ptx(_)),

@@ -205,8 +205,13 @@ def test_illegal_forms_raise_with_diagnostics():
     with pytest.raises(gpucvt.IllegalInstruction) as e:
         gpucvt.cvt("cvt.rn.satfinite.e2m1x2.f32", 1.0, 1.0, target="sm_90")
     assert e.value.diagnostics[0].rule == "ptx.target"
+    # Located in the form's text, as the file checker locates it: at `.e2m1x2`.
+    assert (e.value.diagnostics[0].line, e.value.diagnostics[0].column) == (1, 17)
     # The same message as the CLI's.
     assert batch(["cvt.rn.satfinite.e2m1x2.f32 0x0 0x0"], "--target", "sm_90")[0] == f"error: {e.value}"
+    with pytest.raises(gpucvt.IllegalInstruction) as e:
+        gpucvt.cvt("@%p cvt.rs.f16x2.f32", 1.0, 1.0, 0, target="sm_90")
+    assert e.value.diagnostics[0][:4] == (1, 4, "error", "ptx.target")
     with pytest.raises(gpucvt.IllegalInstruction):
         gpucvt.cvt("cvt.rs.satfinite.e2m1x4.f32", 1, 1, 1, 1, 0, target="sm_100a", ptx_version="8.6")
     with pytest.raises(gpucvt.IllegalInstruction) as e:
@@ -353,3 +358,37 @@ def test_docstrings():
     assert r.attempted >= 12 and r.failed == 0
     for fn in [gpucvt.cvt, gpucvt.mov, gpucvt.tile, gpucvt.check, gpucvt.cvt_forms, gpucvt.tile_ops]:
         assert ">>>" in fn.__doc__
+
+
+BAD = [
+    ("cvt", "cvt.rn.f32.f16", {}, True),
+    ("cvt", "cvt.f16.f32", {}, True),
+    ("cvt", "cvt.rn.f12.f32", {}, True),
+    ("cvt", "cvt.rn.sat.bf16x2.f32", {}, True),
+    ("cvt", "cvt.rs.f16x2.f32", {"target": "sm_90"}, True),
+    ("cvt", "cvt.rn.f16.f32 %h1, %f1, %f2;", {}, True),
+    ("cvt", "@%1 cvt.rn.f16.f32", {}, False),
+    ("cvt", "add.f32", {}, False),
+    ("mov", "mov v <- f", {}, True),
+    ("mov", "mov hf <- zz", {}, False),
+    ("mov", "mov.sat b <- bool", {}, True),
+    ("tile", "ftof : tile<f16> -> tile<f16>", {}, True),
+    ("tile", "ftof : tile<3xf32> -> tile<3xf16>", {}, True),
+    ("tile", "itof signed : tile<i32> -> tile<f8E8M0FNU>", {}, True),
+    ("tile", "ftof : tile<f32> -> tile<f8E5M2>", {"target": "sm_80"}, True),
+]
+
+
+@pytest.mark.parametrize("fn, text, opts, illegal", BAD)
+def test_bad_instructions_give_the_cli_message(fn, text, opts, illegal):
+    with pytest.raises(ValueError) as e:
+        getattr(gpucvt, fn)(text, 0, **opts)
+    assert isinstance(e.value, gpucvt.IllegalInstruction) == illegal
+    if illegal:
+        d = e.value.diagnostics
+        assert d and all(isinstance(x, gpucvt.Diagnostic) and x.line == 1 and x.column >= 1 for x in d)
+        assert d[0].severity == "error" and d[0].rule
+    args = [f"--{k}" if k != "target" else "--target" for k in opts]
+    cli = [a for k, a in zip(opts, args) for a in (a, opts[k])]
+    line = text + (" 0x0" if fn != "tile" else " 0x0 0x0 0x0")
+    assert batch([line], *cli)[0] == f"error: {e.value}"
