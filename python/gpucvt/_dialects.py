@@ -190,9 +190,16 @@ def _columns(arrays: List[np.ndarray], spelling: str, shape=None):
     return shape, n, cols
 
 
-def _eval(instr: Any, cols: List[np.ndarray], n: int, shape: Tuple[int, ...], threads: Any):
+def _eval(
+    instr: Any,
+    cols: List[np.ndarray],
+    n: int,
+    shape: Tuple[int, ...],
+    threads: Any,
+    mark_undefined: bool = False,
+):
     try:
-        return instr.eval(cols, n, threads=_threads(threads))
+        return instr.eval(cols, n, threads=_threads(threads), mark_undefined=mark_undefined)
     except ValueError as e:
         # The native message counts elements in C order; name the index of a multi-d one.
         m = re.match(r"element (\d+): ", str(e))
@@ -333,6 +340,7 @@ def tile(
     semantics: str = "tileiras",
     target: Optional[str] = "sm_100a",
     tile_version: Optional[str] = None,
+    undefined: str = "raise",
     threads: Optional[int] = None,
 ) -> np.ndarray:
     """Apply a CUDA Tile IR conversion op to a tile, bit for bit as ``gpucvt eval --batch``.
@@ -349,9 +357,13 @@ def tile(
     applies elementwise to any array). Returns the result elements as unsigned words of the
     result element's width, of the broadcast shape.
 
-    Raises ``ValueError`` where the ``spec`` semantics leaves an element undefined (the
-    CLI's message for its tile), :class:`IllegalInstruction` for an op the verifier rejects
-    or ``tileiras`` cannot compile for the target.
+    ``undefined``: where the ``spec`` semantics leaves an element undefined, ``"raise"``
+    (the default) raises ``ValueError`` with the CLI's message for its tile; ``"mask"``
+    returns a ``numpy.ma.MaskedArray`` whose mask marks the undefined elements (their
+    words are 0).
+
+    Raises :class:`IllegalInstruction` for an op the verifier rejects or ``tileiras``
+    cannot compile for the target.
 
     >>> import numpy as np, gpucvt
     >>> gpucvt.tile("itof %x signed : tile<i32> -> tile<f8E5M2>", np.int32([4609, 1]))
@@ -361,9 +373,15 @@ def tile(
     >>> gpucvt.tile("ftof : tile<2xf32> -> tile<2xf16>", np.float32([[1.0, -2.0], [0.5, 3.0]]))
     array([[15360, 49152],
            [14336, 16896]], dtype=uint16)
+    >>> r = gpucvt.tile("ftoi signed : tile<f32> -> tile<i8>", np.float32([1.0, np.nan, 300.0]),
+    ...                 semantics="spec", undefined="mask")
+    >>> r.mask.tolist(), int(r[0])
+    ([False, True, True], 1)
     """
     if not isinstance(op, str):
         raise TypeError(f"op must be a str, not {type(op).__name__}")
+    if undefined not in ("raise", "mask"):
+        raise ValueError(f'undefined must be "raise" or "mask", not {undefined!r}')
     instr = _gpucvt.instruction(
         "tile",
         op,
@@ -382,6 +400,9 @@ def tile(
             "it must broadcast against it (leading dimensions: a batch of tiles)"
         ) from None
     _, n, cols = _columns([a], instr.spelling, shape)
+    if undefined == "mask":
+        out, flags = _eval(instr, cols, n, shape, threads, mark_undefined=True)
+        return np.ma.MaskedArray(out.reshape(shape), mask=flags.view(np.bool_).reshape(shape))
     out = _eval(instr, cols, n, shape, threads)
     return out.reshape(shape)
 

@@ -48,6 +48,7 @@ def tile(
     semantics: str = "tileiras",
     target: Optional[str] = "sm_100a",
     tile_version: Optional[str] = None,
+    undefined: str = "raise",
     threads: Optional[int] = None,
 ) -> npt.NDArray[np.unsignedinteger[Any]]:
     """A CUDA Tile IR conversion op applied to a tile (or a batch of tiles)."""

@@ -32,8 +32,12 @@ class Instruction:
     def result_shape(self) -> Tuple[int, int]: ...
     def tile_shape(self) -> Optional[List[int]]: ...
     def eval(
-        self, columns: List[npt.NDArray[Any]], n: int, threads: Optional[int] = None
-    ) -> npt.NDArray[Any]: ...
+        self,
+        columns: List[npt.NDArray[Any]],
+        n: int,
+        threads: Optional[int] = None,
+        mark_undefined: bool = False,
+    ) -> Any: ...
 
 def instruction(
     dialect: str,

@@ -354,12 +354,15 @@ impl Instruction {
         }
     }
 
-    /// Evaluates rows `rows` into `out` (their output words).
+    /// Evaluates rows `rows` into `out` (their output words). With `undefined`, an element
+    /// the `spec` semantics leaves undefined is marked there (one flag per row) and gives 0,
+    /// rather than an error.
     fn rows<D: Word>(
         &self,
         cols: &[Col<'_>],
         rows: Range<usize>,
         out: &mut [D],
+        mut undefined: Option<&mut [u8]>,
     ) -> Result<(), RowError> {
         match &self.instr {
             Instr::Ptx(p) => {
@@ -440,6 +443,10 @@ impl Instruction {
                         match r {
                             ElementResult::Bits(b) => out[at - rows.start + k] = D::from_u64(*b),
                             ElementResult::Undefined(_) => {
+                                if let Some(u) = undefined.as_deref_mut() {
+                                    u[at - rows.start + k] = 1;
+                                    continue;
+                                }
                                 // The CLI's message for the whole tile of that element.
                                 let i = at + k;
                                 let first = i - i % per_tile;
@@ -532,20 +539,27 @@ impl Instruction {
         n: usize,
         per_row: usize,
         out: &mut [D],
+        undefined: Option<&mut [u8]>,
         threads: usize,
     ) -> Result<(), RowError> {
         let parts = threads.min(MAX_THREADS).min(n / MIN_PER_THREAD).max(1);
         if parts == 1 {
-            return self.rows(cols, 0..n, out);
+            return self.rows(cols, 0..n, out, undefined);
         }
         let size = n.div_ceil(parts);
+        let mut flags: Vec<Option<&mut [u8]>> = match undefined {
+            Some(u) => u.chunks_mut(size).map(Some).collect(),
+            None => Vec::new(),
+        };
+        flags.resize_with(parts, || None);
         std::thread::scope(|scope| {
             let handles: Vec<_> = out
                 .chunks_mut(size * per_row)
+                .zip(flags)
                 .enumerate()
-                .map(|(j, o)| {
+                .map(|(j, (o, u))| {
                     let rows = j * size..(j * size + o.len() / per_row);
-                    scope.spawn(move || self.rows(cols, rows, o))
+                    scope.spawn(move || self.rows(cols, rows, o, u))
                 })
                 .collect();
             let mut first: Option<RowError> = None;
@@ -571,6 +585,7 @@ fn eval_into<'py, D: Word + numpy::Element>(
     n: usize,
     per_row: usize,
     threads: usize,
+    mark_undefined: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let total = n
         .checked_mul(per_row)
@@ -581,13 +596,31 @@ fn eval_into<'py, D: Word + numpy::Element>(
         .getattr("zeros")?
         .call1((total, numpy::dtype::<D>(py)))?
         .cast_into::<PyArray1<D>>()?;
+    let flags = if mark_undefined {
+        Some(
+            py.import("numpy")?
+                .getattr("zeros")?
+                .call1((n, numpy::dtype::<u8>(py)))?
+                .cast_into::<PyArray1<u8>>()?,
+        )
+    } else {
+        None
+    };
     {
         let mut rw = out.readwrite();
         let dst = rw.as_slice_mut().map_err(value_error)?;
-        py.detach(|| this.fill::<D>(cols, n, per_row, dst, threads))
+        let mut frw = flags.as_ref().map(|f| f.readwrite());
+        let undefined = match frw.as_mut() {
+            Some(f) => Some(f.as_slice_mut().map_err(value_error)?),
+            None => None,
+        };
+        py.detach(|| this.fill::<D>(cols, n, per_row, dst, undefined, threads))
             .map_err(|(i, msg)| value_error(format!("element {i}: {msg}")))?;
     }
-    Ok(out.into_any())
+    match flags {
+        Some(f) => Ok((out, f).into_pyobject(py)?.into_any()),
+        None => Ok(out.into_any()),
+    }
 }
 
 #[pymethods]
@@ -632,14 +665,17 @@ impl Instruction {
 
     /// Evaluates `n` rows: `columns` holds one 1-D array of unsigned words per operand (of
     /// `n` words, or one for every row). Returns the result words, `result_shape()[1]` per
-    /// row, in the narrowest unsigned container of the result width.
-    #[pyo3(signature = (columns, n, threads=None))]
+    /// row, in the narrowest unsigned container of the result width. With
+    /// `mark_undefined`, elements the `spec` semantics leaves undefined give 0 and a flag:
+    /// returns `(words, flags)`, `flags` a `uint8` array of one per row.
+    #[pyo3(signature = (columns, n, threads=None, mark_undefined=false))]
     fn eval<'py>(
         &self,
         py: Python<'py>,
         columns: Vec<Bound<'py, PyAny>>,
         n: usize,
         threads: Option<usize>,
+        mark_undefined: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let want = match &self.instr {
             Instr::Tile(_) => 1,
@@ -666,10 +702,10 @@ impl Instruction {
         let threads = crate::thread_count(threads)?;
         let (bits, per_row) = self.out_shape();
         match container(bits) {
-            8 => eval_into::<u8>(py, self, &cols, n, per_row, threads),
-            16 => eval_into::<u16>(py, self, &cols, n, per_row, threads),
-            32 => eval_into::<u32>(py, self, &cols, n, per_row, threads),
-            _ => eval_into::<u64>(py, self, &cols, n, per_row, threads),
+            8 => eval_into::<u8>(py, self, &cols, n, per_row, threads, mark_undefined),
+            16 => eval_into::<u16>(py, self, &cols, n, per_row, threads, mark_undefined),
+            32 => eval_into::<u32>(py, self, &cols, n, per_row, threads, mark_undefined),
+            _ => eval_into::<u64>(py, self, &cols, n, per_row, threads, mark_undefined),
         }
     }
 }

@@ -185,6 +185,20 @@ def test_tile_shapes_broadcast_and_batch():
     # spec: the CLI's message for the tile of the undefined element.
     with pytest.raises(ValueError, match=r"undefined \(spec semantics\): element 1: ftoi: NaN input; results: 0x01 undefined"):
         gpucvt.tile("ftoi signed : tile<2xf32> -> tile<2xi8>", np.float32([[1, 1], [1, np.nan]]), semantics="spec")
+    # undefined="mask": the undefined elements masked, the others as with "raise".
+    x = np.float32([[1, 1], [1, np.nan], [300, -2], [-0.5, 127.9]])
+    op2 = "ftoi signed : tile<2xf32> -> tile<2xi8>"
+    m = gpucvt.tile(op2, x, semantics="spec", undefined="mask")
+    assert isinstance(m, np.ma.MaskedArray) and m.shape == (4, 2)
+    assert m.mask.tolist() == [[False, False], [False, True], [True, False], [False, False]]
+    assert m.data.tolist() == [[1, 1], [1, 0], [0, 0xFE], [0, 127]]
+    assert (gpucvt.tile(op2, x[3], semantics="spec") == m.data[3]).all()
+    assert not gpucvt.tile(op2, x, undefined="mask").mask.any()  # tileiras defines every element
+    big = np.tile(x, (1 << 15, 1))
+    mb = gpucvt.tile(op2, big, semantics="spec", undefined="mask", threads=4)
+    assert (mb.mask == np.tile(m.mask, (1 << 15, 1))).all() and (mb.data == np.tile(m.data, (1 << 15, 1))).all()
+    with pytest.raises(ValueError, match="undefined must be"):
+        gpucvt.tile(op2, x, undefined="nan")
     # tileiras on an older target.
     with pytest.raises(gpucvt.IllegalInstruction) as e:
         gpucvt.tile("ftof : tile<f32> -> tile<f8E5M2>", 1.0, target="sm_80")
