@@ -184,6 +184,92 @@ enum Dialect {
 pub struct Instruction {
     instr: Instr,
     kernel: Option<CvtKernel>,
+    /// A Tile IR op whose `tileiras` lowering is a chain of `cvt`s whose lanes perform one
+    /// conversion each: each step's kernel, with the masks its input and output are cut to.
+    tile_chain: Option<Vec<(gpucvt_kernels::Kernel, u64, u64)>>,
+}
+
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// Runs `k` on words held in `u64`s: the kernels take the natural container of each
+/// format's width (`u32` for `f32`, ...).
+fn kernel_words(k: &gpucvt_kernels::Kernel, src: &[u64], dst: &mut [u64]) -> Result<(), String> {
+    let c = k.conversion();
+    macro_rules! run {
+        ($S:ty, $D:ty) => {{
+            let s: Vec<$S> = src.iter().map(|&x| <$S>::from_u64(x)).collect();
+            let mut d: Vec<$D> = vec![<$D>::default(); src.len()];
+            k.convert(&s, &mut d).map_err(|e| e.to_string())?;
+            for (o, x) in dst.iter_mut().zip(&d) {
+                *o = x.to_u64();
+            }
+            Ok(())
+        }};
+    }
+    macro_rules! to {
+        ($S:ty) => {
+            match container(c.dst.width()) {
+                8 => run!($S, u8),
+                16 => run!($S, u16),
+                32 => run!($S, u32),
+                _ => run!($S, u64),
+            }
+        };
+    }
+    match container(c.src.width()) {
+        8 => to!(u8),
+        16 => to!(u16),
+        32 => to!(u32),
+        _ => to!(u64),
+    }
+}
+
+/// The kernels of a `tileiras` lowering made only of `cvt`s whose lanes all perform one
+/// conversion, where the element goes through one lane: the low lane of a packed source or
+/// result (`Step::apply` puts the element in `b` of two-source x2 forms, the low lane, and
+/// keeps the low lane of the result). The input is cut to the source lane, the result to
+/// the destination lane, as there.
+fn tile_chain(t: &gpucvt::instr::TileInstr) -> Option<Vec<(gpucvt_kernels::Kernel, u64, u64)>> {
+    use gpucvt::tile::eval::Step;
+    if t.semantics != Semantics::Tileiras {
+        return None;
+    }
+    let steps = &t.lowering.as_ref()?.steps;
+    steps
+        .iter()
+        .map(|s| match s {
+            Step::Cvt(f) if !f.pack => {
+                let roles = gpucvt::ptx::eval::operand_roles(f);
+                let one_lane = match (f.atype.lanes(), f.dtype.lanes()) {
+                    (1, 1) => roles == [Role::A],
+                    (1, 2) => roles == [Role::A, Role::B],
+                    (2, 2) => roles == [Role::A],
+                    _ => false,
+                };
+                if !one_lane {
+                    return None;
+                }
+                let conv = lane_conversion(f).ok()?;
+                let in_bits = if f.atype.lanes() > 1 {
+                    f.atype.lane_bits()
+                } else {
+                    f.atype.bits()
+                };
+                Some((
+                    gpucvt_kernels::Kernel::new(conv),
+                    mask(in_bits),
+                    mask(f.dtype.lane_bits()),
+                ))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// One source operand: `(name, bits, format or None, lanes)` (for a Tile IR op: one element
@@ -255,7 +341,15 @@ pub fn instruction(
         }
         _ => None,
     };
-    Ok(Instruction { instr, kernel })
+    let tile_chain = match &instr {
+        Instr::Tile(t) => tile_chain(t),
+        _ => None,
+    };
+    Ok(Instruction {
+        instr,
+        kernel,
+        tile_chain,
+    })
 }
 
 /// A column of operand words: one per row, or one for every row (a broadcast scalar).
@@ -401,6 +495,42 @@ impl Instruction {
                         let x = x & v.src.element_format().mask();
                         out[j] = D::from_u64(v.plan.run(x).bits);
                     }
+                }
+                Ok(())
+            }
+            Instr::Tile(t) if self.tile_chain.is_some() => {
+                let chain = self.tile_chain.as_deref().unwrap_or_default();
+                let bits = t.op.src.value.elem.bits();
+                if let Some(i) = cols[0].too_wide(bits, rows.clone()) {
+                    let value = cols[0].at(i);
+                    return Err((
+                        i,
+                        format!("x = {value:#x} does not fit in the {bits} bits of the source element type"),
+                    ));
+                }
+                let out_mask = mask(t.op.dst.value.elem.bits());
+                let (mut a, mut b) = (vec![0u64; BLOCK], vec![0u64; BLOCK]);
+                let mut at = rows.start;
+                while at < rows.end {
+                    let end = (at + BLOCK).min(rows.end);
+                    let m = end - at;
+                    for (x, i) in a[..m].iter_mut().zip(at..end) {
+                        *x = cols[0].at(i);
+                    }
+                    for (k, in_mask, lane_mask) in chain {
+                        for x in &mut a[..m] {
+                            *x &= in_mask;
+                        }
+                        kernel_words(k, &a[..m], &mut b[..m]).map_err(|e| (at, e))?;
+                        for x in &mut b[..m] {
+                            *x &= lane_mask;
+                        }
+                        std::mem::swap(&mut a, &mut b);
+                    }
+                    for (o, x) in out[at - rows.start..end - rows.start].iter_mut().zip(&a) {
+                        *o = D::from_u64(x & out_mask);
+                    }
+                    at = end;
                 }
                 Ok(())
             }

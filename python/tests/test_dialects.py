@@ -135,7 +135,7 @@ def test_every_tile_op_equals_eval_batch(semantics):
     ops = gpucvt.tile_ops()
     assert len(ops) > 100
     lines, expect = [], []
-    n = 16
+    n = 48
     for op in ops:
         try:
             instr = _gpucvt.instruction("tile", op, semantics=semantics)
@@ -168,6 +168,23 @@ def test_every_tile_op_equals_eval_batch(semantics):
             assert [int(t, 16) for t in line.split()] == v, (text, line, v)
         w[kind] = w.get(kind, 0) + 1
     assert w["bits"] > 1000
+
+
+@pytest.mark.parametrize("op", [
+    "ftof : tile<f16> -> tile<f8E4M3FN>",
+    "ftof rounding<zero> : tile<f16> -> tile<bf16>",
+    "ftof : tile<bf16> -> tile<f8E5M2>",
+    "ftof rounding<zero> : tile<f16> -> tile<f8E8M0FNU>",
+    "ftof : tile<f16> -> tile<f32>",
+    "ftoi signed : tile<bf16> -> tile<i8>",
+    "itof unsigned : tile<i16> -> tile<f16>",
+])
+def test_tile_ops_on_every_16_bit_input_equal_eval_batch(op):
+    # Every source pattern: the kernels that run such lowerings against the exact evaluator.
+    x = np.arange(1 << 16, dtype=np.uint16)
+    got = gpucvt.tile(op, x)
+    out = batch([f"{op} 0x{v:x}" for v in range(1 << 16)])
+    assert [int(w, 16) for w in out] == got.tolist()
 
 
 def test_tile_shapes_broadcast_and_batch():
