@@ -463,9 +463,9 @@ def check(
 
     ``path_or_text``: an ``os.PathLike`` is a file. A ``str`` is a file when it is one line
     and names an existing file or ends in ``.ptx``, ``.visaasm`` or ``.mlir`` (a missing
-    one is ``FileNotFoundError``); any other ``str`` is the source text itself. A file's
-    dialect comes from its extension; text's from ``dialect`` (``"ptx"``, ``"visa"``,
-    ``"tile"``), by default Tile IR if it mentions ``cuda_tile``, vISA if it has a
+    one is ``FileNotFoundError``); any other ``str`` is the source text itself. ``dialect``
+    (``"ptx"``, ``"visa"``, ``"tile"``) says how to read it; by default a file's comes from
+    its extension, and text is Tile IR if it mentions ``cuda_tile``, vISA if it has a
     ``.kernel`` line, else PTX.
 
     ``target``/``ptx_version`` override the module's ``.target``/``.version`` (PTX only);

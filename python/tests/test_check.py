@@ -85,6 +85,7 @@ def test_text_or_path(tmp_path, monkeypatch):
     other.write_text(ptx)
     with pytest.raises(ValueError, match="cannot tell the dialect"):
         gpucvt.check(other)
+    assert gpucvt.check(other, dialect="ptx") == from_path
     bad = tmp_path / "bad.ptx"
     bad.write_bytes(b"\xff\xfe cvt")
     with pytest.raises(ValueError, match="cannot read"):

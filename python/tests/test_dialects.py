@@ -423,3 +423,21 @@ def test_bad_instructions_give_the_cli_message(fn, text, opts, illegal):
     cli = [a for k, a in zip(opts, args) for a in (a, opts[k])]
     line = text + (" 0x0" if fn != "tile" else " 0x0 0x0 0x0")
     assert batch([line], *cli)[0] == f"error: {e.value}"
+
+
+def test_stubs_match_the_functions():
+    import ast
+    import inspect
+    from pathlib import Path
+
+    pkg = Path(gpucvt.__file__).parent
+    stub = ast.parse((pkg / "_dialects.pyi").read_text())
+    funcs = {f.name: f for f in stub.body if isinstance(f, ast.FunctionDef)}
+    for name in ["cvt", "mov", "tile", "check", "cvt_forms", "tile_ops"]:
+        a = funcs[name].args
+        stub_params = [x.arg for x in a.posonlyargs + a.args] + ([a.vararg.arg] if a.vararg else []) + [x.arg for x in a.kwonlyargs]
+        assert stub_params == list(inspect.signature(getattr(gpucvt, name)).parameters), name
+        assert name in gpucvt.__all__
+    init = (pkg / "__init__.pyi").read_text()
+    for name in ["cvt", "mov", "tile", "check", "cvt_forms", "tile_ops", "Diagnostic", "IllegalInstruction"]:
+        assert f"{name} as {name}" in init and f'"{name}"' in init
