@@ -1,12 +1,13 @@
-//! The dialect functions' native half: `gpucvt.cvt`, `gpucvt.mov`, `gpucvt.tile` and
-//! `gpucvt.cvt_forms`.
+//! The dialect functions' native half: `gpucvt.cvt`, `gpucvt.mov`, `gpucvt.tile`,
+//! `gpucvt.cvt_forms` and `gpucvt.tile_ops`.
 //!
 //! An instruction is read and checked once ([`gpucvt::instr::Instr::parse`], exactly as
 //! `gpucvt eval --batch` reads it) into an [`Instruction`]; the Python half turns the
 //! operands into flat columns of unsigned words and [`Instruction::eval`] evaluates every
 //! row with the GIL released, split over threads. PTX forms whose lanes all perform one core
-//! conversion run through the slice kernels ([`CvtKernel`]); the others (`cvt.pack`,
-//! `.scaled`), vISA moves and Tile IR ops through the library's exact evaluators, row by row.
+//! conversion run through the slice kernels ([`CvtKernel`]), and so do Tile IR ops whose
+//! `tileiras` lowering is made of such `cvt`s; the others (`cvt.pack`, `.scaled`, vISA
+//! moves, other Tile IR ops) through the library's exact evaluators, row by row.
 
 use gpucvt::diag::{Diagnostic, Severity};
 use gpucvt::instr::{undefined_message, Instr, Options};
