@@ -10,7 +10,13 @@ Functions:
   ``satfinite``, ``sat``, ``relu``, ``ftz``), like ``ndarray.astype`` but exact;
 - :func:`formats` -- every format name gpucvt knows;
 - :func:`finfo` -- a format's properties (like ``ml_dtypes.finfo``);
-- :func:`values` -- the value of every encoding of a format of at most 16 bits.
+- :func:`values` -- the value of every encoding of a format of at most 16 bits;
+- :func:`cvt`, :func:`mov`, :func:`tile` -- a PTX ``cvt`` form, a vISA ``mov``, a Tile IR
+  conversion op applied elementwise, as ``gpucvt eval --batch`` (:func:`cvt_forms` and
+  :func:`tile_ops` list the legal PTX forms and Tile IR ops);
+- :func:`check` -- the diagnostics of a PTX, vISA or Tile IR file or text, as
+  ``gpucvt check --json`` (:class:`Diagnostic`; :class:`IllegalInstruction` is raised for
+  illegal instructions).
 
 Results carry ml_dtypes dtypes (``bfloat16``, ``float8_e4m3fn``, ...) when ``ml_dtypes`` is
 importable; otherwise, and for formats neither NumPy nor ml_dtypes has (``tf32``, ``ue4m3``,
@@ -37,7 +43,20 @@ try:  # ml_dtypes is optional: without it, results are unsigned containers.
 except ImportError:  # pragma: no cover - exercised by the no-ml_dtypes test
     _ml_dtypes = None
 
+from ._dialects import (  # noqa: E402
+    Diagnostic,
+    IllegalInstruction,
+    check,
+    cvt,
+    cvt_forms,
+    mov,
+    tile_ops,
+    tile,
+)
+
 __all__ = ["astype", "formats", "finfo", "values", "FInfo"]
+__all__ += ["cvt", "mov", "tile", "check", "cvt_forms", "tile_ops"]
+__all__ += ["Diagnostic", "IllegalInstruction"]
 __version__ = "0.1.0"
 
 #: gpucvt format -> the ml_dtypes type of the same encoding (one element per byte/word).

@@ -2,10 +2,35 @@
 
 from typing import Any, List, Optional
 
+from ._dialects import (
+    Diagnostic as Diagnostic,
+    IllegalInstruction as IllegalInstruction,
+    check as check,
+    cvt as cvt,
+    cvt_forms as cvt_forms,
+    mov as mov,
+    tile as tile,
+    tile_ops as tile_ops,
+)
+
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["astype", "formats", "finfo", "values", "FInfo"]
+__all__ = [
+    "astype",
+    "formats",
+    "finfo",
+    "values",
+    "FInfo",
+    "cvt",
+    "mov",
+    "tile",
+    "check",
+    "cvt_forms",
+    "tile_ops",
+    "Diagnostic",
+    "IllegalInstruction",
+]
 __version__: str
 
 class FInfo:

@@ -19,6 +19,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::ops::Range;
 
+mod check;
+mod dialects;
+
 /// Every catalogue format name, in catalogue order (floats first, widest first).
 #[pyfunction]
 fn formats() -> Vec<&'static str> {
@@ -478,5 +481,7 @@ fn _gpucvt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(format_info, m)?)?;
     m.add_function(wrap_pyfunction!(values, m)?)?;
     m.add_function(wrap_pyfunction!(convert, m)?)?;
+    dialects::register(m)?;
+    check::register(m)?;
     Ok(())
 }
