@@ -2,10 +2,13 @@
 
 from typing import Any, List, Optional
 
+from ._file import Summary as Summary, convert_file as convert_file
+from ._round import Rounded as Rounded, round as round
+
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["astype", "formats", "finfo", "values", "FInfo"]
+__all__ = ["astype", "formats", "finfo", "values", "FInfo", "round", "Rounded", "convert_file", "Summary"]
 __version__: str
 
 class FInfo:
