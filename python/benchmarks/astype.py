@@ -5,7 +5,9 @@ noisy, so absolute times are not compared across runs).
 
 Prints, for f32 -> e4m3, e5m2, e2m1 and bf16 (round to nearest even):
 - one thread, ``n`` elements: gpucvt against ``x.astype(ml_dtypes type)`` (the issue's target:
-  at least 20x), and against a plain copy of the same input bytes (``np.copyto``);
+  at least 20x); against the Rust slice kernel (``Kernel::convert``) on the same data, timed
+  inside Rust into a preallocated buffer (target: at most 1.3x: ``astype`` adds its result's
+  allocation and the call); and against a plain copy of the same input bytes (``np.copyto``);
 - ``small`` elements: two threads against one (target: at least 1.6x), beside a two-thread
   copy of the same bytes against a one-thread copy, the limit memory bandwidth sets;
 - one element: gpucvt's call against ml_dtypes' one-element ``astype`` (target: at most 3x).
@@ -22,6 +24,7 @@ import ml_dtypes
 import numpy as np
 
 import gpucvt
+from gpucvt import _gpucvt
 
 TARGETS = [("e4m3", ml_dtypes.float8_e4m3fn), ("e5m2", ml_dtypes.float8_e5m2),
            ("e2m1", ml_dtypes.float4_e2m1fn), ("bf16", ml_dtypes.bfloat16)]
@@ -59,12 +62,17 @@ def main():
     out = np.empty_like(x)
     t_copy = best(lambda: np.copyto(out, x), a.reps)
     print(f"one thread, {a.n} elements (best of {a.reps}); copy of the input {t_copy * 1e3:.1f} ms")
-    print("| f32 -> | gpucvt ms | ml_dtypes ms | gpucvt / ml_dtypes speed | gpucvt time / copy time |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| f32 -> | gpucvt ms | ml_dtypes ms | gpucvt / ml_dtypes speed | Rust kernel ms "
+          "| gpucvt time / kernel time | gpucvt time / copy time |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for name, ml in TARGETS:
         t_g = best(lambda: gpucvt.astype(x, name, threads=1), a.reps)
         t_m = best(lambda: x.astype(ml), max(1, a.reps // 2))
-        print(f"| {name} | {t_g * 1e3:.1f} | {t_m * 1e3:.1f} | {t_m / t_g:.1f}x | {t_g / t_copy:.2f} |")
+        scratch = np.empty(a.n, dtype=np.uint16 if name == "bf16" else np.uint8)
+        t_k = _gpucvt._bench_kernel(x, scratch, "f32", name, a.reps)
+        del scratch
+        print(f"| {name} | {t_g * 1e3:.1f} | {t_m * 1e3:.1f} | {t_m / t_g:.1f}x | {t_k * 1e3:.1f} "
+              f"| {t_g / t_k:.2f} | {t_g / t_copy:.2f} |")
 
     xs = x[: a.small]
     outs = np.empty_like(xs)

@@ -54,7 +54,7 @@ from ._dialects import (  # noqa: E402
     tile,
 )
 
-__all__ = ["astype", "formats", "finfo", "values", "FInfo"]
+__all__ = ["astype", "formats", "finfo", "values", "FInfo", "round", "Rounded", "convert_file", "Summary"]
 __all__ += ["cvt", "mov", "tile", "check", "cvt_forms", "tile_ops"]
 __all__ += ["Diagnostic", "IllegalInstruction"]
 __version__ = "0.1.0"
@@ -167,21 +167,6 @@ def _as_array(x: Any) -> np.ndarray:
 def _container_of(fmt: str) -> int:
     """The width of the unsigned container of `fmt`'s encodings."""
     return _container(_gpucvt.format_info(fmt)["bits"])
-
-
-def _words(a: np.ndarray, fmt: str) -> np.ndarray:
-    """The elements of `a` (any layout, byte order) as a flat, C-ordered array of their bit
-    patterns in the unsigned container of `fmt`."""
-    bits = _container_of(fmt)
-    if a.dtype.itemsize * 8 != bits:
-        raise TypeError(
-            f"dtype {a.dtype} holds {a.dtype.itemsize * 8}-bit elements, "
-            f"but {fmt} needs {bits}-bit containers"
-        )
-    if a.dtype.kind in "fiu" and not a.dtype.isnative:
-        a = a.astype(a.dtype.newbyteorder("="))
-    flat = np.ascontiguousarray(a).reshape(-1)
-    return flat.view(np.dtype(f"uint{bits}"))
 
 
 def _rbits_words(rbits: Any, n: int) -> np.ndarray:
@@ -339,13 +324,28 @@ def astype(
     >>> gpucvt.astype(np.float32([1.0 + 2**-9]), "bf16", mode="rs", rbits=[0]).view(np.uint16)
     array([16256], dtype=uint16)
     """
+    # The fast path: an ndarray whose converter is cached (by the arguments as given) and
+    # whose layout the converter takes as it is; it allocates and fills the result in one
+    # native call. Everything else (and the first call) goes through the checks below.
+    if type(x) is np.ndarray and rbits is None:
+        try:
+            conv = _FAST.get((x.dtype, dtype, mode, satfinite, sat, relu, ftz, rbits_width))
+        except TypeError:  # an unhashable dtype argument
+            conv = None
+        if (
+            conv is not None
+            and type(seed) is int
+            and 0 <= seed < 18446744073709551616
+            and (threads is None or (type(threads) is int and threads > 0))
+        ):
+            out = conv(x, threads, seed)
+            if out is not None:
+                return out
     fmt = _format_of(dtype)
     if not isinstance(mode, str):
         raise TypeError(f"mode must be a str, not {type(mode).__name__}")
     a = _as_array(x)
     src = _format_of_dtype(a.dtype)
-    shape = a.shape
-    words = _words(a, src)
     try:
         seed = operator.index(seed)
     except TypeError:
@@ -360,25 +360,73 @@ def astype(
         rbits_width = operator.index(rbits_width)
         if not 1 <= rbits_width <= 32:
             raise ValueError(f"rbits_width must be 1 to 32, not {rbits_width}")
+    conv = _converter(
+        src, fmt, mode, bool(satfinite), bool(sat), bool(relu), bool(ftz), rbits_width
+    )
     r = None
     if rbits is not None:
         if mode.lower() != "rs":
             raise ValueError('rbits is only valid with mode="rs"')
-        r = _rbits_words(rbits, words.size)
-    out = _gpucvt.convert(
-        words,
+        r = _rbits_words(rbits, a.size)
+    elif type(x) is np.ndarray and a is x:
+        try:
+            if len(_FAST) >= _FAST_MAX:
+                _FAST.clear()
+            _FAST[(x.dtype, dtype, mode, satfinite, sat, relu, ftz, rbits_width)] = conv
+        except TypeError:
+            pass
+    out = conv(a, threads, seed, r)
+    if out is None:
+        # Another layout, byte order or a strided view: a C-ordered copy in native order.
+        out = conv(_native(a, src), threads, seed, r)
+    return out
+
+
+#: Converters by astype's arguments as given (the fast path); cleared when full.
+_FAST: dict = {}
+_FAST_MAX = 1024
+
+
+@functools.lru_cache(maxsize=1024)
+def _converter(
+    src: str,
+    fmt: str,
+    mode: str,
+    satfinite: bool,
+    sat: bool,
+    relu: bool,
+    ftz: bool,
+    rbits_width: Optional[int],
+) -> Any:
+    """The native converter of `src` encodings to `fmt` with these options (its kernel and
+    tables built once)."""
+    dt = _result_dtype(fmt)
+    out = dt if dt is not None else np.dtype(f"uint{_container_of(fmt)}")
+    return _gpucvt.Converter(
         src,
         fmt,
+        out,
         mode=mode,
-        satfinite=bool(satfinite),
-        sat=bool(sat),
-        relu=bool(relu),
-        ftz=bool(ftz),
-        seed=seed,
-        rbits=r,
+        satfinite=satfinite,
+        sat=sat,
+        relu=relu,
+        ftz=ftz,
         rbits_width=rbits_width,
-        threads=threads,
     )
-    out = out.reshape(shape)
-    dt = _result_dtype(fmt)
-    return out.view(dt) if dt is not None else out
+
+
+def _native(a: np.ndarray, fmt: str) -> np.ndarray:
+    """`a` as a C-ordered array in native byte order, of items of `fmt`'s container width."""
+    bits = _container_of(fmt)
+    if a.dtype.itemsize * 8 != bits:
+        raise TypeError(
+            f"dtype {a.dtype} holds {a.dtype.itemsize * 8}-bit elements, "
+            f"but {fmt} needs {bits}-bit containers"
+        )
+    if a.dtype.kind in "fiu" and not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    return np.ascontiguousarray(a)
+
+
+from ._file import Summary, convert_file  # noqa: E402
+from ._round import Rounded, round  # noqa: E402

@@ -12,6 +12,8 @@ from ._dialects import (
     tile as tile,
     tile_ops as tile_ops,
 )
+from ._file import Summary as Summary, convert_file as convert_file
+from ._round import Rounded as Rounded, round as round
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +24,10 @@ __all__ = [
     "finfo",
     "values",
     "FInfo",
+    "round",
+    "Rounded",
+    "convert_file",
+    "Summary",
     "cvt",
     "mov",
     "tile",

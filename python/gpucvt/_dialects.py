@@ -165,8 +165,9 @@ def _operand(x: Any, spec: Tuple, spelling: str) -> np.ndarray:
     if src == fmt:
         return _unsigned_view(a)
     # Another float format: rounded to nearest (even) into the operand's, as astype does.
-    words = np.ascontiguousarray(_unsigned_view(a)).reshape(-1)
-    return _gpucvt.convert(words, src, fmt, mode="rn").reshape(a.shape)
+    from . import astype  # imported here: the package imports this module first
+
+    return _unsigned_view(np.asarray(astype(a, fmt, mode="rn")))
 
 
 def _columns(arrays: List[np.ndarray], spelling: str, shape=None):

@@ -10,20 +10,73 @@ def formats() -> List[str]: ...
 def canonical_name(name: str) -> str: ...
 def format_info(name: str) -> dict[str, Any]: ...
 def values(name: str) -> npt.NDArray[np.float64]: ...
-def convert(
-    src: npt.NDArray[Any],
-    src_fmt: str,
-    dst_fmt: str,
+class Converter:
+    def __init__(
+        self,
+        src_fmt: str,
+        dst_fmt: str,
+        out: np.dtype[Any],
+        mode: str = "rn",
+        satfinite: bool = False,
+        sat: bool = False,
+        relu: bool = False,
+        ftz: bool = False,
+        rbits_width: Optional[int] = None,
+    ) -> None: ...
+    def __call__(
+        self,
+        x: Any,
+        threads: Optional[int] = None,
+        seed: int = 0,
+        rbits: Optional[npt.NDArray[np.uint32]] = None,
+    ) -> Optional[npt.NDArray[Any]]: ...
+
+def _bench_kernel(
+    x: npt.NDArray[Any], out: npt.NDArray[Any], src_fmt: str, dst_fmt: str, reps: int
+) -> float: ...
+def round(
+    number: Optional[str],
+    to: str,
+    from_: Optional[str] = None,
+    bits: Optional[str] = None,
+    mode: str = "rn",
+    explain: bool = False,
+    satfinite: bool = False,
+    sat: bool = False,
+    relu: bool = False,
+    ftz: bool = False,
+    pzo: bool = False,
+    wrap: bool = False,
+    overflow: Optional[str] = None,
+    nan: Optional[str] = None,
+    int_nan: Optional[str] = None,
+    scale: Optional[int] = None,
+    rbits: Optional[str] = None,
+    rbits_width: Optional[int] = None,
+) -> dict[str, Any]: ...
+def convert_file(
+    src: str,
+    dst: str,
+    to: Optional[str] = None,
     mode: str = "rn",
     satfinite: bool = False,
     sat: bool = False,
     relu: bool = False,
     ftz: bool = False,
-    seed: int = 0,
-    rbits: Optional[npt.NDArray[np.uint32]] = None,
+    pzo: bool = False,
     rbits_width: Optional[int] = None,
-    threads: Optional[int] = None,
-) -> npt.NDArray[Any]: ...
+    cvt: Optional[str] = None,
+    from_: Optional[str] = None,
+    tensors: List[str] = ...,
+    exclude: List[str] = ...,
+    strict: bool = False,
+    threads: int = 0,
+    seed: int = 0,
+    block: Optional[int] = None,
+    scale: str = "ue8m0",
+    scale_method: str = "ocp",
+    dry_run: bool = False,
+) -> str: ...
 
 class Instruction:
     @property

@@ -1,11 +1,12 @@
 //! `gpucvt._gpucvt`: the native half of the `gpucvt` Python package.
 //!
-//! The Python half (`gpucvt/__init__.py`) resolves dtypes and array-likes and hands this
-//! module flat, contiguous arrays of unsigned words (the bit patterns) and gpucvt format
-//! names; this module builds the conversion exactly as `gpucvt convert --to` does, runs the
-//! slice kernels of `gpucvt-kernels` with the GIL released, split over threads, and returns
-//! the result words. Keeping NumPy dtype logic in Python keeps this layer small, so later
-//! functions (`cvt`, `mov`, `tile`, …) add one Rust entry point each.
+//! The Python half (`gpucvt/__init__.py`) resolves dtypes and array-likes to gpucvt format
+//! names and builds a `Converter` (`converter.rs`) per conversion: the conversion exactly as
+//! `gpucvt convert --to` does, whose call takes a C-contiguous array as it is, allocates the
+//! result and runs the slice kernels of `gpucvt-kernels` with the GIL released, split over
+//! threads. `round.rs` is `gpucvt round`, `file.rs` `gpucvt convert` on files. Keeping NumPy
+//! dtype logic in Python keeps this layer small, so later functions (`cvt`, `mov`, `tile`, …)
+//! add one Rust entry point each.
 
 use gpucvt::ptx;
 use gpucvt_core::format::{Layout, CATALOGUE, F32};
@@ -13,14 +14,17 @@ use gpucvt_core::round::Direction;
 use gpucvt_core::{Conversion, Format, Rounding};
 use gpucvt_kernels::random::random_values;
 use gpucvt_kernels::{Kernel, Widening, Word};
-use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use numpy::PyArray1;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::ops::Range;
 
 mod check;
+mod converter;
 mod dialects;
+mod file;
+mod round;
 
 /// Every catalogue format name, in catalogue order (floats first, widest first).
 #[pyfunction]
@@ -351,128 +355,6 @@ fn container_bits(f: &Format) -> u32 {
     f.width().next_power_of_two().max(8)
 }
 
-fn run_into<'py, S: Word + numpy::Element, D: Word + numpy::Element>(
-    py: Python<'py>,
-    runner: &Runner,
-    src: &Bound<'py, PyArray1<S>>,
-    random: Option<PyReadonlyArray1<'py, u32>>,
-    seed: u64,
-    threads: usize,
-) -> PyResult<Bound<'py, PyAny>> {
-    let stochastic = matches!(
-        runner.kernel.conversion().rounding.direction,
-        Direction::Stochastic { .. }
-    );
-    let src = src.readonly();
-    let words = src
-        .as_slice()
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let given = match &random {
-        Some(r) => Some(
-            r.as_slice()
-                .map_err(|e| PyValueError::new_err(e.to_string()))?,
-        ),
-        None => None,
-    };
-    let random = match (stochastic, given) {
-        (false, _) => Random::None,
-        (true, Some(g)) => {
-            if g.len() != words.len() {
-                return Err(PyValueError::new_err(format!(
-                    "rbits must have one word per element: {} elements, {} words",
-                    words.len(),
-                    g.len()
-                )));
-            }
-            Random::Given(g)
-        }
-        // The stream of a single-tensor `gpucvt convert --seed` (`.npy` or raw input).
-        (true, None) => Random::Stream(gpucvt_core::random::splitmix64(seed)),
-    };
-    // NumPy allocates the result: its allocator asks for huge pages for large arrays, where
-    // a Rust allocation of 32 MiB or more gets fresh 4 KiB pages, a fault each (several
-    // times the conversion's own time), and an impossible size is NumPy's MemoryError.
-    let out = py
-        .import("numpy")?
-        .getattr("zeros")?
-        .call1((words.len(), numpy::dtype::<D>(py)))?
-        .cast_into::<PyArray1<D>>()?;
-    {
-        let mut rw = out.readwrite();
-        let dst = rw
-            .as_slice_mut()
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        py.detach(|| runner.fill::<S, D>(words, dst, random, threads))
-            .map_err(PyValueError::new_err)?;
-    }
-    Ok(out.into_any())
-}
-
-/// Converts the flat array of words `src` (the bit patterns of `src_fmt`, in a `uint8`,
-/// `uint16`, `uint32` or `uint64` container) to `dst_fmt`; returns the result's bit patterns
-/// in the narrowest unsigned container of the destination. `gpucvt.astype` is the public
-/// entry point.
-#[pyfunction]
-#[pyo3(signature = (src, src_fmt, dst_fmt, mode="rn", satfinite=false, sat=false, relu=false, ftz=false, seed=0, rbits=None, rbits_width=None, threads=None))]
-#[allow(clippy::too_many_arguments)]
-fn convert<'py>(
-    py: Python<'py>,
-    src: &Bound<'py, PyAny>,
-    src_fmt: &str,
-    dst_fmt: &str,
-    mode: &str,
-    satfinite: bool,
-    sat: bool,
-    relu: bool,
-    ftz: bool,
-    seed: u64,
-    rbits: Option<PyReadonlyArray1<'py, u32>>,
-    rbits_width: Option<u32>,
-    threads: Option<usize>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let (s, d) = (lookup(src_fmt)?, lookup(dst_fmt)?);
-    let conv = conversion(s, d, mode, satfinite, sat, relu, ftz, rbits_width)?;
-    if rbits.is_some() && !matches!(conv.rounding.direction, Direction::Stochastic { .. }) {
-        return Err(PyValueError::new_err(
-            "rbits is only valid with mode=\"rs\"",
-        ));
-    }
-    let threads = thread_count(threads)?;
-    let runner = Runner::new(conv);
-    macro_rules! dst {
-        ($S:ty, $a:expr) => {
-            match container_bits(d) {
-                8 => run_into::<$S, u8>(py, &runner, $a, rbits, seed, threads),
-                16 => run_into::<$S, u16>(py, &runner, $a, rbits, seed, threads),
-                32 => run_into::<$S, u32>(py, &runner, $a, rbits, seed, threads),
-                _ => run_into::<$S, u64>(py, &runner, $a, rbits, seed, threads),
-            }
-        };
-    }
-    let want = container_bits(s);
-    if let Ok(a) = src.cast::<PyArray1<u8>>() {
-        if want == 8 {
-            return dst!(u8, a);
-        }
-    } else if let Ok(a) = src.cast::<PyArray1<u16>>() {
-        if want == 16 {
-            return dst!(u16, a);
-        }
-    } else if let Ok(a) = src.cast::<PyArray1<u32>>() {
-        if want == 32 {
-            return dst!(u32, a);
-        }
-    } else if let Ok(a) = src.cast::<PyArray1<u64>>() {
-        if want == 64 {
-            return dst!(u64, a);
-        }
-    }
-    Err(PyTypeError::new_err(format!(
-        "the words of {} must be a 1-D uint{want} array",
-        s.name
-    )))
-}
-
 /// The native module.
 #[pymodule]
 fn _gpucvt(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -480,8 +362,11 @@ fn _gpucvt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(canonical_name, m)?)?;
     m.add_function(wrap_pyfunction!(format_info, m)?)?;
     m.add_function(wrap_pyfunction!(values, m)?)?;
-    m.add_function(wrap_pyfunction!(convert, m)?)?;
     dialects::register(m)?;
     check::register(m)?;
+    m.add_function(wrap_pyfunction!(round::round, m)?)?;
+    m.add_function(wrap_pyfunction!(file::convert_file, m)?)?;
+    m.add_class::<converter::Converter>()?;
+    m.add_function(wrap_pyfunction!(converter::_bench_kernel, m)?)?;
     Ok(())
 }

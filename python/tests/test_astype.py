@@ -500,3 +500,26 @@ def test_the_gil_is_released_while_converting():
     gaps = np.diff([span["start"], *inside, span["end"]])
     assert duration > 0.05, "too fast to tell"
     assert gaps.max() < duration / 2, (gaps.max(), duration)
+
+
+def test_the_cached_fast_path_keeps_results_and_checks():
+    # The first call caches a converter by the arguments as given; later calls with other
+    # layouts, byte orders, shapes and bad values must still be right or raise.
+    x = np.float32([[0.1, -2.5], [500.0, np.nan]])
+    want = words(gpucvt.astype(x, "e4m3", satfinite=True))
+    for _ in range(3):
+        assert (words(gpucvt.astype(x, "e4m3", satfinite=True)) == want).all()
+    assert (words(gpucvt.astype(x.T, "e4m3", satfinite=True)) == want.T).all()
+    assert (words(gpucvt.astype(x.astype(">f4"), "e4m3", satfinite=True)) == want).all()
+    assert gpucvt.astype(x[0], "e4m3", satfinite=True).shape == (2,)
+    assert gpucvt.astype(np.float32(3.0).reshape(()), "e4m3").shape == ()
+    assert gpucvt.astype(np.float32([]), "e4m3").shape == (0,)
+    assert gpucvt.astype(x, "e4m3", satfinite=True).dtype == ml_dtypes.float8_e4m3fn
+    with pytest.raises(ValueError):
+        gpucvt.astype(x, "e4m3", satfinite=True, seed=-1)
+    with pytest.raises(ValueError):
+        gpucvt.astype(x, "e4m3", satfinite=True, threads=0)
+    with pytest.raises(TypeError):
+        gpucvt.astype(x, "e4m3", satfinite=True, seed=1.5)
+    a = gpucvt.astype(x, "bf16", mode="rs", seed=3)
+    assert (words(gpucvt.astype(x, "bf16", mode="rs", seed=3)) == words(a)).all()

@@ -2,14 +2,12 @@
 //! one conversion, streaming, with optional MX block scaling (library: `gpucvt-tensor`).
 
 use crate::args::{self, PolicyFlags, ScaleFormat, ScaleMethodArg};
-use crate::common::{fail, CliError, Done};
+use crate::common::{CliError, Done};
 use crate::input::lookup_format;
 use crate::output::{group, progress_bar, table, to_json, write_json, Counting};
 use clap::Args as ClapArgs;
-use gpucvt::core::format::Format;
-use gpucvt::core::{Direction, Rounding};
 use gpucvt::ptx;
-use gpucvt_tensor::{BlockScaling, FilePlan, Options, Recipe, ScaleMethod, Stats, Summary};
+use gpucvt_tensor::{BlockScaling, Built, ConvertRequest, FilePlan, ScaleMethod, Stats, Summary};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -107,88 +105,6 @@ pub struct Args {
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
-}
-
-/// The conversion of each tensor, its label, and whether it is meant for integer sources (a
-/// `--cvt` form from an integer type).
-fn recipe(a: &Args) -> Result<(Recipe, String, bool), CliError> {
-    if let Some(text) = &a.cvt {
-        let instr = ptx::parse_instruction(text).map_err(|diags| {
-            let msgs: Vec<String> = diags.iter().map(|d| d.message.clone()).collect();
-            CliError(format!("--cvt {text:?}: {}", msgs.join("; ")))
-        })?;
-        let form = instr.form;
-        if !ptx::legal_somewhere(&form) {
-            return fail(format!(
-                "--cvt {text:?} is not a legal PTX form on any target (see gpucvt check / gpucvt eval)"
-            ));
-        }
-        let conv = ptx::eval::lane_conversion(&form)
-            .map_err(|e| CliError(format!("--cvt {text:?}: {e}")))?;
-        let spelled = form.spelling();
-        let label = spelled.clone();
-        let integers = conv.src.is_integer();
-        return Ok((
-            Box::new(move |src: &Format| {
-                if *src == conv.src {
-                    Ok(conv)
-                } else {
-                    Err(gpucvt_tensor::Error::Refused(format!(
-                        "{spelled} converts {} elements, but the data is {src}",
-                        conv.src
-                    )))
-                }
-            }),
-            label,
-            integers,
-        ));
-    }
-    // clap requires --to or --cvt.
-    let Some(to) = &a.to else {
-        return fail(
-            "say what to convert to: --to FMT [--mode MODE --satfinite …] or --cvt 'cvt.…'",
-        );
-    };
-    let dst = *lookup_format(to, "--to")?;
-    let mode = a.mode;
-    let mut rounding = Rounding::from_name(mode.name())
-        .ok_or_else(|| CliError(format!("--mode {}: not a core rounding", mode.name())))?;
-    if let Direction::Stochastic { .. } = rounding.direction {
-        let width = a
-            .rbits_width
-            .unwrap_or(ptx::eval::default_rbits_width(&dst));
-        rounding = Rounding::stochastic(0, width);
-    } else if a.rbits_width.is_some() {
-        return fail("--rbits-width is only valid with --mode rs");
-    }
-    let mut label = format!("{} {}", dst.name, rounding.name());
-    for (on, name) in [
-        (a.policy.ftz, "ftz"),
-        (a.policy.sat, "sat"),
-        (a.policy.relu, "relu"),
-        (a.policy.satfinite, "satfinite"),
-        (a.policy.pzo, "pzo"),
-    ] {
-        if on {
-            label.push_str(&format!(" .{name}"));
-        }
-    }
-    // The modifiers as a PTX form; its types are each tensor's pair.
-    let mut form = ptx::CvtForm::new(ptx::PtxType::F32, ptx::PtxType::F32);
-    form.rounding = Some(mode);
-    form.ftz = a.policy.ftz;
-    form.sat = a.policy.sat;
-    form.relu = a.policy.relu;
-    form.satfinite = a.policy.satfinite;
-    form.pzo = a.policy.pzo;
-    Ok((
-        Box::new(move |src: &Format| {
-            ptx::eval::element_conversion(&form, rounding, src, &dst)
-                .map_err(|e| gpucvt_tensor::Error::Refused(e.to_string()))
-        }),
-        label,
-        false,
-    ))
 }
 
 #[derive(Serialize)]
@@ -378,27 +294,38 @@ fn plan_text(a: &Args, label: &str, p: &FilePlan) -> String {
 
 /// Runs `gpucvt convert`.
 pub fn run(a: &Args) -> Result<Done, CliError> {
-    let (recipe, label, integers) = recipe(a)?;
-    let mut opts = Options::new(recipe);
-    opts.integers = integers;
-    opts.exclude = a.exclude.clone();
-    opts.strict = a.strict;
-    opts.from = match &a.from {
-        Some(f) => Some(*lookup_format(f, "--from")?),
-        None => None,
-    };
-    opts.tensors = a.tensors.clone();
-    opts.threads = a.threads;
-    opts.seed = a.seed;
-    if let Some(size) = a.block {
+    let block = a.block.map(|size| {
         // ue8m0 is the only scale format.
         let ScaleFormat::Ue8m0 = a.scale;
         let method = match a.scale_method {
             ScaleMethodArg::Ocp => ScaleMethod::Ocp,
             ScaleMethodArg::Rp => ScaleMethod::Rp,
         };
-        opts.block = Some(BlockScaling { size, method });
-    }
+        BlockScaling { size, method }
+    });
+    let request = ConvertRequest {
+        to: a.to.clone(),
+        mode: a.mode,
+        satfinite: a.policy.satfinite,
+        sat: a.policy.sat,
+        relu: a.policy.relu,
+        ftz: a.policy.ftz,
+        pzo: a.policy.pzo,
+        rbits_width: a.rbits_width,
+        cvt: a.cvt.clone(),
+        from: a.from.clone(),
+        tensors: a.tensors.clone(),
+        exclude: a.exclude.clone(),
+        strict: a.strict,
+        threads: a.threads,
+        seed: a.seed,
+        block,
+    };
+    let lookup = |name: &str, option: &str| lookup_format(name, option).copied().map_err(|e| e.0);
+    let Built {
+        options: opts,
+        label,
+    } = request.build(&lookup).map_err(CliError)?;
     if a.dry_run {
         let plan = gpucvt_tensor::plan_file(&a.input, &a.output, &opts)
             .map_err(|e| CliError(e.to_string()))?;

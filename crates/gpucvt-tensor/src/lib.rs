@@ -11,6 +11,8 @@
 //!
 //! - `lib.rs`: the API — [`convert_file`], [`plan_file`], [`Options`] (with its [`Recipe`]),
 //!   [`Summary`], [`Stats`]; the input checks before anything is read. `error.rs`: [`Error`].
+//!   `request.rs`: [`ConvertRequest`], the options of `gpucvt convert` as values, checked and
+//!   built into [`Options`] (for the CLI and the Python package alike).
 //!   `output.rs`: the temporary an output is written to and renamed from
 //!   ([`resolve_output`], [`register_temporary`], [`remove_temporaries`]).
 //! - `files/`: the file kinds. A conversion reads the input's header into a layout (what
@@ -87,10 +89,12 @@ mod error;
 mod files;
 mod output;
 mod pipeline;
+mod request;
 
 pub use error::{Error, Result};
 pub use files::npy;
 pub use output::{register_temporary, remove_temporaries, resolve_output, unregister_temporary};
+pub use request::{Built, ConvertRequest, LookupFormat};
 
 use files::safetensors::layout::{nothing_to_convert, st_layout};
 use files::single::single_layout;

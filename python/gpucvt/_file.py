@@ -1,0 +1,200 @@
+"""``gpucvt.convert_file``: whole tensor files, as ``gpucvt convert``."""
+
+from __future__ import annotations
+
+import copy
+import json
+import operator
+import os
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from . import _gpucvt
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class Stats:
+    """Counts and error statistics of converted elements (``gpucvt convert``'s columns):
+    ``elements``, ``saturated``, ``overflow_to_inf``, ``flushed_to_zero``, ``nan``,
+    ``nan_to_number``, ``blocks``, ``nan_blocks``, ``error_elements``, ``max_abs_error``,
+    ``mean_abs_error``."""
+
+    def __init__(self, d: Dict[str, Any]) -> None:
+        self._d = d
+        self.__dict__.update(d)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dict(self._d)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in self._d.items())
+        return f"Stats({fields})"
+
+
+class TensorSummary:
+    """One converted tensor: ``name``, ``from_`` (source format), ``to``, ``dtype`` (the
+    dtype written), ``shape`` (a tuple), ``scale`` (the scale tensor or sidecar file with
+    block scaling, else ``None``), ``stats`` (:class:`Stats`)."""
+
+    def __init__(self, d: Dict[str, Any]) -> None:
+        self.name: str = d["name"]
+        self.from_: str = d["from"]
+        self.to: str = d["to"]
+        self.dtype: str = d["dtype"]
+        self.shape = tuple(d["shape"])
+        self.scale: Optional[str] = d["scale"]
+        self.stats = Stats(d["stats"])
+
+    def __repr__(self) -> str:
+        return (
+            f"TensorSummary({self.name!r}, shape={self.shape}, {self.from_} -> {self.to}, "
+            f"dtype={self.dtype!r})"
+        )
+
+
+class Summary:
+    """What :func:`convert_file` did.
+
+    ``input``, ``output``, ``conversion`` (its label, e.g. ``"e4m3 rn .satfinite"``),
+    ``kind`` (``npy``, ``safetensors`` or ``raw``), ``tensors`` (a list of
+    :class:`TensorSummary`), ``copied`` (names of tensors copied unchanged, not selected),
+    ``kept`` (a list of ``(name, reason)`` for selected tensors the conversion cannot take),
+    ``notes``, ``total`` (:class:`Stats` of all converted tensors). :meth:`to_dict` is the
+    object ``gpucvt convert --json`` prints. With ``dry_run=True`` the summary is the plan:
+    ``tensors`` are dicts (``name``, ``action``, ``bytes``, ...), ``output_bytes`` is set and
+    ``total`` is ``None``.
+    """
+
+    def __init__(self, d: Dict[str, Any]) -> None:
+        self._d = d
+        self.input: str = d["input"]
+        self.output: str = d["output"]
+        self.conversion: str = d["conversion"]
+        self.kind: str = d["kind"]
+        self.dry_run: bool = bool(d.get("dry_run", False))
+        if self.dry_run:
+            self.tensors: List[Any] = [dict(t) for t in d["tensors"]]
+            self.output_bytes: Optional[int] = d["output_bytes"]
+            self.copied: List[str] = []
+            self.kept: List[Any] = []
+            self.notes: List[str] = []
+            self.total: Optional[Stats] = None
+        else:
+            self.tensors = [TensorSummary(t) for t in d["tensors"]]
+            self.output_bytes = None
+            self.copied = list(d["copied"])
+            self.kept = [(k["name"], k["reason"]) for k in d["kept"]]
+            self.notes = list(d["notes"])
+            self.total = Stats(d["total"])
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The summary as ``gpucvt convert --json`` prints it."""
+        return copy.deepcopy(self._d)
+
+    def __repr__(self) -> str:
+        n = len(self.tensors)
+        what = "planned" if self.dry_run else "converted"
+        return (
+            f"Summary({self.input!r} -> {self.output!r}, {self.conversion}, "
+            f"{n} tensor{'s' if n != 1 else ''} {what})"
+        )
+
+
+def _names(x: Union[None, str, Sequence[str]], what: str) -> List[str]:
+    if x is None:
+        return []
+    if isinstance(x, str):
+        return [x]
+    out = list(x)
+    for n in out:
+        if not isinstance(n, str):
+            raise TypeError(f"{what} must be a str or a list of str, not {type(n).__name__}")
+    return out
+
+
+def convert_file(
+    src: PathLike,
+    dst: PathLike,
+    *,
+    to: Any = None,
+    mode: str = "rn",
+    satfinite: bool = False,
+    sat: bool = False,
+    relu: bool = False,
+    ftz: bool = False,
+    pzo: bool = False,
+    rbits_width: Optional[int] = None,
+    cvt: Optional[str] = None,
+    from_: Any = None,
+    tensor: Union[None, str, Sequence[str]] = None,
+    exclude: Union[None, str, Sequence[str]] = None,
+    strict: bool = False,
+    threads: Optional[int] = None,
+    seed: int = 0,
+    block: Optional[int] = None,
+    scale: str = "ue8m0",
+    scale_method: str = "ocp",
+    dry_run: bool = False,
+) -> Summary:
+    """Convert a whole tensor file, exactly as ``gpucvt convert SRC -o DST [options]``.
+
+    ``src``: a ``.npy``, ``.safetensors`` or raw little-endian file (raw: give ``from_``);
+    ``dst``: the output, of the same kind (written to a temporary file and renamed when
+    complete). Keywords are the CLI's options: ``to`` (a format name or dtype) with ``mode``,
+    ``satfinite``, ``sat``, ``relu``, ``ftz``, ``pzo``, ``rbits_width``; or ``cvt`` (a PTX
+    form, ``"cvt.rn.satfinite.e4m3x2.f32"``); ``from_`` (``--from``); ``tensor`` and
+    ``exclude`` (a name/glob pattern or a list of them; ``--tensor``, ``--exclude``);
+    ``strict``; ``threads`` (None: one per core); ``seed`` (stochastic rounding);
+    ``block`` with ``scale`` and ``scale_method`` (MX block scaling); ``dry_run`` (plan
+    only, write nothing). The GIL is released while converting.
+
+    Returns a :class:`Summary`. Raises ``ValueError`` for bad options and data (with the
+    CLI's message) and ``OSError`` for files that cannot be read or written.
+    """
+    from . import _format_of
+
+    if not isinstance(mode, str):
+        raise TypeError(f"mode must be a str, not {type(mode).__name__}")
+    if threads is None:
+        threads = 0
+    else:
+        threads = operator.index(threads)
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1 (None: one per core), not {threads}")
+    seed = operator.index(seed)
+    if not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be 0 to 2**64 - 1, not {seed}")
+    if block is not None:
+        block = operator.index(block)
+        if block < 0:
+            raise ValueError(f"block must be a positive number of elements, not {block}")
+    if rbits_width is not None:
+        rbits_width = operator.index(rbits_width)
+        if not 1 <= rbits_width <= 32:
+            raise ValueError(f"rbits_width must be 1 to 32, not {rbits_width}")
+    if block is None and scale_method != "ocp":
+        raise ValueError("scale_method is only valid with block")
+    text = _gpucvt.convert_file(
+        os.fspath(src),
+        os.fspath(dst),
+        to=None if to is None else (to if isinstance(to, str) else _format_of(to)),
+        mode=mode,
+        satfinite=bool(satfinite),
+        sat=bool(sat),
+        relu=bool(relu),
+        ftz=bool(ftz),
+        pzo=bool(pzo),
+        rbits_width=rbits_width,
+        cvt=cvt,
+        from_=None if from_ is None else (from_ if isinstance(from_, str) else _format_of(from_)),
+        tensors=_names(tensor, "tensor"),
+        exclude=_names(exclude, "exclude"),
+        strict=bool(strict),
+        threads=threads,
+        seed=seed,
+        block=block,
+        scale=scale,
+        scale_method=scale_method,
+        dry_run=bool(dry_run),
+    )
+    return Summary(json.loads(text))

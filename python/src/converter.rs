@@ -1,0 +1,270 @@
+//! `Converter`: a conversion built once (its kernel, tables and result dtype) and applied to
+//! arrays in one call that allocates the result, so that a small `astype` costs little more
+//! than Python's own call machinery. `gpucvt.astype` keeps one per (source dtype, format,
+//! options) in a cache.
+
+use crate::{container_bits, conversion, lookup, thread_count, Random, Runner};
+use gpucvt_core::round::Direction;
+use gpucvt_kernels::{Kernel, Word};
+use numpy::npyffi::{self, npy_intp, NPY_ARRAY_ALIGNED, NPY_ARRAY_C_CONTIGUOUS, PY_ARRAY_API};
+use numpy::{
+    PyArrayDescr, PyArrayDescrMethods, PyReadonlyArray1, PyUntypedArray, PyUntypedArrayMethods,
+};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use std::time::Instant;
+
+/// Elements below which converting with the GIL held is cheaper than releasing it.
+const DETACH_FROM: usize = 1 << 12;
+
+/// A conversion ready to apply to NumPy arrays.
+#[pyclass(frozen, module = "gpucvt._gpucvt")]
+pub struct Converter {
+    runner: Runner,
+    /// Container widths (8, 16, 32, 64) of the source and destination encodings.
+    src_bits: u32,
+    dst_bits: u32,
+    stochastic: bool,
+    /// The dtype of results.
+    out: Py<PyArrayDescr>,
+}
+
+/// A C-contiguous, aligned, native-order array's elements, if `a` is one.
+fn contiguous(a: &Bound<'_, PyUntypedArray>) -> bool {
+    // SAFETY: `a` is a live NumPy array; reading its flags field.
+    let flags = unsafe { (*a.as_array_ptr()).flags };
+    flags & NPY_ARRAY_C_CONTIGUOUS != 0
+        && flags & NPY_ARRAY_ALIGNED != 0
+        && a.dtype().is_native_byteorder() != Some(false)
+}
+
+/// A new, uninitialised C-ordered array of `shape` and `descr` (NumPy's allocator: huge
+/// pages for large arrays; an impossible size is NumPy's MemoryError).
+fn empty<'py>(
+    py: Python<'py>,
+    descr: &Bound<'py, PyArrayDescr>,
+    shape: &[usize],
+) -> PyResult<Bound<'py, PyUntypedArray>> {
+    let mut dims: Vec<npy_intp> = shape.iter().map(|&d| d as npy_intp).collect();
+    // SAFETY: NewFromDescr steals a reference to the descriptor (hence the clone that is
+    // given away); dims holds `shape.len()` dimensions; NULL strides and data make NumPy
+    // allocate a C-ordered buffer. A NULL result is an exception set by NumPy.
+    unsafe {
+        let ptr = PY_ARRAY_API.PyArray_NewFromDescr(
+            py,
+            PY_ARRAY_API.get_type_object(py, npyffi::NpyTypes::PyArray_Type),
+            descr.clone().into_dtype_ptr(),
+            dims.len() as std::os::raw::c_int,
+            dims.as_mut_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+            std::ptr::null_mut(),
+        );
+        Ok(Bound::from_owned_ptr_or_err(py, ptr)?.cast_into_unchecked())
+    }
+}
+
+/// The elements of a C-contiguous, aligned array whose items are `S` words.
+///
+/// # Safety
+/// `a` must be C-contiguous, aligned, with items of `size_of::<S>()` bytes, and not be
+/// written while the slice lives.
+unsafe fn words<'a, S>(a: &'a Bound<'_, PyUntypedArray>) -> &'a [S] {
+    let n = a.len();
+    if n == 0 {
+        return &[];
+    }
+    std::slice::from_raw_parts((*a.as_array_ptr()).data as *const S, n)
+}
+
+/// # Safety
+/// As [`words`], and `a` must be a fresh array no one else holds.
+#[allow(clippy::mut_from_ref)]
+unsafe fn words_mut<'a, D>(a: &'a Bound<'_, PyUntypedArray>) -> &'a mut [D] {
+    let n = a.len();
+    if n == 0 {
+        return &mut [];
+    }
+    std::slice::from_raw_parts_mut((*a.as_array_ptr()).data as *mut D, n)
+}
+
+impl Converter {
+    fn run<S: Word + Sync, D: Word + Send>(
+        &self,
+        py: Python<'_>,
+        src: &[S],
+        dst: &mut [D],
+        random: Random<'_>,
+        threads: usize,
+    ) -> PyResult<()> {
+        let mut go = move || self.runner.fill::<S, D>(src, dst, random, threads);
+        if src.len() < DETACH_FROM {
+            go()
+        } else {
+            py.detach(go)
+        }
+        .map_err(PyValueError::new_err)
+    }
+}
+
+#[pymethods]
+impl Converter {
+    /// The conversion of `src_fmt` encodings to `dst_fmt`, results of dtype `out`.
+    #[new]
+    #[pyo3(signature = (src_fmt, dst_fmt, out, mode="rn", satfinite=false, sat=false, relu=false, ftz=false, rbits_width=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        src_fmt: &str,
+        dst_fmt: &str,
+        out: Bound<'_, PyArrayDescr>,
+        mode: &str,
+        satfinite: bool,
+        sat: bool,
+        relu: bool,
+        ftz: bool,
+        rbits_width: Option<u32>,
+    ) -> PyResult<Converter> {
+        let (s, d) = (lookup(src_fmt)?, lookup(dst_fmt)?);
+        let conv = conversion(s, d, mode, satfinite, sat, relu, ftz, rbits_width)?;
+        let dst_bits = container_bits(d);
+        if out.itemsize() * 8 != dst_bits as usize {
+            return Err(PyTypeError::new_err(format!(
+                "results of {} need {dst_bits}-bit items, not {}",
+                d.name, out
+            )));
+        }
+        Ok(Converter {
+            stochastic: matches!(conv.rounding.direction, Direction::Stochastic { .. }),
+            runner: Runner::new(conv),
+            src_bits: container_bits(s),
+            dst_bits,
+            out: out.unbind(),
+        })
+    }
+
+    /// Converts the array `x` (its items are the source's encodings); returns the result, of
+    /// `x`'s shape, or `None` when `x` is not a C-contiguous, aligned, native-order array of
+    /// items of the source's container width (the caller makes one and calls again).
+    #[pyo3(signature = (x, threads=None, seed=0, rbits=None))]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        threads: Option<usize>,
+        seed: u64,
+        rbits: Option<PyReadonlyArray1<'py, u32>>,
+    ) -> PyResult<Option<Bound<'py, PyUntypedArray>>> {
+        let Ok(a) = x.cast::<PyUntypedArray>() else {
+            return Ok(None);
+        };
+        if a.dtype().itemsize() * 8 != self.src_bits as usize || !contiguous(a) {
+            return Ok(None);
+        }
+        let threads = thread_count(threads)?;
+        let given = match &rbits {
+            Some(r) => Some(
+                r.as_slice()
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?,
+            ),
+            None => None,
+        };
+        let random = match (self.stochastic, given) {
+            (false, None) => Random::None,
+            (false, Some(_)) => {
+                return Err(PyValueError::new_err(
+                    "rbits is only valid with mode=\"rs\"",
+                ))
+            }
+            (true, Some(g)) => {
+                if g.len() != a.len() {
+                    return Err(PyValueError::new_err(format!(
+                        "rbits must have one word per element: {} elements, {} words",
+                        a.len(),
+                        g.len()
+                    )));
+                }
+                Random::Given(g)
+            }
+            // The stream of a single-tensor `gpucvt convert --seed` (`.npy` or raw input).
+            (true, None) => Random::Stream(gpucvt_core::random::splitmix64(seed)),
+        };
+        let out = empty(py, self.out.bind(py), a.shape())?;
+        macro_rules! go {
+            ($S:ty) => {{
+                // SAFETY: checked above: contiguous, aligned, items of $S's width; `out` is
+                // new, of the destination's container width (checked in `new`).
+                let src: &[$S] = unsafe { words(a) };
+                match self.dst_bits {
+                    8 => self.run::<$S, u8>(py, src, unsafe { words_mut(&out) }, random, threads),
+                    16 => self.run::<$S, u16>(py, src, unsafe { words_mut(&out) }, random, threads),
+                    32 => self.run::<$S, u32>(py, src, unsafe { words_mut(&out) }, random, threads),
+                    _ => self.run::<$S, u64>(py, src, unsafe { words_mut(&out) }, random, threads),
+                }
+            }};
+        }
+        match self.src_bits {
+            8 => go!(u8),
+            16 => go!(u16),
+            32 => go!(u32),
+            _ => go!(u64),
+        }?;
+        Ok(Some(out))
+    }
+}
+
+/// The benchmark's reference: the best of `reps` runs of the slice kernel
+/// (`Kernel::convert`, one thread) of `src_fmt` → `dst_fmt` (rn) from `x`'s items into
+/// `out`'s, in seconds; both C-contiguous arrays of the containers' widths.
+#[pyfunction]
+pub fn _bench_kernel(
+    x: &Bound<'_, PyUntypedArray>,
+    out: &Bound<'_, PyUntypedArray>,
+    src_fmt: &str,
+    dst_fmt: &str,
+    reps: usize,
+) -> PyResult<f64> {
+    let (s, d) = (lookup(src_fmt)?, lookup(dst_fmt)?);
+    let conv = conversion(s, d, "rn", false, false, false, false, None)?;
+    let kernel = Kernel::new(conv);
+    let (sb, db) = (container_bits(s) as usize, container_bits(d) as usize);
+    if !contiguous(x)
+        || !contiguous(out)
+        || x.dtype().itemsize() * 8 != sb
+        || out.dtype().itemsize() * 8 != db
+        || x.len() != out.len()
+    {
+        return Err(PyTypeError::new_err(format!(
+            "x and out must be C-contiguous arrays of as many {sb}-bit and {db}-bit items"
+        )));
+    }
+    fn time<S: Word, D: Word>(k: &Kernel, src: &[S], dst: &mut [D], reps: usize) -> PyResult<f64> {
+        let mut best = f64::INFINITY;
+        for _ in 0..reps.max(1) {
+            let t = Instant::now();
+            k.convert(src, dst)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        Ok(best)
+    }
+    macro_rules! go {
+        ($S:ty) => {{
+            // SAFETY: checked above; `out` is the caller's scratch array.
+            let src: &[$S] = unsafe { words(x) };
+            match db {
+                8 => time::<$S, u8>(&kernel, src, unsafe { words_mut(out) }, reps),
+                16 => time::<$S, u16>(&kernel, src, unsafe { words_mut(out) }, reps),
+                32 => time::<$S, u32>(&kernel, src, unsafe { words_mut(out) }, reps),
+                _ => time::<$S, u64>(&kernel, src, unsafe { words_mut(out) }, reps),
+            }
+        }};
+    }
+    // The GIL stays held: the benchmark runs nothing else meanwhile.
+    match sb {
+        8 => go!(u8),
+        16 => go!(u16),
+        32 => go!(u32),
+        _ => go!(u64),
+    }
+}

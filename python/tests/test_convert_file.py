@@ -1,0 +1,193 @@
+"""gpucvt.convert_file against `gpucvt convert`: the same bytes, the same summary."""
+
+import json
+import os
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+import gpucvt
+from conftest import gpucvt_bin, ml_dtypes, words
+
+safetensors_numpy = pytest.importorskip("safetensors.numpy")
+
+
+def exe():
+    e = gpucvt_bin()
+    if e is None:
+        pytest.skip("no gpucvt binary (scripts/test builds one and sets GPUCVT_BIN)")
+    return e
+
+
+def cli_convert(src, dst, args):
+    r = subprocess.run([exe(), "convert", str(src), "-o", str(dst), *args, "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def data(n=10_240, seed=0, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(n) * 100).astype(dtype)
+    x[:5] = [np.nan, np.inf, -np.inf, 1e-30, 0.0]
+    return x
+
+
+def safetensors_file(path):
+    tensors = {
+        "a.weight": data(4096, 1).reshape(64, 64),
+        "b.weight": data(1024, 2).reshape(32, 32).astype(np.float16),
+        "norm": data(64, 3),
+        "step": np.arange(8, dtype=np.int64),
+        "c.bias": data(96, 4).astype(ml_dtypes.bfloat16),
+    }
+    safetensors_numpy.save_file(tensors, str(path))
+    return tensors
+
+
+CASES = [
+    ("npy", {"to": "e4m3"}, ["--to", "e4m3"]),
+    ("npy", {"to": "e4m3", "satfinite": True}, ["--to", "e4m3", "--satfinite"]),
+    ("npy", {"to": "bf16", "mode": "rs", "seed": 7}, ["--to", "bf16", "--mode", "rs", "--seed", "7"]),
+    ("npy", {"to": "e2m1", "mode": "rs", "seed": 3, "rbits_width": 5, "satfinite": True},
+     ["--to", "e2m1", "--mode", "rs", "--seed", "3", "--rbits-width", "5", "--satfinite"]),
+    ("npy", {"to": "e4m3", "block": 32}, ["--to", "e4m3", "--block", "32"]),
+    ("npy", {"to": "e2m1", "block": 32, "scale_method": "rp"},
+     ["--to", "e2m1", "--block", "32", "--scale-method", "rp"]),
+    ("npy", {"cvt": "cvt.rn.satfinite.e5m2x2.f32"}, ["--cvt", "cvt.rn.satfinite.e5m2x2.f32"]),
+    ("npy", {"to": "s8", "mode": "rni", "threads": 2}, ["--to", "s8", "--mode", "rni", "--threads", "2"]),
+    ("raw", {"to": "f16", "from_": "f32", "relu": True}, ["--to", "f16", "--from", "f32", "--relu"]),
+    ("raw", {"to": "e2m1", "from_": "f32"}, ["--to", "e2m1", "--from", "f32"]),
+    ("st", {"to": "e4m3"}, ["--to", "e4m3"]),
+    ("st", {"to": "e4m3", "mode": "rs", "seed": 11}, ["--to", "e4m3", "--mode", "rs", "--seed", "11"]),
+    ("st", {"to": "e5m2", "tensor": "*.weight", "exclude": ["b.*"]},
+     ["--to", "e5m2", "--tensor", "*.weight", "--exclude", "b.*"]),
+    ("st", {"to": "e4m3", "block": 32}, ["--to", "e4m3", "--block", "32"]),
+    ("st", {"to": "e2m1", "block": 16, "tensor": ["a.weight", "norm"]},
+     ["--to", "e2m1", "--block", "16", "--tensor", "a.weight", "--tensor", "norm"]),
+    ("st", {"to": np.float16, "ftz": True}, ["--to", "f16", "--ftz"]),
+]
+
+
+@pytest.mark.parametrize("kind,kw,args", CASES)
+def test_output_and_summary_equal_the_cli(tmp_path, kind, kw, args):
+    ext = {"npy": ".npy", "raw": ".bin", "st": ".safetensors"}[kind]
+    src = tmp_path / f"in{ext}"
+    if kind == "npy":
+        np.save(src, data())
+    elif kind == "raw":
+        data().tofile(src)
+    else:
+        safetensors_file(src)
+    want = cli_convert(src, tmp_path / f"cliout{ext}", args)
+    got = gpucvt.convert_file(src, tmp_path / f"pyout{ext}", **kw)
+    assert (tmp_path / f"pyout{ext}").read_bytes() == (tmp_path / f"cliout{ext}").read_bytes()
+    for scale in ("_scale.npy", "_scale.bin"):  # sidecar scale files
+        c, p = tmp_path / f"cliout{scale}", tmp_path / f"pyout{scale}"
+        assert c.exists() == p.exists()
+        if c.exists():
+            assert c.read_bytes() == p.read_bytes()
+    # The same summary, but for the output's name.
+    assert got.to_dict() == json.loads(json.dumps(want).replace("cliout", "pyout"))
+    assert got.total.elements == want["total"]["elements"]
+    assert [t.name for t in got.tensors] == [t["name"] for t in want["tensors"]]
+
+
+def test_outputs_read_back(tmp_path):
+    x = data()
+    np.save(tmp_path / "x.npy", x)
+    s = gpucvt.convert_file(tmp_path / "x.npy", tmp_path / "y.npy", to="e4m3", satfinite=True)
+    y = np.load(tmp_path / "y.npy")
+    assert (words(y) == words(gpucvt.astype(x, "e4m3", satfinite=True))).all()
+    assert s.kind == "npy" and s.total.elements == x.size
+    assert s.tensors[0].shape == (x.size,) and s.tensors[0].from_ == "f32" and s.tensors[0].to == "e4m3"
+    assert s.total.saturated > 0 and s.total.max_abs_error > 0
+
+    tensors = safetensors_file(tmp_path / "m.safetensors")
+    s = gpucvt.convert_file(tmp_path / "m.safetensors", tmp_path / "o.safetensors", to="bf16",
+                            exclude="norm")
+    out = safetensors_numpy.load_file(str(tmp_path / "o.safetensors"))
+    assert out["norm"].dtype == np.float32 and (words(out["norm"]) == words(tensors["norm"])).all()
+    want = gpucvt.astype(tensors["a.weight"], "bf16")
+    assert (words(out["a.weight"]) == words(want)).all()
+    assert s.copied == ["norm"]
+    assert ("step", ) == tuple(k for k, _ in s.kept)
+    assert "Summary(" in repr(s)
+
+    s = gpucvt.convert_file(tmp_path / "m.safetensors", tmp_path / "p.safetensors", to="e4m3",
+                            dry_run=True)
+    assert s.dry_run and s.output_bytes > 0 and not (tmp_path / "p.safetensors").exists()
+
+
+def test_rs_with_seed_equals_astype_for_npy(tmp_path):
+    x = data(300_000)
+    np.save(tmp_path / "x.npy", x)
+    gpucvt.convert_file(tmp_path / "x.npy", tmp_path / "y.npy", to="bf16", mode="rs", seed=5)
+    y = np.load(tmp_path / "y.npy")
+    assert (words(y) == words(gpucvt.astype(x, "bf16", mode="rs", seed=5))).all()
+
+
+@pytest.mark.parametrize(
+    "kw,cli_args",
+    [
+        ({"to": "e9m9"}, ["--to", "e9m9"]),
+        ({"to": "e4m3", "from_": "f33"}, ["--to", "e4m3", "--from", "f33"]),
+        ({"cvt": "cvt.rn.e4m3.f32"}, ["--cvt", "cvt.rn.e4m3.f32"]),
+        ({"cvt": "cvt.rn.f32.f64"}, ["--cvt", "cvt.rn.f32.f64"]),
+        ({"to": "e4m3", "rbits_width": 5}, ["--to", "e4m3", "--rbits-width", "5"]),
+        ({"to": "e4m3", "block": 5}, ["--to", "e4m3", "--block", "5"]),
+        ({"to": "e4m3", "tensor": "nothing*"}, None),
+        ({"to": "e4m3", "mode": "rq"}, None),
+        ({"to": "e4m3", "cvt": "cvt.rn.f16.f32"}, None),
+        ({}, None),
+        ({"to": "e4m3", "threads": 0}, None),
+        ({"to": "e4m3", "scale_method": "rp"}, None),
+        ({"to": "e4m3", "block": 32, "scale_method": "max"}, None),
+    ],
+)
+def test_bad_options_raise_value_error_with_the_cli_message(tmp_path, kw, cli_args):
+    np.save(tmp_path / "x.npy", data(96))
+    with pytest.raises(ValueError) as e:
+        gpucvt.convert_file(tmp_path / "x.npy", tmp_path / "y.npy", **kw)
+    assert not (tmp_path / "y.npy").exists()
+    if cli_args is not None:
+        r = subprocess.run([exe(), "convert", str(tmp_path / "x.npy"), "-o", str(tmp_path / "y.npy"),
+                            *cli_args], capture_output=True, text=True)
+        assert r.returncode == 2
+        assert r.stderr == f"error: {e.value}\n"
+
+
+def test_file_errors_raise_os_error(tmp_path):
+    with pytest.raises(OSError) as e:
+        gpucvt.convert_file(tmp_path / "missing.npy", tmp_path / "y.npy", to="e4m3")
+    assert "missing.npy" in str(e.value)
+    np.save(tmp_path / "x.npy", data(64))
+    with pytest.raises(OSError):
+        gpucvt.convert_file(tmp_path / "x.npy", tmp_path / "no" / "such" / "y.npy", to="e4m3")
+    (tmp_path / "bad.npy").write_bytes(b"\x93NUMPY garbage")
+    with pytest.raises(ValueError):
+        gpucvt.convert_file(tmp_path / "bad.npy", tmp_path / "y.npy", to="e4m3")
+
+
+def test_the_gil_is_released_while_converting(tmp_path):
+    x = data(1 << 22)
+    np.save(tmp_path / "x.npy", x)
+    ticks = []
+    done = threading.Event()
+
+    def tick():
+        while not done.is_set():
+            ticks.append(1)
+            done.wait(0.001)
+
+    t = threading.Thread(target=tick)
+    t.start()
+    n0 = len(ticks)
+    try:
+        gpucvt.convert_file(tmp_path / "x.npy", tmp_path / "y.npy", to="e4m3", mode="rs", threads=1)
+    finally:
+        done.set()
+        t.join()
+    assert len(ticks) - n0 > 3
