@@ -785,6 +785,15 @@ fn format_names_of_other_tools() {
     ] {
         assert_eq!(ok(&["values", name]), ok(&["values", catalogue]), "{name}");
     }
+    // The fnuz formats: no -0, 0x80 the one NaN; e3m4 keeps -0.
+    assert_eq!(round(&["1.5", "--to", "e4m3fnuz"]).0, "0x44");
+    assert_eq!(round(&["-0", "--to", "e4m3fnuz"]).0, "0x00");
+    assert_eq!(round(&["nan", "--to", "e4m3b11fnuz"]).0, "0x80");
+    assert_eq!(round(&["-0", "--to", "e3m4"]).0, "0x80");
+    assert_eq!(
+        round(&["--bits", "0x80", "--from", "e5m2fnuz", "--to", "f32"]).2,
+        "nan"
+    );
     // 448 is e4m3's largest value; in IEEE-style E4M3 it overflows to infinity.
     assert_eq!(round(&["448", "--to", "e4m3"]).0, "0x7e");
     assert_eq!(round(&["448", "--to", "float8_e4m3"]).0, "0x78");
