@@ -183,3 +183,35 @@ pub fn npy_itemsize(descr: &str) -> Option<usize> {
     }
     digits.parse().ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safetensors_dtypes_round_trip() {
+        for f in format::CATALOGUE {
+            if let Some(d) = safetensors_of(f) {
+                let back = format_of_safetensors(d).unwrap();
+                // tf32 is written as F32.
+                assert!(
+                    back == *f || (f.name == "tf32" && back == format::F32),
+                    "{f}"
+                );
+            }
+        }
+        assert_eq!(
+            format_of_safetensors(Dtype::F8_E4M3FNUZ),
+            Some(format::E4M3FNUZ)
+        );
+        assert_eq!(
+            format_of_safetensors(Dtype::F8_E5M2FNUZ),
+            Some(format::E5M2FNUZ)
+        );
+        // No safetensors name; .npy holds them in a byte container.
+        for f in [format::E4M3IEEE, format::E3M4, format::E4M3B11FNUZ] {
+            assert_eq!(safetensors_of(&f), None, "{f}");
+            assert_eq!(npy_descr_of(&f), "|u1", "{f}");
+        }
+    }
+}
