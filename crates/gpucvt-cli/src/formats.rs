@@ -88,7 +88,7 @@ fn sample(f: &Format, bits: u64) -> Sample {
 fn with_sign(f: &Format, bits: u64) -> Vec<String> {
     let w = f.width();
     let mut v = vec![format_bits(bits, w)];
-    if f.is_float() {
+    if f.is_float() && (bits != 0 || f.has_negative_zero()) {
         if let Some(s) = f.sign_bit() {
             v.push(format_bits(bits | s, w));
         }
@@ -101,7 +101,7 @@ fn nan_info(f: &Format) -> NanInfo {
     let (rule, first) = match f.layout {
         Layout::Float(l) => match (l.specials, f.infinity(), f.canonical_nan()) {
             (Specials::Ieee, Some(inf), Some(_)) => ("ieee", Some(inf | (1u64 << l.pad_bits))),
-            (Specials::NanOnly, _, Some(c)) => ("listed", Some(c)),
+            (Specials::NanOnly | Specials::Fnuz, _, Some(c)) => ("listed", Some(c)),
             _ => ("none", None),
         },
         Layout::Fixed(_) => ("none", None),
@@ -115,8 +115,10 @@ fn nan_info(f: &Format) -> NanInfo {
         };
     };
     let mut ranges = vec![(first, last)];
-    if let Some(s) = f.sign_bit() {
-        ranges.push((first | s, last | s));
+    // (The fnuz formats' one NaN is the sign bit itself.)
+    match f.sign_bit() {
+        Some(s) if first & s == 0 => ranges.push((first | s, last | s)),
+        _ => {}
     }
     NanInfo {
         rule,
@@ -206,7 +208,7 @@ pub fn run(args: &Args) -> Result<String, CliError> {
                     .join(" "),
                 _ => "no".to_string(),
             };
-            let zero = match (f.has_zero(), f.is_float(), f.is_signed()) {
+            let zero = match (f.has_zero(), f.is_float(), f.has_negative_zero()) {
                 (false, _, _) => "no",
                 (true, true, true) => "+0 -0",
                 (true, true, false) => "+0",

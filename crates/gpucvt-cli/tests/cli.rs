@@ -560,7 +560,16 @@ fn json_output() {
 
     let j = json(&["formats", "--json"]);
     let all = j.as_array().unwrap();
-    assert_eq!(all.len(), 29);
+    assert_eq!(all.len(), 34);
+    // The fnuz formats: one NaN, the sign bit alone; one zero.
+    let fnuz = all.iter().find(|f| f["name"] == "e4m3fnuz").unwrap();
+    assert_eq!(fnuz["bias"], 8);
+    assert_eq!(fnuz["max_finite"]["value"], "240");
+    assert_eq!(fnuz["min_finite"]["bits"], "0xff");
+    assert_eq!(fnuz["nan"]["ranges"], serde_json::json!([["0x80", "0x80"]]));
+    assert_eq!(fnuz["nan"]["count"], 1);
+    assert_eq!(fnuz["zeros"], serde_json::json!(["0x00"]));
+    assert_eq!(fnuz["infinities"], serde_json::json!([]));
     let e4m3 = all.iter().find(|f| f["name"] == "e4m3").unwrap();
     assert_eq!(e4m3["max_finite"]["bits"], "0x7e");
     assert_eq!(e4m3["max_finite"]["value"], "448");
@@ -765,20 +774,31 @@ fn format_names_of_other_tools() {
     );
     // `values` takes them too: safetensors' F4 is e2m1.
     assert_eq!(ok(&["values", "F4"]), ok(&["values", "e2m1"]));
-    // Lookalikes are refused, never mapped to e4m3/e5m2.
-    for name in [
-        "float8_e4m3",
-        "f8E4M3",
-        "float8_e4m3fnuz",
-        "float8_e5m2fnuz",
-        "float8_e4m3b11fnuz",
-        "float8_e3m4",
+    // ml_dtypes' other FP8 types are their own formats, never e4m3/e5m2 lookalikes.
+    for (name, catalogue) in [
+        ("float8_e4m3", "e4m3ieee"),
+        ("f8E4M3", "e4m3ieee"),
+        ("float8_e4m3fnuz", "e4m3fnuz"),
+        ("float8_e5m2fnuz", "e5m2fnuz"),
+        ("float8_e4m3b11fnuz", "e4m3b11fnuz"),
+        ("float8_e3m4", "e3m4"),
     ] {
-        let e = fails(&["round", "1", "--to", name]);
-        assert!(e.contains("is not supported yet"), "{name}: {e}");
+        assert_eq!(ok(&["values", name]), ok(&["values", catalogue]), "{name}");
     }
-    let e = fails(&["values", "float8_e4m3"]);
-    assert!(e.contains("IEEE-style E4M3 with infinities"), "{e}");
+    // The fnuz formats: no -0, 0x80 the one NaN; e3m4 keeps -0.
+    assert_eq!(round(&["1.5", "--to", "e4m3fnuz"]).0, "0x44");
+    assert_eq!(round(&["-0", "--to", "e4m3fnuz"]).0, "0x00");
+    assert_eq!(round(&["nan", "--to", "e4m3b11fnuz"]).0, "0x80");
+    assert_eq!(round(&["-0", "--to", "e3m4"]).0, "0x80");
+    assert_eq!(
+        round(&["--bits", "0x80", "--from", "e5m2fnuz", "--to", "f32"]).2,
+        "nan"
+    );
+    // 448 is e4m3's largest value; in IEEE-style E4M3 it overflows to infinity.
+    assert_eq!(round(&["448", "--to", "e4m3"]).0, "0x7e");
+    assert_eq!(round(&["448", "--to", "float8_e4m3"]).0, "0x78");
+    let e = fails(&["values", "complex64"]);
+    assert!(e.contains("is not supported yet"), "{e}");
     let e = fails(&["round", "1", "--to", "float"]);
     assert!(e.contains("ambiguous"), "{e}");
     let e = fails(&["round", "1", "--to", "bfloat61"]);

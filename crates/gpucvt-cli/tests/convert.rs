@@ -929,3 +929,42 @@ fn many_tensors_text_lists_the_first_ten_thousand() {
     assert_eq!(all.len(), 2 * n);
     assert_eq!(all[2 * n - 2..], alone[..]);
 }
+
+#[test]
+fn npy_to_the_fnuz_formats() {
+    // One byte per element; -0 and a tiny negative value give +0, NaN and infinity the one
+    // NaN 0x80, an overflow NaN (rn) or +-max (--satfinite).
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let v = [
+        1.5f32,
+        -0.0,
+        -1e-30,
+        f32::NAN,
+        f32::INFINITY,
+        1e6,
+        -57344.0,
+        -1.5,
+    ];
+    npy(&d.join("x.npy"), "<f4", &[8], &f32_bytes(&v));
+    let (code, _, err) = gpucvt(d, &["convert", "x.npy", "-o", "y.npy", "--to", "e5m2fnuz"]);
+    assert_eq!(code, 0, "{err}");
+    let (header, data) = npy_payload(&d.join("y.npy"));
+    assert!(header.contains("'|u1'"), "{header}");
+    assert_eq!(data, [0x42, 0x00, 0x00, 0x80, 0x80, 0x80, 0xff, 0xc2]);
+    let (code, _, err) = gpucvt(
+        d,
+        &[
+            "convert",
+            "x.npy",
+            "-o",
+            "z.npy",
+            "--to",
+            "float8_e5m2fnuz",
+            "--satfinite",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, data) = npy_payload(&d.join("z.npy"));
+    assert_eq!(data, [0x42, 0x00, 0x00, 0x80, 0x7f, 0x7f, 0xff, 0xc2]);
+}

@@ -23,7 +23,8 @@
 //!    direction (infinity or largest finite), with NaN standing in for infinity where the
 //!    format has no infinity;
 //! 8. with [`Policy::flush_outputs`], a subnormal result becomes a zero of the same sign;
-//!    with [`Policy::positive_zero`] (and `.relu`), −0 becomes +0.
+//!    with [`Policy::positive_zero`] (and `.relu`), −0 becomes +0. A destination without −0
+//!    (the fnuz formats, [`crate::format::Specials::Fnuz`]) gives +0 for every zero result.
 //!
 //! For an integer or fixed-point destination: NaN gives [`Policy::int_nan`] (or, with
 //! `.satfinite`, the largest value, as for every destination without NaN), `.relu` turns
@@ -478,7 +479,15 @@ fn to_float<T: Tracer>(
     let max_body = l.max_finite_body();
     let max = || max_body << l.pad_bits;
     let has_zero = l.zero_exponent != ZeroExponent::Normal;
-    let neg_bits = |bits: u64, negative: bool| if negative { bits | sign } else { bits };
+    // A zero result of a layout without −0 (the fnuz rule) stays +0.
+    let neg_zero = l.has_negative_zero();
+    let neg_bits = |bits: u64, negative: bool| {
+        if negative && (neg_zero || bits != 0) {
+            bits | sign
+        } else {
+            bits
+        }
+    };
     let plus_zero = || dst.zero_bits().unwrap_or(dst.min_positive_bits());
     let negative = v.negative && l.signed;
     if v.negative && !l.signed && !v.is_nan() {
@@ -603,7 +612,15 @@ fn special_to_float<T: Tracer>(
     let sign = l.sign_bit();
     let max = || l.max_finite_body() << l.pad_bits;
     let has_zero = l.zero_exponent != ZeroExponent::Normal;
-    let neg_bits = |bits: u64, negative: bool| if negative { bits | sign } else { bits };
+    // A zero result of a layout without −0 (the fnuz rule) stays +0.
+    let neg_zero = l.has_negative_zero();
+    let neg_bits = |bits: u64, negative: bool| {
+        if negative && (neg_zero || bits != 0) {
+            bits | sign
+        } else {
+            bits
+        }
+    };
     let plus_zero = || dst.zero_bits().unwrap_or(dst.min_positive_bits());
     let mut negative = v_negative && l.signed;
     match (nan, infinite) {

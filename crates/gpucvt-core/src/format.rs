@@ -26,6 +26,10 @@ pub enum Specials {
     NanOnly,
     /// Every encoding is a finite number (`e2m1`, `e2m3`, `e3m2`, `vf`).
     None,
+    /// The "fnuz" rule (AMD and Graphcore FP8: `e4m3fnuz`, `e5m2fnuz`, `e4m3b11fnuz`): every
+    /// encoding is finite except the negative-zero one (sign bit alone, `0x80`), which is the
+    /// only NaN. Zero is unsigned: a result that would be −0 is +0. No infinity.
+    Fnuz,
 }
 
 /// What an exponent field of zero means.
@@ -130,6 +134,17 @@ const fn float(
     }
 }
 
+/// A float format whose bias is not the IEEE one (`2^(exp_bits − 1) − 1`).
+const fn with_bias(f: Format, bias: i32) -> Format {
+    match f.layout {
+        Layout::Float(l) => Format {
+            name: f.name,
+            layout: Layout::Float(FloatLayout { bias, ..l }),
+        },
+        Layout::Fixed(_) => f,
+    }
+}
+
 const fn fixed(name: &'static str, signed: bool, bits: u32, frac_bits: u32) -> Format {
     Format {
         name,
@@ -156,6 +171,13 @@ impl FloatLayout {
         (self.signed as u64).wrapping_shl(self.exp_bits + self.man_bits + self.pad_bits)
     }
 
+    /// Whether a negative zero exists (every signed layout but the fnuz ones, where its
+    /// encoding is the NaN).
+    #[inline(always)]
+    pub const fn has_negative_zero(&self) -> bool {
+        self.signed && !matches!(self.specials, Specials::Fnuz)
+    }
+
     /// The body (encoding without sign and padding) of the largest finite positive value.
     #[inline(always)]
     pub(crate) const fn max_finite_body(&self) -> u64 {
@@ -163,7 +185,7 @@ impl FloatLayout {
         match self.specials {
             Specials::Ieee => all - (1u64 << self.man_bits),
             Specials::NanOnly => all - 1,
-            Specials::None => all,
+            Specials::None | Specials::Fnuz => all,
         }
     }
 }
@@ -200,6 +222,52 @@ pub const E4M3: Format = float(
 );
 /// OCP FP8 E5M2: IEEE-style, with infinities and NaNs.
 pub const E5M2: Format = ieee("e5m2", 5, 2);
+/// IEEE-style E4M3 (ml_dtypes `float8_e4m3`, MLIR `f8E4M3`): bias 7, infinities `0x78`/`0xf8`,
+/// NaNs above them, largest finite 240. Not OCP `e4m3` (`float8_e4m3fn`), which has no
+/// infinity.
+pub const E4M3IEEE: Format = ieee("e4m3ieee", 4, 3);
+/// IEEE-style E3M4 (ml_dtypes `float8_e3m4`): bias 3, infinities `0x70`/`0xf0`, largest
+/// finite 15.5.
+pub const E3M4: Format = ieee("e3m4", 3, 4);
+/// AMD MI300 FP8 E4M3 (ml_dtypes `float8_e4m3fnuz`): bias 8, no infinity, no −0, `0x80` the
+/// only NaN, largest finite `0x7f` = 240.
+pub const E4M3FNUZ: Format = with_bias(
+    float(
+        "e4m3fnuz",
+        true,
+        4,
+        3,
+        Specials::Fnuz,
+        ZeroExponent::Subnormal,
+    ),
+    8,
+);
+/// AMD MI300 FP8 E5M2 (ml_dtypes `float8_e5m2fnuz`): bias 16, no infinity, no −0, `0x80` the
+/// only NaN, largest finite `0x7f` = 57344.
+pub const E5M2FNUZ: Format = with_bias(
+    float(
+        "e5m2fnuz",
+        true,
+        5,
+        2,
+        Specials::Fnuz,
+        ZeroExponent::Subnormal,
+    ),
+    16,
+);
+/// Graphcore FP8 E4M3 (ml_dtypes `float8_e4m3b11fnuz`): bias 11, no infinity, no −0, `0x80`
+/// the only NaN, largest finite `0x7f` = 30.
+pub const E4M3B11FNUZ: Format = with_bias(
+    float(
+        "e4m3b11fnuz",
+        true,
+        4,
+        3,
+        Specials::Fnuz,
+        ZeroExponent::Subnormal,
+    ),
+    11,
+);
 /// OCP FP6 E2M3: finite only, largest 7.5 (6 bits).
 pub const E2M3: Format = float("e2m3", true, 2, 3, Specials::None, ZeroExponent::Subnormal);
 /// OCP FP6 E3M2: finite only, largest 28 (6 bits).
@@ -277,8 +345,40 @@ pub const U64: Format = fixed("u64", false, 64, 0);
 
 /// The catalogue: every named format, floats first (widest first), then integers.
 pub const CATALOGUE: &[Format] = &[
-    F64, F32, TF32, F16, BF16, E4M3, E5M2, E2M3, E3M2, E2M1, UE8M0, UE4M3, UE5M3, S2F6, VF, S1, S2,
-    S4, S8, S16, S32, S64, U1, U2, U4, U8, U16, U32, U64,
+    F64,
+    F32,
+    TF32,
+    F16,
+    BF16,
+    E4M3,
+    E5M2,
+    E4M3IEEE,
+    E3M4,
+    E4M3FNUZ,
+    E5M2FNUZ,
+    E4M3B11FNUZ,
+    E2M3,
+    E3M2,
+    E2M1,
+    UE8M0,
+    UE4M3,
+    UE5M3,
+    S2F6,
+    VF,
+    S1,
+    S2,
+    S4,
+    S8,
+    S16,
+    S32,
+    S64,
+    U1,
+    U2,
+    U4,
+    U8,
+    U16,
+    U32,
+    U64,
 ];
 
 impl Format {
@@ -351,10 +451,21 @@ impl Format {
         matches!(
             self.layout,
             Layout::Float(FloatLayout {
-                specials: Specials::Ieee | Specials::NanOnly,
+                specials: Specials::Ieee | Specials::NanOnly | Specials::Fnuz,
                 ..
             })
         )
+    }
+
+    /// Whether the format has a negative zero (signed floats except the fnuz formats, whose
+    /// negative-zero encoding is their NaN).
+    pub const fn has_negative_zero(&self) -> bool {
+        match self.layout {
+            Layout::Float(l) => {
+                l.has_negative_zero() && !matches!(l.zero_exponent, ZeroExponent::Normal)
+            }
+            Layout::Fixed(_) => false,
+        }
     }
 
     /// Whether the format can encode zero (every format but `ue8m0`).
@@ -374,11 +485,14 @@ impl Format {
     }
 
     /// The canonical NaN encoding: positive, every exponent and mantissa bit set (also the
-    /// padding bits, so `tf32`'s canonical NaN is the `f32` one, `0x7fffffff`). `None` for
-    /// formats without NaN.
+    /// padding bits, so `tf32`'s canonical NaN is the `f32` one, `0x7fffffff`); for the fnuz
+    /// formats their one NaN, the sign bit alone (`0x80`). `None` for formats without NaN.
     #[inline]
     pub const fn canonical_nan(&self) -> Option<u64> {
         match self.layout {
+            Layout::Float(l) if matches!(l.specials, Specials::Fnuz) => {
+                Some(1u64 << (l.exp_bits + l.man_bits + l.pad_bits))
+            }
             Layout::Float(l) if self.has_nan() => {
                 Some((1u64 << (l.exp_bits + l.man_bits + l.pad_bits)) - 1)
             }
@@ -533,6 +647,30 @@ mod tests {
         assert_eq!(F32.infinity(), Some(0x7f80_0000));
         assert_eq!(E4M3.infinity(), None);
         assert_eq!(F16.min_finite_bits(), Some(0xfbff));
+    }
+
+    #[test]
+    fn ml_dtypes_formats() {
+        // (format, bias, largest finite, infinity, NaN) as ml_dtypes' finfo gives them.
+        for (f, bias, max, inf, nan) in [
+            (E4M3FNUZ, 8, 0x7f, None, Some(0x80)),
+            (E5M2FNUZ, 16, 0x7f, None, Some(0x80)),
+            (E4M3B11FNUZ, 11, 0x7f, None, Some(0x80)),
+            (E3M4, 3, 0x6f, Some(0x70), Some(0x7f)),
+            (E4M3IEEE, 7, 0x77, Some(0x78), Some(0x7f)),
+        ] {
+            let Layout::Float(l) = f.layout else { panic!() };
+            assert_eq!(l.bias, bias, "{f}");
+            assert_eq!(f.width(), 8, "{f}");
+            assert_eq!(f.max_finite_bits(), max, "{f}");
+            assert_eq!(f.min_finite_bits(), Some(max | 0x80), "{f}");
+            assert_eq!(f.infinity(), inf, "{f}");
+            assert_eq!(f.canonical_nan(), nan, "{f}");
+            assert_eq!(l.has_negative_zero(), l.specials != Specials::Fnuz, "{f}");
+            assert_eq!(Format::by_name(f.name), Some(&f));
+        }
+        // The names that existed keep their meaning.
+        assert_eq!(Format::by_name("e4m3"), Some(&E4M3));
     }
 
     #[test]

@@ -10,8 +10,9 @@
 //! - MLIR / CUDA Tile IR element types (`f8E4M3FN`, `f4E2M1FN`, `bf16`, `i8`, …).
 //!
 //! An alias never stands for a format other than the one its tool means: ml_dtypes'
-//! `float8_e4m3` (IEEE-style, with infinities) and the `fnuz`/`b11fnuz`/`e3m4` variants are
-//! not gpucvt formats and give [`NameError::Unsupported`] instead of the nearest lookalike.
+//! `float8_e4m3` (IEEE-style, with infinities) is `e4m3ieee`, not gpucvt's `e4m3` (OCP
+//! `float8_e4m3fn`, without); formats gpucvt lacks give [`NameError::Unsupported`] instead of
+//! the nearest lookalike.
 //! Names whose meaning depends on the tool (`float`: `f32` in PyTorch, `f64` in NumPy) give
 //! [`NameError::Ambiguous`]. Short names count bits (`i8` is 8 bits, `f4` is 4 bits), as in
 //! MLIR and gpucvt; NumPy's byte-counting typecodes (`f4` = float32, `i8` = int64, `u1` =
@@ -23,7 +24,8 @@
 //! assert_eq!(Format::from_name("float8_e4m3fn").unwrap(), &E4M3);
 //! assert_eq!(Format::from_name("F8_E4M3").unwrap(), &E4M3);
 //! assert_eq!(Format::from_name("bfloat16").unwrap(), &BF16);
-//! assert!(matches!(Format::from_name("float8_e4m3"), Err(NameError::Unsupported { .. })));
+//! assert_eq!(Format::from_name("float8_e4m3").unwrap().name, "e4m3ieee");
+//! assert!(matches!(Format::from_name("complex64"), Err(NameError::Unsupported { .. })));
 //! let e = Format::from_name("e4m3f").unwrap_err();
 //! assert_eq!(e.suggestion(), Some("e4m3"));
 //! ```
@@ -94,6 +96,18 @@ pub const ALIASES: &[Alias] = &[
     a("float8_e5m2", &f::E5M2, Python),
     a("F8_E5M2", &f::E5M2, Safetensors),
     a("f8E5M2", &f::E5M2, Mlir),
+    a("float8_e4m3", &f::E4M3IEEE, Python),
+    a("f8E4M3", &f::E4M3IEEE, Mlir),
+    a("float8_e3m4", &f::E3M4, Python),
+    a("f8E3M4", &f::E3M4, Mlir),
+    a("float8_e4m3fnuz", &f::E4M3FNUZ, Python),
+    a("F8_E4M3FNUZ", &f::E4M3FNUZ, Safetensors),
+    a("f8E4M3FNUZ", &f::E4M3FNUZ, Mlir),
+    a("float8_e5m2fnuz", &f::E5M2FNUZ, Python),
+    a("F8_E5M2FNUZ", &f::E5M2FNUZ, Safetensors),
+    a("f8E5M2FNUZ", &f::E5M2FNUZ, Mlir),
+    a("float8_e4m3b11fnuz", &f::E4M3B11FNUZ, Python),
+    a("f8E4M3B11FNUZ", &f::E4M3B11FNUZ, Mlir),
     a("float6_e2m3fn", &f::E2M3, Python),
     a("e2m3fn", &f::E2M3, Python),
     a("F6_E2M3", &f::E2M3, Safetensors),
@@ -146,49 +160,6 @@ pub const ALIASES: &[Alias] = &[
 /// Names of formats other tools have and gpucvt does not (yet), with what they are: these
 /// are refused, never mapped to a lookalike.
 pub const UNSUPPORTED: &[(&str, &str)] = &[
-    (
-        "float8_e4m3",
-        "ml_dtypes' IEEE-style E4M3 with infinities (gpucvt's e4m3 is float8_e4m3fn, without)",
-    ),
-    (
-        "f8E4M3",
-        "MLIR's IEEE-style E4M3 with infinities (gpucvt's e4m3 is f8E4M3FN, without)",
-    ),
-    (
-        "float8_e4m3fnuz",
-        "E4M3 with bias 8 and a single NaN at 0x80 (no negative zero)",
-    ),
-    (
-        "f8E4M3FNUZ",
-        "E4M3 with bias 8 and a single NaN at 0x80 (no negative zero)",
-    ),
-    (
-        "e4m3fnuz",
-        "E4M3 with bias 8 and a single NaN at 0x80 (no negative zero)",
-    ),
-    (
-        "float8_e5m2fnuz",
-        "E5M2 with bias 16 and a single NaN at 0x80 (no infinities, no negative zero)",
-    ),
-    (
-        "f8E5M2FNUZ",
-        "E5M2 with bias 16 and a single NaN at 0x80 (no infinities, no negative zero)",
-    ),
-    (
-        "e5m2fnuz",
-        "E5M2 with bias 16 and a single NaN at 0x80 (no infinities, no negative zero)",
-    ),
-    (
-        "float8_e4m3b11fnuz",
-        "E4M3 with bias 11 and a single NaN at 0x80",
-    ),
-    (
-        "f8E4M3B11FNUZ",
-        "E4M3 with bias 11 and a single NaN at 0x80",
-    ),
-    ("float8_e3m4", "IEEE-style E3M4"),
-    ("f8E3M4", "IEEE-style E3M4"),
-    ("e3m4", "IEEE-style E3M4"),
     ("bool", "a truth value, not a number format"),
     (
         "i1",
@@ -443,6 +414,31 @@ mod tests {
                     nan: Some(0x7f),
                     signed: true,
                 },
+                // float8_e4m3 (IEEE-style): max 240 = 0x77, inf 0x78.
+                "float8_e4m3" | "f8e4m3" => Fact {
+                    bits: 8,
+                    max: 0x77,
+                    inf: true,
+                    nan: Some(0x7f),
+                    signed: true,
+                },
+                // float8_e3m4: max 15.5 = 0x6f, inf 0x70.
+                "float8_e3m4" | "f8e3m4" => Fact {
+                    bits: 8,
+                    max: 0x6f,
+                    inf: true,
+                    nan: Some(0x7f),
+                    signed: true,
+                },
+                // The fnuz formats: max 0x7f (240, 57344, 30), the one NaN 0x80, no inf.
+                "float8_e4m3fnuz" | "f8e4m3fnuz" | "f8_e4m3fnuz" | "float8_e5m2fnuz"
+                | "f8e5m2fnuz" | "f8_e5m2fnuz" | "float8_e4m3b11fnuz" | "f8e4m3b11fnuz" => Fact {
+                    bits: 8,
+                    max: 0x7f,
+                    inf: false,
+                    nan: Some(0x80),
+                    signed: true,
+                },
                 // float8_e5m2: max 57344 = 0x7b, inf 0x7c.
                 "float8_e5m2" | "f8_e5m2" | "f8e5m2" => Fact {
                     bits: 8,
@@ -551,21 +547,37 @@ mod tests {
 
     #[test]
     fn lookalikes_are_refused() {
-        for n in [
-            "float8_e4m3",
-            "FLOAT8_E4M3",
-            "f8E4M3",
-            "float8_e4m3fnuz",
-            "float8_e5m2fnuz",
-            "float8_e4m3b11fnuz",
-            "float8_e3m4",
-        ] {
+        for n in ["bool", "complex64", "C64", "float4_e2m1fn_x2", "i1"] {
             let e = Format::from_name(n).unwrap_err();
             assert!(matches!(e, NameError::Unsupported { .. }), "{n}: {e}");
             assert!(e.to_string().contains("not supported yet"), "{e}");
         }
         let e = Format::from_name("float").unwrap_err();
         assert!(matches!(e, NameError::Ambiguous { .. }), "{e}");
+    }
+
+    #[test]
+    fn ml_dtypes_names_denote_their_formats() {
+        // ml_dtypes' IEEE-style float8_e4m3 is not OCP e4m3 (float8_e4m3fn).
+        for (n, f) in [
+            ("float8_e4m3", &E4M3IEEE),
+            ("F8E4M3", &E4M3IEEE),
+            ("e4m3ieee", &E4M3IEEE),
+            ("e4m3", &E4M3),
+            ("e4m3fn", &E4M3),
+            ("f8_e4m3", &E4M3),
+            ("float8_e3m4", &E3M4),
+            ("float8_e4m3fnuz", &E4M3FNUZ),
+            ("f8E4M3FNUZ", &E4M3FNUZ),
+            ("float8_e5m2fnuz", &E5M2FNUZ),
+            ("float8_e4m3b11fnuz", &E4M3B11FNUZ),
+            ("int4", &S4),
+            ("uint4", &U4),
+            ("int2", &S2),
+            ("uint2", &U2),
+        ] {
+            assert_eq!(Format::from_name(n).unwrap(), f, "{n}");
+        }
     }
 
     #[test]

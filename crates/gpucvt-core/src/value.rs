@@ -284,7 +284,8 @@ impl FloatLayout {
         (e, man)
     }
 
-    /// The class of the magnitude a body encodes, exactly.
+    /// The class of the magnitude a body encodes, exactly. The sign bit, where `body` has it
+    /// (bits above it are ignored), matters only to the fnuz rule's NaN.
     #[inline]
     pub(crate) fn decode_body(&self, body: u64) -> Class {
         let (e, man) = self.fields(body);
@@ -310,6 +311,11 @@ impl FloatLayout {
                 return Class::Nan {
                     payload: nan_payload(),
                 };
+            }
+            Specials::Fnuz
+                if e == 0 && man == 0 && (body >> (self.exp_bits + self.man_bits)) & 1 == 1 =>
+            {
+                return Class::Nan { payload: 0 };
             }
             _ => {}
         }
@@ -421,7 +427,8 @@ impl Format {
     /// Encodes a value exactly: `None` if the format cannot hold it (not representable, a
     /// sign the format lacks, an infinity or NaN it has no encoding for). NaN payloads are
     /// truncated to the mantissa width; a payload that truncates to zero becomes the quiet bit
-    /// so that the result stays a NaN.
+    /// so that the result stays a NaN. The fnuz formats have one NaN (sign and payload are
+    /// dropped) and an unsigned zero (−0 encodes as +0).
     pub fn encode(&self, v: &Value) -> Option<u64> {
         let sign = |neg: bool| -> Option<u64> {
             match (neg, self.sign_bit()) {
@@ -431,6 +438,13 @@ impl Format {
             }
         };
         match (self.layout, v.class) {
+            (Layout::Float(l), Class::Zero | Class::Nan { .. }) if l.specials == Specials::Fnuz => {
+                if v.is_nan() {
+                    self.canonical_nan()
+                } else {
+                    Some(0)
+                }
+            }
             (Layout::Fixed(l), Class::Zero) => {
                 let _ = l;
                 Some(0)
@@ -470,6 +484,7 @@ impl Format {
                         }
                         Specials::NanOnly => self.canonical_nan()? >> l.pad_bits,
                         Specials::None => return None,
+                        Specials::Fnuz => return self.canonical_nan(),
                     },
                     Class::Finite(d) => {
                         let t = d.top();
@@ -535,6 +550,33 @@ mod tests {
         assert_eq!(S64.decode(1 << 63), Value::finite(true, 1, 63));
         assert_eq!(TF32.decode(0x3f80_1fff), Value::finite(false, 1, 0));
         assert_eq!(E2M1.decode(0xf), Value::finite(true, 6, 0));
+        // fnuz: 0x80 is the one NaN, every other pattern finite.
+        for f in [E4M3FNUZ, E5M2FNUZ, E4M3B11FNUZ] {
+            assert_eq!(f.decode(0x80), Value::nan(true, 0), "{f}");
+            assert_eq!(f.decode(0x00), Value::zero(false), "{f}");
+            assert_eq!(f.encode(&Value::zero(true)), Some(0), "{f}");
+            assert_eq!(f.encode(&Value::nan(false, 1 << 63)), Some(0x80), "{f}");
+            assert_eq!(f.encode(&Value::infinity(false)), None, "{f}");
+            for b in (0..=0xffu64).filter(|&b| b != 0x80) {
+                assert!(!f.decode(b).is_nan(), "{f} {b:#x}");
+            }
+        }
+        assert_eq!(E4M3FNUZ.decode(0x7f), Value::finite(false, 240, 0));
+        assert_eq!(E4M3FNUZ.decode(0xff), Value::finite(true, 240, 0));
+        assert_eq!(E4M3FNUZ.decode(0x01), Value::finite(false, 1, -10));
+        assert_eq!(E5M2FNUZ.decode(0x7f), Value::finite(false, 57344, 0));
+        assert_eq!(E5M2FNUZ.decode(0x01), Value::finite(false, 1, -17));
+        assert_eq!(E4M3B11FNUZ.decode(0x7f), Value::finite(false, 30, 0));
+        assert_eq!(E4M3B11FNUZ.decode(0x01), Value::finite(false, 1, -13));
+        // A bit above the width is ignored, also for the NaN test.
+        assert_eq!(E4M3FNUZ.decode(0x100), Value::zero(false));
+        assert_eq!(E3M4.decode(0x6f), Value::finite(false, 31, -1));
+        assert_eq!(E3M4.decode(0x01), Value::finite(false, 1, -6));
+        assert_eq!(E3M4.decode(0xf0), Value::infinity(true));
+        assert_eq!(E4M3IEEE.decode(0x77), Value::finite(false, 240, 0));
+        assert_eq!(E4M3IEEE.decode(0x01), Value::finite(false, 1, -9));
+        assert_eq!(E4M3IEEE.decode(0x78), Value::infinity(false));
+        assert!(E4M3IEEE.decode(0x79).is_nan());
     }
 
     #[test]

@@ -187,6 +187,48 @@ fn narrow_formats_from_the_notes() {
 }
 
 #[test]
+fn ml_dtypes_formats_facts() {
+    use gpucvt_core::format::{E3M4, E4M3B11FNUZ, E4M3FNUZ, E4M3IEEE, E5M2FNUZ};
+    let rn = |src, b, dst, p, want| both(src, b, dst, Rounding::RN, p, want);
+    for f in [E4M3FNUZ, E5M2FNUZ, E4M3B11FNUZ] {
+        // NaN (either sign) and infinities give the one NaN 0x80; −0 and a tiny negative
+        // value give +0; .satfinite clamps infinities to ±max 0x7f / 0xff.
+        rn(F32, 0x7fc0_0000, f, pol(), 0x80);
+        rn(F32, 0xffc0_0000, f, pol(), 0x80);
+        rn(F32, 0x7f80_0000, f, pol(), 0x80);
+        rn(F32, 0xff80_0000, f, pol(), 0x80);
+        rn(F32, 0x8000_0000, f, pol(), 0x00);
+        rn(F32, 0x8000_0001, f, pol(), 0x00);
+        rn(F32, 0x7f80_0000, f, satfinite(), 0x7f);
+        rn(F32, 0xff80_0000, f, satfinite(), 0xff);
+        rn(F32, 0x7fc0_0000, f, satfinite(), 0x80);
+        both(F32, 0x8000_0001, f, Rounding::RM, pol(), 0x81);
+        // 0x80 decodes as NaN: into f16 the canonical NaN.
+        rn(f, 0x80, F16, pol(), 0x7fff);
+        // Largest values, and RN overflow beyond them gives NaN.
+        rn(F32, 0x7f7f_ffff, f, pol(), 0x80);
+        rn(F32, 0xff7f_ffff, f, satfinite(), 0xff);
+    }
+    rn(F32, 0x4370_0000, E4M3FNUZ, pol(), 0x7f); // 240
+    rn(F32, 0x4378_0000, E4M3FNUZ, pol(), 0x80); // 248: tie of 240 and 256 → NaN
+    rn(F32, 0x4377_ffff, E4M3FNUZ, pol(), 0x7f);
+    rn(F32, 0x3a80_0000, E4M3FNUZ, pol(), 0x01); // 2^-10, the smallest subnormal
+    rn(F32, 0x4760_0000, E5M2FNUZ, pol(), 0x7f); // 57344
+    rn(F32, 0x3700_0000, E5M2FNUZ, pol(), 0x01); // 2^-17
+    rn(F32, 0x41f0_0000, E4M3B11FNUZ, pol(), 0x7f); // 30
+    rn(F32, 0x3900_0000, E4M3B11FNUZ, pol(), 0x01); // 2^-13
+                                                    // IEEE-style: infinities, −0 kept.
+    rn(F32, 0x4178_0000, E3M4, pol(), 0x6f); // 15.5
+    rn(F32, 0x4180_0000, E3M4, pol(), 0x70); // 16 → inf
+    rn(F32, 0x3c80_0000, E3M4, pol(), 0x01); // 2^-6
+    rn(F32, 0x8000_0000, E3M4, pol(), 0x80);
+    rn(F32, 0x4370_0000, E4M3IEEE, pol(), 0x77); // 240
+    rn(F32, 0x4378_0000, E4M3IEEE, pol(), 0x78); // 248 → inf
+    rn(F32, 0xff80_0000, E4M3IEEE, pol(), 0xf8);
+    rn(F32, 0x3b00_0000, E4M3IEEE, pol(), 0x01); // 2^-9
+}
+
+#[test]
 fn ue8m0_examples_of_the_notes() {
     // §12.7 (header emulation): rp/rz, subnormals, sign ignored, overflow.
     let rp = |b, want| both(F32, b, UE8M0, Rounding::RP, pol(), want);

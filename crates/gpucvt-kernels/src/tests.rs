@@ -237,6 +237,83 @@ fn tables_equal_the_core_exhaustively() {
     }
 }
 
+/// ml_dtypes' formats (fnuz: one NaN at 0x80, no −0) as sources and destinations of the
+/// tables, and as destinations of the run-time `f32` kernel, against the exact core.
+#[test]
+fn ml_dtypes_formats_equal_the_core() {
+    let new = [E4M3IEEE, E3M4, E4M3FNUZ, E5M2FNUZ, E4M3B11FNUZ];
+    let policies = [
+        Policy::default(),
+        satfinite(),
+        Policy {
+            relu: true,
+            ..Policy::default()
+        },
+        Policy {
+            sat: true,
+            ..Policy::default()
+        },
+        Policy {
+            flush_inputs: true,
+            ..Policy::default()
+        },
+        Policy {
+            positive_zero: true,
+            ..Policy::default()
+        },
+    ];
+    for src in new.iter().chain(&[F16, BF16, E4M3, E2M1]) {
+        for dst in new.iter().chain(&[F32, F16, E4M3, S8]) {
+            for rounding in [Rounding::RN, Rounding::RZ, Rounding::RM] {
+                for p in [Policy::default(), satfinite()] {
+                    let conv = Conversion::new(*src, *dst, rounding, p);
+                    let k = Kernel::new(conv);
+                    assert_eq!(k.strategy(), Strategy::Table);
+                    let inputs: Vec<u16> = (0..=src.mask() as u16).collect();
+                    let mut out = vec![0u32; inputs.len()];
+                    k.convert(&inputs, &mut out).unwrap();
+                    for (&x, &got) in inputs.iter().zip(&out) {
+                        assert_eq!(got as u64, conv.apply(x as u64).bits, "{conv:?} {x:#x}");
+                    }
+                }
+            }
+        }
+    }
+    let mut rng = Rng(0x5eed_0f8f_0f8f_0001);
+    for dst in new {
+        let inputs: Vec<u32> = boundary_f32()
+            .into_iter()
+            .chain(specials())
+            .chain(dst_boundaries(dst))
+            .chain((0..5_000).map(|_| rng.next_u32()))
+            .collect();
+        let random: Vec<u32> = inputs.iter().map(|_| rng.next_u32()).collect();
+        for rounding in [
+            Rounding::RN,
+            Rounding::RNA,
+            Rounding::RZ,
+            Rounding::RM,
+            Rounding::RP,
+            Rounding::stochastic(0, 8),
+        ] {
+            for p in policies {
+                let conv = Conversion::new(F32, dst, rounding, p);
+                let k = Kernel::new(conv);
+                assert_eq!(k.strategy(), Strategy::F32Small, "{conv:?}");
+                let mut out = vec![0u32; inputs.len()];
+                k.convert_stochastic(&inputs, &mut out, &random).unwrap();
+                for ((&x, &r), &got) in inputs.iter().zip(&random).zip(&out) {
+                    let mut c = conv;
+                    if let Direction::Stochastic { width, .. } = rounding.direction {
+                        c.rounding = Rounding::stochastic(r as u64, width);
+                    }
+                    assert_eq!(got as u64, c.apply(x as u64).bits, "{c:?} {x:#x}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn errors_are_reported() {
     let k = Kernel::new(Conversion::new(F32, F16, Rounding::RN, Policy::default()));

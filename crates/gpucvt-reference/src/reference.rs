@@ -252,6 +252,8 @@ pub fn decode(f: &Format, bits: u64) -> Decoded {
                 Specials::Ieee => expo == top_exp,
                 Specials::NanOnly => expo == top_exp && frac == low_mask(l.man_bits),
                 Specials::None => false,
+                // The pattern that would be −0 is the only NaN.
+                Specials::Fnuz => neg && expo == 0 && frac == 0,
             };
             if special {
                 let val = if l.specials == Specials::Ieee && frac == 0 {
@@ -373,6 +375,9 @@ pub struct Dst {
     pub min_pos_bits: u64,
     pub one_bits: u64,
     pub specials: Option<Specials>,
+    /// Whether a zero result may carry the sign (not in the fnuz formats, where that
+    /// pattern is the NaN).
+    pub signed_zero: bool,
     pub man_bits: u32,
     pub exp_bits: u32,
     pub pad_bits: u32,
@@ -450,6 +455,7 @@ impl Dst {
                 let body_bits = l.exp_bits + l.man_bits + l.pad_bits;
                 let nan_bits = match l.specials {
                     Specials::None => None,
+                    Specials::Fnuz => Some(1u64 << body_bits),
                     _ => Some(low_mask(body_bits)),
                 };
                 let inf_bits = match l.specials {
@@ -474,6 +480,7 @@ impl Dst {
                     min_pos_bits: 0,
                     one_bits: 0,
                     specials: Some(l.specials),
+                    signed_zero: l.signed && l.specials != Specials::Fnuz,
                     man_bits: l.man_bits,
                     exp_bits: l.exp_bits,
                     pad_bits: l.pad_bits,
@@ -559,6 +566,7 @@ impl Dst {
                     min_pos_bits: 1,
                     one_bits: 0,
                     specials: None,
+                    signed_zero: false,
                     man_bits: 0,
                     exp_bits: 0,
                     pad_bits: 0,
@@ -1081,6 +1089,8 @@ fn payload_nan(d: &Dst, neg: bool, payload: u64) -> u64 {
             let body = ((low_mask(d.exp_bits) << m) | mant) << d.pad_bits;
             body | if neg { d.sign_bit() } else { 0 }
         }
+        // One NaN pattern, the sign bit alone: nothing can be kept.
+        Some(Specials::Fnuz) => canonical,
         // Only the all-ones magnitude is NaN: the sign is all that can be kept.
         _ => canonical | if neg { d.sign_bit() } else { 0 },
     }
@@ -1214,7 +1224,7 @@ pub fn pre(dec: &Decoded, d: &Dst, p: &Policy, gt_one: Option<bool>) -> Pre {
             flags.underflow = true;
             return done(d.min_pos_bits, flags);
         }
-        let neg = neg && !p.positive_zero;
+        let neg = neg && !p.positive_zero && d.signed_zero;
         return done(sign(neg), flags);
     }
     Pre::Round { neg, which, flags }
@@ -1331,7 +1341,7 @@ pub fn finish(d: &Dst, neg: bool, loc: &Loc, r: Rounding, p: &Policy, pre: RFlag
         bits = sign;
         zero = true;
     }
-    if zero && neg && (p.positive_zero || p.relu) {
+    if zero && neg && (p.positive_zero || p.relu || !d.signed_zero) {
         bits = 0;
     }
     Expect { bits, flags }

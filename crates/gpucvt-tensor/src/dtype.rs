@@ -54,7 +54,7 @@ pub fn container_bytes(f: &Format) -> usize {
 }
 
 /// The format a safetensors dtype holds, or `None` for dtypes gpucvt does not convert
-/// (`BOOL`, `C64`, the FNUZ FP8 variants).
+/// (`BOOL`, `C64`).
 pub fn format_of_safetensors(d: Dtype) -> Option<Format> {
     Some(match d {
         Dtype::F64 => format::F64,
@@ -64,6 +64,8 @@ pub fn format_of_safetensors(d: Dtype) -> Option<Format> {
         Dtype::F8_E4M3 => format::E4M3,
         Dtype::F8_E5M2 => format::E5M2,
         Dtype::F8_E8M0 => format::UE8M0,
+        Dtype::F8_E4M3FNUZ => format::E4M3FNUZ,
+        Dtype::F8_E5M2FNUZ => format::E5M2FNUZ,
         Dtype::F6_E2M3 => format::E2M3,
         Dtype::F6_E3M2 => format::E3M2,
         Dtype::F4 => format::E2M1,
@@ -80,7 +82,8 @@ pub fn format_of_safetensors(d: Dtype) -> Option<Format> {
 }
 
 /// The safetensors dtype for a format, or `None` when safetensors has no name for it
-/// (`ue4m3`, `ue5m3`, `s2f6`, `vf`, integers narrower than 8 bits). `tf32` is written as
+/// (`ue4m3`, `ue5m3`, `s2f6`, `vf`, `e4m3ieee`, `e3m4`, `e4m3b11fnuz`, integers narrower
+/// than 8 bits). `tf32` is written as
 /// `F32`: its encodings are `f32` encodings with the 13 low bits zero.
 pub fn safetensors_of(f: &Format) -> Option<Dtype> {
     Some(match f.name {
@@ -91,6 +94,8 @@ pub fn safetensors_of(f: &Format) -> Option<Dtype> {
         "e4m3" => Dtype::F8_E4M3,
         "e5m2" => Dtype::F8_E5M2,
         "ue8m0" => Dtype::F8_E8M0,
+        "e4m3fnuz" => Dtype::F8_E4M3FNUZ,
+        "e5m2fnuz" => Dtype::F8_E5M2FNUZ,
         "e2m3" => Dtype::F6_E2M3,
         "e3m2" => Dtype::F6_E3M2,
         "e2m1" => Dtype::F4,
@@ -177,4 +182,36 @@ pub fn npy_itemsize(descr: &str) -> Option<usize> {
         return None;
     }
     digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safetensors_dtypes_round_trip() {
+        for f in format::CATALOGUE {
+            if let Some(d) = safetensors_of(f) {
+                let back = format_of_safetensors(d).unwrap();
+                // tf32 is written as F32.
+                assert!(
+                    back == *f || (f.name == "tf32" && back == format::F32),
+                    "{f}"
+                );
+            }
+        }
+        assert_eq!(
+            format_of_safetensors(Dtype::F8_E4M3FNUZ),
+            Some(format::E4M3FNUZ)
+        );
+        assert_eq!(
+            format_of_safetensors(Dtype::F8_E5M2FNUZ),
+            Some(format::E5M2FNUZ)
+        );
+        // No safetensors name; .npy holds them in a byte container.
+        for f in [format::E4M3IEEE, format::E3M4, format::E4M3B11FNUZ] {
+            assert_eq!(safetensors_of(&f), None, "{f}");
+            assert_eq!(npy_descr_of(&f), "|u1", "{f}");
+        }
+    }
 }

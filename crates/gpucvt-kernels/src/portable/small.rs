@@ -3,13 +3,14 @@
 //! variable shift is the rounding shift, which AVX2 and AVX-512 have).
 //!
 //! It covers destinations with IEEE-style subnormals and at most 8 exponent bits (`f16`,
-//! `bf16`, `tf32`, `e4m3`, `e5m2`, `e2m3`, `e3m2`, `e2m1`, `ue4m3`, `ue5m3`) in the
+//! `bf16`, `tf32`, `e4m3`, `e5m2`, `e2m3`, `e3m2`, `e2m1`, `ue4m3`, `ue5m3`, and ml_dtypes'
+//! `e4m3ieee`, `e3m4` and the fnuz formats, whose one NaN is `Spec::nan_full`) in the
 //! directions `rn rna rz rm rp rs`, with `.sat`, `.satfinite`, `.relu`, `.pzo`, input
 //! flushing and saturating overflow. Everything else goes through the exact core. The exact
 //! core is the reference: `tests` below and `gpucvt verify` compare the two.
 
 use gpucvt_core::convert::{NanResult, Overflow, Policy};
-use gpucvt_core::format::{Format, Layout, ZeroExponent};
+use gpucvt_core::format::{Format, Layout, Specials, ZeroExponent};
 use gpucvt_core::round::{Direction, Rounding};
 
 use super::spec::Spec;
@@ -70,7 +71,8 @@ impl Params {
             saturate_overflow: p.satfinite || p.overflow == Overflow::Saturate,
             satfinite: p.satfinite,
             relu: p.relu,
-            pzo: p.positive_zero,
+            // A destination without −0 (the fnuz rule) always turns a zero result into +0.
+            pzo: p.positive_zero || l.specials == Specials::Fnuz,
             ftz_in: p.flush_inputs,
             rs_width,
         })
