@@ -139,3 +139,116 @@ fn sweep_to_a_missing_folder_fails_cleanly() {
     assert!(err.contains("cannot write"), "{err}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn sweep_list_gives_every_legal_form_with_its_layout() {
+    let (code, out, err) = run(&["sweep", "--list", "--target", "sm_90", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["target"], "sm_90");
+    let forms = v["forms"].as_array().unwrap();
+    let legal = gpucvt::ptx::legal_forms(
+        "sm_90".parse().unwrap(),
+        "sm_90"
+            .parse::<gpucvt::ptx::target::Target>()
+            .unwrap()
+            .max_version(),
+    );
+    assert_eq!(forms.len(), legal.len());
+    let find = |name: &str| forms.iter().find(|f| f["form"] == name).unwrap();
+    let pair = find("cvt.rn.satfinite.e4m3x2.f32");
+    assert_eq!(pair["units_per_instruction"], 2);
+    assert_eq!(pair["every_input"], 1u64 << 31);
+    assert_eq!(pair["operands"][0]["unit"], 1);
+    assert_eq!(pair["operands"][1]["unit"], 0);
+    let wide = find("cvt.rn.f32.f64");
+    assert!(wide["every_input"].is_null());
+    let pack = find("cvt.pack.sat.s8.s32.b32");
+    assert_eq!(
+        (pack["dst_bits"].as_u64(), pack["result_bytes"].as_u64()),
+        (Some(32), Some(4))
+    );
+    assert_eq!(pack["operands"][2]["feed"], "fixed");
+    // The text form: one line per form.
+    let (code, out, _) = run(&["sweep", "--list", "--target", "sm_90"]);
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().count(), forms.len());
+    // --list needs a target and takes no form.
+    let (code, _, err) = run(&["sweep", "--list"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--target"), "{err}");
+    let (code, _, err) = run(&["sweep", "--list", "--target", "sm_90", "cvt.f32.f16"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn a_sweep_range_is_that_slice_of_the_whole_and_a_sample_lists_its_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole.bin");
+    let part = dir.path().join("part.bin");
+    let (code, _, err) = run(&["sweep", "cvt.f32.f16", "--out", whole.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(&[
+        "sweep",
+        "cvt.f32.f16",
+        "--first",
+        "31000",
+        "--count",
+        "2000",
+        "--out",
+        part.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let whole = std::fs::read(&whole).unwrap();
+    assert_eq!(std::fs::read(&part).unwrap(), whole[31000 * 4..33000 * 4]);
+    // A count past the end stops at the end; a first past it is an error.
+    let (code, out, err) = run(&[
+        "sweep",
+        "cvt.f32.f16",
+        "--first",
+        "65000",
+        "--count",
+        "9999",
+        "--hash",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["results"], 536);
+    let (code, _, err) = run(&["sweep", "cvt.f32.f16", "--first", "65536", "--hash"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("starts at instruction 65536, but there are 65536"),
+        "{err}"
+    );
+
+    // A sampled 64-bit source: the units written are those the results convert.
+    let units = dir.path().join("units.bin");
+    let out = dir.path().join("out.bin");
+    let (code, _, err) = run(&[
+        "sweep",
+        "cvt.rn.f32.f64",
+        "--sample",
+        "500",
+        "--seed",
+        "3",
+        "--first",
+        "100",
+        "--count",
+        "700",
+        "--units-out",
+        units.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let units = std::fs::read(&units).unwrap();
+    let out = std::fs::read(&out).unwrap();
+    assert_eq!((units.len(), out.len()), (700 * 8, 700 * 4));
+    let f = parse_instruction("cvt.rn.f32.f64").unwrap().form;
+    for (u, r) in units.chunks_exact(8).zip(out.chunks_exact(4)) {
+        let u = u64::from_le_bytes(u.try_into().unwrap());
+        let r = u32::from_le_bytes(r.try_into().unwrap()) as u64;
+        assert_eq!(r, evaluate_bits(&f, &[u]).unwrap().0, "{u:#x}");
+    }
+}

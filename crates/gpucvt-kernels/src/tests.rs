@@ -1708,3 +1708,35 @@ fn f32_kernels_give_exact_results_in_another_float_environment() {
         }
     }
 }
+
+#[test]
+fn f32_kernels_take_wider_source_words() {
+    // `u64` source words (a caller holding bit patterns in its widest word) through the
+    // f32 kernels of each kind: the results of the `u32` words, deterministic and
+    // stochastic, slices longer than the narrowing block; bits above 32 are ignored.
+    let mut rng = Rng(11);
+    let inputs: Vec<u32> = (0..3000).map(|_| rng.next_u32()).collect();
+    let random: Vec<u32> = inputs.iter().map(|_| rng.next_u32()).collect();
+    for (dst, rounding, policy) in [
+        (F16, Rounding::RN, Policy::default()),
+        (E4M3, Rounding::RN, satfinite()),
+        (E2M1, Rounding::stochastic(0, 8), satfinite()),
+        (UE8M0, Rounding::RP, Policy::default()),
+        (S32, Rounding::RNI, Policy::default()),
+    ] {
+        let k = Kernel::new(Conversion::new(F32, dst, rounding, policy));
+        let mut want = vec![0u32; inputs.len()];
+        k.convert_stochastic(&inputs, &mut want, &random).unwrap();
+        for high in [0u64, 0xdead_beef << 32] {
+            let wide: Vec<u64> = inputs.iter().map(|&x| x as u64 | high).collect();
+            let mut got = vec![0u32; inputs.len()];
+            k.convert_stochastic(&wide, &mut got, &random).unwrap();
+            assert_eq!(got, want, "{dst} {high:#x}");
+            let mut det = vec![0u32; inputs.len()];
+            k.convert(&wide, &mut det).unwrap();
+            let mut det32 = vec![0u32; inputs.len()];
+            k.convert(&inputs, &mut det32).unwrap();
+            assert_eq!(det, det32, "{dst} {high:#x} convert");
+        }
+    }
+}

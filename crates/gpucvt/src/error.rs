@@ -122,10 +122,18 @@ pub enum Error {
     #[error(transparent)]
     Bulk(#[from] crate::ptx::slices::CvtBulkError),
     /// A sweep over a source wider than 32 bits.
-    #[error("the source words are {bits} bits wide: a sweep covers sources of at most 32 bits (use `gpucvt verify --sample` for wider ones)")]
+    #[error("the source words are {bits} bits wide: a sweep of every input covers sources of at most 32 bits (sample wider ones: `--sample N`)")]
     SweepTooWide {
         /// The source width.
         bits: u32,
+    },
+    /// A sweep's first instruction is past its last.
+    #[error("the sweep starts at instruction {first}, but there are {total}")]
+    SweepRange {
+        /// The first instruction asked for.
+        first: u64,
+        /// How many instructions the sweep has.
+        total: u64,
     },
     /// Writing or reading failed.
     #[error("{message}")]

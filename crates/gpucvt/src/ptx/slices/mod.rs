@@ -465,7 +465,10 @@ impl CvtKernel {
 
     /// Width in bits of one destination word.
     pub fn result_bits(&self) -> u32 {
-        if self.lanes > 1 || self.form.pack {
+        if self.form.pack {
+            // `d` is a `.b32` register whatever the lanes' type (`ptx-cvt.md` §4).
+            32
+        } else if self.lanes > 1 {
             self.form.dtype.bits()
         } else {
             self.form

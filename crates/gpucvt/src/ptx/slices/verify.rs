@@ -27,7 +27,9 @@
 use super::{CvtBulkError, CvtKernel, Order, Path, Plan};
 use crate::core::convert::{BitsFn, Conversion};
 use crate::kernels::{vectorized, Kernel, Vectorizable, Word};
-use crate::ptx::eval::{evaluate_bits, lane_conversion, lane_rbits_place, EvalError};
+use crate::ptx::eval::{
+    evaluate_bits, lane_conversion, lane_rbits_place, role_bits, EvalError, Role,
+};
 use crate::ptx::form::CvtForm;
 use crate::Error;
 use rayon::prelude::*;
@@ -75,6 +77,8 @@ impl Default for Inputs {
 pub struct Units {
     bits: u32,
     per: u64,
+    /// Every input in order (else the listed words, then the random ones).
+    every: bool,
     /// The boundary-dense list for wide sources (empty when enumerating).
     listed: Vec<u64>,
     sample: u64,
@@ -93,15 +97,31 @@ impl Units {
         Units {
             bits,
             per: kernel.sources_per_result() as u64,
+            every: bits <= 32,
             listed,
             sample: inputs.sample,
             seed: inputs.seed,
         }
     }
 
+    /// A seeded sample whatever the source width: for sources wider than 32 bits the same
+    /// units as [`Units::new`] (the boundary-dense set, then `inputs.sample` random words),
+    /// for narrower ones `inputs.sample` random words only.
+    pub fn sampled(kernel: &CvtKernel, inputs: Inputs) -> Units {
+        Units {
+            every: false,
+            ..Units::new(kernel, inputs)
+        }
+    }
+
     /// Whether every input is covered.
     pub fn exhaustive(&self) -> bool {
-        self.bits <= 32
+        self.every
+    }
+
+    /// Source words each instruction takes.
+    pub fn per_instruction(&self) -> u64 {
+        self.per
     }
 
     /// How many units there are.
@@ -618,27 +638,198 @@ pub fn sweep(
     sink: &mut (dyn FnMut(&[u8]) -> std::io::Result<()> + Send),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<u64, Error> {
-    sweep_in_blocks(form, seed, SWEEP_BLOCK, sink, progress)
+    let inputs = SweepInputs {
+        seed,
+        ..SweepInputs::default()
+    };
+    sweep_in_blocks(form, &inputs, SWEEP_BLOCK, sink, progress)
 }
 
-/// [`sweep`] in blocks of `block` instructions.
+/// Which instructions a sweep runs: every input or a seeded sample, and a range of the
+/// instructions they make (so that a long sweep can be cut into pieces, or a mismatch found
+/// by bisection, with the same numbering).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SweepInputs {
+    /// Seed of the `rbits` operands ([`rbits_for`]) and of the sampled units.
+    pub seed: u64,
+    /// `None`: every input (sources of at most 32 bits). `Some(n)`: the units of
+    /// [`Units::sampled`] with `n` random words.
+    pub sample: Option<u64>,
+    /// The first instruction.
+    pub first: u64,
+    /// At most this many instructions (`None`: to the end).
+    pub count: Option<u64>,
+}
+
+/// What a sweep with `inputs` covers: the form's sweep kernel, its units and the range of
+/// instruction indices.
+pub fn sweep_plan(
+    form: &CvtForm,
+    inputs: &SweepInputs,
+) -> Result<(CvtKernel, Units, std::ops::Range<u64>), Error> {
+    let kernel = sweep_kernel(form)?;
+    let units = match inputs.sample {
+        None if kernel.source_bits() > 32 => {
+            return Err(Error::SweepTooWide {
+                bits: kernel.source_bits(),
+            })
+        }
+        None => Units::new(
+            &kernel,
+            Inputs {
+                sample: 0,
+                seed: inputs.seed,
+            },
+        ),
+        Some(sample) => Units::sampled(
+            &kernel,
+            Inputs {
+                sample,
+                seed: inputs.seed,
+            },
+        ),
+    };
+    let total = units.instructions();
+    if inputs.first > total || (inputs.first == total && total > 0) {
+        return Err(Error::SweepRange {
+            first: inputs.first,
+            total,
+        });
+    }
+    let end = match inputs.count {
+        Some(n) => total.min(inputs.first.saturating_add(n)),
+        None => total,
+    };
+    Ok((kernel, units, inputs.first..end))
+}
+
+/// [`sweep`] with a choice of inputs ([`SweepInputs`]); returns the number of
+/// instructions run.
+pub fn sweep_inputs(
+    form: &CvtForm,
+    inputs: &SweepInputs,
+    sink: &mut (dyn FnMut(&[u8]) -> std::io::Result<()> + Send),
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<u64, Error> {
+    sweep_in_blocks(form, inputs, SWEEP_BLOCK, sink, progress)
+}
+
+/// What feeds an operand of a swept instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feed {
+    /// Unit `k` of the instruction's units in memory order: unit `L·i + k` of instruction
+    /// `i` of a form with `L` units per instruction.
+    Unit(u64),
+    /// The `rbits` operand of `.rs` forms: [`rbits_for`]`(seed, i)`.
+    Rbits,
+    /// The same value in every instruction (the scale operand of `.scaled` forms, `c` of
+    /// `cvt.pack`).
+    Fixed(u64),
+}
+
+/// One source operand of a swept instruction (after `d`, in instruction order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SweepOperand {
+    /// What the operand is for.
+    pub role: Role,
+    /// Its register's width in bits.
+    pub bits: u32,
+    /// Where its value comes from.
+    pub feed: Feed,
+}
+
+/// How a sweep lays a form's instructions out: enough to run the same instructions
+/// elsewhere (on a GPU) and compare the results word for word, or by their hash.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SweepShape {
+    /// The form.
+    pub form: CvtForm,
+    /// Width of the destination register `d`.
+    pub dst_bits: u32,
+    /// Width of the result word a sweep keeps of `d`.
+    pub result_bits: u32,
+    /// Bytes per result in a sweep's output ([`result_bytes`]).
+    pub result_bytes: usize,
+    /// Width of one input unit (a lane value, or a packed source word).
+    pub unit_bits: u32,
+    /// Units per instruction.
+    pub units_per_instruction: u64,
+    /// The source operands in instruction order.
+    pub operands: Vec<SweepOperand>,
+    /// How many instructions a sweep of every input runs (`None`: sources wider than 32
+    /// bits, which are sampled).
+    pub every_input: Option<u64>,
+}
+
+/// The layout of `form`'s sweep (see [`SweepShape`]).
+///
+/// ```
+/// use gpucvt::ptx::{parse_instruction, slices::verify::{sweep_shape, Feed}};
+/// let form = parse_instruction("cvt.rn.f16x2.f32").unwrap().form;
+/// let s = sweep_shape(&form).unwrap();
+/// // `d, a, b`: `a` (the high half) is the second unit of each pair in memory order.
+/// let feeds: Vec<Feed> = s.operands.iter().map(|o| o.feed).collect();
+/// assert_eq!(feeds, [Feed::Unit(1), Feed::Unit(0)]);
+/// assert_eq!((s.units_per_instruction, s.every_input), (2, Some(1 << 31)));
+/// ```
+pub fn sweep_shape(form: &CvtForm) -> Result<SweepShape, Error> {
+    let kernel = sweep_kernel(form)?;
+    let per = kernel.sources_per_result() as u64;
+    let mut extra = kernel.extra_operands().iter();
+    let mut source = 0u64;
+    let mut operands = Vec::new();
+    for role in crate::ptx::eval::operand_roles(form) {
+        let feed = match role {
+            Role::A | Role::B | Role::E | Role::F => {
+                // Memory order is the operand order reversed (see [`operands`]).
+                let k = if kernel.packed_src {
+                    source
+                } else {
+                    per - 1 - source
+                };
+                source += 1;
+                Feed::Unit(k)
+            }
+            Role::Rbits => Feed::Rbits,
+            Role::Scale | Role::C => Feed::Fixed(*extra.next().unwrap_or(&0)),
+        };
+        operands.push(SweepOperand {
+            role,
+            bits: role_bits(form, role),
+            feed,
+        });
+    }
+    let unit_bits = kernel.source_bits();
+    Ok(SweepShape {
+        form: *form,
+        dst_bits: if form.pack { 32 } else { form.dtype.bits() },
+        result_bits: kernel.result_bits(),
+        result_bytes: result_bytes(&kernel),
+        unit_bits,
+        units_per_instruction: per,
+        operands,
+        every_input: (unit_bits <= 32).then(|| (1u64 << unit_bits) / per),
+    })
+}
+
+/// [`sweep_inputs`] in blocks of `block` instructions.
 fn sweep_in_blocks(
     form: &CvtForm,
-    seed: u64,
+    inputs: &SweepInputs,
     block: u64,
     sink: &mut (dyn FnMut(&[u8]) -> std::io::Result<()> + Send),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<u64, Error> {
-    let kernel = sweep_kernel(form)?;
-    if kernel.source_bits() > 32 {
-        return Err(Error::SweepTooWide {
-            bits: kernel.source_bits(),
-        });
-    }
-    let units = Units::new(&kernel, Inputs { sample: 0, seed });
-    let total = units.instructions();
+    let (kernel, units, range) = sweep_plan(form, inputs)?;
+    let seed = inputs.seed;
+    let (start, total) = (range.start, range.end - range.start);
     let width = result_bytes(&kernel);
-    let direct = Direct::new(&kernel, seed);
+    // The direct path numbers units from 0: every input only.
+    let direct = if units.exhaustive() {
+        Direct::new(&kernel, seed)
+    } else {
+        None
+    };
     let blocks = total.div_ceil(block);
     // Every thread of the pool converts blocks `t, t + n, t + 2n, …` into a buffer of its
     // own and then, when the block before has been handed over, hands its block to the sink
@@ -659,12 +850,12 @@ fn sweep_in_blocks(
         let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
         let mut scratch = DirectScratch::new();
         for b in (t..blocks).step_by(n as usize) {
-            let first = b * block;
-            let m = block.min(total - first);
+            let m = block.min(total - b * block);
+            let first = start + b * block;
             let out = &mut buf[..m as usize * width];
             let converted = match &direct {
                 Some(d) => d.run(first, m, out, &mut scratch),
-                None => sweep_block(&kernel, seed, first, m, out),
+                None => sweep_block(&kernel, &units, seed, first, m, out),
             };
             let mut g = turn.lock().unwrap_or_else(|e| e.into_inner());
             while g.next != b && g.failed.is_none() {
@@ -1052,6 +1243,7 @@ impl<const L: usize, R: Word> Vectorizable for SplitRandom<'_, L, R> {
 /// as little-endian words of `out.len() / n` bytes.
 fn sweep_block(
     kernel: &CvtKernel,
+    units: &Units,
     seed: u64,
     first: u64,
     n: u64,
@@ -1063,11 +1255,11 @@ fn sweep_block(
             .map(|i| rbits_for(seed, i))
             .collect::<Vec<u32>>()
     });
-    let units = first * per..(first + n) * per;
+    let span = first * per..(first + n) * per;
     let r = rbits.as_deref();
     macro_rules! go {
         ($s:ty, $d:ty) => {{
-            let s: Vec<$s> = units.map(|u| u as $s).collect();
+            let s: Vec<$s> = span.map(|i| units.get(i) as $s).collect();
             let mut d = vec![<$d>::default(); n as usize];
             match r {
                 Some(r) => kernel.convert_rs(&s, &mut d, r)?,
@@ -1092,7 +1284,8 @@ fn sweep_block(
     match kernel.source_bits() {
         0..=8 => by_dst!(u8),
         9..=16 => by_dst!(u16),
-        _ => by_dst!(u32),
+        17..=32 => by_dst!(u32),
+        _ => by_dst!(u64),
     }
 }
 
@@ -1235,14 +1428,14 @@ mod tests {
             let k = sweep_kernel(&form).unwrap();
             let width = result_bytes(&k);
             let mut want = vec![0u8; width << 16];
-            sweep_block(&k, 0, 0, 1 << 16, &mut want).unwrap();
+            sweep_block(&k, &every(&k), 0, 0, 1 << 16, &mut want).unwrap();
             let mut got = Vec::new();
             let done = AtomicU64::new(0);
             let n = pool
                 .install(|| {
                     sweep_in_blocks(
                         &form,
-                        0,
+                        &SweepInputs::default(),
                         1000,
                         &mut |b| {
                             got.extend_from_slice(b);
@@ -1261,7 +1454,7 @@ mod tests {
             let r = pool.install(|| {
                 sweep_in_blocks(
                     &form,
-                    0,
+                    &SweepInputs::default(),
                     1000,
                     &mut |_| {
                         calls += 1;
@@ -1287,7 +1480,7 @@ mod tests {
         let k = sweep_kernel(&form).unwrap();
         let first = 0x1fc0_0000u64;
         let mut bytes = [0u8; 8];
-        sweep_block(&k, 0, first, 4, &mut bytes).unwrap();
+        sweep_block(&k, &every(&k), 0, first, 4, &mut bytes).unwrap();
         // Instruction i converts units 2i and 2i+1; the byte order is the unit order.
         let lane = crate::ptx::eval::lane_conversion(&form).unwrap();
         for (j, &b) in bytes.iter().enumerate() {
@@ -1340,7 +1533,7 @@ mod tests {
                     let (first, n) = (first.min(total), n.min(total - first.min(total)));
                     let len = n as usize * width;
                     let mut want = vec![0u8; len];
-                    sweep_block(&k, seed, first, n, &mut want).unwrap();
+                    sweep_block(&k, &every(&k), seed, first, n, &mut want).unwrap();
                     // Into aligned words (wide results in place) and one byte off (through
                     // the copy).
                     let mut words = vec![0x5a5a_5a5a_5a5a_5a5au64; len / 8 + 2];
@@ -1389,5 +1582,180 @@ mod tests {
             sweep(&form, 0, &mut |_| Ok(()), &|_| {}),
             Err(Error::SweepTooWide { bits: 64 })
         ));
+    }
+
+    /// Every input of a form of at most 32-bit sources.
+    fn every(k: &CvtKernel) -> Units {
+        Units::new(k, Inputs { sample: 0, seed: 0 })
+    }
+
+    /// The bytes of a sweep with `inputs`, from one thread of a pool of three.
+    fn swept(form: &CvtForm, inputs: &SweepInputs, block: u64) -> Result<Vec<u8>, Error> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let mut got = Vec::new();
+        pool.install(|| {
+            sweep_in_blocks(
+                form,
+                inputs,
+                block,
+                &mut |b| {
+                    got.extend_from_slice(b);
+                    Ok(())
+                },
+                &|_| {},
+            )
+        })?;
+        Ok(got)
+    }
+
+    #[test]
+    fn a_range_of_a_sweep_is_that_slice_of_the_whole() {
+        // The direct path, the per-instruction path and a stochastic form, with ranges
+        // across block boundaries, at the end, and a count past the end.
+        for text in [
+            "cvt.rn.f32.f16",
+            "cvt.rn.f16x2.e4m3x2",
+            "cvt.rs.satfinite.e4m3x4.f32",
+        ] {
+            let form = parse_instruction(text).unwrap().form;
+            let k = sweep_kernel(&form).unwrap();
+            let width = result_bytes(&k);
+            let total = every(&k).instructions();
+            let start = total - (1 << 16);
+            let whole = swept(
+                &form,
+                &SweepInputs {
+                    seed: 3,
+                    first: start,
+                    ..SweepInputs::default()
+                },
+                1000,
+            )
+            .unwrap();
+            assert_eq!(whole.len() as u64, (1 << 16) * width as u64, "{text}");
+            for (first, count) in [(0u64, 1u64), (999, 1002), (5000, 60_000), (65_000, 10_000)] {
+                let got = swept(
+                    &form,
+                    &SweepInputs {
+                        seed: 3,
+                        first: start + first,
+                        count: Some(count),
+                        ..SweepInputs::default()
+                    },
+                    1000,
+                )
+                .unwrap();
+                let end = (first + count).min(1 << 16);
+                assert!(
+                    got == whole[first as usize * width..end as usize * width],
+                    "{text} {first}+{count}"
+                );
+            }
+        }
+        let form = parse_instruction("cvt.rn.f32.f16").unwrap().form;
+        for first in [1u64 << 16, 1 << 40] {
+            let r = swept(
+                &form,
+                &SweepInputs {
+                    first,
+                    ..SweepInputs::default()
+                },
+                1000,
+            );
+            assert!(
+                matches!(r, Err(Error::SweepRange { total, .. }) if total == 1 << 16),
+                "{first}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_sampled_sweep_converts_the_sampled_units() {
+        // A 32-bit source (random units only), a pair of them per instruction, and a 64-bit
+        // source (the boundary-dense set first): each result is the PTX model's for the
+        // units `Units::sampled` lists, in memory order.
+        for text in [
+            "cvt.rn.f16.f32",
+            "cvt.rn.satfinite.e4m3x2.f32",
+            "cvt.rn.f32.f64",
+        ] {
+            let form = parse_instruction(text).unwrap().form;
+            let k = sweep_kernel(&form).unwrap();
+            let inputs = SweepInputs {
+                seed: 5,
+                sample: Some(3000),
+                first: 100,
+                count: Some(2500),
+            };
+            let units = Units::sampled(
+                &k,
+                Inputs {
+                    sample: 3000,
+                    seed: 5,
+                },
+            );
+            assert!(!units.exhaustive());
+            let got = swept(&form, &inputs, 1000).unwrap();
+            let width = result_bytes(&k);
+            let per = units.per_instruction();
+            // The sample counts units: 3000 of them make 3000 / L instructions.
+            let n = 2500.min(units.instructions() - 100) as usize;
+            assert_eq!(got.len(), n * width, "{text}");
+            let mut distinct = std::collections::HashSet::new();
+            for (j, word) in got.chunks_exact(width).enumerate() {
+                let i = 100 + j as u64;
+                let memory: Vec<u64> = (0..per).map(|u| units.get(i * per + u)).collect();
+                distinct.extend(memory.iter().copied());
+                let ops = operands(&memory, false, None, &[]);
+                let want = evaluate_bits(&form, &ops).unwrap().0;
+                let mut b = [0u8; 8];
+                b[..width].copy_from_slice(word);
+                assert_eq!(u64::from_le_bytes(b), want, "{text} instruction {i}");
+            }
+            // Not the first inputs in order: a sample.
+            assert!(distinct.len() > n * per as usize * 9 / 10, "{text}");
+            assert!(!distinct.contains(&1) || text.ends_with("f64"), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_cvt_pack_sweep_keeps_the_whole_b32_register() {
+        // `d` holds both saturated lanes (and `c` above them): a sweep keeps 32 bits, each
+        // instruction the PTX model's result for its pair of units.
+        for text in [
+            "cvt.pack.sat.s8.s32.b32",
+            "cvt.pack.sat.u4.s32.b32",
+            "cvt.pack.sat.s16.s32",
+        ] {
+            let form = parse_instruction(text).unwrap().form;
+            let k = sweep_kernel(&form).unwrap();
+            assert_eq!((k.result_bits(), result_bytes(&k)), (32, 4), "{text}");
+            let shape = sweep_shape(&form).unwrap();
+            assert_eq!(shape.dst_bits, 32, "{text}");
+            let first = 0x7fff_ff00u64;
+            let got = swept(
+                &form,
+                &SweepInputs {
+                    first,
+                    count: Some(300),
+                    ..SweepInputs::default()
+                },
+                128,
+            )
+            .unwrap();
+            for (j, w) in got.chunks_exact(4).enumerate() {
+                let i = first + j as u64;
+                let ops = operands(&[2 * i, 2 * i + 1], false, None, k.extra_operands());
+                let want = evaluate_bits(&form, &ops).unwrap().0 as u32;
+                assert_eq!(
+                    u32::from_le_bytes(w.try_into().unwrap()),
+                    want,
+                    "{text} {i}"
+                );
+            }
+        }
     }
 }
