@@ -92,6 +92,31 @@ def test_a_wrong_statement_is_caught_by_the_check(gpucvt, sm90, scratch):
     assert len(lines) == 2, diags
 
 
+def test_nvidias_compilers_accept_every_generated_kernel(sm90, tmp_path):
+    # NVRTC compiles the kernels of every sm_90 form and ptxas assembles them for sm_90:
+    # NVIDIA's own verdict on each inline statement, short of running it. A kernel with a
+    # form sm_90 lacks is refused, so the test can fail.
+    import nvidia_tools
+
+    tools = nvidia_tools.find()
+    if tools is None:
+        pytest.skip("NVIDIA's compiler packages are not installed (tests/requirements.txt)")
+    lib, ptxas = tools
+    shapes = harness.informative_order(sm90.shapes)
+    status, log, ptx = nvidia_tools.nvrtc_ptx(lib, harness.cuda_source(shapes), "compute_90")
+    assert status == 0, log
+    assert ptx.count(".entry silicon_form_") == len(shapes)
+    p = nvidia_tools.ptxas(ptxas, ptx, "sm_90", tmp_path)
+    assert p.returncode == 0, p.stderr[:3000]
+
+    newer = harness.Shape("cvt.rn.satfinite.e2m1x2.f32", 8, 8, 1, 32, 2,
+                          (harness.Operand("a", 32, "unit", 1), harness.Operand("b", 32, "unit", 0)), 1 << 31)
+    status, log, ptx = nvidia_tools.nvrtc_ptx(lib, harness.cuda_source([shapes[0], newer]), "compute_90")
+    assert status == 0, log
+    p = nvidia_tools.ptxas(ptxas, ptx, "sm_90", tmp_path)
+    assert p.returncode != 0 and "e2m1x2" in p.stderr, p.stderr
+
+
 def test_cuda_kernels_wire_operands_as_the_layout_says(sm90):
     src = harness.cuda_source([shape(sm90, "cvt.rn.f16x2.f32"), shape(sm90, "cvt.pack.sat.s8.s32.b32")])
     assert src.count('extern "C" __global__') == 2
