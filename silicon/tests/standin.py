@@ -33,7 +33,8 @@ def _f16_to_f32(x: np.ndarray) -> np.ndarray:
 
 
 def _f32_to_s32_rzi(x: np.ndarray) -> np.ndarray:
-    f = x.astype(np.uint32).view(np.float32).astype(np.float64)
+    with np.errstate(invalid="ignore"):  # signalling NaNs widen quietly
+        f = x.astype(np.uint32).view(np.float32).astype(np.float64)
     t = np.trunc(np.where(np.isnan(f), 0.0, f))
     return np.clip(t, -(2.0**31), 2.0**31 - 1).astype(np.int64).astype(np.uint32)
 
