@@ -12,18 +12,6 @@ use pyo3::prelude::*;
 /// `(line, column, severity, rule, message)`, the fields of `check --json`.
 type DiagTuple = (u32, u32, &'static str, &'static str, String);
 
-/// The text with each CR that is not followed by LF made an LF (same length, same offsets):
-/// the PTX and Tile IR readers end a line at a lone CR, as `gpucvt check` gives them.
-fn lone_cr_to_lf(text: String) -> String {
-    let mut bytes = text.into_bytes();
-    for i in 0..bytes.len() {
-        if bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n') {
-            bytes[i] = b'\n';
-        }
-    }
-    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
 fn diagnostics(
     dialect: &str,
     text: String,
@@ -47,7 +35,7 @@ fn diagnostics(
                         .map_err(|e: gpucvt::ptx::target::ParseError| PyValueError::new_err(e.0))
                 })
                 .transpose()?;
-            let text = lone_cr_to_lf(text);
+            let text = gpucvt::diag::lone_cr_to_lf(text);
             gpucvt::ptx::check::check_source(&text, t, v)
         }
         "visa" => {
@@ -62,18 +50,8 @@ fn diagnostics(
             }
             let version = parse_tile_version(tile_version)?
                 .unwrap_or(gpucvt::tile::types::SpecVersion::LATEST);
-            let text = match text.strip_prefix('\u{feff}') {
-                Some(rest) => rest.to_string(),
-                None => text,
-            };
-            let text = lone_cr_to_lf(text);
-            let file = gpucvt::tile::parse::parse_file(&text);
-            let mut diags = file.diagnostics.clone();
-            diags.extend(gpucvt::tile::check::check_file(&file, version));
-            diags.extend(file.notes.iter().cloned());
-            diags.sort_by_key(|d| (d.span.line, d.span.col));
-            diags.dedup();
-            diags
+            let text = gpucvt::tile::check::source_text(text);
+            gpucvt::tile::check::check_source(&text, version)
         }
         other => {
             return Err(PyValueError::new_err(format!(

@@ -5,32 +5,11 @@
 //! returned as the JSON text `gpucvt convert --json` prints.
 
 use gpucvt::ptx;
-use gpucvt_core::format::Format;
-use gpucvt_core::names::NameError;
 use gpucvt_tensor::{BlockScaling, Built, ConvertRequest, Error, ScaleMethod};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use serde::Serialize;
 use std::path::PathBuf;
-
-/// A format by name, or the CLI's message for a name it does not know
-/// (`input::lookup_format`), which names the option (`--to`, `--from`).
-pub(crate) fn lookup_format(name: &str, option: &str) -> Result<&'static Format, String> {
-    Format::from_name(name).map_err(|e| match &e {
-        NameError::Unknown { name, suggestion } => {
-            let hint = match suggestion {
-                Some((s, c)) if s == c => format!(" (did you mean {s:?}?)"),
-                Some((s, c)) => format!(" (did you mean {s:?}, that is {c}?)"),
-                None => String::new(),
-            };
-            format!(
-                "unknown format {name:?} for {option}{hint}; accepted: {}, and the ml_dtypes, safetensors and MLIR names the README lists",
-                Format::names().collect::<Vec<_>>().join(", ")
-            )
-        }
-        _ => format!("{option}: {e}"),
-    })
-}
 
 #[derive(Serialize)]
 struct Json<'a> {
@@ -146,9 +125,7 @@ pub fn convert_file(
         seed,
         block: block.map(|size| BlockScaling { size, method }),
     };
-    let Built { options, label } = request
-        .build(&|name, option| lookup_format(name, option).copied())
-        .map_err(bad)?;
+    let Built { options, label } = request.build().map_err(|e| bad(e.to_string()))?;
     let input = src.display().to_string();
     let output = dst.display().to_string();
     let to_py = |e: Error| match e {

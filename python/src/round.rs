@@ -5,7 +5,6 @@
 //! `Conversion::apply_traced`), and a report of the same fields as `gpucvt round --json`
 //! (`input`, `to`, `mode`, `policy`, `result`), as a dict the Python half wraps.
 
-use crate::file::lookup_format;
 use gpucvt::text::{format_bits, parse_bits, parse_bits_named, parse_number, to_decimal};
 use gpucvt_core::convert::{
     convert, convert_traced, Conversion, Event, Flags, IntNan, IntOverflow, NanResult, Overflow,
@@ -14,6 +13,7 @@ use gpucvt_core::convert::{
 use gpucvt_core::format::Format;
 use gpucvt_core::round::{Direction, Magnitude, Rounding, Why};
 use gpucvt_core::value::{Class, Value};
+use gpucvt_tensor::lookup_format;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -433,8 +433,9 @@ pub fn round<'py>(
     rbits_width: Option<u32>,
 ) -> PyResult<Bound<'py, PyDict>> {
     // The CLI's messages, which name its options.
-    let find =
-        |name: &str, option: &str| lookup_format(name, option).map_err(PyValueError::new_err);
+    let find = |name: &str, option: &str| {
+        lookup_format(name, option).map_err(|e| PyValueError::new_err(e.to_string()))
+    };
     let to = find(to, "--to")?;
     let from = from_.map(|f| find(f, "--from")).transpose()?;
     let policy_args = PolicyArgs {

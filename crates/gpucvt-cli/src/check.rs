@@ -59,7 +59,7 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
     // The PTX lexer ends a line at a lone CR too; the source lines shown under the
     // diagnostics are split at '\n', so give them the same text (same offsets).
     let text = match dialect {
-        Dialect::Ptx => lone_cr_to_lf(text),
+        Dialect::Ptx => gpucvt::diag::lone_cr_to_lf(text),
         Dialect::Visa => text,
     };
     let diags = match dialect {
@@ -90,33 +90,11 @@ fn run_tile(a: &Args) -> Result<Done, CliError> {
         .unwrap_or(gpucvt::tile::types::SpecVersion::LATEST);
     let text = std::fs::read_to_string(&a.file)
         .map_err(|e| CliError(format!("cannot read {}: {e}", a.file.display())))?;
-    // The reader skips a byte order mark and takes a lone CR as a line break; the source
-    // lines shown under the diagnostics are split at '\n', so give them the same text.
-    let text = match text.strip_prefix('\u{feff}') {
-        Some(rest) => rest.to_string(),
-        None => text,
-    };
-    let text = lone_cr_to_lf(text);
-    let file = gpucvt::tile::parse::parse_file(&text);
-    let mut diags = file.diagnostics.clone();
-    diags.extend(gpucvt::tile::check::check_file(&file, version));
-    diags.extend(file.notes.iter().cloned());
-    diags.sort_by_key(|d| (d.span.line, d.span.col));
-    diags.dedup();
+    // The source lines shown under the diagnostics are split at '\n': the text as the reader
+    // sees it.
+    let text = gpucvt::tile::check::source_text(text);
+    let diags = gpucvt::tile::check::check_source(&text, version);
     report(a, &text, &diags)
-}
-
-/// The text with each CR that is not followed by LF made an LF (same length, same offsets),
-/// in place: a large module is held once, not twice.
-fn lone_cr_to_lf(text: String) -> String {
-    let mut bytes = text.into_bytes();
-    for i in 0..bytes.len() {
-        if bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n') {
-            bytes[i] = b'\n';
-        }
-    }
-    // An ASCII byte replaced by another keeps the text UTF-8, so the fallback never runs.
-    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 fn report(a: &Args, text: &str, diags: &[Diagnostic]) -> Result<Done, CliError> {

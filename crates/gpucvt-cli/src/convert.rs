@@ -3,7 +3,6 @@
 
 use crate::args::{self, PolicyFlags, ScaleFormat, ScaleMethodArg};
 use crate::common::{CliError, Done};
-use crate::input::lookup_format;
 use crate::output::{group, progress_bar, table, to_json, write_json, Counting};
 use clap::Args as ClapArgs;
 use gpucvt::ptx;
@@ -321,11 +320,10 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
         seed: a.seed,
         block,
     };
-    let lookup = |name: &str, option: &str| lookup_format(name, option).copied().map_err(|e| e.0);
     let Built {
         options: opts,
         label,
-    } = request.build(&lookup).map_err(CliError)?;
+    } = request.build().map_err(|e| CliError(e.to_string()))?;
     if a.dry_run {
         let plan = gpucvt_tensor::plan_file(&a.input, &a.output, &opts)
             .map_err(|e| CliError(e.to_string()))?;

@@ -2,31 +2,12 @@
 
 use crate::common::{fail, CliError};
 use gpucvt::core::format::{Format, CATALOGUE};
-use gpucvt::core::names::NameError;
 use std::path::Path;
 
-/// The catalogue's names, comma separated.
-pub fn format_names() -> String {
-    Format::names().collect::<Vec<_>>().join(", ")
-}
-
 /// Looks up a format given to `option` (`--to`, `--from`, `<format>`): a catalogue name or
-/// another tool's name for it ([`gpucvt::core::names`]).
+/// another tool's name for it ([`gpucvt_tensor::lookup_format`]).
 pub fn lookup_format(name: &str, option: &str) -> Result<&'static Format, CliError> {
-    Format::from_name(name).map_err(|e| match &e {
-        NameError::Unknown { name, suggestion } => {
-            let hint = match suggestion {
-                Some((s, c)) if s == c => format!(" (did you mean {s:?}?)"),
-                Some((s, c)) => format!(" (did you mean {s:?}, that is {c}?)"),
-                None => String::new(),
-            };
-            CliError(format!(
-                "unknown format {name:?} for {option}{hint}; accepted: {}, and the ml_dtypes, safetensors and MLIR names the README lists",
-                format_names()
-            ))
-        }
-        _ => CliError(format!("{option}: {e}")),
-    })
+    gpucvt_tensor::lookup_format(name, option).map_err(|e| CliError(e.to_string()))
 }
 
 /// Every format of at most `bits` bits, comma separated.

@@ -94,7 +94,7 @@ mod request;
 pub use error::{Error, Result};
 pub use files::npy;
 pub use output::{register_temporary, remove_temporaries, resolve_output, unregister_temporary};
-pub use request::{Built, ConvertRequest, LookupFormat};
+pub use request::{lookup_format, Built, ConvertRequest};
 
 use files::safetensors::layout::{nothing_to_convert, st_layout};
 use files::single::single_layout;

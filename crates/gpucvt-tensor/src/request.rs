@@ -2,14 +2,40 @@
 //! builder for the CLI and the Python package's `convert_file`, so that both take the same
 //! options and fail with the same messages (which name the CLI's options).
 
-use crate::{BlockScaling, Error, Options};
+use crate::{BlockScaling, Error, Options, Result};
 use gpucvt::ptx;
 use gpucvt_core::format::Format;
+use gpucvt_core::names::NameError;
 use gpucvt_core::round::{Direction, Rounding};
 
-/// Looks up a format name given to an option (`"--to"`, `"--from"`); `Err` is the complete
-/// message. Callers pass their own, so that an unknown name reads as everywhere else in them.
-pub type LookupFormat<'a> = &'a dyn Fn(&str, &str) -> std::result::Result<Format, String>;
+/// Looks up a format given to an option (`"--to"`, `"--from"`, `"values"`): a catalogue
+/// name or another tool's name for it ([`gpucvt_core::names`]). An unknown name is
+/// [`Error::Invalid`] with the nearest name and the list of names; the CLI and the Python
+/// package both report it.
+///
+/// ```
+/// let e = gpucvt_tensor::lookup_format("e4m3f", "--to").unwrap_err();
+/// assert!(e.to_string().starts_with("unknown format \"e4m3f\" for --to (did you mean"));
+/// assert_eq!(gpucvt_tensor::lookup_format("F8_E4M3", "--to").unwrap().name, "e4m3");
+/// ```
+pub fn lookup_format(name: &str, option: &str) -> Result<&'static Format> {
+    Format::from_name(name).map_err(|e| {
+        Error::Invalid(match &e {
+            NameError::Unknown { name, suggestion } => {
+                let hint = match suggestion {
+                    Some((s, c)) if s == c => format!(" (did you mean {s:?}?)"),
+                    Some((s, c)) => format!(" (did you mean {s:?}, that is {c}?)"),
+                    None => String::new(),
+                };
+                format!(
+                    "unknown format {name:?} for {option}{hint}; accepted: {}, and the ml_dtypes, safetensors and MLIR names the README lists",
+                    Format::names().collect::<Vec<_>>().join(", ")
+                )
+            }
+            _ => format!("{option}: {e}"),
+        })
+    })
+}
 
 /// What `gpucvt convert` is asked to do, before it is checked.
 #[derive(Clone, Debug)]
@@ -81,15 +107,16 @@ pub struct Built {
 }
 
 impl ConvertRequest {
-    /// Checks the request and builds its [`Options`]; `Err` is the message for the user.
-    pub fn build(&self, lookup: LookupFormat<'_>) -> std::result::Result<Built, String> {
-        let (recipe, label, integers) = self.recipe(lookup)?;
+    /// Checks the request and builds its [`Options`]; a request that cannot be honoured is
+    /// [`Error::Invalid`] with the message for the user.
+    pub fn build(&self) -> Result<Built> {
+        let (recipe, label, integers) = self.recipe()?;
         let mut options = Options::new(recipe);
         options.integers = integers;
         options.exclude = self.exclude.clone();
         options.strict = self.strict;
         options.from = match &self.from {
-            Some(f) => Some(lookup(f, "--from")?),
+            Some(f) => Some(*lookup_format(f, "--from")?),
             None => None,
         };
         options.tensors = self.tensors.clone();
@@ -101,23 +128,20 @@ impl ConvertRequest {
 
     /// The conversion of each tensor, its label, and whether it is meant for integer sources
     /// (a `--cvt` form from an integer type).
-    fn recipe(
-        &self,
-        lookup: LookupFormat<'_>,
-    ) -> std::result::Result<(crate::Recipe, String, bool), String> {
+    fn recipe(&self) -> Result<(crate::Recipe, String, bool)> {
         if let Some(text) = &self.cvt {
             let instr = ptx::parse_instruction(text).map_err(|diags| {
                 let msgs: Vec<String> = diags.iter().map(|d| d.message.clone()).collect();
-                format!("--cvt {text:?}: {}", msgs.join("; "))
+                Error::Invalid(format!("--cvt {text:?}: {}", msgs.join("; ")))
             })?;
             let form = instr.form;
             if !ptx::legal_somewhere(&form) {
-                return Err(format!(
+                return Err(Error::Invalid(format!(
                     "--cvt {text:?} is not a legal PTX form on any target (see gpucvt check / gpucvt eval)"
-                ));
+                )));
             }
-            let conv =
-                ptx::eval::lane_conversion(&form).map_err(|e| format!("--cvt {text:?}: {e}"))?;
+            let conv = ptx::eval::lane_conversion(&form)
+                .map_err(|e| Error::Invalid(format!("--cvt {text:?}: {e}")))?;
             let spelled = form.spelling();
             let label = spelled.clone();
             let integers = conv.src.is_integer();
@@ -137,22 +161,25 @@ impl ConvertRequest {
             ));
         }
         let Some(to) = &self.to else {
-            return Err(
+            return Err(Error::Invalid(
                 "say what to convert to: --to FMT [--mode MODE --satfinite …] or --cvt 'cvt.…'"
                     .to_string(),
-            );
+            ));
         };
-        let dst = lookup(to, "--to")?;
+        let dst = *lookup_format(to, "--to")?;
         let mode = self.mode;
-        let mut rounding = Rounding::from_name(mode.name())
-            .ok_or_else(|| format!("--mode {}: not a core rounding", mode.name()))?;
+        let mut rounding = Rounding::from_name(mode.name()).ok_or_else(|| {
+            Error::Invalid(format!("--mode {}: not a core rounding", mode.name()))
+        })?;
         if let Direction::Stochastic { .. } = rounding.direction {
             let width = self
                 .rbits_width
                 .unwrap_or(ptx::eval::default_rbits_width(&dst));
             rounding = Rounding::stochastic(0, width);
         } else if self.rbits_width.is_some() {
-            return Err("--rbits-width is only valid with --mode rs".to_string());
+            return Err(Error::Invalid(
+                "--rbits-width is only valid with --mode rs".to_string(),
+            ));
         }
         let mut label = format!("{} {}", dst.name, rounding.name());
         for (on, name) in [

@@ -182,6 +182,24 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+/// The text with each CR that is not followed by LF made an LF (same length, same offsets),
+/// in place: the readers end a line at a lone CR too, so a caller that splits the text at
+/// `'\n'` (to show the source line under a diagnostic) sees the readers' lines.
+///
+/// ```
+/// assert_eq!(gpucvt::diag::lone_cr_to_lf("a\rb\r\nc".to_string()), "a\nb\r\nc");
+/// ```
+pub fn lone_cr_to_lf(text: String) -> String {
+    let mut bytes = text.into_bytes();
+    for i in 0..bytes.len() {
+        if bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n') {
+            bytes[i] = b'\n';
+        }
+    }
+    // An ASCII byte replaced by another keeps the text UTF-8, so the fallback never runs.
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -387,6 +387,29 @@ fn check_type_version(ty: &TileType, span: Span, v: SpecVersion, out: &mut Vec<D
     }
 }
 
+/// The text a Tile IR source is read as, for showing its lines: without a leading byte
+/// order mark, each lone CR an LF ([`crate::diag::lone_cr_to_lf`]); the reader treats both
+/// the same way, so positions do not change.
+pub fn source_text(text: String) -> String {
+    let text = match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    };
+    crate::diag::lone_cr_to_lf(text)
+}
+
+/// Every diagnostic of a Tile IR source at a version, the reader's notes included, in
+/// position order: what `gpucvt check FILE.mlir` reports. Give it [`source_text`]'s text.
+pub fn check_source(text: &str, v: SpecVersion) -> Vec<Diagnostic> {
+    let file = super::parse::parse_file(text);
+    let mut diags = file.diagnostics.clone();
+    diags.extend(check_file(&file, v));
+    diags.extend(file.notes.iter().cloned());
+    diags.sort_by_key(|d| (d.span.line, d.span.col));
+    diags.dedup();
+    diags
+}
+
 /// Every diagnostic of a file at a version: the reader's, then for each function in order,
 /// SSA errors (undeclared values, a type that differs from the value's), element types newer
 /// than the version, and each conversion op's verification, in the regions of skipped ops
