@@ -5,7 +5,7 @@
 //! returned as the JSON text `gpucvt convert --json` prints.
 
 use gpucvt::ptx;
-use gpucvt_tensor::{BlockScaling, Built, ConvertRequest, Error, ScaleMethod};
+use gpucvt_tensor::{Built, ConvertRequest, Error, ScalingRequest};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use serde::Serialize;
@@ -93,20 +93,14 @@ pub fn convert_file(
             return Err(bad(format!("rbits_width must be 1 to 32, not {w}")));
         }
     }
-    if !scale.eq_ignore_ascii_case("ue8m0") {
-        return Err(bad(format!(
-            "invalid value {scale:?} for scale; accepted: ue8m0"
-        )));
-    }
-    let method = if scale_method.eq_ignore_ascii_case("ocp") {
-        ScaleMethod::Ocp
-    } else if scale_method.eq_ignore_ascii_case("rp") {
-        ScaleMethod::Rp
-    } else {
-        return Err(bad(format!(
-            "invalid value {scale_method:?} for scale_method; accepted: ocp, rp"
-        )));
+    // (The scale options mean something only with a block.)
+    let sreq = ScalingRequest {
+        block: block.map(|b| b.to_string()),
+        scale: block.map(|_| scale.to_string()),
+        rule: block.map(|_| scale_method.to_string()),
+        ..ScalingRequest::default()
     };
+    let block = sreq.build().map_err(|e| bad(e.to_string()))?;
     let request = ConvertRequest {
         to,
         mode,
@@ -123,7 +117,7 @@ pub fn convert_file(
         strict,
         threads,
         seed,
-        block: block.map(|size| BlockScaling { size, method }),
+        block,
     };
     let Built { options, label } = request.build().map_err(|e| bad(e.to_string()))?;
     let input = src.display().to_string();

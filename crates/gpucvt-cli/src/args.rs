@@ -205,15 +205,60 @@ impl From<IntNanArg> for IntNan {
 pub enum ScaleFormat {
     // Unsigned power of two, 8-bit exponent (the MX scale).
     Ue8m0,
+    // e4m3 with the sign clear (NVFP4's block scale).
+    Ue4m3,
+    // f32: amax / max of the element format.
+    F32,
+    // bf16: amax / max, rounded to bf16.
+    Bf16,
 }
 
-/// `convert --scale-method`: how a block scale is chosen.
+impl From<ScaleFormat> for gpucvt_tensor::quant::ScaleFormat {
+    fn from(f: ScaleFormat) -> Self {
+        use gpucvt_tensor::quant::ScaleFormat as F;
+        match f {
+            ScaleFormat::Ue8m0 => F::Ue8m0,
+            ScaleFormat::Ue4m3 => F::Ue4m3,
+            ScaleFormat::F32 => F::F32,
+            ScaleFormat::Bf16 => F::Bf16,
+        }
+    }
+}
+
+/// `convert --scale-rule`: how a ue8m0 block scale is chosen (torchao's names).
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScaleMethodArg {
-    // floor(log2(amax)) - emax, the OCP MX spec.
-    Ocp,
-    // cvt.rp.satfinite.ue8m0x2.f32 of amax / max_finite: nothing saturates.
-    Rp,
+pub enum ScaleRuleArg {
+    // floor(log2(amax)) - emax, the OCP MX spec (alias ocp).
+    #[value(alias = "ocp")]
+    Floor,
+    // The smallest power of two not below amax / max: nothing saturates (alias rp).
+    #[value(alias = "rp")]
+    Rceil,
+    // ceil(log2(amax)) - emax.
+    Ceil,
+    // floor(log2(amax rounded to the element's mantissa bits)) - emax.
+    Even,
+}
+
+impl From<ScaleRuleArg> for gpucvt_tensor::ScaleRule {
+    fn from(r: ScaleRuleArg) -> Self {
+        use gpucvt_tensor::ScaleRule as R;
+        match r {
+            ScaleRuleArg::Floor => R::Floor,
+            ScaleRuleArg::Rceil => R::Rceil,
+            ScaleRuleArg::Ceil => R::Ceil,
+            ScaleRuleArg::Even => R::Even,
+        }
+    }
+}
+
+/// `convert --scale-layout`: where the block scales go.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScaleLayoutArg {
+    // Row-major, one per block.
+    Rows,
+    // cuBLASLt/CUTLASS's 128x4 swizzled tiles.
+    Swizzled,
 }
 
 /// A value of a set the library names: the help and clap's error list `names`, and `lookup`
@@ -264,6 +309,17 @@ pub fn rounding() -> Named<Rounding> {
                 .iter()
                 .find(|n| n.eq_ignore_ascii_case(text))
                 .and_then(|n| Rounding::from_name(n))
+        },
+    }
+}
+
+/// `convert --recipe`: the library's recipe names.
+pub fn recipe() -> Named<String> {
+    Named {
+        names: gpucvt_tensor::quant::Recipe::names().collect(),
+        lookup: |text| {
+            gpucvt_tensor::quant::Recipe::named(&text.to_ascii_lowercase())
+                .map(|r| r.name.to_string())
         },
     }
 }

@@ -1,20 +1,21 @@
 //! `gpucvt convert INPUT -o OUTPUT`: whole tensor files (`.npy`, `.safetensors`, raw) through
 //! one conversion, streaming, with optional MX block scaling (library: `gpucvt-tensor`).
 
-use crate::args::{self, PolicyFlags, ScaleFormat, ScaleMethodArg};
+use crate::args::{self, PolicyFlags, ScaleFormat, ScaleLayoutArg, ScaleRuleArg};
 use crate::common::{CliError, Done};
 use crate::output::{group, progress_bar, table, to_json, write_json, Counting};
 use clap::Args as ClapArgs;
 use gpucvt::ptx;
-use gpucvt_tensor::{BlockScaling, Built, ConvertRequest, FilePlan, ScaleMethod, Stats, Summary};
+use gpucvt_tensor::quant::BlockScaling;
+use gpucvt_tensor::{Built, ConvertRequest, FilePlan, ScaleRule, ScalingRequest, Stats, Summary};
 use serde::Serialize;
 use std::path::PathBuf;
 
 /// Options of `gpucvt convert`.
 #[derive(ClapArgs, Debug)]
 #[command(
-    // What to convert to: --to (with its options) or --cvt, exactly one.
-    group(clap::ArgGroup::new("conversion").args(["to", "cvt"]).required(true)),
+    // What to convert to: --to (with its options), --cvt, or a --recipe; or --dequantize.
+    group(clap::ArgGroup::new("conversion").args(["to", "cvt", "recipe", "dequantize"]).required(true).multiple(true)),
     mut_arg("satfinite", |a| a.help(
         "With --to: PTX .satfinite (±∞ and overflows give ±largest finite)"
     )),
@@ -77,30 +78,47 @@ pub struct Args {
     /// Seed of the random bits of stochastic rounding (SplitMix64, one word per element).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub seed: u64,
-    /// MX block scaling: one scale per block of N consecutive elements along the last axis.
-    #[arg(long, value_name = "N")]
-    pub block: Option<u64>,
-    /// The scale format with --block (only ue8m0).
+    /// A quantization recipe: mxfp8, mxfp6, mxfp4 (OCP MX), nvfp4, fp8-block128, fp8-tensor,
+    /// fp8-row; it stands for --to, --satfinite, --block, --scale (and --scale-2), and
+    /// prints what it stands for. --scale-rule, --scale-layout, --axis and --mode still apply.
+    #[arg(long, value_name = "NAME", value_parser = args::recipe(), conflicts_with_all = ["to", "cvt", "block", "scale", "scale_2", "satfinite"])]
+    pub recipe: Option<String>,
+    /// Block scaling: N (one scale per N consecutive elements along --axis, by default the
+    /// last), RxC (tiles over the last two axes, e.g. 128x128), row (one scale per row) or
+    /// tensor (one scale).
+    #[arg(long, value_name = "N|RxC|row|tensor")]
+    pub block: Option<String>,
+    /// The blocked axis of --block N or row (negative: from the end; default -1).
+    #[arg(long, value_name = "AXIS", allow_hyphen_values = true)]
+    pub axis: Option<i64>,
+    /// The scale format: ue8m0 (default; powers of two, MX), ue4m3 (NVFP4), f32 or bf16
+    /// (amax / the element format's largest finite value).
+    #[arg(long, value_name = "FMT", value_enum, ignore_case = true)]
+    pub scale: Option<ScaleFormat>,
+    /// How a ue8m0 scale is chosen from the block's largest magnitude amax: floor
+    /// (floor(log2(amax)) − emax, OCP MX; alias ocp), rceil (the smallest power of two not
+    /// below amax / max: nothing saturates; alias rp), ceil, even (torchao's names).
     #[arg(
         long,
-        value_name = "FMT",
+        alias = "scale-method",
+        value_name = "RULE",
         value_enum,
-        default_value = "ue8m0",
-        requires = "block",
         ignore_case = true
     )]
-    pub scale: ScaleFormat,
-    /// How the block scale is chosen: ocp (floor(log2(amax)) − emax, the OCP MX spec) or rp
-    /// (cvt.rp.satfinite.ue8m0x2.f32 of amax / max_finite: nothing saturates).
-    #[arg(
-        long,
-        value_name = "METHOD",
-        value_enum,
-        default_value = "ocp",
-        requires = "block",
-        ignore_case = true
-    )]
-    pub scale_method: ScaleMethodArg,
+    pub scale_rule: Option<ScaleRuleArg>,
+    /// Where the scales go: rows (row-major, default) or swizzled (the 128x4 tiles
+    /// cuBLASLt and CUTLASS block-scaled GEMMs read).
+    #[arg(long, value_name = "LAYOUT", value_enum, ignore_case = true)]
+    pub scale_layout: Option<ScaleLayoutArg>,
+    /// A per-tensor f32 scale above ue4m3 block scales (NVFP4's second level), written as
+    /// NAME_scale_2.
+    #[arg(long = "scale-2")]
+    pub scale_2: bool,
+    /// Dequantize: every tensor NAME with a scale tensor NAME_scale (and NAME_scale_2) is
+    /// multiplied out exactly into --to (f32 by default; bf16, f16, f64), the scale tensors
+    /// dropped, the rest copied.
+    #[arg(long, conflicts_with_all = ["cvt", "recipe", "mode", "satfinite", "sat", "relu", "ftz", "pzo"])]
+    pub dequantize: bool,
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
@@ -293,19 +311,23 @@ fn plan_text(a: &Args, label: &str, p: &FilePlan) -> String {
 
 /// Runs `gpucvt convert`.
 pub fn run(a: &Args) -> Result<Done, CliError> {
-    let block = a.block.map(|size| {
-        // ue8m0 is the only scale format.
-        let ScaleFormat::Ue8m0 = a.scale;
-        let method = match a.scale_method {
-            ScaleMethodArg::Ocp => ScaleMethod::Ocp,
-            ScaleMethodArg::Rp => ScaleMethod::Rp,
+    let sreq = scaling_request(a);
+    if a.dequantize {
+        // (Block options describe the input's scales here; none is needed with gpucvt's
+        // metadata or shapes that tell.)
+        let block = if a.block.is_some() {
+            sreq.build().map_err(|e| CliError(e.to_string()))?
+        } else {
+            None
         };
-        BlockScaling { size, method }
-    });
+        return dequantize(a, block);
+    }
+    let recipe = sreq.recipe().map_err(|e| CliError(e.to_string()))?;
+    let block = sreq.build().map_err(|e| CliError(e.to_string()))?;
     let request = ConvertRequest {
-        to: a.to.clone(),
+        to: recipe.map(|r| r.to.to_string()).or_else(|| a.to.clone()),
         mode: a.mode,
-        satfinite: a.policy.satfinite,
+        satfinite: a.policy.satfinite || recipe.is_some_and(|r| r.satfinite),
         sat: a.policy.sat,
         relu: a.policy.relu,
         ftz: a.policy.ftz,
@@ -322,8 +344,15 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
     };
     let Built {
         options: opts,
-        label,
+        mut label,
     } = request.build().map_err(|e| CliError(e.to_string()))?;
+    if let (Some(r), Some(x)) = (
+        recipe,
+        sreq.expansion(a.mode)
+            .map_err(|e| CliError(e.to_string()))?,
+    ) {
+        label = format!("recipe {}: {x}", r.name);
+    }
     if a.dry_run {
         let plan = gpucvt_tensor::plan_file(&a.input, &a.output, &opts)
             .map_err(|e| CliError(e.to_string()))?;
@@ -370,4 +399,61 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
         .map(|n| format!("note: {n}\n"))
         .collect();
     Ok(Done { out, err, code: 0 })
+}
+
+/// The block-scaling options as the library reads them.
+fn scaling_request(a: &Args) -> ScalingRequest {
+    ScalingRequest {
+        recipe: a.recipe.clone(),
+        block: a.block.clone(),
+        axis: a.axis,
+        scale: a.scale.map(|s| {
+            gpucvt_tensor::quant::ScaleFormat::from(s)
+                .name()
+                .to_string()
+        }),
+        rule: a.scale_rule.map(|r| ScaleRule::from(r).name().to_string()),
+        layout: a.scale_layout.map(|l| match l {
+            ScaleLayoutArg::Rows => "rows".to_string(),
+            ScaleLayoutArg::Swizzled => "swizzled".to_string(),
+        }),
+        second_level: a.scale_2,
+    }
+}
+
+/// `--dequantize`: the scaled tensors multiplied out into `--to` (f32 by default).
+fn dequantize(a: &Args, block: Option<BlockScaling>) -> Result<Done, CliError> {
+    let to = match &a.to {
+        Some(t) => *gpucvt_tensor::lookup_format(t, "--to").map_err(|e| CliError(e.to_string()))?,
+        None => gpucvt_core::format::F32,
+    };
+    let opts = gpucvt_tensor::DequantizeOptions {
+        to,
+        block,
+        threads: a.threads,
+    };
+    let label = format!("dequantize to {}", to.name);
+    let bar = progress_bar("dequantizing", 0, Counting::Bytes);
+    let result = gpucvt_tensor::dequantize_file(&a.input, &a.output, &opts, &mut |done, total| {
+        if let Some(b) = &bar {
+            b.set_length(total);
+            b.set_position(done);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let summary = result.map_err(|e| CliError(e.to_string()))?;
+    let out = if a.json {
+        write_json(&Json {
+            input: a.input.display().to_string(),
+            output: a.output.display().to_string(),
+            conversion: &label,
+            summary: &summary,
+        })?;
+        String::new()
+    } else {
+        text(a, &label, &summary)
+    };
+    Ok(Done::ok(out))
 }

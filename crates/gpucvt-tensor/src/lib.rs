@@ -43,7 +43,7 @@
 //! - **Selection** (`.safetensors`): every tensor, or the named ones; tensors not selected are
 //!   copied unchanged (same dtype and bytes), so the output is a complete file.
 //! - **MX block scaling**: one `ue8m0` scale per block of consecutive elements along the last
-//!   axis (the last dimension must be a multiple of the block size); see [`ScaleMethod`]. The
+//!   axis (the last dimension must be a multiple of the block size); see [`ScaleRule`]. The
 //!   scales of tensor `NAME` are written as the tensor `NAME_scale` (dtype `F8_E8M0`, shape
 //!   of `NAME` with the last dimension divided by the block size), right after it; for
 //!   `.npy` and raw outputs as a sidecar file `OUTPUT_scale.npy` (`|u1`) or `OUTPUT_scale.bin`
@@ -89,12 +89,15 @@ mod error;
 mod files;
 mod output;
 mod pipeline;
+pub mod quant;
 mod request;
 
 pub use error::{Error, Result};
+pub use files::dequantize::DequantizeOptions;
 pub use files::npy;
 pub use output::{register_temporary, remove_temporaries, resolve_output, unregister_temporary};
-pub use request::{lookup_format, Built, ConvertRequest};
+pub use quant::{BlockScaling, ScaleRule};
+pub use request::{lookup_format, Built, ConvertRequest, ScalingRequest};
 
 use files::safetensors::layout::{nothing_to_convert, st_layout};
 use files::single::single_layout;
@@ -105,33 +108,6 @@ use output::{file_type_name, refuse_same, refuse_special};
 use serde::Serialize;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-
-/// How the block scale is chosen from the largest magnitude `amax` of a block's elements.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ScaleMethod {
-    /// The OCP MX specification (v1.0, §6.3): shared exponent `floor(log2(amax)) − emax`,
-    /// `emax` being the exponent of the element format's largest normal value, clamped to
-    /// the `ue8m0` range [−127, 127]; an all-zero block gets −127 (as the OCP reference
-    /// implementation, which takes `log2` of the smallest normal for a zero `amax`). Values
-    /// above the element format's range after scaling saturate or overflow as the element
-    /// conversion says.
-    #[default]
-    Ocp,
-    /// As a GPU kernel would with PTX: `q = amax / max_finite` in `f32` (`div.rn.f32`), then
-    /// `cvt.rp.satfinite.ue8m0x2.f32` of `q`: the smallest power of two not below `q`, so no
-    /// element saturates.
-    Rp,
-}
-
-/// MX-style block scaling.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BlockScaling {
-    /// Elements per block (along the last axis), 1 to 65,536.
-    pub size: u64,
-    /// How the scale is chosen.
-    pub method: ScaleMethod,
-}
 
 /// Chooses the conversion for a tensor from its element format; a format it does not take
 /// is an [`Error::Refused`] saying why (for example "cvt.rn.f16.f32 converts f32 elements,
@@ -259,6 +235,9 @@ pub struct TensorSummary {
     pub shape: Vec<u64>,
     /// The scale tensor's name or sidecar file, with block scaling.
     pub scale: Option<String>,
+    /// The second-level (per-tensor) scale's tensor or sidecar file (NVFP4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scale_2: Option<String>,
     /// Its statistics.
     pub stats: Stats,
 }
@@ -370,15 +349,70 @@ impl Kind {
 /// The sidecar file of the block scales of a `.npy` or raw output: `_scale` inserted before
 /// the extension (`out.npy` → `out_scale.npy`, `out.bin` → `out_scale.bin`).
 pub fn scale_path(output: &Path) -> PathBuf {
+    sidecar_path(output, "_scale")
+}
+
+/// The sidecar file of the second-level (per-tensor) scale of a `.npy` or raw output:
+/// `_scale_2` inserted before the extension.
+pub fn scale_2_path(output: &Path) -> PathBuf {
+    sidecar_path(output, "_scale_2")
+}
+
+fn sidecar_path(output: &Path, suffix: &str) -> PathBuf {
     let stem = output
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let name = match output.extension() {
-        Some(e) => format!("{stem}_scale.{}", e.to_string_lossy()),
-        None => format!("{stem}_scale"),
+        Some(e) => format!("{stem}{suffix}.{}", e.to_string_lossy()),
+        None => format!("{stem}{suffix}"),
     };
     output.with_file_name(name)
+}
+
+/// Dequantizes a `.safetensors` file: every tensor `NAME` with a scale tensor `NAME_scale`
+/// (or `NAME_scale_inv`), and `NAME_scale_2` with NVFP4's two levels, becomes the exact
+/// products `q × s (× s2)` rounded once to [`DequantizeOptions::to`]; the scale tensors are
+/// dropped, every other tensor is copied. How each tensor is blocked comes from the metadata
+/// gpucvt writes, else from [`DequantizeOptions::block`], else from the shapes.
+pub fn dequantize_file(
+    input: &Path,
+    output: &Path,
+    opts: &DequantizeOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Summary> {
+    let output = &resolve_output(output)?;
+    let kind = Kind::of(input);
+    if kind != Kind::Safetensors || Kind::of(output) != Kind::Safetensors {
+        return Err(Error::Invalid(format!(
+            "dequantization reads and writes .safetensors files ({} -> {})",
+            input.display(),
+            output.display()
+        )));
+    }
+    if ![
+        gpucvt_core::format::F32,
+        gpucvt_core::format::BF16,
+        gpucvt_core::format::F16,
+        gpucvt_core::format::F64,
+    ]
+    .contains(&opts.to)
+    {
+        return Err(Error::Invalid(format!(
+            "dequantize to f32, bf16, f16 or f64, not {}",
+            opts.to
+        )));
+    }
+    refuse_same(input, output)?;
+    let mut notes = Vec::new();
+    let threads = clamp_threads(opts.threads, &mut notes);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Invalid(format!("cannot start the worker threads: {e}")))?;
+    let mut s = files::dequantize::dequantize_safetensors(input, output, opts, &pool, progress)?;
+    s.notes = notes;
+    Ok(s)
 }
 
 /// Converts `input` into `output`; `progress(done, total)` is called with input bytes.
@@ -482,18 +516,14 @@ fn open_input(input: &Path, output: &Path, opts: &Options) -> Result<(File, u64,
     }
     refuse_same(input, output)?;
     if let Some(b) = opts.block {
-        if b.size == 0 || b.size > 65536 {
-            return Err(Error::Invalid(format!(
-                "the block size must be 1 to 65536, not {}",
-                b.size
-            )));
-        }
+        b.check()?;
         if kind != Kind::Safetensors {
-            let side = scale_path(output);
-            if let Ok(m) = std::fs::metadata(&side) {
-                refuse_special(&side, &m)?;
+            for side in [scale_path(output), scale_2_path(output)] {
+                if let Ok(m) = std::fs::metadata(&side) {
+                    refuse_special(&side, &m)?;
+                }
+                refuse_same(input, &side)?;
             }
-            refuse_same(input, &side)?;
         }
     }
     if (!opts.tensors.is_empty() || !opts.exclude.is_empty()) && kind != Kind::Safetensors {

@@ -2,7 +2,8 @@
 //! builder for the CLI and the Python package's `convert_file`, so that both take the same
 //! options and fail with the same messages (which name the CLI's options).
 
-use crate::{BlockScaling, Error, Options, Result};
+use crate::quant::{Block, Recipe, ScaleFormat, ScaleLayout};
+use crate::{BlockScaling, Error, Options, Result, ScaleRule};
 use gpucvt::ptx;
 use gpucvt_core::format::Format;
 use gpucvt_core::names::NameError;
@@ -209,5 +210,151 @@ impl ConvertRequest {
             label,
             false,
         ))
+    }
+}
+
+/// The block-scaling options of `gpucvt convert` (`--recipe`, `--block`, `--axis`,
+/// `--scale`, `--scale-rule`, `--scale-layout`, `--scale-2`) as text, checked and built into
+/// a [`BlockScaling`] with the CLI's messages: one reader for the CLI and the Python
+/// package.
+#[derive(Clone, Debug, Default)]
+pub struct ScalingRequest {
+    /// `--recipe`.
+    pub recipe: Option<String>,
+    /// `--block`: `N`, `RxC`, `row` or `tensor`.
+    pub block: Option<String>,
+    /// `--axis`.
+    pub axis: Option<i64>,
+    /// `--scale`: `ue8m0`, `ue4m3`, `f32` or `bf16`.
+    pub scale: Option<String>,
+    /// `--scale-rule` (or its old name `--scale-method`): `floor`, `rceil`, `ceil`, `even`
+    /// (or `ocp`, `rp`).
+    pub rule: Option<String>,
+    /// `--scale-layout`: `rows` or `swizzled`.
+    pub layout: Option<String>,
+    /// `--scale-2`.
+    pub second_level: bool,
+}
+
+impl ScalingRequest {
+    /// The recipe named (an unknown name is [`Error::Invalid`] listing the names).
+    pub fn recipe(&self) -> Result<Option<&'static Recipe>> {
+        match &self.recipe {
+            None => Ok(None),
+            Some(name) => Recipe::named(&name.to_ascii_lowercase())
+                .map(Some)
+                .ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "unknown recipe {name:?} for --recipe; accepted: {}",
+                        Recipe::names().collect::<Vec<_>>().join(", ")
+                    ))
+                }),
+        }
+    }
+
+    /// The block scaling asked for (`None` without `--block` or `--recipe`; the other
+    /// options without them are an error), checked.
+    ///
+    /// ```
+    /// use gpucvt_tensor::ScalingRequest;
+    /// let r = ScalingRequest { block: Some("32".into()), rule: Some("rp".into()), ..Default::default() };
+    /// assert_eq!(r.build().unwrap().unwrap().describe(),
+    ///            "block=32 axis=-1 scale=ue8m0 rule=rceil second_level=false layout=rows");
+    /// let bad = ScalingRequest { block: Some("16".into()), scale: Some("f32".into()), rule: Some("ceil".into()), ..Default::default() };
+    /// assert!(bad.build().unwrap_err().to_string().starts_with("--scale-rule chooses ue8m0"));
+    /// ```
+    pub fn build(&self) -> Result<Option<BlockScaling>> {
+        let mut b = match (self.recipe()?, &self.block) {
+            (Some(r), _) => r.scaling,
+            (None, Some(text)) => BlockScaling {
+                block: Block::parse(text)?,
+                ..BlockScaling::mx(1, ScaleRule::Floor)
+            },
+            (None, None) => {
+                let given = [
+                    (self.axis.is_some(), "--axis"),
+                    (self.scale.is_some(), "--scale"),
+                    (self.rule.is_some(), "--scale-rule"),
+                    (self.layout.is_some(), "--scale-layout"),
+                    (self.second_level, "--scale-2"),
+                ];
+                if let Some((_, name)) = given.iter().find(|g| g.0) {
+                    return Err(Error::Invalid(format!("{name} needs --block or --recipe")));
+                }
+                return Ok(None);
+            }
+        };
+        if let Some(f) = &self.scale {
+            b.format = ScaleFormat::from_name(&f.to_ascii_lowercase()).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "unknown scale format {f:?} for --scale; accepted: ue8m0, ue4m3, f32, bf16"
+                ))
+            })?;
+        }
+        if let Some(r) = &self.rule {
+            let rule = ScaleRule::from_name(&r.to_ascii_lowercase()).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "unknown scale rule {r:?} for --scale-rule; accepted: floor (ocp), rceil (rp), ceil, even"
+                ))
+            })?;
+            if b.format != ScaleFormat::Ue8m0 {
+                return Err(Error::Invalid(format!(
+                    "--scale-rule chooses ue8m0 (power-of-two) scales; {0} scales are amax / max rounded to {0}",
+                    b.format.name()
+                )));
+            }
+            b.rule = rule;
+        }
+        if let Some(ax) = self.axis {
+            b.axis = ax;
+        }
+        if let Some(l) = &self.layout {
+            b.layout = match l.to_ascii_lowercase().as_str() {
+                "rows" => ScaleLayout::Rows,
+                "swizzled" => ScaleLayout::Swizzled,
+                _ => {
+                    return Err(Error::Invalid(format!(
+                        "unknown scale layout {l:?} for --scale-layout; accepted: rows, swizzled"
+                    )))
+                }
+            };
+        }
+        b.second_level |= self.second_level;
+        b.check()?;
+        Ok(Some(b))
+    }
+
+    /// What the recipe stands for, with the options given beside it (`None` without a
+    /// recipe).
+    pub fn expansion(&self, mode: ptx::RoundMod) -> Result<Option<String>> {
+        let Some(r) = self.recipe()? else {
+            return Ok(None);
+        };
+        let b = self.build()?.expect("a recipe gives a block scaling");
+        let mut s = format!("--to {}", r.to);
+        if r.satfinite {
+            s.push_str(" --satfinite");
+        }
+        s.push_str(&format!(
+            " --block {} --scale {}",
+            b.block.text(),
+            b.format.name()
+        ));
+        if b.format == ScaleFormat::Ue8m0 {
+            s.push_str(&format!(" --scale-rule {}", b.rule.name()));
+        }
+        if b.second_level {
+            s.push_str(" --scale-2");
+        }
+        if b.axis != -1 {
+            s.push_str(&format!(" --axis {}", b.axis));
+        }
+        if b.layout == ScaleLayout::Swizzled {
+            s.push_str(" --scale-layout swizzled");
+        }
+        if mode != ptx::RoundMod::Rn {
+            s.push_str(&format!(" --mode {}", mode.name()));
+        }
+        Ok(Some(s))
     }
 }

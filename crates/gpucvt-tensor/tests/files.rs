@@ -4,7 +4,7 @@
 use gpucvt_core::format::{self, Format};
 use gpucvt_core::{Conversion, Policy, Rounding};
 use gpucvt_tensor::engine::{random_word, splitmix64};
-use gpucvt_tensor::{convert_file, BlockScaling, Error, Options, ScaleMethod, Summary};
+use gpucvt_tensor::{convert_file, BlockScaling, Error, Options, ScaleRule, Summary};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -596,9 +596,9 @@ fn raw_needs_a_format_and_whole_elements() {
 
 // ---------- block scaling ----------
 
-fn mx_options(dst: Format, method: ScaleMethod) -> Options {
+fn mx_options(dst: Format, method: ScaleRule) -> Options {
     let mut o = to(dst, Rounding::RN, satfinite());
-    o.block = Some(BlockScaling { size: 32, method });
+    o.block = Some(BlockScaling::mx(32, method));
     o
 }
 
@@ -658,7 +658,11 @@ fn block_scaling_on_crafted_blocks() {
     ] {
         let max = dst.decode(dst.max_finite_bits()).to_f64_lossy();
         let emax = max.log2().floor() as i32;
-        for method in [ScaleMethod::Ocp, ScaleMethod::Rp] {
+        let mbits = match dst.layout {
+            format::Layout::Float(l) => l.man_bits as i32,
+            _ => unreachable!(),
+        };
+        for method in ScaleRule::ALL {
             let out = dir.path().join("out.safetensors");
             let s = run(&input, &out, &mx_options(dst, method)).unwrap();
             assert_eq!(s.total.blocks, 7);
@@ -677,11 +681,20 @@ fn block_scaling_on_crafted_blocks() {
                 } else {
                     let amax = fs.iter().fold(0.0f32, |m, v| m.max(v.abs())) as f64;
                     match method {
-                        ScaleMethod::Ocp if amax == 0.0 => 0,
-                        ScaleMethod::Ocp => {
+                        _ if amax == 0.0 && method != ScaleRule::Rceil => 0,
+                        ScaleRule::Floor => {
                             ((amax.log2().floor() as i32 - emax).clamp(-127, 127) + 127) as u8
                         }
-                        ScaleMethod::Rp => {
+                        ScaleRule::Ceil => {
+                            ((amax.log2().ceil() as i32 - emax).clamp(-127, 127) + 127) as u8
+                        }
+                        ScaleRule::Even => {
+                            // amax to the element's mantissa bits, halves up.
+                            let ulp = 2f64.powi(amax.log2().floor() as i32 - mbits);
+                            let r = (amax / ulp + 0.5).floor() * ulp;
+                            ((r.log2().floor() as i32 - emax).clamp(-127, 127) + 127) as u8
+                        }
+                        ScaleRule::Rceil => {
                             let q = (amax as f32) / (max as f32);
                             let c = Conversion::new(
                                 format::F32,
@@ -714,7 +727,7 @@ fn block_scaling_on_crafted_blocks() {
                     "{dst} {method:?} element {i} {x:#x}"
                 );
             }
-            if method == ScaleMethod::Rp {
+            if method == ScaleRule::Rceil {
                 // Nothing saturates with the rp scale (in blocks with a finite scale).
                 for (i, x) in vals.iter().enumerate() {
                     let byte = scales[i / 32];
@@ -740,7 +753,7 @@ fn block_scaling_from_bf16_and_npy_sidecar() {
         &bf.iter().flat_map(|b| b.to_le_bytes()).collect::<Vec<_>>(),
     );
     let out = dir.path().join("q.npy");
-    let mut opts = mx_options(format::E2M1, ScaleMethod::Ocp);
+    let mut opts = mx_options(format::E2M1, ScaleRule::Floor);
     opts.from = Some(format::BF16);
     let s = run(&a, &out, &opts).unwrap();
     let side = dir.path().join("q_scale.npy");
@@ -778,7 +791,7 @@ fn block_size_must_divide_the_last_dimension() {
     let e = run(
         &input,
         &dir.path().join("o.safetensors"),
-        &mx_options(format::E4M3, ScaleMethod::Ocp),
+        &mx_options(format::E4M3, ScaleRule::Floor),
     )
     .unwrap_err();
     assert!(e.to_string().contains("last dimension 30"), "{e}");
@@ -1019,7 +1032,7 @@ fn output_equal_to_input_is_refused() {
     // The scale sidecar may not be the input either.
     let q = d.join("q_scale.npy");
     npy_file(&q, "<f4", &[32], &le_bytes(&[0x3f80_0000; 32]));
-    let mut o = mx_options(format::E4M3, ScaleMethod::Ocp);
+    let mut o = mx_options(format::E4M3, ScaleRule::Floor);
     o.threads = 1;
     expect_failure(d, &q, &d.join("q.npy"), &o, "is the input file");
 }
@@ -1170,7 +1183,7 @@ fn mx_multi_tensor_file_equals_each_tensor_converted_alone() {
     let tensors = mixed_tensors();
     write_safetensors(&input, &tensors, None);
     for dst in [format::E2M1, format::E4M3, format::E3M2] {
-        for method in [ScaleMethod::Ocp, ScaleMethod::Rp] {
+        for method in ScaleRule::ALL {
             let opts = mx_options(dst, method);
             let out = dir.path().join("o.safetensors");
             run(&input, &out, &opts).unwrap();
@@ -1205,7 +1218,7 @@ fn tensors_a_recipe_cannot_take_are_kept() {
     tensors.push(("mask", "BOOL", vec![8], vec![1; 8]));
     write_safetensors(&input, &tensors, None);
     let out = dir.path().join("o.safetensors");
-    let s = run(&input, &out, &mx_options(format::E4M3, ScaleMethod::Ocp)).unwrap();
+    let s = run(&input, &out, &mx_options(format::E4M3, ScaleRule::Floor)).unwrap();
     let kept: Vec<(&str, &str)> = s
         .kept
         .iter()
@@ -1226,7 +1239,7 @@ fn tensors_a_recipe_cannot_take_are_kept() {
         assert!(!got.iter().any(|x| x.0 == format!("{}_scale", t.0)));
     }
     // --strict: the first of them is an error, and nothing is written.
-    let mut strict = mx_options(format::E4M3, ScaleMethod::Ocp);
+    let mut strict = mx_options(format::E4M3, ScaleRule::Floor);
     strict.strict = true;
     expect_failure(
         dir.path(),
@@ -1292,7 +1305,7 @@ fn dry_run_plans_without_writing() {
     tensors.push(("scalar", "F32", vec![], le_bytes(&[0x3f80_0000])));
     write_safetensors(&input, &tensors, None);
     let out = dir.path().join("o.safetensors");
-    let opts = mx_options(format::E4M3, ScaleMethod::Ocp);
+    let opts = mx_options(format::E4M3, ScaleRule::Floor);
     let before = listing(dir.path());
     let plan = gpucvt_tensor::plan_file(&input, &out, &opts).unwrap();
     assert_eq!(listing(dir.path()), before);
@@ -1315,10 +1328,7 @@ fn stray_bits_above_a_narrow_format_are_an_error() {
         for block in [None, Some(2)] {
             let mut opts = to(format::F32, rounding, Policy::default());
             opts.from = Some(format::E2M1);
-            opts.block = block.map(|size| BlockScaling {
-                size,
-                method: ScaleMethod::Ocp,
-            });
+            opts.block = block.map(|size| BlockScaling::mx(size, ScaleRule::Floor));
             expect_failure(
                 dir.path(),
                 &input,

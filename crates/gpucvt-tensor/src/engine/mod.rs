@@ -15,7 +15,7 @@
 
 mod decode;
 mod io;
-mod pack;
+pub(crate) mod pack;
 mod plan;
 mod random;
 mod scale;

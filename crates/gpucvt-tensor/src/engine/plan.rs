@@ -8,7 +8,7 @@ use crate::engine::pack::{le_words, le_words_mut, pack, unpack, Le};
 use crate::engine::scale::{floor_log2, FusedScaleJob, ScaleJob};
 use crate::engine::stats::{key_above, key_below};
 use crate::engine::{exp2i, lcm, SUB_ELEMENTS};
-use crate::{ScaleMethod, Stats};
+use crate::{ScaleRule, Stats};
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::F32;
 use gpucvt_core::round::Direction;
@@ -38,11 +38,13 @@ pub(super) enum Engine {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Blocks {
     pub size: u64,
-    pub method: ScaleMethod,
+    pub method: ScaleRule,
     /// `floor(log2(largest finite value))` of the element format.
     pub(super) emax: i32,
     /// The element format's largest finite value, as `f32`.
     pub(super) max_f32: f32,
+    /// The element format's numbers for the rules `ceil` and `even`.
+    pub(super) elem: crate::quant::Element,
 }
 
 /// Everything needed to convert the elements of one tensor.
@@ -75,7 +77,7 @@ impl Plan {
         conv: Conversion,
         src_pack: Packing,
         dst_pack: Packing,
-        block: Option<(u64, ScaleMethod)>,
+        block: Option<(u64, ScaleRule)>,
         stream: u64,
     ) -> Plan {
         let stochastic = matches!(conv.rounding.direction, Direction::Stochastic { .. });
@@ -87,6 +89,14 @@ impl Plan {
             method,
             emax: floor_log2(max),
             max_f32: max as f32,
+            elem: crate::quant::Element {
+                max: max as f32,
+                emax: floor_log2(max),
+                mbits: match dst.layout {
+                    gpucvt_core::format::Layout::Float(l) => l.man_bits,
+                    _ => 0,
+                },
+            },
         });
         Plan {
             isa: InstructionSet::Avx512,

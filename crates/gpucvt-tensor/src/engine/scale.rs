@@ -1,10 +1,10 @@
-//! MX block scales: the scale of a block from its largest magnitude (`ocp` or `rp`), and
+//! MX block scales: the scale of a block from its largest magnitude (by [`ScaleRule`]), and
 //! `f32` words scaled by 2^k block by block (vectorized, fused with finding the scales).
 
 use crate::engine::decode::Decoder;
 use crate::engine::pack::Le;
 use crate::engine::plan::{Blocks, Plan};
-use crate::ScaleMethod;
+use crate::ScaleRule;
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::{F32, UE8M0};
 use gpucvt_core::round::Rounding;
@@ -81,10 +81,26 @@ impl Plan {
     /// `amax`.
     pub(super) fn amax_scale(&self, b: &Blocks, amax: f64) -> (u8, i32) {
         let shared = match b.method {
-            ScaleMethod::Ocp => return ocp_scale(amax, b.emax),
-            ScaleMethod::Rp => {
+            ScaleRule::Floor => return ocp_scale(amax, b.emax),
+            ScaleRule::Rceil => {
                 let q = (amax as f32) / b.max_f32;
                 rp_scale_conversion().apply(q.to_bits() as u64).bits as i32 - 127
+            }
+            ScaleRule::Ceil | ScaleRule::Even if amax == 0.0 => -127,
+            ScaleRule::Ceil => {
+                let bits = amax.to_bits();
+                let pow2 = bits & ((1 << 52) - 1) == 0 && bits >> 52 != 0;
+                (floor_log2(amax) + (!pow2) as i32 - b.emax).clamp(-127, 127)
+            }
+            ScaleRule::Even => {
+                // amax rounded to the element's mantissa bits, ties away (torchao's `EVEN`).
+                let add = 1u64 << (51 - b.elem.mbits.min(51));
+                let r = (amax.to_bits() + add) & 0x7ff0_0000_0000_0000;
+                if r == 0 {
+                    -127
+                } else {
+                    ((r >> 52) as i32 - 1023 - b.emax).clamp(-127, 127)
+                }
             }
         };
         ((shared + 127) as u8, -shared)
@@ -160,10 +176,14 @@ pub(super) fn max_magnitude(blk: &[u32]) -> u32 {
 #[inline(always)]
 pub(super) fn scale_of_max(b: &Blocks, m: u32) -> (u8, i32) {
     let (byte, k) = match b.method {
-        ScaleMethod::Ocp => ocp_scale_bits(m, b.emax),
-        ScaleMethod::Rp => {
+        ScaleRule::Floor => ocp_scale_bits(m, b.emax),
+        ScaleRule::Rceil => {
             let s = ue8m0_rp_satfinite((f32::from_bits(m) / b.max_f32).to_bits());
             (s, 127 - s as i32)
+        }
+        rule => {
+            let shared = crate::quant::ue8m0_shared(rule, &b.elem, m.min(0x7f7f_ffff));
+            ((shared + 127) as u8, -shared)
         }
     };
     if m >= 0x7f80_0000 {

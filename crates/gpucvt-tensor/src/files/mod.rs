@@ -5,7 +5,9 @@
 //! own). [`npy`] and [`raw`] read those inputs' headers, [`selfcheck`] reads every output
 //! back before it is kept.
 
+pub(crate) mod dequantize;
 pub mod npy;
+pub(crate) mod quantized;
 pub(crate) mod raw;
 pub(crate) mod safetensors;
 pub(crate) mod selfcheck;
@@ -14,7 +16,8 @@ pub(crate) mod single;
 use crate::dtype::{container_bytes, dense_packing, Packing};
 use crate::engine::Plan;
 use crate::error::{Error, Result};
-use crate::{pipeline, Options, ScaleMethod, Stats};
+use crate::quant::{BlockScaling, Geometry, ScaleFormat};
+use crate::{pipeline, Options, ScaleRule, Stats};
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::Format;
 use std::collections::HashMap;
@@ -51,7 +54,70 @@ pub(crate) struct PlanKey {
     pub(crate) conv: Conversion,
     pub(crate) src_pack: Packing,
     pub(crate) dst_pack: Packing,
-    pub(crate) block: Option<(u64, ScaleMethod)>,
+    pub(crate) scaled: Scaled,
+}
+
+/// How a tensor's elements are block-scaled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Scaled {
+    No,
+    /// MX: `ue8m0` scales of blocks of this size along the last axis, streamed by the
+    /// engine.
+    Mx(u64, ScaleRule),
+    /// Any other block scaling: the tensor quantized in memory ([`crate::quant::Quantizer`]).
+    General(BlockScaling),
+}
+
+impl Scaled {
+    /// The engine's block scaling.
+    pub(crate) fn mx(self) -> Option<(u64, ScaleRule)> {
+        match self {
+            Scaled::Mx(size, rule) => Some((size, rule)),
+            _ => None,
+        }
+    }
+
+    /// The block scaling, whichever path does it.
+    pub(crate) fn scaling(self) -> Option<BlockScaling> {
+        match self {
+            Scaled::No => None,
+            Scaled::Mx(size, rule) => Some(BlockScaling::mx(size, rule)),
+            Scaled::General(b) => Some(b),
+        }
+    }
+}
+
+/// One scale tensor of a converted tensor: its name suffix, format, shape and bytes.
+pub(crate) struct ScaleOut {
+    pub(crate) suffix: &'static str,
+    pub(crate) format: Option<ScaleFormat>,
+    pub(crate) shape: Vec<u64>,
+    pub(crate) bytes: u64,
+}
+
+/// The scale tensors of a tensor of `shape` scaled by `scaled`: `_scale` (the block
+/// scales, in their layout) and, with a second level, `_scale_2` (one `f32`; `format`
+/// `None`).
+pub(crate) fn scale_outputs(shape: &[u64], scaled: Scaled) -> Vec<ScaleOut> {
+    let Some(b) = scaled.scaling() else {
+        return Vec::new();
+    };
+    let sshape = b.written_shape(shape);
+    let mut out = vec![ScaleOut {
+        suffix: "_scale",
+        format: Some(b.format),
+        bytes: sshape.iter().product::<u64>() * b.format.bytes() as u64,
+        shape: sshape,
+    }];
+    if b.second_level {
+        out.push(ScaleOut {
+            suffix: "_scale_2",
+            format: None,
+            shape: Vec::new(),
+            bytes: 4,
+        });
+    }
+    out
 }
 
 #[derive(Default)]
@@ -59,10 +125,15 @@ pub(crate) struct Plans(HashMap<PlanKey, Plan>);
 
 impl Plans {
     pub(crate) fn get(&mut self, key: PlanKey, stream: u64) -> &Plan {
-        let plan = self
-            .0
-            .entry(key)
-            .or_insert_with(|| Plan::new(key.conv, key.src_pack, key.dst_pack, key.block, stream));
+        let plan = self.0.entry(key).or_insert_with(|| {
+            Plan::new(
+                key.conv,
+                key.src_pack,
+                key.dst_pack,
+                key.scaled.mx(),
+                stream,
+            )
+        });
         plan.stream = stream;
         plan
     }
@@ -71,8 +142,7 @@ impl Plans {
 /// Why a tensor cannot be converted, or `None`: the conversion of `src` elements, checked
 /// against the shape. `Err` is for problems of the whole run (a recipe whose destination the
 /// file type cannot hold); `Ok(Err(reason))` for this tensor alone.
-pub(crate) type Decision =
-    std::result::Result<(Conversion, Packing, Option<(u64, ScaleMethod)>), String>;
+pub(crate) type Decision = std::result::Result<(Conversion, Packing, Scaled), String>;
 
 pub(crate) fn decide(
     opts: &Options,
@@ -110,21 +180,42 @@ pub(crate) fn decide(
     } else {
         Packing::Bytes(container_bytes(&dst))
     };
-    let block = match opts.block {
-        None => None,
-        Some(b) => match shape.last() {
-            None => return Ok(Err("a scalar cannot be block-scaled".into())),
-            Some(&last) if last % b.size != 0 => {
-                return Ok(Err(format!(
-                    "the last dimension {last} (shape {}) is not a multiple of the block size {}",
-                    shape_text(shape),
-                    b.size
-                )))
+    let scaled = match opts.block {
+        None => Scaled::No,
+        Some(b) => {
+            if let Err(e) = Geometry::new(shape, b.block, b.axis) {
+                return Ok(Err(e.to_string()));
             }
-            Some(_) => Some((b.size, b.method)),
-        },
+            match b.block {
+                crate::quant::Block::Len(size)
+                    if b.is_mx() && b.layout == crate::quant::ScaleLayout::Rows =>
+                {
+                    Scaled::Mx(size, b.rule)
+                }
+                _ => {
+                    let widens = [
+                        gpucvt_core::format::F32,
+                        gpucvt_core::format::BF16,
+                        gpucvt_core::format::F16,
+                    ];
+                    if !widens.contains(src) {
+                        return Ok(Err(format!(
+                            "these block scales are computed on f32 values: f32, bf16 and f16 data only, not {src}"
+                        )));
+                    }
+                    let c32 = Conversion {
+                        src: gpucvt_core::format::F32,
+                        ..conv
+                    };
+                    if let Err(e) = crate::quant::Quantizer::check(&c32, &b, shape) {
+                        return Ok(Err(e.to_string()));
+                    }
+                    Scaled::General(b)
+                }
+            }
+        }
     };
-    Ok(Ok((conv, dst_pack, block)))
+    Ok(Ok((conv, dst_pack, scaled)))
 }
 
 /// An internal error: the writer wrote a different number of bytes than it planned.

@@ -3,10 +3,14 @@
 use crate::dtype::{self, Packing};
 use crate::engine::{splitmix64, Plan};
 use crate::error::{Error, Result};
+use crate::files::quantized::InMemory;
 use crate::files::selfcheck::{self, Hashing, Region};
-use crate::files::{decide, npy, raw, short_region, Ctx, PlanKey};
+use crate::files::{decide, npy, raw, scale_outputs, short_region, Ctx, PlanKey, Scaled};
 use crate::output::Temp;
-use crate::{scale_path, FilePlan, Options, PlannedTensor, Stats, Summary, TensorSummary};
+use crate::quant::ScaleFormat;
+use crate::{
+    scale_2_path, scale_path, FilePlan, Options, PlannedTensor, Stats, Summary, TensorSummary,
+};
 use gpucvt_core::format::Format;
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
@@ -27,6 +31,8 @@ pub(crate) struct SingleLayout {
     pub(crate) header: Vec<u8>,
     /// The sidecar's path, header and data bytes.
     pub(crate) scale: Option<(PathBuf, Vec<u8>, u64)>,
+    /// The second-level scale's sidecar (NVFP4): path, header and data bytes.
+    pub(crate) scale_2: Option<(PathBuf, Vec<u8>, u64)>,
 }
 
 impl SingleLayout {
@@ -49,7 +55,9 @@ impl SingleLayout {
                 scale_bytes: self.scale.as_ref().map(|s| s.2),
             }],
             output_bytes: self.header.len() as u64 + self.data_bytes(),
-            scale_file_bytes: self.scale.as_ref().map(|s| s.1.len() as u64 + s.2),
+            scale_file_bytes: self.scale.as_ref().map(|s| {
+                s.1.len() as u64 + s.2 + self.scale_2.as_ref().map_or(0, |s| s.1.len() as u64 + s.2)
+            }),
         }
     }
 }
@@ -85,7 +93,7 @@ pub(crate) fn single_layout(
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let (conv, dst_pack, block) = decide(opts, &file, &i.src, &i.shape, !npy)?
+    let (conv, dst_pack, scaled) = decide(opts, &file, &i.src, &i.shape, !npy)?
         .map_err(|m| Error::Invalid(format!("{file}: {m}")))?;
     let dst = conv.dst;
     let header = if npy {
@@ -93,14 +101,21 @@ pub(crate) fn single_layout(
     } else {
         Vec::new()
     };
-    let scale = block.map(|(size, _)| {
+    let mut sides = scale_outputs(&i.shape, scaled).into_iter().map(|o| {
+        let (descr, path) = match o.format {
+            Some(ScaleFormat::Ue8m0 | ScaleFormat::Ue4m3) => ("|u1", scale_path(output)),
+            Some(ScaleFormat::Bf16) => ("<u2", scale_path(output)),
+            Some(ScaleFormat::F32) => ("<f4", scale_path(output)),
+            None => ("<f4", scale_2_path(output)),
+        };
         let sheader = if npy {
-            npy::header_bytes("|u1", false, &scale_shape(&i.shape, size))
+            npy::header_bytes(descr, false, &o.shape)
         } else {
             Vec::new()
         };
-        (scale_path(output), sheader, n / size)
+        (path, sheader, o.bytes)
     });
+    let (scale, scale_2) = (sides.next(), sides.next());
     Ok(SingleLayout {
         npy,
         name,
@@ -112,7 +127,7 @@ pub(crate) fn single_layout(
             conv,
             src_pack: i.pack,
             dst_pack,
-            block,
+            scaled,
         },
         n,
         dtype_name: if npy {
@@ -122,17 +137,8 @@ pub(crate) fn single_layout(
         },
         header,
         scale,
+        scale_2,
     })
-}
-
-/// The shape of the block scales of a tensor of `shape`: its last dimension divided by the
-/// block size.
-fn scale_shape(shape: &[u64], size: u64) -> Vec<u64> {
-    let mut s = shape.to_vec();
-    if let Some(l) = s.last_mut() {
-        *l /= size;
-    }
-    s
 }
 
 /// The output files of a `.npy` or raw conversion while they are written: the data file and
@@ -141,6 +147,8 @@ struct Outputs {
     out: Temp,
     /// The sidecar and the path it gets.
     side: Option<(Temp, PathBuf)>,
+    /// The second-level scale's sidecar and the path it gets.
+    side_2: Option<(Temp, PathBuf)>,
 }
 
 /// What was written: the hashes of each region, and the statistics.
@@ -149,6 +157,8 @@ struct Hashes {
     data: u64,
     /// The sidecar's header and scales.
     side: Option<(u64, u64)>,
+    /// The second sidecar's header and scale.
+    side_2: Option<(u64, u64)>,
     stats: Stats,
 }
 
@@ -159,7 +169,7 @@ impl Ctx<'_> {
             l.key.conv,
             l.key.src_pack,
             l.key.dst_pack,
-            l.key.block,
+            l.key.scaled.mx(),
             splitmix64(self.opts.seed),
         );
         let mut outputs = Outputs {
@@ -168,10 +178,14 @@ impl Ctx<'_> {
                 Some((p, _, _)) => Some((Temp::new(p)?, p.clone())),
                 None => None,
             },
+            side_2: match &l.scale_2 {
+                Some((p, _, _)) => Some((Temp::new(p)?, p.clone())),
+                None => None,
+            },
         };
         let hashes = self.write_single(f, &l, &plan, &mut outputs)?;
         verify_single(&l, &outputs, &hashes, self.output)?;
-        let scale = outputs.finish(&l)?;
+        let (scale, scale_2) = outputs.finish(&l)?;
         let stats = hashes.stats;
         let mut total = Stats::default();
         total.merge(&stats);
@@ -184,6 +198,7 @@ impl Ctx<'_> {
                 dtype: l.dtype_name,
                 shape: l.shape,
                 scale,
+                scale_2,
                 stats,
             }],
             copied: Vec::new(),
@@ -221,7 +236,38 @@ impl Ctx<'_> {
         f.seek(SeekFrom::Start(l.data_start))
             .map_err(|e| Error::io("read", self.input, e))?;
         self.tick(l.data_start);
-        let stats = {
+        let mut side_2 = None;
+        let stats = if let Scaled::General(b) = l.key.scaled {
+            let qd = self.quantize_in_memory(
+                f,
+                &InMemory {
+                    key: &l.key,
+                    scaling: b,
+                    shape: &l.shape,
+                    n: l.n,
+                    stream: splitmix64(self.opts.seed),
+                },
+            )?;
+            w.write_all(&qd.data)
+                .map_err(|e| Error::io("write", &out_path, e))?;
+            if let Some(sw) = sw.as_mut() {
+                sw.write_all(&qd.scales)
+                    .map_err(|e| Error::io("write", &side_path, e))?;
+            }
+            if let (Some(bytes), Some((t, p)), Some((_, sheader, _))) =
+                (qd.scale_2, o.side_2.as_mut(), &l.scale_2)
+            {
+                let mut w2 = Hashing::new(BufWriter::new(t.file.as_file_mut()));
+                w2.write_all(sheader)
+                    .map_err(|e| Error::io("write", p, e))?;
+                let (h, _) = w2.take();
+                w2.write_all(&bytes)
+                    .and_then(|_| w2.flush())
+                    .map_err(|e| Error::io("write", p, e))?;
+                side_2 = Some((h, w2.take().0));
+            }
+            qd.stats
+        } else {
             let sp = side_path.clone();
             let mut scales = |b: &[u8]| -> Result<()> {
                 if let Some(sw) = sw.as_mut() {
@@ -252,6 +298,7 @@ impl Ctx<'_> {
             header: header_hash,
             data: data_hash,
             side,
+            side_2,
             stats,
         })
     }
@@ -299,23 +346,52 @@ fn verify_single(l: &SingleLayout, o: &Outputs, h: &Hashes, out_path: &Path) -> 
         ];
         selfcheck::verify_regions(t.file.path(), p, shlen + sbytes, &regions)?;
     }
+    if let (Some((header_hash, hash)), Some((_, sheader, sbytes)), Some((t, p))) =
+        (h.side_2, &l.scale_2, o.side_2.as_ref())
+    {
+        let shlen = sheader.len() as u64;
+        let regions = [
+            Region {
+                name: "the second-level scale file's header".into(),
+                start: 0,
+                len: shlen,
+                hash: header_hash,
+            },
+            Region {
+                name: "the second-level scale".into(),
+                start: shlen,
+                len: *sbytes,
+                hash,
+            },
+        ];
+        selfcheck::verify_regions(t.file.path(), p, shlen + sbytes, &regions)?;
+    }
     Ok(())
 }
 
 impl Outputs {
     /// Renames the sidecar, then the output, into place (the sidecar is removed again if the
     /// output cannot be); returns the sidecar's path as the summary shows it.
-    fn finish(self, l: &SingleLayout) -> Result<Option<String>> {
+    fn finish(self, l: &SingleLayout) -> Result<(Option<String>, Option<String>)> {
         let scale = self.side.as_ref().map(|(_, p)| p.display().to_string());
+        let scale_2 = self.side_2.as_ref().map(|(_, p)| p.display().to_string());
         if let Some((s, _)) = self.side {
             s.finish()?;
         }
+        if let Some((s, _)) = self.side_2 {
+            if let Err(e) = s.finish() {
+                if let Some((p, _, _)) = &l.scale {
+                    let _ = std::fs::remove_file(p);
+                }
+                return Err(e);
+            }
+        }
         if let Err(e) = self.out.finish() {
-            if let Some((p, _, _)) = &l.scale {
+            for (p, _, _) in l.scale.iter().chain(&l.scale_2) {
                 let _ = std::fs::remove_file(p);
             }
             return Err(e);
         }
-        Ok(scale)
+        Ok((scale, scale_2))
     }
 }

@@ -5,7 +5,7 @@ use crate::dtype::{self, dense_packing};
 use crate::engine::splitmix64;
 use crate::error::{Error, Result};
 use crate::files::safetensors::header as st;
-use crate::files::{decide, PlanKey};
+use crate::files::{decide, scale_outputs, PlanKey};
 use crate::{FilePlan, Options, PlannedTensor};
 use safetensors::tensor::TensorInfo;
 use safetensors::Dtype;
@@ -53,6 +53,8 @@ pub(crate) struct StConvert {
     pub(crate) n: u64,
     /// The scale tensor's name and bytes.
     pub(crate) scale: Option<(String, u64)>,
+    /// The second-level scale tensor's name and bytes (NVFP4).
+    pub(crate) scale_2: Option<(String, u64)>,
 }
 
 pub(crate) enum StAction {
@@ -176,6 +178,9 @@ pub(crate) fn st_layout(input: &Path, opts: &Options, f: &mut File, len: u64) ->
     let mut taken: HashSet<&str> = hdr.tensors.iter().map(|(n, _)| n.as_str()).collect();
     let mut scale_names: HashSet<String> = HashSet::new();
     let mut keys: Vec<PlanKey> = Vec::new();
+    // The block scaling of each scaled tensor, recorded in the header's metadata for
+    // `--dequantize`.
+    let mut metadata_notes: Vec<(String, crate::quant::BlockScaling)> = Vec::new();
     let mut key_index: HashMap<PlanKey, u32> = HashMap::new();
     let mut out: Vec<(String, TensorInfo)> = Vec::with_capacity(hdr.tensors.len());
     let mut entries = Vec::with_capacity(hdr.tensors.len());
@@ -204,7 +209,7 @@ pub(crate) fn st_layout(input: &Path, opts: &Options, f: &mut File, len: u64) ->
                     )))
                 }
                 Err(reason) => StAction::Keep(reason),
-                Ok((src, (conv, dst_pack, block))) => {
+                Ok((src, (conv, dst_pack, scaled))) => {
                     let dst = conv.dst;
                     dtype::safetensors_of(&dst).ok_or_else(|| {
                         Error::Unsupported(format!(
@@ -212,24 +217,27 @@ pub(crate) fn st_layout(input: &Path, opts: &Options, f: &mut File, len: u64) ->
                         ))
                     })?;
                     let n: u64 = shape.iter().product();
-                    let scale = match block {
-                        None => None,
-                        Some((size, _)) => {
-                            let sname = format!("{name}_scale");
-                            if taken.contains(sname.as_str()) || scale_names.contains(&sname) {
-                                return Err(Error::Invalid(format!(
-                                    "{what}: its scale tensor would be named {sname:?}, which the file already has"
-                                )));
-                            }
-                            scale_names.insert(sname.clone());
-                            Some((sname, n / size))
+                    let mut named = Vec::new();
+                    for o in scale_outputs(&shape, scaled) {
+                        let sname = format!("{name}{}", o.suffix);
+                        if taken.contains(sname.as_str()) || scale_names.contains(&sname) {
+                            return Err(Error::Invalid(format!(
+                                "{what}: its scale tensor would be named {sname:?}, which the file already has"
+                            )));
                         }
-                    };
+                        scale_names.insert(sname.clone());
+                        named.push((sname, o.bytes));
+                    }
+                    let mut named = named.into_iter();
+                    let (scale, scale_2) = (named.next(), named.next());
+                    if let Some(b) = scaled.scaling() {
+                        metadata_notes.push((name.clone(), b));
+                    }
                     let key = PlanKey {
                         conv,
                         src_pack: dense_packing(&src),
                         dst_pack,
-                        block,
+                        scaled,
                     };
                     let key = *key_index.entry(key).or_insert_with(|| {
                         keys.push(key);
@@ -240,6 +248,7 @@ pub(crate) fn st_layout(input: &Path, opts: &Options, f: &mut File, len: u64) ->
                         stream: splitmix64(opts.seed.wrapping_add(t as u64)),
                         n,
                         scale,
+                        scale_2,
                     })
                 }
             };
@@ -262,17 +271,19 @@ pub(crate) fn st_layout(input: &Path, opts: &Options, f: &mut File, len: u64) ->
         ));
         offset += out_bytes;
         if let StAction::Convert(c) = &action {
-            if let (Some((sname, sbytes)), Some((size, _))) = (&c.scale, keys[c.key as usize].block)
-            {
-                let mut sshape = info.shape.clone();
-                if let Some(l) = sshape.last_mut() {
-                    *l /= size as usize;
-                }
+            let outs = scale_outputs(&shape, keys[c.key as usize].scaled);
+            for (o, (sname, sbytes)) in outs.into_iter().zip(c.scale.iter().chain(&c.scale_2)) {
+                let dtype = match o.format {
+                    Some(f) => {
+                        dtype::safetensors_of(f.storage()).expect("every scale format has a dtype")
+                    }
+                    None => Dtype::F32,
+                };
                 out.push((
                     sname.clone(),
                     TensorInfo {
-                        dtype: Dtype::F8_E8M0,
-                        shape: sshape,
+                        dtype,
+                        shape: o.shape.iter().map(|&d| d as usize).collect(),
                         data_offsets: (offset as usize, (offset + sbytes) as usize),
                     },
                 ));
@@ -293,7 +304,13 @@ pub(crate) fn st_layout(input: &Path, opts: &Options, f: &mut File, len: u64) ->
     let in_data_start = 8 + (len - 8 - hdr_data_len(&hdr));
     // (The input's tensor list is not needed again: freed before the output header is built.)
     drop(taken);
-    let metadata = hdr.metadata;
+    let mut metadata = hdr.metadata;
+    if !metadata_notes.is_empty() {
+        let m = metadata.get_or_insert_with(HashMap::new);
+        for (name, b) in metadata_notes {
+            m.insert(crate::quant::metadata_key(&name), b.describe());
+        }
+    }
     drop(hdr.tensors);
     let header = st::header_bytes(metadata, out)?;
     Ok(StLayout {

@@ -3,9 +3,10 @@
 
 use crate::engine::Plan;
 use crate::error::{Error, Result};
+use crate::files::quantized::InMemory;
 use crate::files::safetensors::layout::{StAction, StConvert, StLayout};
 use crate::files::selfcheck::{self, Hashing, Region};
-use crate::files::{short_region, Ctx, Plans};
+use crate::files::{short_region, Ctx, Plans, Scaled};
 use crate::output::Temp;
 use crate::{Kept, Stats, Summary, TensorSummary};
 use std::fs::File;
@@ -67,18 +68,69 @@ impl Ctx<'_> {
                         }),
                         _ => done.copied.push(e.name.clone()),
                     }
-                    None
+                    Vec::new()
                 }
                 StAction::Convert(c) => {
                     let key = layout.keys[c.key as usize];
-                    let plan = plans.get(key, c.stream);
                     let scales_at = data_start + done.at + e.out_bytes;
-                    let (stats, region) =
-                        self.convert_tensor(f, &mut w, scale_file.as_mut(), plan, &c, scales_at)?;
-                    let region = region.map(|mut r| {
-                        r.start = done.at + e.out_bytes;
-                        r
-                    });
+                    let (stats, regions) = match key.scaled {
+                        Scaled::General(b) => {
+                            let tensor = InMemory {
+                                key: &key,
+                                scaling: b,
+                                shape: &e.shape,
+                                n: c.n,
+                                stream: c.stream,
+                            };
+                            let qd = self.quantize_in_memory(f, &tensor)?;
+                            w.write_all(&qd.data)
+                                .map_err(|err| Error::io("write", &out_path, err))?;
+                            let sf = scale_file.as_mut().expect("a second handle for scales");
+                            sf.seek(SeekFrom::Start(scales_at))
+                                .map_err(|err| Error::io("write", &out_path, err))?;
+                            let mut sw = Hashing::new(BufWriter::with_capacity(1 << 20, sf));
+                            let parts = [Some(&qd.scales[..]), qd.scale_2.as_ref().map(|b| &b[..])];
+                            let mut regions = Vec::new();
+                            let names = c.scale.iter().chain(&c.scale_2);
+                            for (part, (name, bytes)) in parts.into_iter().flatten().zip(names) {
+                                sw.write_all(part)
+                                    .and_then(|_| sw.flush())
+                                    .map_err(|err| Error::io("write", &out_path, err))?;
+                                let (hash, len) = sw.take();
+                                if len != *bytes {
+                                    return Err(short_region(&out_path, name, *bytes, len));
+                                }
+                                regions.push(Region {
+                                    name: name.clone(),
+                                    start: 0,
+                                    len,
+                                    hash,
+                                });
+                            }
+                            (qd.stats, regions)
+                        }
+                        _ => {
+                            let plan = plans.get(key, c.stream);
+                            let (stats, region) = self.convert_tensor(
+                                f,
+                                &mut w,
+                                scale_file.as_mut(),
+                                plan,
+                                &c,
+                                scales_at,
+                            )?;
+                            (stats, region.into_iter().collect::<Vec<_>>())
+                        }
+                    };
+                    let mut at = done.at + e.out_bytes;
+                    let regions: Vec<Region> = regions
+                        .into_iter()
+                        .map(|mut r| {
+                            r.start = at;
+                            at += r.len;
+                            r
+                        })
+                        .collect();
                     done.total.merge(&stats);
                     done.tensors.push(TensorSummary {
                         name: e.name.clone(),
@@ -87,9 +139,10 @@ impl Ctx<'_> {
                         dtype: format!("{:?}", e.out_dtype),
                         shape: std::mem::take(&mut e.shape),
                         scale: c.scale.map(|s| s.0),
+                        scale_2: c.scale_2.map(|s| s.0),
                         stats,
                     });
-                    region
+                    regions
                 }
             };
             done.end_tensor(&mut w, e.name, e.out_bytes, scale_region, &out_path)?;
@@ -215,7 +268,7 @@ impl Written {
         w: &mut Writer<'_>,
         name: String,
         bytes: u64,
-        scale: Option<Region>,
+        scales: Vec<Region>,
         out_path: &Path,
     ) -> Result<()> {
         let (hash, written) = w.take();
@@ -229,8 +282,8 @@ impl Written {
             hash,
         });
         self.at += bytes;
-        if let Some(r) = scale {
-            // The scale tensor follows: step over the bytes the second handle wrote.
+        for r in scales {
+            // The scale tensors follow: step over the bytes the second handle wrote.
             w.get_mut()
                 .seek(SeekFrom::Current(r.len as i64))
                 .map_err(|err| Error::io("write", out_path, err))?;

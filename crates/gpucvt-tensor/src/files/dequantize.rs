@@ -1,0 +1,419 @@
+//! Dequantization of a `.safetensors` file: every tensor `NAME` with a scale tensor
+//! `NAME_scale` (or DeepSeek's `NAME_scale_inv`), and with NVFP4's `NAME_scale_2`, becomes
+//! the exact products `q × s (× s2)` rounded once to the output format; the scale tensors
+//! are dropped and every other tensor is copied.
+
+use crate::dtype::{dense_packing, format_of_safetensors, safetensors_of};
+use crate::engine::pack::unpack;
+use crate::error::{Error, Result};
+use crate::files::safetensors::header as st;
+use crate::files::selfcheck::{self, Hashing, Region};
+use crate::output::Temp;
+use crate::quant::{
+    metadata_key, Block, BlockScaling, Quantizer, ScaleFormat, ScaleLayout, ScaleRule,
+};
+use crate::{Stats, Summary, TensorSummary};
+use gpucvt_core::convert::Conversion;
+use gpucvt_core::format::{Format, BF16, F16, F32, F64};
+use gpucvt_core::{Policy, Rounding};
+use rayon::prelude::*;
+use safetensors::tensor::TensorInfo;
+use safetensors::Dtype;
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+/// What [`crate::dequantize_file`] does.
+#[derive(Clone, Debug)]
+pub struct DequantizeOptions {
+    /// The output format: `f32` (default), `bf16`, `f16` or `f64`.
+    pub to: Format,
+    /// The block scaling of tensors whose file does not record it (gpucvt records it in the
+    /// header's metadata); without it, it is read off the shapes.
+    pub block: Option<BlockScaling>,
+    /// Worker threads (0: one per core).
+    pub threads: usize,
+}
+
+impl Default for DequantizeOptions {
+    fn default() -> Self {
+        DequantizeOptions {
+            to: F32,
+            block: None,
+            threads: 0,
+        }
+    }
+}
+
+/// One tensor to dequantize: its element format, scaling, and its scale tensors' indices.
+struct Job {
+    elem: Format,
+    scaling: BlockScaling,
+    scale: usize,
+    scale_2: Option<usize>,
+}
+
+fn scale_format(d: Dtype) -> Option<ScaleFormat> {
+    Some(match d {
+        Dtype::F8_E8M0 => ScaleFormat::Ue8m0,
+        Dtype::F8_E4M3 => ScaleFormat::Ue4m3,
+        Dtype::F32 => ScaleFormat::F32,
+        Dtype::BF16 => ScaleFormat::Bf16,
+        _ => return None,
+    })
+}
+
+/// The block scaling that maps a tensor of `shape` to scales of `sshape` (row-major), read
+/// off the shapes: a scalar is one scale per tensor; one axis divided is blocks of N along
+/// it (1: per row); the last two divided, R×C tiles (the smallest power of two that gives
+/// the count, for ragged edges).
+fn infer(shape: &[u64], sshape: &[u64]) -> Option<(Block, i64)> {
+    if sshape.is_empty()
+        || (sshape.iter().product::<u64>() == 1
+            && shape.iter().product::<u64>() > 1
+            && sshape.len() != shape.len())
+    {
+        return Some((Block::Tensor, -1));
+    }
+    if sshape.len() != shape.len() {
+        return None;
+    }
+    let diff: Vec<usize> = (0..shape.len())
+        .filter(|&i| shape[i] != sshape[i])
+        .collect();
+    let nd = shape.len() as i64;
+    match diff[..] {
+        [] => Some((Block::Len(1), -1)),
+        [a] => {
+            if sshape[a] == 0 || !shape[a].is_multiple_of(sshape[a]) {
+                return None;
+            }
+            let axis = a as i64 - nd;
+            if sshape[a] == 1 {
+                Some((Block::Row, axis))
+            } else {
+                Some((Block::Len(shape[a] / sshape[a]), axis))
+            }
+        }
+        [a, b] if a + 2 == shape.len() && b + 1 == shape.len() => {
+            let side = |n: u64, s: u64| -> Option<u64> {
+                if s == 0 {
+                    return None;
+                }
+                let mut t = n.div_ceil(s).next_power_of_two();
+                if n.div_ceil(t) != s {
+                    t = n.div_ceil(s);
+                }
+                (n.div_ceil(t) == s).then_some(t)
+            };
+            Some((
+                Block::Tile(side(shape[a], sshape[a])?, side(shape[b], sshape[b])?),
+                -1,
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Dequantizes a `.safetensors` file (see the module).
+pub(crate) fn dequantize_safetensors(
+    input: &Path,
+    output: &Path,
+    opts: &DequantizeOptions,
+    pool: &rayon::ThreadPool,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Summary> {
+    let file = input.display().to_string();
+    let mut f = File::open(input).map_err(|e| Error::io("open", input, e))?;
+    let len = f.metadata().map_err(|e| Error::io("read", input, e))?.len();
+    let hdr = st::read_header(&mut f, len, input)?;
+    let data_start = f
+        .stream_position()
+        .map_err(|e| Error::io("read", input, e))?;
+    let index: HashMap<&str, usize> = hdr
+        .tensors
+        .iter()
+        .enumerate()
+        .map(|(i, (n, _))| (n.as_str(), i))
+        .collect();
+    let meta = hdr.metadata.clone().unwrap_or_default();
+    let mut jobs: HashMap<usize, Job> = HashMap::new();
+    let mut dropped: HashSet<usize> = HashSet::new();
+    for (i, (name, info)) in hdr.tensors.iter().enumerate() {
+        let scale = [format!("{name}_scale"), format!("{name}_scale_inv")]
+            .into_iter()
+            .find_map(|s| index.get(s.as_str()).copied());
+        let Some(scale) = scale else { continue };
+        let what = format!("{file}: tensor {name:?}");
+        let elem = format_of_safetensors(info.dtype)
+            .filter(|f| f.is_float() && f.width() <= 16)
+            .ok_or_else(|| {
+                Error::Unsupported(format!(
+                    "{what}: it has a scale tensor, but its dtype {:?} is not a float format of at most 16 bits",
+                    info.dtype
+                ))
+            })?;
+        let (sname, sinfo) = &hdr.tensors[scale];
+        let format = scale_format(sinfo.dtype).ok_or_else(|| {
+            Error::Unsupported(format!(
+                "{file}: scale tensor {sname:?} has dtype {:?}; block scales are F8_E8M0, F8_E4M3, F32 or BF16",
+                sinfo.dtype
+            ))
+        })?;
+        let scale_2 = index.get(format!("{name}_scale_2").as_str()).copied();
+        let shape: Vec<u64> = info.shape.iter().map(|&d| d as u64).collect();
+        let sshape: Vec<u64> = sinfo.shape.iter().map(|&d| d as u64).collect();
+        let scaling = match meta.get(&metadata_key(name)) {
+            Some(text) => BlockScaling::from_description(text)
+                .map_err(|e| Error::Corrupt(format!("{what}: metadata: {e}")))?,
+            None => match opts.block {
+                Some(b) => b,
+                None => {
+                    let (block, axis) = infer(&shape, &sshape).ok_or_else(|| {
+                        Error::Invalid(format!(
+                            "{what}: cannot tell how its scales {sname:?} (shape {sshape:?}) block it (shape {shape:?}); give --block (and --axis)"
+                        ))
+                    })?;
+                    BlockScaling {
+                        block,
+                        axis,
+                        format,
+                        rule: ScaleRule::Floor,
+                        second_level: scale_2.is_some(),
+                        layout: ScaleLayout::Rows,
+                    }
+                }
+            },
+        };
+        if scaling.format != format {
+            return Err(Error::Invalid(format!(
+                "{what}: its scales {sname:?} are {:?}, not {} scales",
+                sinfo.dtype,
+                scaling.format.name()
+            )));
+        }
+        let want = scaling.written_shape(&shape);
+        if want != sshape {
+            return Err(Error::Invalid(format!(
+                "{what}: block {} needs scales of shape {want:?}, but {sname:?} has shape {sshape:?}",
+                scaling.block.text()
+            )));
+        }
+        if scaling.second_level != scale_2.is_some() {
+            return Err(Error::Invalid(format!(
+                "{what}: {}",
+                if scaling.second_level {
+                    format!("its second-level scale {name}_scale_2 is missing")
+                } else {
+                    format!("{name}_scale_2 is there, but the block scaling has no second level")
+                }
+            )));
+        }
+        if let Some(j) = scale_2 {
+            let (n2, i2) = &hdr.tensors[j];
+            if i2.dtype != Dtype::F32 || i2.shape.iter().product::<usize>() != 1 {
+                return Err(Error::Invalid(format!(
+                    "{file}: second-level scale {n2:?} must be one F32 value"
+                )));
+            }
+        }
+        let conv = Conversion::new(F32, elem, Rounding::RN, Policy::default());
+        Quantizer::check(&conv, &scaling, &shape)
+            .map_err(|e| Error::Invalid(format!("{what}: {e}")))?;
+        dropped.insert(scale);
+        dropped.extend(scale_2);
+        jobs.insert(
+            i,
+            Job {
+                elem,
+                scaling,
+                scale,
+                scale_2,
+            },
+        );
+    }
+    if jobs.is_empty() {
+        return Err(Error::Invalid(format!(
+            "{file} has no tensor NAME with a scale tensor NAME_scale to dequantize"
+        )));
+    }
+    let to = opts.to;
+    let out_dtype = safetensors_of(&to).expect("f32, bf16, f16 and f64 have dtypes");
+    let out_bytes = (to.width() / 8) as u64;
+    // The output header: dequantized tensors in their new dtype, scales dropped.
+    let mut out = Vec::new();
+    let mut offset = 0u64;
+    for (i, (name, info)) in hdr.tensors.iter().enumerate() {
+        if dropped.contains(&i) && !jobs.contains_key(&i) {
+            continue;
+        }
+        let (dtype, bytes) = if jobs.contains_key(&i) {
+            (
+                out_dtype,
+                info.shape.iter().product::<usize>() as u64 * out_bytes,
+            )
+        } else {
+            (
+                info.dtype,
+                (info.data_offsets.1 - info.data_offsets.0) as u64,
+            )
+        };
+        out.push((
+            name.clone(),
+            TensorInfo {
+                dtype,
+                shape: info.shape.clone(),
+                data_offsets: (offset as usize, (offset + bytes) as usize),
+            },
+        ));
+        offset += bytes;
+    }
+    let mut metadata = hdr.metadata.clone();
+    if let Some(m) = metadata.as_mut() {
+        for &i in jobs.keys() {
+            m.remove(&metadata_key(&hdr.tensors[i].0));
+        }
+    }
+    let header = st::header_bytes(metadata, out)?;
+    let mut tmp = Temp::new(output)?;
+    let mut w = Hashing::new(BufWriter::with_capacity(1 << 20, tmp.file.as_file_mut()));
+    w.write_all(&header)
+        .map_err(|e| Error::io("write", output, e))?;
+    w.take();
+    let read_at = |f: &mut File, info: &TensorInfo| -> Result<Vec<u8>> {
+        let (a, b) = info.data_offsets;
+        let mut buf = vec![0u8; b - a];
+        f.seek(SeekFrom::Start(data_start + a as u64))
+            .and_then(|_| f.read_exact(&mut buf))
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                    Error::Corrupt(format!("{file}: the data ends early (truncated file)"))
+                } else {
+                    Error::io("read", input, e)
+                }
+            })?;
+        Ok(buf)
+    };
+    let mut regions = Vec::new();
+    let mut at = 0u64;
+    let mut summary = Summary {
+        kind: "safetensors",
+        tensors: Vec::new(),
+        copied: Vec::new(),
+        kept: Vec::new(),
+        notes: Vec::new(),
+        total: Stats::default(),
+    };
+    let mut done = 0u64;
+    for (i, (name, info)) in hdr.tensors.iter().enumerate() {
+        if dropped.contains(&i) && !jobs.contains_key(&i) {
+            continue;
+        }
+        let bytes = read_at(&mut f, info)?;
+        done += bytes.len() as u64;
+        let data = match jobs.get(&i) {
+            None => {
+                summary.copied.push(name.clone());
+                bytes
+            }
+            Some(job) => {
+                let shape: Vec<u64> = info.shape.iter().map(|&d| d as u64).collect();
+                let n = shape.iter().product::<u64>() as usize;
+                let conv = Conversion::new(F32, job.elem, Rounding::RN, Policy::default());
+                let qz = Quantizer::new(conv, &job.scaling, &shape)?;
+                let p = dense_packing(&job.elem);
+                let mut q: Vec<u16> = Vec::new();
+                if p.bits() <= 8 {
+                    let mut q8: Vec<u8> = Vec::new();
+                    unpack(p, &bytes, n, &mut q8);
+                    q.extend(q8.into_iter().map(u16::from));
+                } else {
+                    unpack(p, &bytes, n, &mut q);
+                }
+                let sbytes = read_at(&mut f, &hdr.tensors[job.scale].1)?;
+                let written: Vec<u32> = match job.scaling.format {
+                    ScaleFormat::Ue8m0 | ScaleFormat::Ue4m3 => {
+                        sbytes.iter().map(|&b| b as u32).collect()
+                    }
+                    ScaleFormat::Bf16 => sbytes
+                        .chunks_exact(2)
+                        .map(|c| u16::from_le_bytes([c[0], c[1]]) as u32)
+                        .collect(),
+                    ScaleFormat::F32 => sbytes
+                        .chunks_exact(4)
+                        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                        .collect(),
+                };
+                let scales = qz.read_layout(&written)?;
+                let s2 = match job.scale_2 {
+                    Some(j) => {
+                        let b = read_at(&mut f, &hdr.tensors[j].1)?;
+                        Some(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    }
+                    None => None,
+                };
+                let values = pool.install(|| qz.dequantize(&q, &scales, s2))?;
+                let out = pool.install(|| encode(&values, &to));
+                summary.tensors.push(TensorSummary {
+                    name: name.clone(),
+                    from: job.elem.name.to_string(),
+                    to: to.name.to_string(),
+                    dtype: format!("{out_dtype:?}"),
+                    shape,
+                    scale: Some(hdr.tensors[job.scale].0.clone()),
+                    scale_2: job.scale_2.map(|j| hdr.tensors[j].0.clone()),
+                    stats: Stats {
+                        elements: n as u64,
+                        nan: values.iter().filter(|v| v.is_nan()).count() as u64,
+                        ..Stats::default()
+                    },
+                });
+                out
+            }
+        };
+        w.write_all(&data)
+            .map_err(|e| Error::io("write", output, e))?;
+        let (hash, written) = w.take();
+        regions.push(Region {
+            name: name.clone(),
+            start: at,
+            len: written,
+            hash,
+        });
+        at += written;
+        progress(done, len);
+    }
+    w.flush().map_err(|e| Error::io("write", output, e))?;
+    drop(w);
+    for t in &summary.tensors {
+        let st = t.stats;
+        summary.total.merge(&st);
+    }
+    selfcheck::verify_safetensors(tmp.file.path(), output, &regions)?;
+    tmp.finish()?;
+    Ok(summary)
+}
+
+/// The values rounded once to `to` (little-endian bytes).
+fn encode(values: &[f64], to: &Format) -> Vec<u8> {
+    let width = (to.width() / 8) as usize;
+    let mut out = vec![0u8; values.len() * width];
+    if *to == F64 {
+        out.par_chunks_mut(8)
+            .zip(values)
+            .for_each(|(o, v)| o.copy_from_slice(&v.to_le_bytes()));
+    } else if *to == F32 {
+        // (`as` rounds to nearest even.)
+        out.par_chunks_mut(4)
+            .zip(values)
+            .for_each(|(o, v)| o.copy_from_slice(&(*v as f32).to_le_bytes()));
+    } else {
+        debug_assert!(*to == BF16 || *to == F16);
+        let c = Conversion::new(F64, *to, Rounding::RN, Policy::default());
+        out.par_chunks_mut(2).zip(values).for_each(|(o, v)| {
+            o.copy_from_slice(&(c.apply(v.to_bits()).bits as u16).to_le_bytes())
+        });
+    }
+    out
+}

@@ -1,0 +1,217 @@
+//! The scale of a block from its largest magnitude, for every scale format and rule, and the
+//! number the block's elements are divided by.
+
+use crate::quant::{ScaleFormat, ScaleRule};
+use gpucvt_core::format::{Format, Layout};
+
+/// What a block's elements are scaled by.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Divisor {
+    /// Multiplied by 2^k exactly (`ue8m0` scales).
+    Pow2(i32),
+    /// Divided by this `f32` in `f32` arithmetic, `RN(x / t)` (`f32` and `bf16` scales).
+    Div(f32),
+    /// Multiplied by this `f32` (a rounded reciprocal of the scale), `RN(x × r)` (`ue4m3`
+    /// scales, as torchao's NVFP4).
+    Mul(f32),
+}
+
+/// The element format's numbers the rules need: its largest finite value, the exponent of
+/// its largest power of two (OCP MX's `emax`), and its stored mantissa bits.
+#[derive(Clone, Copy, Debug)]
+pub struct Element {
+    /// Largest finite value.
+    pub max: f32,
+    /// floor(log2(max)).
+    pub emax: i32,
+    /// Mantissa bits.
+    pub mbits: u32,
+}
+
+impl Element {
+    /// The numbers of a float format (`None` for the others).
+    pub fn of(f: &Format) -> Option<Element> {
+        let Layout::Float(l) = f.layout else {
+            return None;
+        };
+        let max = f.decode(f.max_finite_bits()).to_f64_lossy();
+        Some(Element {
+            max: max as f32,
+            emax: max.log2().floor() as i32,
+            mbits: l.man_bits,
+        })
+    }
+}
+
+/// The scale of a block whose largest magnitude is the `f32` encoding `m` (sign bit clear),
+/// as the bits of `format`, and what its elements are scaled by. `second`: the per-tensor
+/// second-level scale (`ue4m3` only). A block holding a NaN or an infinity (`m` ≥
+/// `0x7f80_0000`) gets the scale format's NaN and is left unscaled.
+pub fn block_scale(
+    format: ScaleFormat,
+    rule: ScaleRule,
+    e: &Element,
+    m: u32,
+    second: Option<f32>,
+) -> (u32, Divisor) {
+    if m >= 0x7f80_0000 {
+        let nan = match format {
+            ScaleFormat::Ue8m0 => 0xff,
+            ScaleFormat::Ue4m3 => 0x7f,
+            ScaleFormat::F32 => 0x7fc0_0000,
+            ScaleFormat::Bf16 => 0x7fc0,
+        };
+        let unscaled = match format {
+            ScaleFormat::Ue8m0 => Divisor::Pow2(0),
+            ScaleFormat::Ue4m3 => Divisor::Mul(1.0),
+            _ => Divisor::Div(1.0),
+        };
+        return (nan, unscaled);
+    }
+    let amax = f32::from_bits(m);
+    match format {
+        ScaleFormat::Ue8m0 => {
+            let shared = ue8m0_shared(rule, e, m);
+            ((shared + 127) as u32, Divisor::Pow2(-shared))
+        }
+        ScaleFormat::F32 => {
+            let s = (amax / e.max).max(f32::MIN_POSITIVE);
+            (s.to_bits(), Divisor::Div(s))
+        }
+        ScaleFormat::Bf16 => {
+            let s = bf16_rn((amax / e.max).max(f32::MIN_POSITIVE));
+            let s = s.max(0x0080);
+            (s as u32, Divisor::Div(f32::from_bits((s as u32) << 16)))
+        }
+        ScaleFormat::Ue4m3 => {
+            let mut q = amax / e.max;
+            if let Some(s2) = second {
+                q /= s2;
+            }
+            let byte = e4m3_rn(q.clamp(E4M3_MIN_NORMAL, E4M3_MAX));
+            let s = e4m3_value(byte);
+            // torchao's NVFP4 multiplies by a reciprocal rounded to f32: 1/s, or (1/s2)/s.
+            let r = match second {
+                Some(s2) => (1.0 / s2) / s,
+                None => 1.0 / s,
+            };
+            (byte as u32, Divisor::Mul(r))
+        }
+    }
+}
+
+/// e4m3's smallest normal value, 2^-6: the least block scale of `ue4m3` (as torchao's NVFP4,
+/// whose `E4M3_EPS` it is), so that no block scale is zero or subnormal.
+pub const E4M3_MIN_NORMAL: f32 = 0.015625;
+/// e4m3's largest finite value.
+pub const E4M3_MAX: f32 = 448.0;
+
+/// The shared exponent (the scale is 2^shared) of a `ue8m0` block scale of a finite block
+/// whose largest magnitude is the `f32` encoding `m`, clamped to [−127, 127]:
+/// - `floor`: floor(log2(amax)) − emax (OCP MX; an all-zero block gets −127);
+/// - `ceil`: ceil(log2(amax)) − emax;
+/// - `even`: floor(log2(amax′)) − emax, amax′ being amax rounded to the element format's
+///   mantissa bits, ties away from zero (torchao's `EVEN`: half an element ulp added to the
+///   `f32` bits, then the mantissa dropped);
+/// - `rceil`: the smallest power of two not below `amax / max` (computed in `f32`, round to
+///   nearest), i.e. `cvt.rp.satfinite.ue8m0x2.f32` of the quotient.
+pub fn ue8m0_shared(rule: ScaleRule, e: &Element, m: u32) -> i32 {
+    let shared = match rule {
+        ScaleRule::Floor => {
+            if m == 0 {
+                -127
+            } else {
+                floor_log2(m) - e.emax
+            }
+        }
+        ScaleRule::Ceil => {
+            if m == 0 {
+                -127
+            } else {
+                let pow2 = if m >> 23 > 0 {
+                    m & 0x7f_ffff == 0
+                } else {
+                    m & (m - 1) == 0
+                };
+                floor_log2(m) + (!pow2) as i32 - e.emax
+            }
+        }
+        ScaleRule::Even => {
+            let add = 1u32 << (22 - e.mbits.min(22));
+            let r = (m + add) & 0x7f80_0000;
+            (r >> 23) as i32 - 127 - e.emax
+        }
+        ScaleRule::Rceil => {
+            let q = f32::from_bits(m) / e.max;
+            gpucvt_kernels::ue8m0_rp_satfinite(q.to_bits()) as i32 - 127
+        }
+    };
+    shared.clamp(-127, 127)
+}
+
+/// floor(log2) of the positive finite `f32` whose encoding is `m`, subnormals included.
+pub fn floor_log2(m: u32) -> i32 {
+    let e = (m >> 23) as i32;
+    if e > 0 {
+        e - 127
+    } else {
+        31 - m.leading_zeros() as i32 - 149
+    }
+}
+
+/// `x` rounded to `bf16`, to nearest even (a NaN stays a NaN).
+pub fn bf16_rn(x: f32) -> u16 {
+    let b = x.to_bits();
+    if x.is_nan() {
+        return ((b >> 16) | 0x40) as u16;
+    }
+    let round = 0x7fff + ((b >> 16) & 1);
+    ((b + round) >> 16) as u16
+}
+
+/// The non-negative finite `x` (at most 448) rounded to `e4m3`, to nearest even.
+pub fn e4m3_rn(x: f32) -> u8 {
+    let c = gpucvt_core::Conversion::new(
+        gpucvt_core::format::F32,
+        gpucvt_core::format::E4M3,
+        gpucvt_core::Rounding::RN,
+        gpucvt_core::Policy {
+            satfinite: true,
+            ..Default::default()
+        },
+    );
+    c.apply(x.to_bits() as u64).bits as u8
+}
+
+/// The value of the `e4m3` encoding `b` (sign bit clear, not NaN).
+pub fn e4m3_value(b: u8) -> f32 {
+    let e = (b >> 3) as i32 & 0xf;
+    let m = (b & 7) as f32;
+    if e == 0 {
+        m * 2f32.powi(-9)
+    } else {
+        (1.0 + m / 8.0) * 2f32.powi(e - 7)
+    }
+}
+
+/// The value of a scale's bits in `format` (`ue8m0`: 2^(b − 127), NaN for 0xff).
+pub fn scale_value(format: ScaleFormat, bits: u32) -> f64 {
+    match format {
+        ScaleFormat::Ue8m0 => {
+            if bits == 0xff {
+                f64::NAN
+            } else {
+                2f64.powi(bits as i32 - 127)
+            }
+        }
+        ScaleFormat::Ue4m3 => {
+            if bits & 0x7f == 0x7f {
+                f64::NAN
+            } else {
+                e4m3_value(bits as u8) as f64
+            }
+        }
+        ScaleFormat::F32 => f32::from_bits(bits) as f64,
+        ScaleFormat::Bf16 => f32::from_bits(bits << 16) as f64,
+    }
+}
