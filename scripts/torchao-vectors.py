@@ -1,0 +1,506 @@
+#!/usr/bin/env python3
+"""Reference vectors for gpucvt's quantization recipes, computed by torchao itself.
+
+Writes crates/gpucvt-tensor/tests/data/torchao-vectors.json: for each case the f32 input
+(bit patterns), what torchao produced for it (element codes, scale bits, per-tensor scale,
+swizzled scale bytes) and which torchao function produced it. The arithmetic behind each
+function, and where the stacks differ, is in docs/quantization-stacks.md.
+
+Regenerate (CPU only; the versions below are the ones the committed JSON came from):
+
+    python3 -m venv /tmp/venv-torchao
+    /tmp/venv-torchao/bin/pip install torch==2.15.0 torchao==0.18.0 numpy==2.4.6 ml_dtypes==0.6.0
+    /tmp/venv-torchao/bin/python scripts/torchao-vectors.py
+
+The output is deterministic for those versions (fixed seed, eager CPU code paths only).
+Before writing, a NumPy/ml_dtypes-only check decodes every case independently of torchao
+(element codes through ml_dtypes, scales from their bits) and requires the dequantized
+values to be close to the input on finite blocks, the FP4 nibble order to be the one the
+docs state, and torchao's swizzled scales to equal the cuBLAS 128x4 index formula; a
+failure stops the script without writing anything.
+"""
+
+import json
+import math
+import os
+import struct
+import sys
+import warnings
+
+import ml_dtypes
+import numpy as np
+import torch
+
+import torchao
+from torchao.float8.config import ScalingGranularity
+from torchao.float8.float8_scaling_utils import hp_tensor_to_float8_dynamic
+from torchao.float8.float8_training_tensor import LinearMMConfig
+from torchao.prototype.blockwise_fp8_training.kernels import (
+    torch_blockwise_scale_act_quant_lhs,
+    torch_blockwise_scale_weight_quant,
+)
+from torchao.prototype.mx_formats.config import ScaleCalculationMode
+from torchao.prototype.mx_formats.constants import DTYPE_FP6_E2M3, DTYPE_FP6_E3M2
+from torchao.prototype.mx_formats.kernels import unpack_uint4
+from torchao.prototype.mx_formats.mx_tensor import to_mx
+from torchao.prototype.mx_formats.nvfp4_tensor import (
+    nvfp4_quantize,
+    per_tensor_amax_to_scale,
+)
+from torchao.prototype.mx_formats.utils import to_blocked
+from torchao.quantization.granularity import PerBlock, PerRow, PerTensor
+from torchao.quantization.quantize_.workflows.float8.float8_tensor import Float8Tensor
+
+warnings.filterwarnings("ignore")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "crates/gpucvt-tensor/tests/data/torchao-vectors.json")
+
+SEED = 20261128
+F32_MAX = float(np.finfo(np.float32).max)
+
+# name -> (torchao dtype, largest finite value, exponent of the largest power of two in
+# range (torchao's *_MAX_POW2), mantissa bits, ml_dtypes type used by the check)
+ELEMS = {
+    "e4m3": (torch.float8_e4m3fn, 448.0, 8, 3, ml_dtypes.float8_e4m3fn),
+    "e5m2": (torch.float8_e5m2, 57344.0, 15, 2, ml_dtypes.float8_e5m2),
+    "e2m3": (DTYPE_FP6_E2M3, 7.5, 2, 3, ml_dtypes.float6_e2m3fn),
+    "e3m2": (DTYPE_FP6_E3M2, 28.0, 4, 2, ml_dtypes.float6_e3m2fn),
+    "e2m1": (torch.float4_e2m1fn_x2, 6.0, 2, 1, ml_dtypes.float4_e2m1fn),
+}
+RULES = {
+    "floor": ScaleCalculationMode.FLOOR,
+    "rceil": ScaleCalculationMode.RCEIL,
+    "ceil": ScaleCalculationMode.CEIL,
+    "even": ScaleCalculationMode.EVEN,
+}
+
+
+def f32(x):
+    return float(np.float32(x))
+
+
+def next_up(x):
+    return float(np.nextafter(np.float32(x), np.float32(np.inf)))
+
+
+def next_down(x):
+    return float(np.nextafter(np.float32(x), np.float32(0)))
+
+
+def bits_of(t):
+    """u32 bit patterns of an f32 tensor, row-major."""
+    return t.detach().contiguous().view(torch.int32).reshape(-1).numpy().view(np.uint32).tolist()
+
+
+def f32_bits(v):
+    return struct.unpack("<I", struct.pack("<f", v))[0]
+
+
+def random_block(rng, n, amax, sign=1.0):
+    """n normal values rescaled so that the largest magnitude is exactly `amax` (an f32),
+    held by element 1 with the given sign."""
+    v = rng.standard_normal(n).astype(np.float32)
+    v = v / np.float32(np.max(np.abs(v)))  # in [-1, 1]
+    v = (v.astype(np.float64) * amax).astype(np.float32)
+    # keep every other element strictly below amax so that element 1 alone sets it
+    big = np.abs(v) >= np.float32(amax)
+    v[big] = np.float32(v[big] * 0.5)
+    v[1] = np.float32(sign * amax)
+    return v
+
+
+def edge_blocks(rng, n, elem_max, mbits):
+    """Blocks of n f32 values, each exercising one edge of the scale rules. Returns a list
+    of (label, values)."""
+    out = []
+    out.append(("all zero", np.zeros(n, np.float32)))
+    b = random_block(rng, n, 3.0)
+    b[3] = np.nan
+    out.append(("NaN at 3", b))
+    b = random_block(rng, n, 3.0)
+    b[5] = np.inf
+    out.append(("+Inf at 5", b))
+    b = random_block(rng, n, 3.0)
+    b[6] = -np.inf
+    out.append(("-Inf at 6", b))
+    out.append(("amax 2^5", random_block(rng, n, 32.0)))
+    out.append(("amax -2^-3 (negative)", random_block(rng, n, 0.125, sign=-1.0)))
+    for k in (-12, 0, 3):
+        m = f32(elem_max * 2.0**k)
+        out.append((f"amax max*2^{k}", random_block(rng, n, m)))
+        out.append((f"amax max*2^{k} + ulp", random_block(rng, n, next_up(m))))
+        out.append((f"amax max*2^{k} - ulp", random_block(rng, n, next_down(m))))
+    # descale = amax / max lands one ulp above a power of two for these (ceil(log2) in f32)
+    for k in (-20, 10):
+        m = next_up(f32(elem_max * 2.0**k))
+        out.append((f"amax (max*2^{k})+ulp, rceil log2 precision", random_block(rng, n, m)))
+    out.append(("amax 2^7 - ulp (mantissa all ones)", random_block(rng, n, next_down(128.0))))
+    # EVEN adds half an element-ulp to amax's bits: this is the smallest amax that carries
+    # into the next power of two, and the largest that does not
+    even_pt = f32(2.0**4 * (2.0 - 2.0 ** -(mbits + 1)))
+    out.append(("amax at EVEN carry point", random_block(rng, n, even_pt)))
+    out.append(("amax one ulp below EVEN carry point", random_block(rng, n, next_down(even_pt))))
+    out.append(("amax f32 subnormal", random_block(rng, n, f32(3.0e-40))))
+    out.append(("amax smallest subnormal", np.where(np.arange(n) % 3 == 0, np.float32(1.4e-45), np.float32(0)).astype(np.float32)))
+    out.append(("amax f32 max", random_block(rng, n, F32_MAX)))
+    out.append(("amax 3e38", random_block(rng, n, f32(3.0e38), sign=-1.0)))
+    return out
+
+
+def random_scaled_blocks(rng, count, n):
+    out = []
+    for _ in range(count):
+        e = int(rng.integers(-30, 31))
+        v = (rng.standard_normal(n) * 2.0**e).astype(np.float32)
+        out.append((f"normal*2^{e}", v))
+    return out
+
+
+def as_tensor(blocks, shape):
+    flat = np.concatenate([b for _, b in blocks]).astype(np.float32)
+    assert flat.size == math.prod(shape), (flat.size, shape)
+    return torch.from_numpy(flat.reshape(shape).copy())
+
+
+def pad_blocks(rng, blocks, n, multiple):
+    while len(blocks) % multiple:
+        blocks = blocks + random_scaled_blocks(rng, 1, n)
+    return blocks
+
+
+# ---------------------------------------------------------------- MX
+
+
+def mx_case(name, x, elem, rule, swizzle=False, labels=None):
+    dtype = ELEMS[elem][0]
+    s, d = to_mx(x, dtype, 32, RULES[rule])
+    if elem == "e2m1":
+        q = unpack_uint4(d.contiguous().view(torch.uint8))
+        # low nibble first: check against the bytes directly
+        packed = d.contiguous().view(torch.uint8).reshape(-1).numpy()
+        qn = q.reshape(-1).numpy()
+        assert np.array_equal(qn[0::2], packed & 0xF) and np.array_equal(qn[1::2], packed >> 4)
+    elif elem in ("e2m3", "e3m2"):
+        q = d.view(torch.uint8)
+    else:
+        q = d.view(torch.uint8)
+    scales = s.view(torch.uint8)
+    case = {
+        "name": name,
+        "recipe": {"kind": "mx", "elem": elem, "block": 32, "rule": rule},
+        "function": f"torchao.prototype.mx_formats.mx_tensor.to_mx(x, {dtype if isinstance(dtype, str) else str(dtype)}, 32, scaling_mode=ScaleCalculationMode.{rule.upper()})",
+        "shape": list(x.shape),
+        "input": bits_of(x),
+        "q": q.reshape(-1).tolist(),
+        "scale_format": "ue8m0",
+        "scale_meaning": "dequant: x ~ value(q) * 2^(scale - 127)",
+        "scales": scales.reshape(-1).tolist(),
+        "scale_shape": list(scales.shape),
+        "scale_2": None,
+        "swizzled": None,
+    }
+    if labels is not None:
+        case["block_labels"] = labels
+    if swizzle:
+        s2, d2 = to_mx(x, dtype, 32, RULES[rule], is_swizzled_scales=True)
+        assert torch.equal(d2.view(torch.uint8), d.view(torch.uint8))
+        case["swizzled"] = s2.view(torch.uint8).reshape(-1).tolist()
+        case["function"] += " and again with is_swizzled_scales=True"
+    return case
+
+
+def mx_cases(rng):
+    cases = []
+    for elem, (_, emax_val, _, mbits, _) in ELEMS.items():
+        edges = edge_blocks(rng, 32, emax_val, mbits)
+        edges = pad_blocks(rng, edges, 32, 2)
+        x_edge = as_tensor(edges, [len(edges) // 2, 64])
+        x_rand = as_tensor(random_scaled_blocks(rng, 9, 32), [3, 96])
+        x_3d = as_tensor(random_scaled_blocks(rng, 6, 32), [2, 3, 32])
+        labels = [lbl for lbl, _ in edges]
+        for rule in RULES:
+            cases.append(mx_case(f"mx-{elem}-{rule}-edges", x_edge, elem, rule, labels=labels))
+            cases.append(mx_case(f"mx-{elem}-{rule}-random-3x96", x_rand, elem, rule))
+            cases.append(mx_case(f"mx-{elem}-{rule}-random-2x3x32", x_3d, elem, rule))
+    # the 128x4 swizzle with padding: 130 rows (pad to 256), 2 scale columns (pad to 4)
+    x_sw = as_tensor(random_scaled_blocks(rng, 260, 32), [130, 64])
+    cases.append(mx_case("mx-e4m3-floor-swizzle-130x64", x_sw, "e4m3", "floor", swizzle=True))
+    cases.append(mx_case("mx-e2m1-rceil-swizzle-130x64", x_sw, "e2m1", "rceil", swizzle=True))
+    return cases
+
+
+# ---------------------------------------------------------------- NVFP4
+
+
+def nvfp4_case(name, x, two_level, swizzle=False, labels=None):
+    pts = None
+    call = "nvfp4_quantize(x, 16, None)"
+    if two_level:
+        pts = per_tensor_amax_to_scale(torch.max(torch.abs(x)))
+        call = "nvfp4_quantize(x, 16, per_tensor_amax_to_scale(torch.max(torch.abs(x))))"
+    s, d = nvfp4_quantize(x, 16, pts)
+    q = unpack_uint4(d.contiguous().view(torch.uint8))
+    packed = d.contiguous().view(torch.uint8).reshape(-1).numpy()
+    qn = q.reshape(-1).numpy()
+    assert np.array_equal(qn[0::2], packed & 0xF) and np.array_equal(qn[1::2], packed >> 4)
+    scales = s.view(torch.uint8)
+    case = {
+        "name": name,
+        "recipe": {"kind": "nvfp4", "elem": "e2m1", "block": 16, "two_level": two_level},
+        "function": "torchao.prototype.mx_formats.nvfp4_tensor." + call,
+        "shape": list(x.shape),
+        "input": bits_of(x),
+        "q": qn.tolist(),
+        "scale_format": "e4m3",
+        "scale_meaning": "dequant: x ~ value(q) * e4m3(scale) * scale_2 (scale_2 = 1 when null)",
+        "scales": scales.reshape(-1).tolist(),
+        "scale_shape": list(scales.shape),
+        "scale_2": None if pts is None else f32_bits(float(pts)),
+        "swizzled": None,
+    }
+    if labels is not None:
+        case["block_labels"] = labels
+    if swizzle:
+        case["swizzled"] = to_blocked(scales.reshape(-1, x.shape[-1] // 16)).reshape(-1).tolist()
+        case["function"] += "; swizzled = torchao.prototype.mx_formats.utils.to_blocked(scales)"
+    return case
+
+
+def nvfp4_cases(rng):
+    cases = []
+    edges = pad_blocks(rng, edge_blocks(rng, 16, 6.0, 1), 16, 4)
+    labels = [lbl for lbl, _ in edges]
+    x_edge = as_tensor(edges, [len(edges) // 4, 64])
+    cases.append(nvfp4_case("nvfp4-single-edges", x_edge, False, labels=labels))
+    # two-level: a tensor amax that is finite and not dominated by the huge blocks
+    finite = [(lbl, b) for lbl, b in edge_blocks(rng, 16, 6.0, 1)
+              if not any(w in lbl for w in ("NaN", "Inf", "f32 max", "3e38"))]
+    finite = pad_blocks(rng, finite, 16, 4)
+    x_fin = as_tensor(finite, [len(finite) // 4, 64])
+    cases.append(nvfp4_case("nvfp4-two-level-finite-edges", x_fin, True, labels=[lbl for lbl, _ in finite]))
+    cases.append(nvfp4_case("nvfp4-two-level-edges-with-nan-inf-huge", x_edge, True, labels=labels))
+    x_rand = as_tensor(random_scaled_blocks(rng, 18, 16), [3, 96])
+    cases.append(nvfp4_case("nvfp4-single-random-3x96", x_rand, False))
+    cases.append(nvfp4_case("nvfp4-two-level-random-3x96", x_rand, True))
+    x_3d = as_tensor(random_scaled_blocks(rng, 12, 16), [2, 3, 32])
+    cases.append(nvfp4_case("nvfp4-single-random-2x3x32", x_3d, False))
+    cases.append(nvfp4_case("nvfp4-two-level-random-2x3x32", x_3d, True))
+    x_zero = torch.zeros(2, 32)
+    cases.append(nvfp4_case("nvfp4-two-level-all-zero-tensor", x_zero, True))
+    x_sw = torch.from_numpy((rng.standard_normal((130, 64)) * 3.0).astype(np.float32))
+    cases.append(nvfp4_case("nvfp4-single-swizzle-130x64", x_sw, False, swizzle=True))
+    cases.append(nvfp4_case("nvfp4-two-level-swizzle-130x64", x_sw, True, swizzle=True))
+    return cases
+
+
+# ---------------------------------------------------------------- float8
+
+
+def f8_case(name, x, recipe, function, q, scales, meaning):
+    return {
+        "name": name,
+        "recipe": recipe,
+        "function": function,
+        "shape": list(x.shape),
+        "input": bits_of(x),
+        "q": q.contiguous().view(torch.uint8).reshape(-1).tolist(),
+        "scale_format": "f32",
+        "scale_meaning": meaning,
+        "scales": bits_of(scales.to(torch.float32)),
+        "scale_shape": list(scales.shape),
+        "scale_2": None,
+        "swizzled": None,
+    }
+
+
+MUL = "multiplier: q = e4m3(sat(x * scale)); x ~ value(q) / scale"
+DEQ = "dequant: q = e4m3(sat(x / scale)); x ~ value(q) * scale"
+RECIP = "dequant: q = e4m3(sat(x * s)) with s = f32(448 / max(amax, 1e-12)); stored scale = f32(1 / s); x ~ value(q) * scale"
+
+
+def row_edges(rng, n):
+    rows = edge_blocks(rng, n, 448.0, 3)
+    return rows
+
+
+def float8_cases(rng):
+    cases = []
+    cfg = LinearMMConfig()
+    rows = row_edges(rng, 64)
+    labels = [lbl for lbl, _ in rows]
+    x_rows = as_tensor(rows, [len(rows), 64])
+    x_rand = as_tensor(random_scaled_blocks(rng, 4, 64), [4, 64])
+
+    # training: tensorwise and rowwise (the multiplier is stored)
+    for nm, x in (("random-4x64", x_rand), ("subnormal-tensor", torch.tensor([[3.0e-40, -1.0e-41, 0.0, 2.0e-39]])),
+                  ("huge-tensor", torch.tensor([[F32_MAX, -1.0, 3.0e38, 1e-30]])), ("zero-tensor", torch.zeros(2, 4)),
+                  ("amax-448-tensor", torch.tensor([[448.0, -3.0, 0.1, 1e-3]]))):
+        t = hp_tensor_to_float8_dynamic(x, torch.float8_e4m3fn, cfg, scaling_granularity=ScalingGranularity.TENSORWISE)
+        cases.append(f8_case(f"float8-training-tensorwise-{nm}", x, {"kind": "float8_tensorwise", "elem": "e4m3", "stack": "torchao.float8 (training)"},
+                             "torchao.float8.float8_scaling_utils.hp_tensor_to_float8_dynamic(x, torch.float8_e4m3fn, LinearMMConfig(), scaling_granularity=TENSORWISE)",
+                             t._data, t._scale, MUL))
+    for pow2 in (False, True):
+        for nm, x, lab in (("edges", x_rows, labels), ("random-4x64", x_rand, None)):
+            t = hp_tensor_to_float8_dynamic(x, torch.float8_e4m3fn, cfg, scaling_granularity=ScalingGranularity.AXISWISE,
+                                            axiswise_dim=-1, round_scales_to_power_of_2=pow2)
+            c = f8_case(f"float8-training-rowwise{'-pow2' if pow2 else ''}-{nm}", x,
+                        {"kind": "float8_rowwise", "elem": "e4m3", "stack": "torchao.float8 (training)", "round_scales_to_power_of_2": pow2},
+                        f"torchao.float8.float8_scaling_utils.hp_tensor_to_float8_dynamic(x, torch.float8_e4m3fn, LinearMMConfig(), scaling_granularity=AXISWISE, axiswise_dim=-1, round_scales_to_power_of_2={pow2})",
+                        t._data, t._scale, MUL)
+            if lab:
+                c["block_labels"] = lab
+            cases.append(c)
+
+    # inference: Float8Tensor (the dequant scale amax/448 is stored)
+    for nm, x, lab in (("edges", x_rows, labels), ("random-4x64", x_rand, None)):
+        t = Float8Tensor.from_hp(x, torch.float8_e4m3fn, PerRow())
+        c = f8_case(f"float8-inference-rowwise-{nm}", x, {"kind": "float8_rowwise", "elem": "e4m3", "stack": "torchao.quantization Float8Tensor (inference)"},
+                    "torchao.quantization.Float8Tensor.from_hp(x, torch.float8_e4m3fn, PerRow())", t.qdata, t.scale, DEQ)
+        if lab:
+            c["block_labels"] = lab
+        cases.append(c)
+    for nm, x in (("random-4x64", x_rand), ("zero-tensor", torch.zeros(2, 4)), ("subnormal-tensor", torch.tensor([[3.0e-40, -1.0e-41, 0.0, 2.0e-39]]))):
+        t = Float8Tensor.from_hp(x, torch.float8_e4m3fn, PerTensor())
+        cases.append(f8_case(f"float8-inference-tensorwise-{nm}", x, {"kind": "float8_tensorwise", "elem": "e4m3", "stack": "torchao.quantization Float8Tensor (inference)"},
+                             "torchao.quantization.Float8Tensor.from_hp(x, torch.float8_e4m3fn, PerTensor())", t.qdata, t.scale, DEQ))
+
+    # blockwise 128x128 (DeepSeek-V3 weight layout) and 1x128 (its activations)
+    b0 = (rng.standard_normal((128, 128)) * 2.0**-3).astype(np.float32)
+    b1 = (rng.standard_normal((128, 128)) * 2.0**9).astype(np.float32)
+    b1[5, 7] = -f32(448.0 * 2.0**10)
+    x_blk = torch.from_numpy(np.concatenate([b0, b1]))
+    t = Float8Tensor.from_hp(x_blk, torch.float8_e4m3fn, PerBlock([128, 128]))
+    cases.append(f8_case("float8-inference-block128x128-256x128", x_blk, {"kind": "float8_block", "elem": "e4m3", "block": [128, 128], "stack": "torchao.quantization Float8Tensor (inference)"},
+                         "torchao.quantization.Float8Tensor.from_hp(x, torch.float8_e4m3fn, PerBlock([128, 128]))", t.qdata, t.scale, DEQ))
+    q, s = torch_blockwise_scale_weight_quant(x_blk, 128)
+    cases.append(f8_case("float8-training-block128x128-256x128", x_blk, {"kind": "float8_block", "elem": "e4m3", "block": [128, 128], "stack": "torchao.prototype.blockwise_fp8_training"},
+                         "torchao.prototype.blockwise_fp8_training.kernels.torch_blockwise_scale_weight_quant(x, 128)", q, s, RECIP))
+    rows128 = row_edges(rng, 128)
+    lab128 = [lbl for lbl, _ in rows128]
+    x128 = as_tensor(rows128, [len(rows128), 128])
+    t = Float8Tensor.from_hp(x128, torch.float8_e4m3fn, PerBlock([1, 128]))
+    c = f8_case("float8-inference-block1x128-edges", x128, {"kind": "float8_block", "elem": "e4m3", "block": [1, 128], "stack": "torchao.quantization Float8Tensor (inference)"},
+                "torchao.quantization.Float8Tensor.from_hp(x, torch.float8_e4m3fn, PerBlock([1, 128]))", t.qdata, t.scale, DEQ)
+    c["block_labels"] = lab128
+    cases.append(c)
+    q, s = torch_blockwise_scale_act_quant_lhs(x128, 128)
+    c = f8_case("float8-training-block1x128-edges", x128, {"kind": "float8_block", "elem": "e4m3", "block": [1, 128], "stack": "torchao.prototype.blockwise_fp8_training"},
+                "torchao.prototype.blockwise_fp8_training.kernels.torch_blockwise_scale_act_quant_lhs(x, 128)", q, s, RECIP)
+    c["block_labels"] = lab128
+    cases.append(c)
+    return cases
+
+
+# ---------------------------------------------------------------- independent check
+
+
+def decode_elems(case):
+    fmt = case["recipe"].get("elem", "e4m3")
+    q = np.array(case["q"], dtype=np.uint8)
+    return q.view(ELEMS[fmt][4]).astype(np.float64)
+
+
+def swizzle_reference(scales, rows, cols):
+    """The cuBLAS 128x4 layout, from its index formula rather than torchao's reshapes."""
+    col_tiles = -(-cols // 4)
+    row_tiles = -(-rows // 128)
+    out = np.zeros(row_tiles * col_tiles * 512, np.uint8)
+    for r in range(rows):
+        for c in range(cols):
+            tile = (r // 128) * col_tiles + c // 4
+            off = tile * 512 + (r % 32) * 16 + ((r % 128) // 32) * 4 + (c % 4)
+            out[off] = scales[r * cols + c]
+    return out
+
+
+def check_case(case):
+    x = np.array(case["input"], dtype=np.uint32).view(np.float32).astype(np.float64)
+    shape = case["shape"]
+    v = decode_elems(case)
+    assert v.size == x.size == math.prod(shape), case["name"]
+    kind = case["recipe"]["kind"]
+    s_raw = np.array(case["scales"], dtype=np.uint32)
+    if kind == "mx" or kind == "nvfp4":
+        bs = case["recipe"]["block"]
+        min_sub = float(np.array([1], np.uint8).view(ELEMS[case["recipe"]["elem"]][4])[0])
+        xb = x.reshape(-1, bs)
+        vb = v.reshape(-1, bs)
+        if kind == "mx":
+            sv = np.where(s_raw == 255, np.nan, np.exp2(s_raw.astype(np.float64) - 127))
+        else:
+            sv = s_raw.astype(np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+            if case["scale_2"] is not None:
+                sv = sv * float(np.array([case["scale_2"]], np.uint32).view(np.float32)[0])
+        assert sv.size == xb.shape[0], case["name"]
+        for i in range(xb.shape[0]):
+            amax = np.max(np.abs(xb[i]))
+            if not np.all(np.isfinite(xb[i])) or not np.isfinite(sv[i]) or amax < 2.0**-126:
+                continue
+            if kind == "nvfp4" and s_raw[i] == 0x7E and amax > 6.0 * sv[i]:
+                continue  # block scale clamped to 448: the block saturates (documented)
+            deq = vb[i] * sv[i]
+            err = np.max(np.abs(deq - xb[i]))
+            # half the block's amax (FLOOR saturates up to 2x the element max), or half the
+            # smallest scaled step when the scale was clamped up (NVFP4's E4M3_EPS floor)
+            assert err <= 0.5 * amax + 0.5 * min_sub * sv[i], (case["name"], i, err, amax)
+        if case["swizzled"] is not None:
+            cols = shape[-1] // bs
+            rows = x.size // shape[-1]
+            ref = swizzle_reference(s_raw.astype(np.uint8), rows, cols)
+            assert np.array_equal(ref, np.array(case["swizzled"], np.uint8)), case["name"]
+    else:
+        sv = s_raw.view(np.float32).astype(np.float64)
+        xs = x.reshape(shape)
+        vs = v.reshape(shape)
+        # broadcast the scale over its block
+        sshape = [1] * (len(shape) - len(case["scale_shape"])) + case["scale_shape"]
+        blk = [shape[i] // sshape[i] for i in range(len(shape))]
+        sfull = sv.reshape(sshape)
+        for ax, b in enumerate(blk):
+            sfull = np.repeat(sfull, b, axis=ax)
+        deq = vs / sfull if case["scale_meaning"].startswith("multiplier") else vs * sfull
+        ok = np.isfinite(deq) & np.isfinite(xs) & (sfull > 0) & np.isfinite(sfull)
+        # within a block the error is at most an e4m3 step at the block's amax, or half the
+        # smallest subnormal step when amax was clamped (to 1e-12) or flushed
+        ax = np.where(np.isfinite(xs), np.abs(xs), 0).reshape([d for i in range(len(shape)) for d in (sshape[i], blk[i])])
+        bmax = ax.max(axis=tuple(range(1, 2 * len(shape), 2)))
+        for a, b in enumerate(blk):
+            bmax = np.repeat(bmax, b, axis=a)
+        step = 1.0 / sfull if case["scale_meaning"].startswith("multiplier") else sfull
+        bound = 2.0**-3 * bmax + 2.0**-10 * np.abs(step)
+        assert np.all((np.abs(deq - xs) <= bound)[ok]), case["name"]
+
+
+def main():
+    rng = np.random.default_rng(SEED)
+    torch.manual_seed(SEED)
+    cases = mx_cases(rng) + nvfp4_cases(rng) + float8_cases(rng)
+    for c in cases:
+        check_case(c)
+    names = [c["name"] for c in cases]
+    assert len(set(names)) == len(names)
+    doc = {
+        "generator": "scripts/torchao-vectors.py",
+        "torch": torch.__version__.split("+")[0],
+        "torchao": torchao.__version__,
+        "numpy": np.__version__,
+        "ml_dtypes": ml_dtypes.__version__,
+        "notes": "input: u32 bits of the f32 input, row-major. q: one element code per element "
+                 "(FP4: unpacked; torchao packs element 2i in the low nibble and 2i+1 in the high "
+                 "nibble of byte i; FP6: the 6-bit code in the low bits of a byte). scales: raw bits "
+                 "(ue8m0 byte, e4m3 byte, f32 as u32), row-major in scale_shape. scale_2: u32 bits "
+                 "of the NVFP4 per-tensor f32 scale. swizzled: scale bytes after torchao's to_blocked "
+                 "(cuBLAS 128x4 layout, zero padding). See docs/quantization-stacks.md.",
+        "cases": cases,
+    }
+    text = json.dumps(doc, separators=(",", ":"))
+    os.makedirs(os.path.dirname(OUT), exist_ok=True)
+    with open(OUT, "w") as f:
+        f.write(text)
+        f.write("\n")
+    print(f"{OUT}: {len(cases)} cases, {len(text)} bytes", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
