@@ -141,6 +141,8 @@ def edge_blocks(rng, n, elem_max, mbits):
     even_pt = f32(2.0**4 * (2.0 - 2.0 ** -(mbits + 1)))
     out.append(("amax at EVEN carry point", random_block(rng, n, even_pt)))
     out.append(("amax one ulp below EVEN carry point", random_block(rng, n, next_down(even_pt))))
+    # normal, but at most max * 2^-127: the scale exponent clamps to -127
+    out.append(("amax 1e-37 (normal, below max*2^-127)", random_block(rng, n, f32(1.0e-37))))
     out.append(("amax f32 subnormal", random_block(rng, n, f32(3.0e-40))))
     out.append(("amax smallest subnormal", np.where(np.arange(n) % 3 == 0, np.float32(1.4e-45), np.float32(0)).astype(np.float32)))
     out.append(("amax f32 max", random_block(rng, n, F32_MAX)))
@@ -267,9 +269,26 @@ def nvfp4_case(name, x, two_level, swizzle=False, labels=None):
     return case
 
 
+def reciprocal_blocks():
+    """Blocks whose e4m3 scale s is exact (amax / 6) and whose other elements x make x / s
+    an exact e2m1 rounding tie: torchao's x * f32(1 / s) is not always x / s there."""
+    out = []
+    for s in (0.029296875, 3.5):
+        xs = [f32(6.0 * s)]
+        for b in (0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0):
+            t = f32(b * s)
+            xs += [t, next_down(t)]
+        xs = xs[:16]
+        xs += [0.0] * (16 - len(xs))
+        v = np.array(xs, np.float32)
+        v[9:] = -v[9:]
+        out.append((f"x/s ties, s={s}", v))
+    return out
+
+
 def nvfp4_cases(rng):
     cases = []
-    edges = pad_blocks(rng, edge_blocks(rng, 16, 6.0, 1), 16, 4)
+    edges = pad_blocks(rng, edge_blocks(rng, 16, 6.0, 1) + reciprocal_blocks(), 16, 4)
     labels = [lbl for lbl, _ in edges]
     x_edge = as_tensor(edges, [len(edges) // 4, 64])
     cases.append(nvfp4_case("nvfp4-single-edges", x_edge, False, labels=labels))
@@ -436,6 +455,16 @@ def check_case(case):
         for i in range(xb.shape[0]):
             amax = np.max(np.abs(xb[i]))
             if not np.all(np.isfinite(xb[i])) or not np.isfinite(sv[i]) or amax < 2.0**-126:
+                continue
+            if kind == "mx" and s_raw[i] == 0 and amax > 0:
+                # byte 0 (2^-127) is not the factor torchao applied: FLOOR/CEIL/EVEN divide
+                # by F32_MIN_NORMAL (2^-126), RCEIL multiplies by 1.0
+                fmt = case["recipe"]["elem"]
+                factor = 1.0 if case["recipe"]["rule"] == "rceil" else 2.0**126
+                mx = ELEMS[fmt][1]
+                want = np.clip(xb[i] * factor, -mx, mx).astype(np.float32).astype(ELEMS[fmt][4]).view(np.uint8)
+                got = np.array(case["q"], np.uint8).reshape(-1, bs)[i]
+                assert np.array_equal(want, got), (case["name"], i)
                 continue
             if kind == "nvfp4" and s_raw[i] == 0x7E and amax > 6.0 * sv[i]:
                 continue  # block scale clamped to 448: the block saturates (documented)
