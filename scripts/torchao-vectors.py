@@ -13,11 +13,17 @@ Regenerate (CPU only; the versions below are the ones the committed JSON came fr
     /tmp/venv-torchao/bin/python scripts/torchao-vectors.py
 
 The output is deterministic for those versions (fixed seed, eager CPU code paths only).
-Before writing, a NumPy/ml_dtypes-only check decodes every case independently of torchao
-(element codes through ml_dtypes, scales from their bits) and requires the dequantized
-values to be close to the input on finite blocks, the FP4 nibble order to be the one the
-docs state, and torchao's swizzled scales to equal the cuBLAS 128x4 index formula; a
-failure stops the script without writing anything.
+Before writing, two NumPy/ml_dtypes-only checks run on every case, and a failure stops the
+script without writing anything:
+
+- check_case decodes the case independently of torchao (element codes through ml_dtypes,
+  scales from their bits) and requires the dequantized values to be close to the input on
+  finite blocks, the FP4 nibble order to be the one the docs state, and torchao's swizzled
+  scales to equal the cuBLAS 128x4 index formula;
+- check_model recomputes every code and scale from the step-by-step formulas in
+  docs/quantization-stacks.md and requires them to equal torchao's bit for bit (for NaN
+  results only NaN-ness is compared: torch's NaN sign and payload depend on its internal
+  loops).
 """
 
 import json
@@ -501,12 +507,170 @@ def check_case(case):
         assert np.all((np.abs(deq - xs) <= bound)[ok]), case["name"]
 
 
+# ---------------------------------------------------------------- the documented formulas
+#
+# docs/quantization-stacks.md describes each torchao function as f32 arithmetic. This is
+# that description written out in NumPy (no torch), and main() requires it to reproduce
+# every code and scale bit of every case, so the document and the vectors cannot drift.
+
+F32 = np.float32
+EBITS = {"e2m3": 2, "e3m2": 3, "e2m1": 2}
+MBITS = {"e4m3": 3, "e5m2": 2, "e2m3": 3, "e3m2": 2, "e2m1": 1}
+
+
+def f32_log2(v):
+    """log2 rounded to f32 (from the f64 logarithm)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log2(v.astype(np.float64)).astype(F32)
+
+
+def elem_codes(y, fmt):
+    """Element codes of f32 values y as torchao produces them: saturate to +-max, round to
+    nearest even; FP8 NaN -> 0x7f with the NaN's sign; FP6/FP4 NaN -> the normal-path bit
+    arithmetic on its payload."""
+    y = np.asarray(y, F32)
+    mx = F32(ELEMS[fmt][1])
+    nan = np.isnan(y)
+    out = np.clip(np.where(nan, F32(0), y), -mx, mx).astype(ELEMS[fmt][4]).view(np.uint8).copy()
+    bits = y.view(np.uint32).astype(np.int64)
+    sign = bits >> 31
+    if fmt in ("e4m3", "e5m2"):
+        out[nan] = (0x7F | (sign << 7))[nan]
+    else:
+        m, e = MBITS[fmt], EBITS[fmt]
+        bias = (1 << (e - 1)) - 1
+        mag = bits & 0x7FFFFFFF
+        code = ((mag + ((bias - 127) << 23) + (1 << (22 - m)) - 1 + ((mag >> (23 - m)) & 1)) >> (23 - m)) & 0xFF
+        out[nan] = ((code | (sign << (e + m))) & 0xFF)[nan]
+    return out
+
+
+def model_mx(x, fmt, rule):
+    _, mx, emax, mbits, _ = ELEMS[fmt]
+    xb = x.reshape(-1, 32)
+    amax = np.max(np.abs(xb), axis=1).astype(F32)
+    nan = np.isnan(amax)
+    if rule == "rceil":
+        with np.errstate(invalid="ignore", over="ignore"):
+            descale = (amax / F32(mx)).astype(F32)
+        L = f32_log2(descale)
+        with np.errstate(invalid="ignore"):
+            b = (np.clip(np.ceil(np.where(np.isfinite(L), L, -1000.0)), -127, 127) + 127).astype(np.int64)
+        b = np.where(np.isinf(descale), 254, b)
+        b = np.where(np.isnan(descale), 255, b)
+        r = np.where(b == 0, F32(1), np.exp2(127.0 - b).astype(F32)).astype(F32)
+        r = np.where(b == 254, F32(2.0**-127), r)
+        r = np.where(b == 255, descale, r).astype(F32)
+        with np.errstate(invalid="ignore"):
+            y = (xb * r[:, None]).astype(F32)
+    else:
+        a = amax.copy()
+        if rule == "even":
+            a = ((a.view(np.uint32).astype(np.int64) + (1 << (22 - mbits))) & 0xFF800000).astype(np.uint32).view(F32)
+            a = np.where(nan, F32(np.nan), a)
+        ab = a.view(np.uint32).astype(np.int64)
+        e = ((ab >> 23) & 0xFF) - 127
+        if rule == "ceil":
+            e = e + ((ab & 0x7FFFFF) != 0)
+        b = np.clip(e - emax, -127, 128) + 127
+        b = np.where(nan, 255, b)
+        d = (b.astype(np.uint32) << 23).view(F32)
+        d = np.maximum(d, F32(2.0**-126))
+        with np.errstate(invalid="ignore"):
+            y = (xb / d[:, None]).astype(F32)
+    return elem_codes(y, fmt).reshape(-1), np.isnan(y).reshape(-1), b.astype(np.int64)
+
+
+def model_nvfp4(x, two_level):
+    xb = x.reshape(-1, 16)
+    amax = np.max(np.abs(xb), axis=1).astype(F32)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        b = (amax / F32(6)).astype(F32)
+        p = None
+        if two_level:
+            p = (F32(np.max(np.abs(x))) / F32(2688)).astype(F32)
+            b = (b / p).astype(F32)
+        s8 = np.clip(b, F32(2.0**-6), F32(448)).astype(ml_dtypes.float8_e4m3fn)
+        sf = s8.astype(F32)
+        if two_level:
+            r = ((F32(1) / p).astype(F32) / sf).astype(F32)
+        else:
+            r = (F32(1) / sf).astype(F32)
+        y = np.clip((xb * r[:, None]).astype(F32), F32(-6), F32(6))
+    return elem_codes(y, "e2m1").reshape(-1), np.isnan(y).reshape(-1), s8.view(np.uint8).astype(np.int64), p
+
+
+def block_view(xs, sshape):
+    """(blocks..., elements) view of xs for a scale of shape sshape (same rank)."""
+    blk = [xs.shape[i] // sshape[i] for i in range(xs.ndim)]
+    v = xs.reshape([d for i in range(xs.ndim) for d in (sshape[i], blk[i])])
+    order = list(range(0, 2 * xs.ndim, 2)) + list(range(1, 2 * xs.ndim, 2))
+    return v.transpose(order).reshape(list(sshape) + [-1]), blk
+
+
+def model_float8(xs, sshape, meaning, pow2):
+    xv, blk = block_view(xs, sshape)
+    amax = np.max(np.abs(xv), axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        if meaning.startswith("dequant: q = e4m3(sat(x / scale))"):
+            scale = (amax.astype(F32) / F32(448)).astype(F32)
+            stored = scale
+        else:
+            s = (448.0 / np.maximum(amax.astype(np.float64), 1e-12)).astype(F32)
+            if pow2:
+                s = np.exp2(np.floor(f32_log2(s)).astype(np.float64)).astype(F32)
+            stored = s if meaning.startswith("multiplier") else (F32(1) / s).astype(F32)
+        full = stored if meaning.startswith("dequant: q = e4m3(sat(x / scale))") else s
+        for a, b in enumerate(blk):
+            full = np.repeat(full, b, axis=a)
+        if meaning.startswith("dequant: q = e4m3(sat(x / scale))"):
+            y = (xs / full).astype(F32)
+        else:
+            y = (xs * full).astype(F32)
+    stored = stored.astype(F32).reshape(-1)
+    return elem_codes(y, "e4m3").reshape(-1), np.isnan(y).reshape(-1), stored.view(np.uint32).astype(np.int64)
+
+
+def check_model(case):
+    x = np.array(case["input"], dtype=np.uint32).view(F32).reshape(case["shape"])
+    rec = case["recipe"]
+    p = None
+    if rec["kind"] == "mx":
+        q, qnan, sc = model_mx(x, rec["elem"], rec["rule"])
+        snan = sc == 255
+    elif rec["kind"] == "nvfp4":
+        q, qnan, sc, p = model_nvfp4(x, rec["two_level"])
+        snan = (sc & 0x7F) == 0x7F
+    else:
+        sshape = [1] * (x.ndim - len(case["scale_shape"])) + case["scale_shape"]
+        q, qnan, sc = model_float8(x, sshape, case["scale_meaning"], rec.get("round_scales_to_power_of_2", False))
+        snan = np.isnan(sc.astype(np.uint32).view(F32))
+    got_q = np.array(case["q"])
+    got_s = np.array(case["scales"])
+    # Exact everywhere except the sign and payload of NaNs, which depend on torch's
+    # internal code paths (vectorized or scalar loops): there only NaN-ness is compared.
+    assert np.array_equal(q[~qnan], got_q[~qnan]), ("codes", case["name"], np.nonzero((q != got_q) & ~qnan)[0][:8])
+    if rec.get("elem", "e4m3") in ("e4m3", "e5m2"):
+        assert np.all((got_q[qnan] & 0x7F) == 0x7F), ("NaN codes", case["name"])
+    assert np.array_equal(sc[~snan], got_s[~snan]), ("scales", case["name"])
+    if rec["kind"] == "mx":
+        assert np.all(got_s[snan] == 255), ("NaN scales", case["name"])
+    elif rec["kind"] == "nvfp4":
+        assert np.all((got_s[snan] & 0x7F) == 0x7F), ("NaN scales", case["name"])
+    else:
+        assert np.all(np.isnan(got_s[snan].astype(np.uint32).view(F32))), ("NaN scales", case["name"])
+    if p is not None:
+        want = int(np.array(p, F32).view(np.uint32))
+        assert want == case["scale_2"] or (np.isnan(p) and np.isnan(np.array([case["scale_2"]], np.uint32).view(F32)[0])), ("scale_2", case["name"])
+
+
 def main():
     rng = np.random.default_rng(SEED)
     torch.manual_seed(SEED)
     cases = mx_cases(rng) + nvfp4_cases(rng) + float8_cases(rng)
     for c in cases:
         check_case(c)
+        check_model(c)
     names = [c["name"] for c in cases]
     assert len(set(names)) == len(names)
     doc = {
