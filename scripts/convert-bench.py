@@ -6,8 +6,9 @@ ratios measured in one run (alternating, so that both see the same machine).
 
 Each run removes the previous outputs and syncs first, so that `cp` and gpucvt both write
 a new file from the page cache. Prints the median seconds of each command and its ratio to
-`cp`'s median. The recipes are the README's: e4m3, bf16, MXFP4, MXFP8 (every conversion
-includes the writer's read-back self-check).
+`cp`'s median. The conversions are the README's: e4m3, bf16, MXFP4, MXFP8, and every
+`--recipe` (every conversion includes the writer's read-back self-check); `--only NAME`
+(repeatable) runs some of them.
 """
 
 import argparse
@@ -26,6 +27,8 @@ RECIPES = {
     "MXFP4": ["--to", "e2m1", "--satfinite", "--block", "32"],
     "MXFP8": ["--to", "e4m3", "--satfinite", "--block", "32"],
 }
+for _r in ["mxfp8", "mxfp6", "mxfp4", "nvfp4", "fp8-block128", "fp8-tensor", "fp8-row"]:
+    RECIPES[f"--recipe {_r}"] = ["--recipe", _r]
 
 
 def make_input(path, gib):
@@ -67,13 +70,14 @@ def main():
     ap.add_argument("--gib", type=float, default=1.0)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--only", action="append", default=[], help="run only these conversions (names as printed)")
     ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "..", "target", "release", "gpucvt"))
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(dir=".") as d:
         src = os.path.join(d, "in.safetensors")
         make_input(src, a.gib)
         times = {"cp": []}
-        times.update({k: [] for k in RECIPES})
+        times.update({k: [] for k in RECIPES if not a.only or k in a.only})
         for _ in range(a.runs):
             for name in times:
                 out = os.path.join(d, "out.safetensors")

@@ -35,6 +35,10 @@ pub(crate) struct Tensor<'a, W> {
 #[derive(Default)]
 pub(crate) struct Buffers {
     outputs: Vec<Vec<u64>>,
+    /// A tensor quantized in memory: its `f32` words and element codes (kept, so that the
+    /// next tensor does not fault in fresh pages).
+    pub(crate) words: Vec<u32>,
+    pub(crate) codes: Vec<u8>,
 }
 
 /// Streams `n` elements of a tensor from `input` (from its position on, which is left just

@@ -46,7 +46,8 @@ impl Ctx<'_> {
         let conv = t.key.conv;
         let n = t.n as usize;
         let in_bytes = t.key.src_pack.bytes_for(t.n);
-        let mut x = vec![0u32; n];
+        let mut x = std::mem::take(&mut self.buffers.words);
+        x.resize(n, 0);
         let read_error = |e: std::io::Error| {
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
                 Error::Corrupt(format!(
@@ -84,21 +85,22 @@ impl Ctx<'_> {
         let dst_pack = t.key.dst_pack;
         let mut data = vec![0u8; dst_pack.bytes_for(t.n) as usize];
         let mut scales = vec![0u32; qz.scale_count()];
+        let mut codes = std::mem::take(&mut self.buffers.codes);
         let (stats, s2) = self.pool.install(|| -> Result<(Stats, Option<f32>)> {
-            let s2 = qz.tensor_scale(&x);
-            let stats = if dst_pack.bits() <= 8 {
-                let mut q = vec![0u8; n];
-                let st = qz.quantize(&x, s2, random, &mut q, &mut scales)?;
-                pack::pack(dst_pack, &q, &mut data);
-                st
+            if dst_pack.bits() <= 8 {
+                codes.resize(n, 0);
+                let r = qz.quantize_auto(&x, random, &mut codes[..n], &mut scales)?;
+                pack::pack(dst_pack, &codes[..n], &mut data);
+                Ok(r)
             } else {
                 let mut q = vec![0u16; n];
-                let st = qz.quantize(&x, s2, random, &mut q, &mut scales)?;
+                let r = qz.quantize_auto(&x, random, &mut q, &mut scales)?;
                 pack::pack(dst_pack, &q, &mut data);
-                st
-            };
-            Ok((stats, s2))
+                Ok(r)
+            }
         })?;
+        self.buffers.words = x;
+        self.buffers.codes = codes;
         self.tick(in_bytes);
         let laid = qz.lay_out(&scales);
         let format = t.scaling.format;

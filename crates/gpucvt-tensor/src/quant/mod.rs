@@ -16,8 +16,8 @@
 //!   per-tensor scale `s2` in `f32`, clamped to [2^−6, 448] and rounded to `e4m3`; elements
 //!   are `RN_f32(x × r)` with the rounded reciprocal `r = RN_f32(1 / s)` (one level) or
 //!   `r = RN_f32(RN_f32(1 / s2) / s)` (two levels), as torchao's `nvfp4_quantize`. The
-//!   per-tensor scale is `s2 = RN_f32(amax_t / (448 × 6))` (`amax_t` over the finite
-//!   elements; never below `f32`'s smallest normal), ModelOpt's `weight_scale_2`.
+//!   per-tensor scale is `s2 = RN_f32(amax_t / (448 × 6))` (`amax_t` over the blocks without
+//!   NaN or infinity; never below `f32`'s smallest normal), ModelOpt's `weight_scale_2`.
 //!
 //! A block holding a NaN or an infinity gets the scale format's NaN (`0xff`, `0x7f`, the
 //! canonical `f32`/`bf16` NaN) and its elements are converted unscaled. Dequantization is the

@@ -37,6 +37,9 @@ use rayon::prelude::*;
 /// ```
 pub struct Quantizer {
     conv: Conversion,
+    /// Whether every result of a finite input is finite (`.satfinite`, or a destination
+    /// without infinities and NaN): the statistics then take a shorter way.
+    finite_outputs: bool,
     kernel: Kernel,
     scaling: BlockScaling,
     geo: Geometry,
@@ -51,6 +54,8 @@ impl Quantizer {
         let (elem, geo) = Quantizer::check(&conv, scaling, shape)?;
         Ok(Quantizer {
             conv,
+            finite_outputs: conv.policy.satfinite
+                || !(conv.dst.has_infinity() || conv.dst.has_nan()),
             kernel: Kernel::new(conv),
             scaling: *scaling,
             geo,
@@ -140,24 +145,37 @@ impl Quantizer {
     }
 
     /// The per-tensor second-level scale of the elements `x` (with a second level):
-    /// `RN_f32(amax / (448 × max))` over the finite elements, at least `f32`'s smallest
-    /// normal.
+    /// `RN_f32(amax / (448 × max))`, `amax` over the blocks without NaN or infinity, at least
+    /// `f32`'s smallest normal.
     pub fn tensor_scale(&self, x: &[u32]) -> Option<f32> {
         if !self.scaling.second_level {
             return None;
         }
-        let m = x
-            .par_chunks(1 << 16)
-            .map(|c| {
-                c.iter()
-                    .map(|&w| w & 0x7fff_ffff)
-                    .filter(|&w| w < 0x7f80_0000)
-                    .max()
-                    .unwrap_or(0)
-            })
+        Some(self.second_from(&self.tile_maxima(x)))
+    }
+
+    /// [`Quantizer::tensor_scale`] from the tiles' maxima.
+    fn second_from(&self, amax: &[u32]) -> f32 {
+        let m = amax
+            .iter()
+            .copied()
+            .filter(|&m| m < 0x7f80_0000)
             .max()
             .unwrap_or(0);
-        Some(second_level_scale(f32::from_bits(m), self.elem.max))
+        second_level_scale(f32::from_bits(m), self.elem.max)
+    }
+
+    /// [`Quantizer::quantize`] with the second-level scale (if any) taken from `x` itself
+    /// (as [`Quantizer::tensor_scale`] gives it, without another pass over `x`); returns it
+    /// with the statistics.
+    pub fn quantize_auto<D: Word + Send>(
+        &self,
+        x: &[u32],
+        random: Option<u64>,
+        q: &mut [D],
+        scales: &mut [u32],
+    ) -> Result<(Stats, Option<f32>)> {
+        self.run(x, None, random, q, scales)
     }
 
     /// Quantizes the tensor's `f32` words `x` into the element codes `q` and the row-major
@@ -173,6 +191,22 @@ impl Quantizer {
         q: &mut [D],
         scales: &mut [u32],
     ) -> Result<Stats> {
+        if self.scaling.second_level && second.is_none() {
+            return Err(Error::Invalid(
+                "quantize: the second-level scale is missing".into(),
+            ));
+        }
+        self.run(x, second, random, q, scales).map(|r| r.0)
+    }
+
+    fn run<D: Word + Send>(
+        &self,
+        x: &[u32],
+        second: Option<f32>,
+        random: Option<u64>,
+        q: &mut [D],
+        scales: &mut [u32],
+    ) -> Result<(Stats, Option<f32>)> {
         let n = self.geo.elements() as usize;
         if x.len() != n || q.len() != n || scales.len() != self.scale_count() {
             return Err(Error::Invalid(format!(
@@ -184,189 +218,300 @@ impl Quantizer {
                 self.scale_count()
             )));
         }
-        if self.scaling.second_level && second.is_none() {
-            return Err(Error::Invalid(
-                "quantize: the second-level scale is missing".into(),
-            ));
-        }
         if n == 0 {
-            return Ok(Stats::default());
+            let s2 = self
+                .scaling
+                .second_level
+                .then(|| second.unwrap_or(second_level_scale(0.0, self.elem.max)));
+            return Ok((Stats::default(), s2));
         }
-        let g = self.geo;
-        let group = (g.r.min(g.m) * g.k) as usize;
-        let ct = g.col_tiles() as usize;
+        // 1. Every tile's largest magnitude, then its scale and what its elements are
+        //    multiplied or divided by.
+        let amax = self.tile_maxima(x);
+        let second = match second {
+            None if self.scaling.second_level => Some(self.second_from(&amax)),
+            s => s,
+        };
+        let tiles: Vec<(u32, Divisor)> = amax
+            .par_iter()
+            .map(|&m| {
+                block_scale(
+                    self.scaling.format,
+                    self.scaling.rule,
+                    &self.elem,
+                    m,
+                    second,
+                )
+            })
+            .collect();
+        for (s, t) in scales.iter_mut().zip(&tiles) {
+            *s = t.0;
+        }
+        let finite: Vec<bool> = amax.iter().map(|&m| m < 0x7f80_0000).collect();
+        let s2 = second.map_or(1.0, |s| s as f64);
+        let factors: Vec<f64> = tiles
+            .iter()
+            .zip(&finite)
+            .map(|(&(bits, d), &fin)| match d {
+                Divisor::Pow2(e) => exp2(-e),
+                _ if !fin => 1.0,
+                _ => scale_value(self.scaling.format, bits) * s2,
+            })
+            .collect();
+        // 2. The elements, in pieces of whole rows (or of one long row) in parallel.
         let table = decode_table(&self.conv.dst);
-        let stats = x
-            .par_chunks(group)
-            .zip(q.par_chunks_mut(group))
-            .zip(scales.par_chunks_mut(ct))
+        let k = self.geo.k as usize;
+        let piece = if k >= PIECE { PIECE } else { PIECE / k * k };
+        let mut st = x
+            .par_chunks(piece)
+            .zip(q.par_chunks_mut(piece))
             .enumerate()
-            .map(|(gi, ((xs, qs), ss))| {
-                let first = (gi * group) as u64;
-                self.group(xs, qs, ss, second, random.map(|s| (s, first)), &table)
+            .map_init(Scratch::default, |scratch, (pi, (xs, qs))| {
+                let at = pi * piece;
+                let work = Piece {
+                    at,
+                    tiles: &tiles,
+                    finite: &finite,
+                    factors: &factors,
+                    table: &table,
+                    random: random.map(|s| (s, at as u64)),
+                };
+                self.piece(xs, qs, &work, scratch)
             })
             .reduce(Stats::default, |mut a, b| {
                 a.merge(&b);
                 a
             });
-        Ok(stats)
+        st.blocks = amax.len() as u64;
+        st.nan_blocks = finite.iter().filter(|f| !**f).count() as u64;
+        Ok((st, second))
     }
 
-    /// One band of tiles: `xs` holds up to `r` whole rows of a matrix.
-    fn group<D: Word>(
-        &self,
-        xs: &[u32],
-        qs: &mut [D],
-        ss: &mut [u32],
-        second: Option<f32>,
-        random: Option<(u64, u64)>,
-        table: &[f64],
-    ) -> Stats {
+    /// The largest magnitude of every tile, as the `f32` encoding without its sign (NaN and
+    /// infinity above every finite one), in row-major tile order.
+    fn tile_maxima(&self, x: &[u32]) -> Vec<u32> {
         let g = self.geo;
         let (k, c) = (g.k as usize, g.c as usize);
-        let mut amax = vec![0u32; ss.len()];
-        for row in xs.chunks(k) {
-            for (a, blk) in amax.iter_mut().zip(row.chunks(c)) {
-                *a = blk.iter().fold(*a, |m, &w| m.max(w & 0x7fff_ffff));
-            }
+        let ct = g.col_tiles() as usize;
+        let band = (g.r.min(g.m) * g.k) as usize;
+        let bands = x.len().div_ceil(band);
+        if bands >= 64 || band <= PIECE {
+            // Many bands (or small ones): a band per task.
+            let mut out = vec![0u32; bands * ct];
+            out.par_chunks_mut(ct)
+                .zip(x.par_chunks(band))
+                .for_each(|(o, b)| band_maxima(b, k, c, o));
+            return out;
         }
-        let mut divs = Vec::with_capacity(ss.len());
-        for (s, &m) in ss.iter_mut().zip(&amax) {
-            let (bits, d) = block_scale(
-                self.scaling.format,
-                self.scaling.rule,
-                &self.elem,
-                m,
-                second,
-            );
-            *s = bits;
-            divs.push(d);
-        }
-        let mut y = vec![0u32; k];
-        let mut exact = Vec::new();
-        let mut rnd = vec![0u32; if random.is_some() { k } else { 0 }];
-        let mut st = Stats {
-            blocks: ss.len() as u64,
-            nan_blocks: amax.iter().filter(|&&m| m >= 0x7f80_0000).count() as u64,
-            ..Stats::default()
-        };
-        for (ri, (row, qrow)) in xs.chunks(k).zip(qs.chunks_mut(k)).enumerate() {
-            exact.clear();
-            for (j, ((blk, yb), d)) in row.chunks(c).zip(y.chunks_mut(c)).zip(&divs).enumerate() {
-                match *d {
-                    Divisor::Pow2(e) => {
-                        for (i, (&w, o)) in blk.iter().zip(yb.iter_mut()).enumerate() {
-                            let (v, ex) = pow2_scale(w, e);
-                            *o = v;
-                            if ex && e != 0 {
-                                exact.push((j * c + i, e));
-                            }
-                        }
-                    }
-                    Divisor::Div(t) => {
-                        for (&w, o) in blk.iter().zip(yb.iter_mut()) {
-                            *o = (f32::from_bits(w) / t).to_bits();
-                        }
-                    }
-                    Divisor::Mul(r) => {
-                        for (&w, o) in blk.iter().zip(yb.iter_mut()) {
-                            *o = (f32::from_bits(w) * r).to_bits();
-                        }
-                    }
-                }
-            }
-            let row_first = random.map(|(s, f)| (s, f + (ri * k) as u64));
-            if let Some((stream, first)) = row_first {
-                gpucvt_kernels::random::random_values(stream, first, &mut rnd);
-                self.kernel
-                    .convert_stochastic(&y[..row.len()], qrow, &rnd[..row.len()])
-                    .expect("f32 words into words of the element's width");
+        // Few large bands (a whole tensor, tall tiles): each band split into pieces of rows,
+        // or of one long row, whose maxima are combined.
+        let mut out = Vec::with_capacity(bands * ct);
+        for b in x.chunks(band) {
+            let m = if b.len() > k {
+                b.par_chunks(k * (PIECE / k).max(1))
+                    .map(|p| {
+                        let mut o = vec![0u32; ct];
+                        band_maxima(p, k, c, &mut o);
+                        o
+                    })
+                    .reduce(
+                        || vec![0u32; ct],
+                        |mut a, o| {
+                            a.iter_mut().zip(&o).for_each(|(a, o)| *a = (*a).max(*o));
+                            a
+                        },
+                    )
             } else {
-                self.kernel
-                    .convert(&y[..row.len()], qrow)
-                    .expect("f32 words into words of the element's width");
-            }
-            for &(i, e) in &exact {
-                let mut cv = self.conv;
-                cv.policy.scale = e;
-                if let (Direction::Stochastic { width, .. }, Some(_)) =
-                    (cv.rounding.direction, row_first)
-                {
-                    cv.rounding = Rounding::stochastic(rnd[i] as u64, width);
+                // One row: pieces of whole tiles (or of the one tile).
+                let step = if c >= PIECE { PIECE } else { PIECE / c * c };
+                let per: Vec<(usize, u32)> = b
+                    .par_chunks(step)
+                    .enumerate()
+                    .flat_map_iter(|(i, p)| {
+                        let first = i * step;
+                        p.chunks(c.min(step))
+                            .enumerate()
+                            .map(move |(j, t)| ((first + j * c.min(step)) / c, max_magnitude(t)))
+                    })
+                    .collect();
+                let mut o = vec![0u32; ct];
+                for (t, m) in per {
+                    o[t] = o[t].max(m);
                 }
-                qrow[i] = D::from_u64(cv.apply(row[i] as u64).bits);
-            }
-            self.row_stats(row, qrow, &y, &divs, ss, second, table, &mut st);
+                o
+            };
+            out.extend(m);
         }
-        st
+        out
     }
 
-    /// The statistics of one row (see [`Stats`]): the input against `q × scale (× s2)`.
-    #[allow(clippy::too_many_arguments)]
-    fn row_stats<D: Word>(
-        &self,
-        row: &[u32],
-        qrow: &[D],
-        y: &[u32],
-        divs: &[Divisor],
-        ss: &[u32],
-        second: Option<f32>,
-        table: &[f64],
-        st: &mut Stats,
-    ) {
-        let c = self.geo.c as usize;
-        let max = self.elem.max as f64;
-        for (j, ((blk, qb), yb)) in row
-            .chunks(c)
-            .zip(qrow.chunks(c))
-            .zip(y.chunks(c))
-            .enumerate()
-        {
-            let factor = match divs[j] {
-                Divisor::Pow2(e) => 2f64.powi(-e),
-                _ if ss[j] == nan_bits(self.scaling.format) => 1.0,
-                _ => scale_value(self.scaling.format, ss[j]) * second.map_or(1.0, |s| s as f64),
-            };
-            for ((&w, qv), &yw) in blk.iter().zip(qb).zip(yb) {
-                let x = f32::from_bits(w) as f64;
-                let out = table[qv.to_u64() as usize];
-                st.elements += 1;
-                if out.is_nan() {
-                    st.nan += 1;
-                    continue;
-                }
-                if x.is_nan() {
-                    st.nan_to_number += 1;
-                    continue;
-                }
-                let scaled = match divs[j] {
-                    Divisor::Pow2(e) => x * 2f64.powi(e),
-                    _ => f32::from_bits(yw) as f64,
-                };
-                if out.is_infinite() {
-                    if x.is_finite() {
-                        st.overflow_to_inf += 1;
+    /// Quantizes a piece of the tensor (elements `w.at ..`): scaled, converted, fixed
+    /// where scaling is not exact in `f32`, and counted.
+    fn piece<D: Word>(&self, xs: &[u32], qs: &mut [D], w: &Piece<'_>, sc: &mut Scratch) -> Stats {
+        let Scratch { y, exact, rnd } = sc;
+        y.resize(xs.len(), 0);
+        let y = &mut y[..xs.len()];
+        exact.clear();
+        self.segments(w.at, xs.len(), |s, e, t| {
+            let (xb, yb) = (&xs[s..e], &mut y[s..e]);
+            match w.tiles[t].1 {
+                Divisor::Pow2(p) => {
+                    for (i, (&v, o)) in xb.iter().zip(yb.iter_mut()).enumerate() {
+                        let (r, ex) = pow2_scale(v, p);
+                        *o = r;
+                        if ex && p != 0 {
+                            exact.push((s + i, p));
+                        }
                     }
-                    continue;
                 }
-                if scaled.abs() > max {
-                    st.saturated += 1;
-                } else if out == 0.0 && x != 0.0 && !(self.conv.policy.relu && x < 0.0) {
-                    st.flushed_to_zero += 1;
+                Divisor::Div(d) => {
+                    for (&v, o) in xb.iter().zip(yb.iter_mut()) {
+                        *o = (f32::from_bits(v) / d).to_bits();
+                    }
                 }
-                if x.is_finite() {
-                    let err = (out * factor - x).abs();
-                    st.error_elements += 1;
-                    st.sum_abs_error += err;
-                    st.max_abs_error = st.max_abs_error.max(err);
+                Divisor::Mul(r) => {
+                    for (&v, o) in xb.iter().zip(yb.iter_mut()) {
+                        *o = (f32::from_bits(v) * r).to_bits();
+                    }
                 }
             }
+        });
+        if let Some((stream, first)) = w.random {
+            rnd.resize(xs.len(), 0);
+            gpucvt_kernels::random::random_values(stream, first, &mut rnd[..xs.len()]);
+            self.kernel
+                .convert_stochastic(y, qs, &rnd[..xs.len()])
+                .expect("f32 words into words of the element's width");
+        } else {
+            self.kernel
+                .convert(y, qs)
+                .expect("f32 words into words of the element's width");
         }
+        for &(i, p) in exact.iter() {
+            let mut cv = self.conv;
+            cv.policy.scale = p;
+            if let Direction::Stochastic { width, .. } = cv.rounding.direction {
+                cv.rounding = Rounding::stochastic(rnd.get(i).copied().unwrap_or(0) as u64, width);
+            }
+            qs[i] = D::from_u64(cv.apply(xs[i] as u64).bits);
+        }
+        let mut st = Stats::default();
+        let max = self.elem.max as f64;
+        let relu = self.conv.policy.relu;
+        self.segments(w.at, xs.len(), |s, e, t| {
+            let f = w.factors[t];
+            let (xb, qb, yb) = (&xs[s..e], &qs[s..e], &y[s..e]);
+            if w.finite[t] && f.is_finite() && !relu && self.finite_outputs {
+                // A finite block into a format whose saturating results are finite: no NaN
+                // or infinity on either side. (Powers of two: the input scaled exactly, as
+                // `y` keeps the inputs the exact core converts.)
+                let (mut sum, mut top, mut sat, mut zero) = (0.0f64, 0.0f64, 0u64, 0u64);
+                let pow2 = match w.tiles[t].1 {
+                    Divisor::Pow2(p) => Some(exp2(p)),
+                    _ => None,
+                };
+                for ((&xv, qv), &yv) in xb.iter().zip(qb).zip(yb) {
+                    let v = f32::from_bits(xv) as f64;
+                    let out = w.table[qv.to_u64() as usize];
+                    let err = (out * f - v).abs();
+                    sum += err;
+                    top = top.max(err);
+                    let scaled = match pow2 {
+                        Some(m) => v * m,
+                        None => f32::from_bits(yv) as f64,
+                    };
+                    sat += (scaled.abs() > max) as u64;
+                    zero += ((out == 0.0) & (v != 0.0)) as u64;
+                }
+                st.elements += xb.len() as u64;
+                st.error_elements += xb.len() as u64;
+                st.sum_abs_error += sum;
+                st.max_abs_error = st.max_abs_error.max(top);
+                st.saturated += sat;
+                st.flushed_to_zero += zero;
+            } else {
+                self.count_slowly(xb, qb, yb, f, w.tiles[t].1, w.table, &mut st);
+            }
+        });
         st.mean_abs_error = if st.error_elements == 0 {
             0.0
         } else {
             st.sum_abs_error / st.error_elements as f64
         };
+        st
+    }
+
+    /// Calls `f(start, end, tile)` for each run of elements of one tile among the `len`
+    /// elements from flat index `at` on (`start`, `end` relative to `at`).
+    fn segments(&self, at: usize, len: usize, mut f: impl FnMut(usize, usize, usize)) {
+        let g = self.geo;
+        let (m, k, r, c) = (g.m as usize, g.k as usize, g.r as usize, g.c as usize);
+        let (rt, ct) = (g.row_tiles() as usize, g.col_tiles() as usize);
+        let mut i = 0;
+        while i < len {
+            let flat = at + i;
+            let (row_all, col) = (flat / k, flat % k);
+            let (o, row) = (row_all / m, row_all % m);
+            let band = o * rt + row / r;
+            let row_end = i + (k - col).min(len - i);
+            let mut col = col;
+            while i < row_end {
+                let j = col / c;
+                let n = ((j + 1) * c - col).min(row_end - i);
+                f(i, i + n, band * ct + j);
+                i += n;
+                col += n;
+            }
+        }
+    }
+
+    /// The statistics of elements that may be NaN or infinite on either side (see [`Stats`]).
+    #[allow(clippy::too_many_arguments)]
+    fn count_slowly<D: Word>(
+        &self,
+        xb: &[u32],
+        qb: &[D],
+        yb: &[u32],
+        factor: f64,
+        d: Divisor,
+        table: &[f64],
+        st: &mut Stats,
+    ) {
+        let max = self.elem.max as f64;
+        for ((&w, qv), &yw) in xb.iter().zip(qb).zip(yb) {
+            let x = f32::from_bits(w) as f64;
+            let out = table[qv.to_u64() as usize];
+            st.elements += 1;
+            if out.is_nan() {
+                st.nan += 1;
+                continue;
+            }
+            if x.is_nan() {
+                st.nan_to_number += 1;
+                continue;
+            }
+            let scaled = match d {
+                Divisor::Pow2(e) => x * exp2(e),
+                _ => f32::from_bits(yw) as f64,
+            };
+            if out.is_infinite() {
+                if x.is_finite() {
+                    st.overflow_to_inf += 1;
+                }
+                continue;
+            }
+            if scaled.abs() > max {
+                st.saturated += 1;
+            } else if out == 0.0 && x != 0.0 && !(self.conv.policy.relu && x < 0.0) {
+                st.flushed_to_zero += 1;
+            }
+            if x.is_finite() {
+                let err = (out * factor - x).abs();
+                st.error_elements += 1;
+                st.sum_abs_error += err;
+                st.max_abs_error = st.max_abs_error.max(err);
+            }
+        }
     }
 
     /// The values of quantized elements: `q × s (× s2)` for each element, exact (`f64` holds
@@ -425,20 +570,57 @@ impl Quantizer {
     }
 }
 
+/// Elements per piece of parallel work.
+const PIECE: usize = 1 << 16;
+
+/// A worker's buffers, kept from one piece to the next.
+#[derive(Default)]
+struct Scratch {
+    /// The scaled `f32` words.
+    y: Vec<u32>,
+    /// Elements for the exact core, with their power of two.
+    exact: Vec<(usize, i32)>,
+    /// Random words (stochastic rounding).
+    rnd: Vec<u32>,
+}
+
+/// What [`Quantizer::piece`] needs besides its elements.
+struct Piece<'a> {
+    /// The flat index of its first element.
+    at: usize,
+    tiles: &'a [(u32, Divisor)],
+    finite: &'a [bool],
+    /// What each tile's element codes are multiplied by to give its values.
+    factors: &'a [f64],
+    table: &'a [f64],
+    /// The random stream and the index of the first element (stochastic rounding).
+    random: Option<(u64, u64)>,
+}
+
+/// The largest magnitude of the `f32` words `b` (the encoding without its sign).
+#[inline(always)]
+fn max_magnitude(b: &[u32]) -> u32 {
+    b.iter().fold(0, |m, &w| m.max(w & 0x7fff_ffff))
+}
+
+/// The maxima of the tiles of a band of rows `b` (`k` columns, tiles `c` wide) into `o`.
+fn band_maxima(b: &[u32], k: usize, c: usize, o: &mut [u32]) {
+    for row in b.chunks(k) {
+        for (a, t) in o.iter_mut().zip(row.chunks(c)) {
+            *a = (*a).max(max_magnitude(t));
+        }
+    }
+}
+
+/// 2^e, exactly (`e` within the `ue8m0` range and a little more).
+fn exp2(e: i32) -> f64 {
+    f64::from_bits(((e + 1023) as u64) << 52)
+}
+
 /// The per-tensor scale of a second level: `RN_f32(amax / (448 × max))`, at least `f32`'s
 /// smallest normal (an all-zero tensor).
 pub fn second_level_scale(amax: f32, elem_max: f32) -> f32 {
     (amax / (448.0 * elem_max)).max(f32::MIN_POSITIVE)
-}
-
-fn nan_bits(f: crate::quant::ScaleFormat) -> u32 {
-    use crate::quant::ScaleFormat::*;
-    match f {
-        Ue8m0 => 0xff,
-        Ue4m3 => 0x7f,
-        F32 => 0x7fc0_0000,
-        Bf16 => 0x7fc0,
-    }
 }
 
 /// Every encoding's value of a format of at most 16 bits.

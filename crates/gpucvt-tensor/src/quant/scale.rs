@@ -169,28 +169,23 @@ pub fn bf16_rn(x: f32) -> u16 {
     ((b + round) >> 16) as u16
 }
 
-/// The non-negative finite `x` (at most 448) rounded to `e4m3`, to nearest even.
+/// `x`, within [2^−6, 448] (e4m3's normal range), rounded to `e4m3`, to nearest even: the
+/// mantissa rounded at its 3rd bit on the `f32` encoding.
 pub fn e4m3_rn(x: f32) -> u8 {
-    let c = gpucvt_core::Conversion::new(
-        gpucvt_core::format::F32,
-        gpucvt_core::format::E4M3,
-        gpucvt_core::Rounding::RN,
-        gpucvt_core::Policy {
-            satfinite: true,
-            ..Default::default()
-        },
-    );
-    c.apply(x.to_bits() as u64).bits as u8
+    debug_assert!((E4M3_MIN_NORMAL..=E4M3_MAX).contains(&x));
+    let b = x.to_bits();
+    let r = (b + 0x7_ffff + ((b >> 20) & 1)) & !0xf_ffff;
+    let e = (r >> 23) + 7 - 127;
+    ((e << 3) | ((r >> 20) & 7)) as u8
 }
 
 /// The value of the `e4m3` encoding `b` (sign bit clear, not NaN).
 pub fn e4m3_value(b: u8) -> f32 {
-    let e = (b >> 3) as i32 & 0xf;
-    let m = (b & 7) as f32;
+    let (e, m) = ((b >> 3) as u32 & 0xf, (b & 7) as u32);
     if e == 0 {
-        m * 2f32.powi(-9)
+        m as f32 / 512.0
     } else {
-        (1.0 + m / 8.0) * 2f32.powi(e - 7)
+        f32::from_bits(((e + 120) << 23) | (m << 20))
     }
 }
 
@@ -213,5 +208,46 @@ pub fn scale_value(format: ScaleFormat, bits: u32) -> f64 {
         }
         ScaleFormat::F32 => f32::from_bits(bits) as f64,
         ScaleFormat::Bf16 => f32::from_bits(bits << 16) as f64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpucvt_core::format::{E4M3, F32};
+    use gpucvt_core::{Conversion, Policy, Rounding};
+
+    /// The bit tricks against the exact core: every e4m3 value, and rounding at every
+    /// binade and mantissa with the bits below the kept ones at and around the tie.
+    #[test]
+    fn e4m3_bits_equal_the_core() {
+        for b in 0..0x7fu8 {
+            assert_eq!(
+                e4m3_value(b) as f64,
+                E4M3.decode(b as u64).to_f64_lossy(),
+                "{b:#x}"
+            );
+        }
+        let core = Conversion::new(F32, E4M3, Rounding::RN, Policy::default());
+        let mut n = 0;
+        for e in 121u32..=135 {
+            for top in 0..8u32 {
+                for low in [
+                    0, 1, 0x7_fffe, 0x7_ffff, 0x8_0000, 0x8_0001, 0xf_fffe, 0xf_ffff, 0x5_5555,
+                ] {
+                    let x = f32::from_bits((e << 23) | (top << 20) | low);
+                    if !(E4M3_MIN_NORMAL..=E4M3_MAX).contains(&x) {
+                        continue;
+                    }
+                    assert_eq!(
+                        e4m3_rn(x) as u64,
+                        core.apply(x.to_bits() as u64).bits,
+                        "{x:e}"
+                    );
+                    n += 1;
+                }
+            }
+        }
+        assert!(n > 1000);
     }
 }
