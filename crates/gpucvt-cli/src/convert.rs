@@ -179,6 +179,55 @@ fn more(n: usize, what: &str) -> String {
     }
 }
 
+/// A tensor's scale tensors (or sidecar files), comma-separated.
+fn scale_names(t: &gpucvt_tensor::TensorSummary) -> String {
+    t.scale
+        .iter()
+        .chain(&t.scale_2)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The text summary of `--dequantize`.
+fn dequantize_text(a: &Args, label: &str, s: &Summary) -> String {
+    let mut out = format!(
+        "{} -> {}  ({label})\n\n",
+        a.input.display(),
+        a.output.display()
+    );
+    let rows: Vec<Vec<String>> = s
+        .tensors
+        .iter()
+        .take(MAX_LISTED)
+        .map(|t| {
+            vec![
+                t.name.clone(),
+                format!("{:?}", t.shape),
+                format!("{} -> {}", t.from, t.to),
+                group(t.stats.nan),
+                scale_names(t),
+            ]
+        })
+        .collect();
+    out.push_str(&table(
+        &["tensor", "shape", "conversion", "NaN", "scales (dropped)"],
+        &rows,
+    ));
+    out.push_str(&more(s.tensors.len(), "dequantized tensors"));
+    if !s.copied.is_empty() {
+        let names: Vec<&str> = s
+            .copied
+            .iter()
+            .take(MAX_LISTED)
+            .map(|n| n.as_str())
+            .collect();
+        out.push_str(&format!("copied unchanged: {}\n", names.join(", ")));
+        out.push_str(&more(s.copied.len(), "copied tensors"));
+    }
+    out
+}
+
 fn text(a: &Args, label: &str, s: &Summary) -> String {
     let mut out = format!(
         "{} -> {}  ({label})\n",
@@ -208,7 +257,7 @@ fn text(a: &Args, label: &str, s: &Summary) -> String {
                 group(t.stats.flushed_to_zero),
                 group(t.stats.nan),
                 num(t.stats.max_abs_error),
-                t.scale.clone().unwrap_or_default(),
+                scale_names(t),
             ]
         })
         .collect();
@@ -453,7 +502,7 @@ fn dequantize(a: &Args, block: Option<BlockScaling>) -> Result<Done, CliError> {
         })?;
         String::new()
     } else {
-        text(a, &label, &summary)
+        dequantize_text(a, &label, &summary)
     };
     Ok(Done::ok(out))
 }
