@@ -193,17 +193,30 @@ impl Quantizer {
             return Ok(Stats::default());
         }
         let g = self.geo;
+        let (per, per_scales) = self.matrix_sizes();
         let group = (g.r.min(g.m) * g.k) as usize;
         let ct = g.col_tiles() as usize;
         let table = decode_table(&self.conv.dst);
+        // Bands of tiles within each matrix: a short last band (m not a multiple of r) must
+        // not run into the next matrix.
         let stats = x
-            .par_chunks(group)
-            .zip(q.par_chunks_mut(group))
-            .zip(scales.par_chunks_mut(ct))
+            .par_chunks(per)
+            .zip(q.par_chunks_mut(per))
+            .zip(scales.par_chunks_mut(per_scales))
             .enumerate()
-            .map(|(gi, ((xs, qs), ss))| {
-                let first = (gi * group) as u64;
-                self.group(xs, qs, ss, second, random.map(|s| (s, first)), &table)
+            .map(|(mi, ((xm, qm), sm))| {
+                xm.par_chunks(group)
+                    .zip(qm.par_chunks_mut(group))
+                    .zip(sm.par_chunks_mut(ct))
+                    .enumerate()
+                    .map(|(gi, ((xs, qs), ss))| {
+                        let first = (mi * per + gi * group) as u64;
+                        self.group(xs, qs, ss, second, random.map(|s| (s, first)), &table)
+                    })
+                    .reduce(Stats::default, |mut a, b| {
+                        a.merge(&b);
+                        a
+                    })
             })
             .reduce(Stats::default, |mut a, b| {
                 a.merge(&b);
@@ -369,6 +382,15 @@ impl Quantizer {
         };
     }
 
+    /// Elements and scales per matrix.
+    fn matrix_sizes(&self) -> (usize, usize) {
+        let g = self.geo;
+        (
+            (g.m * g.k).max(1) as usize,
+            (g.row_tiles() * g.col_tiles()).max(1) as usize,
+        )
+    }
+
     /// The values of quantized elements: `q × s (× s2)` for each element, exact (`f64` holds
     /// every such product of the formats here), NaN where the scale is NaN. `scales`:
     /// row-major, as [`Quantizer::quantize`] gives them ([`Quantizer::read_layout`] of the
@@ -405,9 +427,15 @@ impl Quantizer {
         if n == 0 {
             return Ok(out);
         }
-        out.par_chunks_mut(group)
-            .zip(q.par_chunks(group))
-            .zip(scales.par_chunks(ct))
+        let (per, per_scales) = self.matrix_sizes();
+        out.par_chunks_mut(per)
+            .zip(q.par_chunks(per))
+            .zip(scales.par_chunks(per_scales))
+            .flat_map(|((om, qm), sm)| {
+                om.par_chunks_mut(group)
+                    .zip(qm.par_chunks(group))
+                    .zip(sm.par_chunks(ct))
+            })
             .for_each(|((o, qs), ss)| {
                 let f: Vec<f64> = ss
                     .iter()
