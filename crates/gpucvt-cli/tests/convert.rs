@@ -399,7 +399,7 @@ fn mx_block_scaling_npy_with_sidecar() {
         &[
             "convert", "w.npy", "-o", "r.npy", "--to", "e2m1", "--block", "32", "--scale", "e8m0",
         ],
-        "invalid value 'e8m0' for '--scale <FMT>'; [possible values: ue8m0]",
+        "invalid value 'e8m0' for '--scale <FMT>'; [possible values: ue8m0, ue4m3, f32, bf16]",
     );
 }
 
@@ -551,7 +551,7 @@ fn bad_inputs_exit_2_and_leave_nothing() {
         ),
         (
             &["convert", "ok.npy", "-o", "o.npy"],
-            "the following required arguments were not provided: <--to <FMT>|--cvt <FORM>>",
+            "the following required arguments were not provided: <--to <FMT>|--cvt <FORM>|--recipe <NAME>|--dequantize>",
         ),
         // What clap checks: --to or --cvt, not both; --cvt without the --to modifiers;
         // ranges and value sets.
@@ -619,9 +619,9 @@ fn bad_inputs_exit_2_and_leave_nothing() {
                 "--block",
                 "32",
                 "--scale-method",
-                "floor",
+                "nearest",
             ],
-            "invalid value 'floor' for '--scale-method <METHOD>'; [possible values: ocp, rp]",
+            "invalid value 'nearest' for '--scale-rule <RULE>'; [possible values: floor, rceil, ceil, even]",
         ),
         (
             &["convert", "ok.npy", "-o", "o.npy", "--to", "e9m9"],
