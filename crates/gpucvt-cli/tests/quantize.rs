@@ -441,3 +441,89 @@ fn combinations_that_do_not_fit_are_clear_errors() {
         "dimension 0 4 (shape [4, 64]) is not a multiple of the block size 3",
     );
 }
+
+#[test]
+fn ragged_tiles_of_a_3d_tensor_round_trip() {
+    // Two 130×8 matrices in 128×8 tiles: each matrix's last tile has two rows, and the
+    // second matrix is 2^20 times larger, so a tile that took the other matrix's rows would
+    // show in the scales and in the error.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut w = values(2 * 130 * 8, 5);
+    for v in &mut w[130 * 8..] {
+        *v *= 1048576.0;
+    }
+    write_safetensors(
+        &d.join("m.safetensors"),
+        &[("w", "F32", vec![2, 130, 8], f32_bytes(&w))],
+    );
+    let args = [
+        "convert",
+        "m.safetensors",
+        "-o",
+        "q.safetensors",
+        "--to",
+        "e4m3",
+        "--satfinite",
+        "--block",
+        "128x8",
+        "--scale",
+        "f32",
+        "--json",
+    ];
+    let (code, js, err) = gpucvt(d, &args);
+    assert_eq!(code, 0, "{err}");
+    let (_, ts) = read_safetensors(&d.join("q.safetensors"));
+    let (_, dt, shape, bytes) = get(&ts, "w_scale");
+    assert_eq!(
+        (dt.as_str(), shape.as_slice()),
+        ("F32", &[2usize, 2, 1][..])
+    );
+    let scales: Vec<f32> = bytes
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let amax = |m: usize, rows: std::ops::Range<usize>| {
+        w[m * 1040 + rows.start * 8..m * 1040 + rows.end * 8]
+            .iter()
+            .fold(0f32, |a, v| a.max(v.abs()))
+    };
+    let want = [
+        amax(0, 0..128) / 448.0,
+        amax(0, 128..130) / 448.0,
+        amax(1, 0..128) / 448.0,
+        amax(1, 128..130) / 448.0,
+    ];
+    assert_eq!(scales, want);
+    let (code, _, err) = gpucvt(
+        d,
+        &[
+            "convert",
+            "q.safetensors",
+            "-o",
+            "d.safetensors",
+            "--dequantize",
+            "--to",
+            "f64",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, ts) = read_safetensors(&d.join("d.safetensors"));
+    let deq: Vec<f64> = get(&ts, "w")
+        .3
+        .chunks(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let worst = deq
+        .iter()
+        .zip(&w)
+        .map(|(y, &x)| (y - x as f64).abs())
+        .fold(0f64, f64::max);
+    let key = "\"max_abs_error\": ";
+    let from = js.find(key).unwrap() + key.len();
+    let token: String = js[from..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || ".eE+-".contains(*c))
+        .collect();
+    assert_eq!(worst, token.parse::<f64>().unwrap());
+}
