@@ -619,9 +619,9 @@ fn bad_inputs_exit_2_and_leave_nothing() {
                 "--block",
                 "32",
                 "--scale-method",
-                "round",
+                "nearest",
             ],
-            "invalid value 'round' for '--scale-rule <RULE>'; [possible values: floor, rceil, ceil, even]",
+            "invalid value 'nearest' for '--scale-rule <RULE>'; [possible values: floor, rceil, ceil, even]",
         ),
         (
             &["convert", "ok.npy", "-o", "o.npy", "--to", "e9m9"],

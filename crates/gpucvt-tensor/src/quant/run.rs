@@ -294,19 +294,21 @@ impl Quantizer {
         let (k, c) = (g.k as usize, g.c as usize);
         let ct = g.col_tiles() as usize;
         let band = (g.r.min(g.m) * g.k) as usize;
-        let bands = x.len().div_ceil(band);
-        if bands >= 64 || band <= PIECE {
+        // The bands of tiles of each matrix (a short last band ends with its matrix).
+        let (per, _) = self.matrix_sizes();
+        let all: Vec<&[u32]> = x.chunks(per).flat_map(|m| m.chunks(band)).collect();
+        if all.len() >= 64 || band <= PIECE {
             // Many bands (or small ones): a band per task.
-            let mut out = vec![0u32; bands * ct];
+            let mut out = vec![0u32; all.len() * ct];
             out.par_chunks_mut(ct)
-                .zip(x.par_chunks(band))
+                .zip(all.par_iter())
                 .for_each(|(o, b)| band_maxima(b, k, c, o));
             return out;
         }
         // Few large bands (a whole tensor, tall tiles): each band split into pieces of rows,
         // or of one long row, whose maxima are combined.
-        let mut out = Vec::with_capacity(bands * ct);
-        for b in x.chunks(band) {
+        let mut out = Vec::with_capacity(all.len() * ct);
+        for b in all {
             let m = if b.len() > k {
                 b.par_chunks(k * (PIECE / k).max(1))
                     .map(|p| {
@@ -514,6 +516,15 @@ impl Quantizer {
         }
     }
 
+    /// Elements and scales per matrix.
+    fn matrix_sizes(&self) -> (usize, usize) {
+        let g = self.geo;
+        (
+            (g.m * g.k).max(1) as usize,
+            (g.row_tiles() * g.col_tiles()).max(1) as usize,
+        )
+    }
+
     /// The values of quantized elements: `q × s (× s2)` for each element, exact (`f64` holds
     /// every such product of the formats here), NaN where the scale is NaN. `scales`:
     /// row-major, as [`Quantizer::quantize`] gives them ([`Quantizer::read_layout`] of the
@@ -550,9 +561,15 @@ impl Quantizer {
         if n == 0 {
             return Ok(out);
         }
-        out.par_chunks_mut(group)
-            .zip(q.par_chunks(group))
-            .zip(scales.par_chunks(ct))
+        let (per, per_scales) = self.matrix_sizes();
+        out.par_chunks_mut(per)
+            .zip(q.par_chunks(per))
+            .zip(scales.par_chunks(per_scales))
+            .flat_map(|((om, qm), sm)| {
+                om.par_chunks_mut(group)
+                    .zip(qm.par_chunks(group))
+                    .zip(sm.par_chunks(ct))
+            })
             .for_each(|((o, qs), ss)| {
                 let f: Vec<f64> = ss
                     .iter()

@@ -1,0 +1,529 @@
+//! End-to-end tests of `gpucvt convert --recipe` and `--dequantize`: every recipe on a small
+//! `.safetensors` file (the scale tensors' dtypes and shapes, the metadata, the printed
+//! expansion), the dequantized round trip against the summary's error statistics, `.npy`
+//! sidecars, and the errors of combinations that do not fit.
+
+mod common;
+use common::gpucvt_in as gpucvt;
+
+use serde_json::{json, Value};
+use std::path::Path;
+
+type Tensor = (String, String, Vec<usize>, Vec<u8>);
+
+fn write_safetensors(path: &Path, tensors: &[(&str, &str, Vec<usize>, Vec<u8>)]) {
+    let mut h = serde_json::Map::new();
+    let (mut off, mut data) = (0, Vec::new());
+    for (name, dtype, shape, bytes) in tensors {
+        h.insert(
+            name.to_string(),
+            json!({"dtype": dtype, "shape": shape, "data_offsets": [off, off + bytes.len()]}),
+        );
+        off += bytes.len();
+        data.extend_from_slice(bytes);
+    }
+    let mut hb = serde_json::to_vec(&Value::Object(h)).unwrap();
+    while !hb.len().is_multiple_of(8) {
+        hb.push(b' ');
+    }
+    let mut out = (hb.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(&hb);
+    out.extend_from_slice(&data);
+    std::fs::write(path, out).unwrap();
+}
+
+/// The metadata and the tensors (in name order).
+fn read_safetensors(path: &Path) -> (Value, Vec<Tensor>) {
+    let b = std::fs::read(path).unwrap();
+    let n = u64::from_le_bytes(b[..8].try_into().unwrap()) as usize;
+    let h: serde_json::Map<String, Value> = serde_json::from_slice(&b[8..8 + n]).unwrap();
+    let data = &b[8 + n..];
+    let mut meta = Value::Null;
+    let mut out = Vec::new();
+    for (k, v) in h {
+        if k == "__metadata__" {
+            meta = v;
+            continue;
+        }
+        let off: Vec<usize> = serde_json::from_value(v["data_offsets"].clone()).unwrap();
+        out.push((
+            k,
+            v["dtype"].as_str().unwrap().to_string(),
+            serde_json::from_value(v["shape"].clone()).unwrap(),
+            data[off[0]..off[1]].to_vec(),
+        ));
+    }
+    (meta, out)
+}
+
+fn get<'a>(ts: &'a [Tensor], name: &str) -> &'a Tensor {
+    ts.iter()
+        .find(|t| t.0 == name)
+        .unwrap_or_else(|| panic!("tensor {name} present"))
+}
+
+/// Values over many binades, a few exact powers of two, no NaN or infinity (the error
+/// statistics cover finite elements).
+fn values(n: usize, seed: u32) -> Vec<f32> {
+    let mut x = 0x9e37_79b9u32 ^ seed;
+    (0..n)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            if i % 29 == 0 {
+                2f32.powi((i % 7) as i32 - 3)
+            } else {
+                let m = x as f32 / u32::MAX as f32 - 0.5;
+                m * 2f32.powi((x % 9) as i32 - 4)
+            }
+        })
+        .collect()
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// (recipe, expansion, element dtype, scale dtype, scale shape of a [4, 64] tensor, the
+/// metadata's description).
+type RecipeRow = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [usize],
+    &'static str,
+);
+const RECIPES: [RecipeRow; 7] = [
+    (
+        "mxfp8",
+        "--to e4m3 --satfinite --block 32 --scale ue8m0 --scale-rule floor",
+        "F8_E4M3",
+        "F8_E8M0",
+        &[4, 2],
+        "block=32 axis=-1 scale=ue8m0 rule=floor second_level=false layout=rows",
+    ),
+    (
+        "mxfp6",
+        "--to e2m3 --satfinite --block 32 --scale ue8m0 --scale-rule floor",
+        "F6_E2M3",
+        "F8_E8M0",
+        &[4, 2],
+        "block=32 axis=-1 scale=ue8m0 rule=floor second_level=false layout=rows",
+    ),
+    (
+        "mxfp4",
+        "--to e2m1 --satfinite --block 32 --scale ue8m0 --scale-rule floor",
+        "F4",
+        "F8_E8M0",
+        &[4, 2],
+        "block=32 axis=-1 scale=ue8m0 rule=floor second_level=false layout=rows",
+    ),
+    (
+        "nvfp4",
+        "--to e2m1 --satfinite --block 16 --scale ue4m3 --scale-2",
+        "F4",
+        "F8_E4M3",
+        &[4, 4],
+        "block=16 axis=-1 scale=ue4m3 rule=floor second_level=true layout=rows",
+    ),
+    (
+        "fp8-block128",
+        "--to e4m3 --satfinite --block 128x128 --scale f32",
+        "F8_E4M3",
+        "F32",
+        &[1, 1],
+        "block=128x128 axis=-1 scale=f32 rule=floor second_level=false layout=rows",
+    ),
+    (
+        "fp8-tensor",
+        "--to e4m3 --satfinite --block tensor --scale f32",
+        "F8_E4M3",
+        "F32",
+        &[],
+        "block=tensor axis=-1 scale=f32 rule=floor second_level=false layout=rows",
+    ),
+    (
+        "fp8-row",
+        "--to e4m3 --satfinite --block row --scale f32",
+        "F8_E4M3",
+        "F32",
+        &[4, 1],
+        "block=row axis=-1 scale=f32 rule=floor second_level=false layout=rows",
+    ),
+];
+
+#[test]
+fn every_recipe_and_its_dequantized_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let w = values(256, 1);
+    // "keep": a shape no recipe's blocks fit (3 elements, one axis); copied unchanged.
+    let keep = f32_bytes(&[1.5, -2.0, 3.0]);
+    write_safetensors(
+        &d.join("m.safetensors"),
+        &[
+            ("w", "F32", vec![4, 64], f32_bytes(&w)),
+            ("keep", "I32", vec![3], keep.clone()),
+        ],
+    );
+    for (name, expansion, dtype, sdtype, sshape, describe) in RECIPES {
+        let out = format!("{name}.safetensors");
+        let (code, text, err) = gpucvt(
+            d,
+            &["convert", "m.safetensors", "-o", &out, "--recipe", name],
+        );
+        assert_eq!(code, 0, "{name}: {err}");
+        let first = text.lines().next().unwrap();
+        assert_eq!(
+            first,
+            format!("m.safetensors -> {out}  (recipe {name}: {expansion})"),
+            "{name}"
+        );
+        // The JSON run writes the same file and carries the statistics.
+        let jout = format!("{name}-j.safetensors");
+        let (code, js, err) = gpucvt(
+            d,
+            &[
+                "convert",
+                "m.safetensors",
+                "-o",
+                &jout,
+                "--recipe",
+                name,
+                "--json",
+            ],
+        );
+        assert_eq!(code, 0, "{name}: {err}");
+        assert_eq!(
+            std::fs::read(d.join(&out)).unwrap(),
+            std::fs::read(d.join(&jout)).unwrap(),
+            "{name}: text and JSON runs wrote different files"
+        );
+        let summary: Value = serde_json::from_str(&js).unwrap();
+        let tw = summary["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "w")
+            .unwrap();
+        // Read from the text with Rust's correctly rounded parser (serde_json's default
+        // float parsing may be one ulp off).
+        let at = js.find("\"name\": \"w\"").unwrap();
+        let key = "\"max_abs_error\": ";
+        let from = at + js[at..].find(key).unwrap() + key.len();
+        let token: String = js[from..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || ".eE+-".contains(*c))
+            .collect();
+        let max_err: f64 = token.parse().unwrap();
+        assert!(max_err > 0.0, "{name}: {tw}");
+        assert_eq!(
+            max_err as f32,
+            tw["stats"]["max_abs_error"].as_f64().unwrap() as f32
+        );
+
+        let (meta, ts) = read_safetensors(&d.join(&out));
+        assert_eq!(meta["gpucvt.scales.w"], describe, "{name}: {meta}");
+        assert_eq!(meta.get("gpucvt.scales.keep"), None, "{name}: {meta}");
+        let (_, dt, shape, _) = get(&ts, "w");
+        assert_eq!(
+            (dt.as_str(), shape.as_slice()),
+            (dtype, &[4usize, 64][..]),
+            "{name}"
+        );
+        let (_, dt, shape, bytes) = get(&ts, "w_scale");
+        assert_eq!((dt.as_str(), shape.as_slice()), (sdtype, sshape), "{name}");
+        let count: usize = sshape.iter().product();
+        assert_eq!(
+            bytes.len(),
+            count * if sdtype == "F32" { 4 } else { 1 },
+            "{name}"
+        );
+        if name == "nvfp4" {
+            let (_, dt, shape, bytes) = get(&ts, "w_scale_2");
+            assert_eq!((dt.as_str(), shape.len(), bytes.len()), ("F32", 0, 4));
+            // amax / (448 × 6).
+            let amax = w.iter().fold(0f32, |m, v| m.max(v.abs()));
+            assert_eq!(bytes.as_slice(), (amax / 2688.0).to_le_bytes());
+        } else {
+            assert!(ts.iter().all(|t| t.0 != "w_scale_2"), "{name}");
+        }
+        assert_eq!(get(&ts, "keep").3, keep, "{name}");
+
+        // Dequantized to f64, every element is exactly q × s (× s2): its largest distance
+        // from the input is the summary's max_abs_error.
+        let back = format!("{name}-f64.safetensors");
+        let (code, _, err) = gpucvt(
+            d,
+            &["convert", &out, "-o", &back, "--dequantize", "--to", "f64"],
+        );
+        assert_eq!(code, 0, "{name}: {err}");
+        let (meta, ts) = read_safetensors(&d.join(&back));
+        let mut names: Vec<&str> = ts.iter().map(|t| t.0.as_str()).collect();
+        names.sort();
+        assert_eq!(names, ["keep", "w"], "{name}: scale tensors dropped");
+        assert!(
+            meta.as_object()
+                .is_none_or(|m| m.keys().all(|k| !k.starts_with("gpucvt.scales."))),
+            "{name}: {meta}"
+        );
+        let (_, dt, shape, bytes) = get(&ts, "w");
+        assert_eq!((dt.as_str(), shape.as_slice()), ("F64", &[4usize, 64][..]));
+        let deq: Vec<f64> = bytes
+            .chunks(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        let worst = deq
+            .iter()
+            .zip(&w)
+            .map(|(y, &x)| (y - x as f64).abs())
+            .fold(0f64, f64::max);
+        assert_eq!(worst, max_err, "{name}");
+        assert_eq!(get(&ts, "keep").3, keep, "{name}");
+    }
+}
+
+/// An input `.npy` file, written by the tests' own writer.
+fn npy(path: &Path, shape: &[u64], data: &[u8]) {
+    std::fs::write(path, gpucvt_reference::npy_bytes("<f4", shape, data)).unwrap();
+}
+
+fn npy_header(path: &Path) -> String {
+    let b = std::fs::read(path).unwrap();
+    let hl = u16::from_le_bytes([b[8], b[9]]) as usize;
+    String::from_utf8_lossy(&b[10..10 + hl]).into_owned()
+}
+
+#[test]
+fn npy_sidecars_for_both_levels() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x = values(4 * 64, 2);
+    npy(&d.join("x.npy"), &[4, 64], &f32_bytes(&x));
+    let (code, out, err) = gpucvt(d, &["convert", "x.npy", "-o", "q.npy", "--recipe", "nvfp4"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("x.npy -> q.npy  (recipe nvfp4: --to e2m1"),
+        "{out}"
+    );
+    let h = npy_header(&d.join("q_scale.npy"));
+    assert!(h.contains("'shape': (4, 4)") && h.contains("|u1"), "{h}");
+    let h = npy_header(&d.join("q_scale_2.npy"));
+    assert!(h.contains("'shape': ()") && h.contains("<f4"), "{h}");
+    let b = std::fs::read(d.join("q_scale_2.npy")).unwrap();
+    let amax = x.iter().fold(0f32, |m, v| m.max(v.abs()));
+    assert_eq!(b[b.len() - 4..], (amax / 2688.0).to_le_bytes());
+
+    // One level: no _scale_2 sidecar; fp8-row: f32 scales per row.
+    let (code, _, err) = gpucvt(d, &["convert", "x.npy", "-o", "m.npy", "--recipe", "mxfp8"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(d.join("m_scale.npy").exists() && !d.join("m_scale_2.npy").exists());
+    let (code, _, err) = gpucvt(
+        d,
+        &["convert", "x.npy", "-o", "r.npy", "--recipe", "fp8-row"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let h = npy_header(&d.join("r_scale.npy"));
+    assert!(h.contains("'shape': (4, 1)") && h.contains("<f4"), "{h}");
+
+    // Dequantization reads .safetensors only, and says so.
+    let (code, _, err) = gpucvt(d, &["convert", "q.npy", "-o", "d.npy", "--dequantize"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("dequantization reads and writes .safetensors files"),
+        "{err}"
+    );
+}
+
+/// Exit code 2, one `error:` line containing `needle`, no output file.
+fn fails(dir: &Path, args: &[&str], needle: &str) {
+    let (code, out, err) = gpucvt(dir, args);
+    assert_eq!(code, 2, "{args:?}: {out}{err}");
+    assert!(
+        err.starts_with("error: ") && err.contains(needle),
+        "{args:?}: {err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!dir.join("e.safetensors").exists() && !dir.join("e.npy").exists());
+}
+
+#[test]
+fn combinations_that_do_not_fit_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_safetensors(
+        &d.join("m.safetensors"),
+        &[("w", "F32", vec![4, 64], f32_bytes(&values(256, 3)))],
+    );
+    let f64s: Vec<u8> = (0..64).flat_map(|i| (i as f64).to_le_bytes()).collect();
+    write_safetensors(&d.join("d.safetensors"), &[("w", "F64", vec![2, 32], f64s)]);
+    npy(&d.join("x.npy"), &[4, 64], &f32_bytes(&values(256, 4)));
+    let m = ["convert", "m.safetensors", "-o", "e.safetensors"];
+    let with =
+        |more: &[&'static str]| -> Vec<&'static str> { m.iter().chain(more).copied().collect() };
+    fails(
+        d,
+        &with(&["--recipe", "mxfp9"]),
+        "invalid value 'mxfp9' for '--recipe <NAME>'",
+    );
+    fails(
+        d,
+        &with(&[
+            "--to",
+            "e4m3",
+            "--block",
+            "32",
+            "--scale",
+            "f32",
+            "--scale-rule",
+            "rceil",
+        ]),
+        "--scale-rule chooses ue8m0 (power-of-two) scales",
+    );
+    fails(
+        d,
+        &with(&["--to", "e4m3", "--block", "4x32", "--scale-layout", "swizzled"]),
+        "the swizzled scale layout is for blocks of N along the last axis (MX, NVFP4), not --block 4x32",
+    );
+    fails(
+        d,
+        &with(&[
+            "--to",
+            "e4m3",
+            "--block",
+            "32",
+            "--scale",
+            "f32",
+            "--scale-2",
+        ]),
+        "a second-level (per-tensor) scale goes with ue4m3 block scales (NVFP4), not f32",
+    );
+    fails(
+        d,
+        &[
+            "convert",
+            "d.safetensors",
+            "-o",
+            "e.safetensors",
+            "--to",
+            "e4m3",
+            "--block",
+            "32",
+            "--scale",
+            "f32",
+        ],
+        "block scales are computed on f32 values: f32, bf16 and f16 data only, not f64",
+    );
+    fails(
+        d,
+        &with(&["--to", "e4m3", "--block", "32", "--axis", "2", "--strict"]),
+        "axis 2 is out of range for shape [4, 64] (2 axes)",
+    );
+    fails(
+        d,
+        &with(&["--to", "e4m3", "--block", "48", "--strict"]),
+        "the last dimension 64 (shape [4, 64]) is not a multiple of the block size 48",
+    );
+    fails(
+        d,
+        &[
+            "convert", "x.npy", "-o", "e.npy", "--to", "e4m3", "--block", "32", "--axis", "-3",
+        ],
+        "axis -3 is out of range for shape [4, 64] (2 axes)",
+    );
+    fails(
+        d,
+        &[
+            "convert", "x.npy", "-o", "e.npy", "--to", "e4m3", "--block", "3", "--axis", "0",
+        ],
+        "dimension 0 4 (shape [4, 64]) is not a multiple of the block size 3",
+    );
+}
+
+#[test]
+fn ragged_tiles_of_a_3d_tensor_round_trip() {
+    // Two 130×8 matrices in 128×8 tiles: each matrix's last tile has two rows, and the
+    // second matrix is 2^20 times larger, so a tile that took the other matrix's rows would
+    // show in the scales and in the error.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut w = values(2 * 130 * 8, 5);
+    for v in &mut w[130 * 8..] {
+        *v *= 1048576.0;
+    }
+    write_safetensors(
+        &d.join("m.safetensors"),
+        &[("w", "F32", vec![2, 130, 8], f32_bytes(&w))],
+    );
+    let args = [
+        "convert",
+        "m.safetensors",
+        "-o",
+        "q.safetensors",
+        "--to",
+        "e4m3",
+        "--satfinite",
+        "--block",
+        "128x8",
+        "--scale",
+        "f32",
+        "--json",
+    ];
+    let (code, js, err) = gpucvt(d, &args);
+    assert_eq!(code, 0, "{err}");
+    let (_, ts) = read_safetensors(&d.join("q.safetensors"));
+    let (_, dt, shape, bytes) = get(&ts, "w_scale");
+    assert_eq!(
+        (dt.as_str(), shape.as_slice()),
+        ("F32", &[2usize, 2, 1][..])
+    );
+    let scales: Vec<f32> = bytes
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let amax = |m: usize, rows: std::ops::Range<usize>| {
+        w[m * 1040 + rows.start * 8..m * 1040 + rows.end * 8]
+            .iter()
+            .fold(0f32, |a, v| a.max(v.abs()))
+    };
+    let want = [
+        amax(0, 0..128) / 448.0,
+        amax(0, 128..130) / 448.0,
+        amax(1, 0..128) / 448.0,
+        amax(1, 128..130) / 448.0,
+    ];
+    assert_eq!(scales, want);
+    let (code, _, err) = gpucvt(
+        d,
+        &[
+            "convert",
+            "q.safetensors",
+            "-o",
+            "d.safetensors",
+            "--dequantize",
+            "--to",
+            "f64",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, ts) = read_safetensors(&d.join("d.safetensors"));
+    let deq: Vec<f64> = get(&ts, "w")
+        .3
+        .chunks(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let worst = deq
+        .iter()
+        .zip(&w)
+        .map(|(y, &x)| (y - x as f64).abs())
+        .fold(0f64, f64::max);
+    let key = "\"max_abs_error\": ";
+    let from = js.find(key).unwrap() + key.len();
+    let token: String = js[from..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || ".eE+-".contains(*c))
+        .collect();
+    assert_eq!(worst, token.parse::<f64>().unwrap());
+}

@@ -1,0 +1,517 @@
+//! `Quantizer` against an independent model of the definitions in `quant/mod.rs`, on random
+//! and edge data: each element's block found from its multi-index, the scales computed in
+//! f64 (f64 division and multiplication of f32 operands rounded once to f32 are correctly
+//! rounded f32 operations), the element conversions by `gpucvt_reference`'s big-rational
+//! model, and the swizzled layout rebuilt from torchao's `to_blocked` reshape/permute
+//! description.
+
+use gpucvt_core::format::{Format, BF16, E2M1, E2M3, E3M2, E4M3, E5M2, F32};
+use gpucvt_core::{Conversion, Policy, Rounding};
+use gpucvt_reference::{reference, Rng};
+use gpucvt_tensor::quant::{Block, BlockScaling, Quantizer, ScaleFormat, ScaleLayout, ScaleRule};
+
+fn sat(scale: i32) -> Policy {
+    Policy {
+        satfinite: true,
+        scale,
+        ..Policy::default()
+    }
+}
+
+/// The reference code of the f32 word `w` × 2^`scale`, RN, satfinite.
+fn code(elem: &Format, w: u32, scale: i32) -> u8 {
+    reference(&F32, w as u64, elem, Rounding::RN, &sat(scale)).bits as u8
+}
+
+/// An f32 operation done in f64 and rounded once.
+fn f32_of(v: f64) -> f32 {
+    v as f32
+}
+
+/// floor(log2 |v|) of a non-zero finite f64 (every f32 is a normal f64).
+fn exponent(v: f64) -> i32 {
+    ((v.abs().to_bits() >> 52) & 0x7ff) as i32 - 1023
+}
+
+fn is_pow2(v: f64) -> bool {
+    v.abs().to_bits() & ((1u64 << 52) - 1) == 0
+}
+
+struct Elem {
+    max: f64,
+    emax: i32,
+    mbits: i32,
+}
+
+fn elem_numbers(f: &Format) -> Elem {
+    let (max, mbits) = match f.name {
+        "e4m3" => (448.0, 3),
+        "e5m2" => (57344.0, 2),
+        "e2m3" => (7.5, 3),
+        "e3m2" => (28.0, 2),
+        "e2m1" => (6.0, 1),
+        n => panic!("{n}"),
+    };
+    Elem {
+        max,
+        emax: exponent(max),
+        mbits,
+    }
+}
+
+/// The shared exponent of a ue8m0 scale by the rule's definition.
+fn shared(rule: ScaleRule, e: &Elem, amax: f32) -> i32 {
+    let a = amax as f64;
+    let s = match rule {
+        _ if a == 0.0 && rule != ScaleRule::Rceil => -127,
+        ScaleRule::Floor => exponent(a) - e.emax,
+        ScaleRule::Ceil => exponent(a) + !is_pow2(a) as i32 - e.emax,
+        ScaleRule::Even => {
+            // amax rounded half up to the element's mantissa bits.
+            let ulp = 2f64.powi(exponent(a) - e.mbits);
+            exponent((a / ulp + 0.5).floor() * ulp) - e.emax
+        }
+        ScaleRule::Rceil => {
+            let q = f32_of(a / e.max) as f64;
+            if q == 0.0 {
+                -127
+            } else {
+                exponent(q) + !is_pow2(q) as i32
+            }
+        }
+    };
+    s.clamp(-127, 127)
+}
+
+/// The expected quantization: codes, row-major scales, second-level scale.
+struct Expected {
+    q: Vec<u8>,
+    scales: Vec<u32>,
+    s2: Option<f32>,
+}
+
+/// The scale index of every element, and the scale shape, from the multi-index.
+fn block_of(shape: &[usize], block: Block, axis: i64) -> (Vec<usize>, Vec<usize>) {
+    let nd = shape.len();
+    let a = if axis < 0 { nd as i64 + axis } else { axis } as usize;
+    let mut sshape = shape.to_vec();
+    match block {
+        Block::Len(n) => sshape[a] /= n as usize,
+        Block::Row => sshape[a] = 1,
+        Block::Tile(r, c) => {
+            sshape[nd - 2] = shape[nd - 2].div_ceil(r as usize);
+            sshape[nd - 1] = shape[nd - 1].div_ceil(c as usize);
+        }
+        Block::Tensor => sshape = vec![],
+    }
+    let n: usize = shape.iter().product();
+    let mut out = Vec::with_capacity(n);
+    for flat in 0..n {
+        let mut idx = vec![0; nd];
+        let mut rest = flat;
+        for d in (0..nd).rev() {
+            idx[d] = rest % shape[d];
+            rest /= shape[d];
+        }
+        match block {
+            Block::Len(n) => idx[a] /= n as usize,
+            Block::Row => idx[a] = 0,
+            Block::Tile(r, c) => {
+                idx[nd - 2] /= r as usize;
+                idx[nd - 1] /= c as usize;
+            }
+            Block::Tensor => idx.clear(),
+        }
+        out.push(idx.iter().zip(&sshape).fold(0, |acc, (&i, &d)| acc * d + i));
+    }
+    (out, sshape)
+}
+
+fn expected(x: &[u32], shape: &[usize], b: &BlockScaling, elem: &Format) -> Expected {
+    let e = elem_numbers(elem);
+    let (which, sshape) = block_of(shape, b.block, b.axis);
+    let ns: usize = sshape.iter().product();
+    let mut amax = vec![0f32; ns];
+    let mut special = vec![false; ns];
+    for (&w, &s) in x.iter().zip(&which) {
+        let v = f32::from_bits(w);
+        if v.is_finite() {
+            amax[s] = amax[s].max(v.abs());
+        } else {
+            special[s] = true;
+        }
+    }
+    let s2 = b.second_level.then(|| {
+        // Over the blocks without NaN or infinity.
+        let t = amax
+            .iter()
+            .zip(&special)
+            .filter(|(_, &sp)| !sp)
+            .fold(0f32, |m, (&a, _)| m.max(a));
+        f32_of(t as f64 / (448.0 * e.max)).max(f32::MIN_POSITIVE)
+    });
+    // Per block: the scale bits, and how an element is turned into its code.
+    #[derive(Clone, Copy)]
+    enum How {
+        Pow2(i32),
+        Div(f32),
+        Mul(f32),
+    }
+    let mut scales = vec![0u32; ns];
+    let mut how = vec![How::Pow2(0); ns];
+    for s in 0..ns {
+        if special[s] {
+            scales[s] = match b.format {
+                ScaleFormat::Ue8m0 => 0xff,
+                ScaleFormat::Ue4m3 => 0x7f,
+                ScaleFormat::F32 => 0x7fc0_0000,
+                ScaleFormat::Bf16 => 0x7fc0,
+            };
+            continue;
+        }
+        let a = amax[s] as f64;
+        match b.format {
+            ScaleFormat::Ue8m0 => {
+                let k = shared(b.rule, &e, amax[s]);
+                scales[s] = (k + 127) as u32;
+                how[s] = How::Pow2(-k);
+            }
+            ScaleFormat::F32 => {
+                let t = f32_of(a / e.max).max(f32::MIN_POSITIVE);
+                scales[s] = t.to_bits();
+                how[s] = How::Div(t);
+            }
+            ScaleFormat::Bf16 => {
+                let t = f32_of(a / e.max);
+                let bits = (reference(
+                    &F32,
+                    t.to_bits() as u64,
+                    &BF16,
+                    Rounding::RN,
+                    &Policy::default(),
+                )
+                .bits as u32)
+                    .max(0x0080);
+                scales[s] = bits;
+                how[s] = How::Div(f32::from_bits(bits << 16));
+            }
+            ScaleFormat::Ue4m3 => {
+                let mut q = f32_of(a / e.max);
+                if let Some(p) = s2 {
+                    q = f32_of(q as f64 / p as f64);
+                }
+                let q = q.clamp(0.015625, 448.0);
+                let byte = reference(&F32, q.to_bits() as u64, &E4M3, Rounding::RN, &sat(0)).bits;
+                scales[s] = byte as u32;
+                let sv = E4M3.decode(byte).to_f64_lossy();
+                let r = match s2 {
+                    Some(p) => f32_of(f32_of(1.0 / p as f64) as f64 / sv),
+                    None => f32_of(1.0 / sv),
+                };
+                how[s] = How::Mul(r);
+            }
+        }
+    }
+    let q = x
+        .iter()
+        .zip(&which)
+        .map(|(&w, &s)| match how[s] {
+            How::Pow2(k) => code(elem, w, k),
+            How::Div(t) => code(
+                elem,
+                f32_of(f32::from_bits(w) as f64 / t as f64).to_bits(),
+                0,
+            ),
+            How::Mul(r) => code(
+                elem,
+                f32_of(f32::from_bits(w) as f64 * r as f64).to_bits(),
+                0,
+            ),
+        })
+        .collect();
+    Expected { q, scales, s2 }
+}
+
+/// Random data with the edges in some of its blocks: per element a magnitude class.
+fn data(rng: &mut Rng, n: usize, elem_max: f32) -> Vec<u32> {
+    let mut v: Vec<u32> = Vec::with_capacity(n);
+    // Runs of 1 to 40 elements share a kind, so whole blocks are zero, tiny, huge, ….
+    while v.len() < n {
+        let kind = rng.below(12);
+        let run = 1 + rng.below(40) as usize;
+        let e = rng.below(60) as i32 - 30;
+        for _ in 0..run.min(n - v.len()) {
+            let sign = (rng.below(2) as u32) << 31;
+            let mant = rng.next_u32() & 0x7f_ffff;
+            let w = match kind {
+                0 => 0,
+                1 => (1 + rng.below(0x7f_ffff)) as u32, // f32 subnormal
+                2 => ((127 + e) as u32) << 23,          // a power of two
+                3 => (elem_max * 2f32.powi(e)).to_bits(), // elem max × 2^e
+                4 => (elem_max * 2f32.powi(e)).to_bits() + 1,
+                5 => (((1 + rng.below(253)) as u32) << 23) | mant, // any normal
+                6 if rng.below(20) == 0 => 0x7fc0_0000,
+                7 if rng.below(20) == 0 => 0x7f80_0000,
+                _ => ((127 + e + rng.below(6) as i32) as u32) << 23 | mant,
+            };
+            v.push(w | sign);
+        }
+    }
+    v
+}
+
+/// torchao's `to_blocked` as its reshape/permute steps: zero-pad to 128·⌈R/128⌉ ×
+/// 4·⌈C/4⌉, view (R'/128, 128, C'/4, 4), permute to (R'/128, C'/4, 128, 4), each tile as
+/// (4, 32, 4) with its first two axes swapped, flattened.
+fn to_blocked(s: &[u32], rows: usize, cols: usize) -> Vec<u32> {
+    let (rp, cp) = (rows.div_ceil(128) * 128, cols.div_ceil(4) * 4);
+    let at = |r: usize, c: usize| {
+        if r < rows && c < cols {
+            s[r * cols + c]
+        } else {
+            0
+        }
+    };
+    let mut out = Vec::with_capacity(rp * cp);
+    for rb in 0..rp / 128 {
+        for cb in 0..cp / 4 {
+            for j in 0..32 {
+                for i in 0..4 {
+                    for cc in 0..4 {
+                        out.push(at(rb * 128 + i * 32 + j, cb * 4 + cc));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn check(seed: u64, shape: &[usize], b: BlockScaling, elem: &Format) {
+    let mut rng = Rng(seed);
+    let n: usize = shape.iter().product();
+    let e = elem_numbers(elem);
+    let x = data(&mut rng, n, e.max as f32);
+    let conv = Conversion::new(F32, *elem, Rounding::RN, sat(0));
+    let shape64: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
+    let qz = Quantizer::new(conv, &b, &shape64).unwrap();
+    let s2 = qz.tensor_scale(&x);
+    let mut q = vec![0u8; n];
+    let mut scales = vec![0u32; qz.scale_count()];
+    let stats = qz.quantize(&x, s2, None, &mut q, &mut scales).unwrap();
+    let want = expected(&x, shape, &b, elem);
+    let what = format!("{shape:?} {} {} {}", b.describe(), elem.name, seed);
+    assert_eq!(s2.map(f32::to_bits), want.s2.map(f32::to_bits), "{what}");
+    assert_eq!(scales.len(), want.scales.len(), "{what}");
+    for (i, (g, w)) in scales.iter().zip(&want.scales).enumerate() {
+        assert_eq!(g, w, "{what}: scale {i}");
+    }
+    for (i, (g, w)) in q.iter().zip(&want.q).enumerate() {
+        assert_eq!(g, w, "{what}: element {i} = {:e}", f32::from_bits(x[i]));
+    }
+    assert_eq!(stats.blocks as usize, want.scales.len(), "{what}");
+    if b.layout == ScaleLayout::Swizzled {
+        // A 2-D scale matrix: rows × columns.
+        let rows: usize = shape[..shape.len() - 1].iter().product();
+        let cols = want.scales.len() / rows;
+        let sw = to_blocked(&want.scales, rows, cols);
+        assert_eq!(qz.lay_out(&scales), sw, "{what}: swizzled");
+        assert_eq!(qz.read_layout(&sw).unwrap(), scales, "{what}: read back");
+    }
+}
+
+fn base(block: Block, format: ScaleFormat) -> BlockScaling {
+    BlockScaling {
+        block,
+        axis: -1,
+        format,
+        rule: ScaleRule::Floor,
+        second_level: false,
+        layout: ScaleLayout::Rows,
+    }
+}
+
+#[test]
+fn mx_every_element_and_rule() {
+    for (k, elem) in [E4M3, E5M2, E2M3, E3M2, E2M1].iter().enumerate() {
+        for rule in ScaleRule::ALL {
+            for seed in 0..4 {
+                let b = BlockScaling::mx(32, rule);
+                check(seed * 10 + k as u64, &[16, 96], b, elem);
+                // Blocks along axis 0 of a 3-D tensor.
+                check(seed + 100, &[64, 3, 5], BlockScaling { axis: 0, ..b }, elem);
+            }
+        }
+    }
+}
+
+#[test]
+fn f32_and_bf16_scales_on_tiles_rows_and_tensors() {
+    for format in [ScaleFormat::F32, ScaleFormat::Bf16] {
+        for elem in [E4M3, E5M2, E2M1] {
+            for seed in 0..3 {
+                // Ragged tiles on 2-D and 3-D shapes.
+                check(seed, &[37, 45], base(Block::Tile(16, 32), format), &elem);
+                check(seed, &[3, 20, 33], base(Block::Tile(8, 8), format), &elem);
+                check(seed, &[5, 7, 9], base(Block::Row, format), &elem);
+                check(
+                    seed,
+                    &[5, 7, 9],
+                    BlockScaling {
+                        axis: 1,
+                        ..base(Block::Row, format)
+                    },
+                    &elem,
+                );
+                check(seed, &[3, 4, 5], base(Block::Tensor, format), &elem);
+                check(seed, &[96], base(Block::Len(32), format), &elem);
+            }
+        }
+    }
+}
+
+#[test]
+fn ue8m0_tiles_and_rows() {
+    for rule in ScaleRule::ALL {
+        check(
+            7,
+            &[37, 45],
+            BlockScaling {
+                rule,
+                ..base(Block::Tile(16, 16), ScaleFormat::Ue8m0)
+            },
+            &E4M3,
+        );
+        check(
+            8,
+            &[6, 40],
+            BlockScaling {
+                rule,
+                ..base(Block::Row, ScaleFormat::Ue8m0)
+            },
+            &E2M1,
+        );
+    }
+}
+
+#[test]
+fn nvfp4_one_and_two_levels() {
+    for second_level in [false, true] {
+        for seed in 0..6 {
+            let b = BlockScaling {
+                second_level,
+                ..base(Block::Len(16), ScaleFormat::Ue4m3)
+            };
+            check(seed, &[8, 64], b, &E2M1);
+            check(seed, &[2, 3, 32], b, &E2M1);
+            check(seed, &[2, 32, 5], BlockScaling { axis: 1, ..b }, &E2M1);
+            check(
+                seed,
+                &[130, 80],
+                BlockScaling {
+                    layout: ScaleLayout::Swizzled,
+                    ..b
+                },
+                &E2M1,
+            );
+        }
+    }
+}
+
+#[test]
+fn swizzled_mx_with_padding_both_ways() {
+    for (rows, cols) in [(130, 64), (1, 32), (128, 128), (257, 96)] {
+        let b = BlockScaling {
+            layout: ScaleLayout::Swizzled,
+            ..BlockScaling::mx(32, ScaleRule::Rceil)
+        };
+        check(rows as u64, &[rows, cols], b, &E4M3);
+    }
+}
+
+#[test]
+fn edge_blocks_exactly() {
+    // One block each: all zero, a NaN, an infinity, amax a power of two, amax the element's
+    // max, amax subnormal, the smallest subnormal, f32 max.
+    let blocks: [&[f32]; 8] = [
+        &[0.0, -0.0],
+        &[1.0, f32::NAN],
+        &[1.0, f32::NEG_INFINITY],
+        &[0.25, -0.125],
+        &[448.0, 1.0],
+        &[1e-40, -3e-41],
+        &[f32::from_bits(1), 0.0],
+        &[f32::MAX, -1.0],
+    ];
+    let mut x = Vec::new();
+    for blk in blocks {
+        for i in 0..32 {
+            x.push(blk[i % blk.len()].to_bits());
+        }
+    }
+    for elem in [E4M3, E2M1] {
+        for rule in ScaleRule::ALL {
+            for format in [
+                ScaleFormat::Ue8m0,
+                ScaleFormat::F32,
+                ScaleFormat::Bf16,
+                ScaleFormat::Ue4m3,
+            ] {
+                for second_level in [false, format == ScaleFormat::Ue4m3] {
+                    let b = BlockScaling {
+                        rule,
+                        second_level,
+                        ..base(Block::Len(32), format)
+                    };
+                    let shape = [8usize, 32];
+                    let conv = Conversion::new(F32, elem, Rounding::RN, sat(0));
+                    let qz = Quantizer::new(conv, &b, &[8, 32]).unwrap();
+                    let s2 = qz.tensor_scale(&x);
+                    let mut q = vec![0u8; x.len()];
+                    let mut scales = vec![0u32; 8];
+                    let st = qz.quantize(&x, s2, None, &mut q, &mut scales).unwrap();
+                    let want = expected(&x, &shape, &b, &elem);
+                    let what = format!("{} {}", b.describe(), elem.name);
+                    assert_eq!(scales, want.scales, "{what}");
+                    assert_eq!(q, want.q, "{what}");
+                    assert_eq!(st.nan_blocks, 2, "{what}");
+                    // The all-zero block quantizes to zeros of the input's signs, never NaN.
+                    assert!(
+                        q[..32]
+                            .iter()
+                            .all(|&c| elem.decode(c as u64).to_f64_lossy() == 0.0),
+                        "{what}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn ragged_tiles_of_a_3d_tensor_stay_in_their_matrix() {
+    // Two 5×4 matrices in 4×4 tiles: each matrix's last tile has one row. Its band must not
+    // take the next matrix's rows (here a NaN), and every scale must be written.
+    let mut x: Vec<u32> = (0..40).map(|i| (1.0 + i as f32).to_bits()).collect();
+    x[20] = f32::NAN.to_bits();
+    let b = base(Block::Tile(4, 4), ScaleFormat::F32);
+    let conv = Conversion::new(F32, E4M3, Rounding::RN, sat(0));
+    let qz = Quantizer::new(conv, &b, &[2, 5, 4]).unwrap();
+    let mut q = vec![0u8; 40];
+    let mut scales = vec![0u32; 4];
+    let st = qz.quantize(&x, None, None, &mut q, &mut scales).unwrap();
+    let want = expected(&x, &[2, 5, 4], &b, &E4M3);
+    assert_eq!(scales, want.scales);
+    assert_eq!(f32::from_bits(scales[1]), 20.0 / 448.0);
+    assert!(f32::from_bits(scales[2]).is_nan());
+    assert_eq!(q, want.q);
+    assert_eq!((st.blocks, st.nan_blocks), (4, 1));
+    // Dequantization pairs each element with its own block's scale.
+    let (which, _) = block_of(&[2, 5, 4], b.block, b.axis);
+    let back = qz.dequantize(&q, &scales, None).unwrap();
+    for i in 0..40 {
+        let s = f32::from_bits(scales[which[i]]) as f64;
+        let v = E4M3.decode(q[i] as u64).to_f64_lossy() * s;
+        assert!(back[i] == v || (back[i].is_nan() && v.is_nan()), "{i}");
+    }
+}
