@@ -16,7 +16,11 @@ Functions:
   :func:`tile_ops` list the legal PTX forms and Tile IR ops);
 - :func:`check` -- the diagnostics of a PTX, vISA or Tile IR file or text, as
   ``gpucvt check --json`` (:class:`Diagnostic`; :class:`IllegalInstruction` is raised for
-  illegal instructions).
+  illegal instructions);
+- :func:`mx_quantize`, :func:`mx_dequantize` -- block-scaled quantization (MX, NVFP4, FP8
+  blocks, rows, tensors) of an array and its exact dequantization, as
+  ``gpucvt convert --block/--recipe``; :func:`convert_file` and :func:`dequantize_file` do
+  the same to tensor files.
 
 Results carry ml_dtypes dtypes (``bfloat16``, ``float8_e4m3fn``, ...) when ``ml_dtypes`` is
 importable; otherwise, and for formats neither NumPy nor ml_dtypes has (``tf32``, ``ue4m3``,
@@ -57,6 +61,7 @@ from ._dialects import (  # noqa: E402
 __all__ = ["astype", "formats", "finfo", "values", "FInfo", "round", "Rounded", "convert_file", "Summary"]
 __all__ += ["cvt", "mov", "tile", "check", "cvt_forms", "tile_ops"]
 __all__ += ["Diagnostic", "IllegalInstruction"]
+__all__ += ["mx_quantize", "mx_dequantize", "dequantize_file"]
 __version__ = "0.1.0"
 
 #: gpucvt format -> the ml_dtypes type of the same encoding (one element per byte/word).
@@ -433,5 +438,6 @@ def _native(a: np.ndarray, fmt: str) -> np.ndarray:
     return np.ascontiguousarray(a)
 
 
-from ._file import Summary, convert_file  # noqa: E402
+from ._file import Summary, convert_file, dequantize_file  # noqa: E402
+from ._quant import mx_dequantize, mx_quantize  # noqa: E402
 from ._round import Rounded, round  # noqa: E402

@@ -12,7 +12,12 @@ from ._dialects import (
     tile as tile,
     tile_ops as tile_ops,
 )
-from ._file import Summary as Summary, convert_file as convert_file
+from ._file import (
+    Summary as Summary,
+    convert_file as convert_file,
+    dequantize_file as dequantize_file,
+)
+from ._quant import mx_dequantize as mx_dequantize, mx_quantize as mx_quantize
 from ._round import Rounded as Rounded, round as round
 
 import numpy as np
@@ -36,6 +41,9 @@ __all__ = [
     "tile_ops",
     "Diagnostic",
     "IllegalInstruction",
+    "mx_quantize",
+    "mx_dequantize",
+    "dequantize_file",
 ]
 __version__: str
 

@@ -6,7 +6,7 @@ import copy
 import json
 import operator
 import os
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _gpucvt
 
@@ -131,10 +131,15 @@ def convert_file(
     strict: bool = False,
     threads: Optional[int] = None,
     seed: int = 0,
-    block: Optional[int] = None,
-    scale: str = "ue8m0",
-    scale_method: str = "ocp",
+    block: Union[None, int, str, Tuple[int, int]] = None,
+    scale: Optional[str] = None,
+    scale_rule: Optional[str] = None,
     dry_run: bool = False,
+    scale_method: Optional[str] = None,
+    axis: Optional[int] = None,
+    scale_layout: Optional[str] = None,
+    scale_2: bool = False,
+    recipe: Optional[str] = None,
 ) -> Summary:
     """Convert a whole tensor file, exactly as ``gpucvt convert SRC -o DST [options]``.
 
@@ -145,8 +150,17 @@ def convert_file(
     form, ``"cvt.rn.satfinite.e4m3x2.f32"``); ``from_`` (``--from``); ``tensor`` and
     ``exclude`` (a name/glob pattern or a list of them; ``--tensor``, ``--exclude``);
     ``strict``; ``threads`` (None: one per core); ``seed`` (stochastic rounding);
-    ``block`` with ``scale`` and ``scale_method`` (MX block scaling); ``dry_run`` (plan
-    only, write nothing). The GIL is released while converting.
+    ``dry_run`` (plan only, write nothing). Block scaling: ``recipe`` (``"mxfp8"``,
+    ``"nvfp4"``, ...: sets ``to``, ``satfinite`` and the block options), ``block`` (``N``,
+    ``"RxC"`` or ``(R, C)``, ``"row"``, ``"tensor"``), ``axis``, ``scale`` (``ue8m0``,
+    ``ue4m3``, ``f32``, ``bf16``), ``scale_rule`` (``floor``/``ocp``, ``rceil``/``rp``,
+    ``ceil``, ``even``; ``scale_method`` is its old name), ``scale_layout`` (``rows``,
+    ``swizzled``), ``scale_2`` (NVFP4's per-tensor scale): the CLI's ``--recipe``,
+    ``--block``, ``--axis``, ``--scale``, ``--scale-rule``, ``--scale-layout``,
+    ``--scale-2``, read by the same library code. The GIL is released while converting.
+
+    >>> import gpucvt  # doctest: +SKIP
+    >>> gpucvt.convert_file("model.safetensors", "model-nvfp4.safetensors", recipe="nvfp4")  # doctest: +SKIP
 
     Returns a :class:`Summary`. Raises ``ValueError`` for bad options and data (with the
     CLI's message) and ``OSError`` for files that cannot be read or written.
@@ -164,16 +178,16 @@ def convert_file(
     seed = operator.index(seed)
     if not 0 <= seed < 2**64:
         raise ValueError(f"seed must be 0 to 2**64 - 1, not {seed}")
-    if block is not None:
-        block = operator.index(block)
-        if block < 0:
-            raise ValueError(f"block must be a positive number of elements, not {block}")
+    from ._quant import _axis, _block_text, _opt_str
+
+    if scale_method is not None:
+        if scale_rule is not None and scale_rule != scale_method:
+            raise ValueError("give scale_rule or its old name scale_method, not both")
+        scale_rule = scale_method
     if rbits_width is not None:
         rbits_width = operator.index(rbits_width)
         if not 1 <= rbits_width <= 32:
             raise ValueError(f"rbits_width must be 1 to 32, not {rbits_width}")
-    if block is None and scale_method != "ocp":
-        raise ValueError("scale_method is only valid with block")
     text = _gpucvt.convert_file(
         os.fspath(src),
         os.fspath(dst),
@@ -192,9 +206,61 @@ def convert_file(
         strict=bool(strict),
         threads=threads,
         seed=seed,
-        block=block,
-        scale=scale,
-        scale_method=scale_method,
+        block=_block_text(block),
+        scale=_opt_str(scale, "scale"),
+        scale_rule=_opt_str(scale_rule, "scale_rule"),
         dry_run=bool(dry_run),
+        recipe=_opt_str(recipe, "recipe"),
+        axis=_axis(axis),
+        scale_layout=_opt_str(scale_layout, "scale_layout"),
+        scale_2=bool(scale_2),
+    )
+    return Summary(json.loads(text))
+
+
+def dequantize_file(
+    src: PathLike,
+    dst: PathLike,
+    *,
+    to: Any = "f32",
+    block: Union[None, int, str, Tuple[int, int]] = None,
+    axis: Optional[int] = None,
+    scale: Optional[str] = None,
+    scale_rule: Optional[str] = None,
+    scale_layout: Optional[str] = None,
+    scale_2: bool = False,
+    threads: Optional[int] = None,
+) -> Summary:
+    """Dequantize a ``.safetensors`` file, exactly as ``gpucvt convert SRC -o DST
+    --dequantize [--to TO]``: every tensor ``NAME`` with a scale tensor ``NAME_scale`` (or
+    ``NAME_scale_inv``), and ``NAME_scale_2`` with NVFP4's two levels, becomes the exact
+    products ``q × s (× s2)`` rounded once to ``to`` (``f32``, ``bf16``, ``f16`` or
+    ``f64``); the scale tensors are dropped and every other tensor is copied. How each
+    tensor is blocked comes from the metadata gpucvt writes, else from ``block`` (with
+    ``axis``, ``scale``, ``scale_rule``, ``scale_layout``, ``scale_2``, as for
+    :func:`convert_file`), else from the shapes. The GIL is released while converting.
+
+    >>> import gpucvt  # doctest: +SKIP
+    >>> gpucvt.convert_file("w.safetensors", "w-mx.safetensors", recipe="mxfp8")  # doctest: +SKIP
+    >>> gpucvt.dequantize_file("w-mx.safetensors", "w-back.safetensors")  # doctest: +SKIP
+
+    Returns a :class:`Summary`. Raises ``ValueError`` for bad options and data (with the
+    CLI's message) and ``OSError`` for files that cannot be read or written.
+    """
+    from . import _format_of
+    from ._quant import _axis, _block_text, _opt_str, _threads
+
+    t = _threads(threads)
+    text = _gpucvt.dequantize_file(
+        os.fspath(src),
+        os.fspath(dst),
+        to=to if isinstance(to, str) else _format_of(to),
+        block=_block_text(block),
+        axis=_axis(axis),
+        scale=_opt_str(scale, "scale"),
+        scale_rule=_opt_str(scale_rule, "scale_rule"),
+        scale_layout=_opt_str(scale_layout, "scale_layout"),
+        scale_2=bool(scale_2),
+        threads=0 if t is None else t,
     )
     return Summary(json.loads(text))

@@ -72,11 +72,59 @@ def convert_file(
     strict: bool = False,
     threads: int = 0,
     seed: int = 0,
-    block: Optional[int] = None,
-    scale: str = "ue8m0",
-    scale_method: str = "ocp",
+    block: Optional[str] = None,
+    scale: Optional[str] = None,
+    scale_rule: Optional[str] = None,
     dry_run: bool = False,
+    recipe: Optional[str] = None,
+    axis: Optional[int] = None,
+    scale_layout: Optional[str] = None,
+    scale_2: bool = False,
 ) -> str: ...
+def dequantize_file(
+    src: str,
+    dst: str,
+    to: str = "f32",
+    block: Optional[str] = None,
+    axis: Optional[int] = None,
+    scale: Optional[str] = None,
+    scale_rule: Optional[str] = None,
+    scale_layout: Optional[str] = None,
+    scale_2: bool = False,
+    threads: int = 0,
+) -> str: ...
+def mx_quantize(
+    x: npt.NDArray[np.uint32],
+    shape: List[int],
+    elem: Optional[str],
+    recipe: Optional[str],
+    block: Optional[str],
+    axis: Optional[int],
+    scale: Optional[str],
+    rule: Optional[str],
+    layout: Optional[str],
+    scale_2: bool,
+    mode: str,
+    satfinite: bool,
+    seed: int,
+    threads: Optional[int],
+) -> Tuple[npt.NDArray[Any], npt.NDArray[np.uint32], Optional[float], List[int], str, str]: ...
+def mx_dequantize(
+    q: npt.NDArray[Any],
+    scales: npt.NDArray[np.uint32],
+    scale_2: Optional[float],
+    shape: List[int],
+    elem: Optional[str],
+    recipe: Optional[str],
+    block: Optional[str],
+    axis: Optional[int],
+    scale: Optional[str],
+    rule: Optional[str],
+    layout: Optional[str],
+    second_level: bool,
+    threads: Optional[int],
+) -> npt.NDArray[np.float64]: ...
+def quant_recipe(name: str) -> Tuple[str, str]: ...
 
 class Instruction:
     @property

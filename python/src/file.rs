@@ -1,4 +1,4 @@
-//! `gpucvt.convert_file`: whole tensor files through one conversion, as `gpucvt convert`.
+//! `gpucvt.convert_file` and `gpucvt.dequantize_file`: whole tensor files, as `gpucvt convert` (and `--dequantize`).
 //!
 //! The options are the CLI's, checked and built by the same library function
 //! (`gpucvt_tensor::ConvertRequest::build`), so the messages are the CLI's; the summary is
@@ -33,7 +33,7 @@ struct PlanJson<'a> {
 /// `gpucvt convert INPUT -o OUTPUT [options]`; returns the `--json` summary (or, with
 /// `dry_run`, the plan) as JSON text. The GIL is released while converting.
 #[pyfunction]
-#[pyo3(signature = (src, dst, to=None, mode="rn", satfinite=false, sat=false, relu=false, ftz=false, pzo=false, rbits_width=None, cvt=None, from_=None, tensors=Vec::new(), exclude=Vec::new(), strict=false, threads=0, seed=0, block=None, scale="ue8m0", scale_method="ocp", dry_run=false))]
+#[pyo3(signature = (src, dst, to=None, mode="rn", satfinite=false, sat=false, relu=false, ftz=false, pzo=false, rbits_width=None, cvt=None, from_=None, tensors=Vec::new(), exclude=Vec::new(), strict=false, threads=0, seed=0, block=None, scale=None, scale_rule=None, dry_run=false, recipe=None, axis=None, scale_layout=None, scale_2=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn convert_file(
     py: Python<'_>,
@@ -54,10 +54,14 @@ pub fn convert_file(
     strict: bool,
     threads: usize,
     seed: u64,
-    block: Option<u64>,
-    scale: &str,
-    scale_method: &str,
+    block: Option<String>,
+    scale: Option<String>,
+    scale_rule: Option<String>,
     dry_run: bool,
+    recipe: Option<String>,
+    axis: Option<i64>,
+    scale_layout: Option<String>,
+    scale_2: bool,
 ) -> PyResult<String> {
     let bad = |m: String| PyValueError::new_err(m);
     // What clap checks for the CLI.
@@ -71,14 +75,42 @@ pub fn convert_file(
                 names.join(", ")
             ))
         })?;
+    // The block-scaling options, read as the CLI reads them.
+    let sreq = ScalingRequest {
+        recipe,
+        block,
+        axis,
+        scale,
+        rule: scale_rule,
+        layout: scale_layout,
+        second_level: scale_2,
+    };
+    let recipe = sreq.recipe().map_err(|e| bad(e.to_string()))?;
+    let block = sreq.build().map_err(|e| bad(e.to_string()))?;
+    let to = match (recipe, to) {
+        (Some(r), None) => Some(r.to.to_string()),
+        (Some(r), Some(t)) => {
+            let f = gpucvt_tensor::lookup_format(&t, "--to").map_err(|e| bad(e.to_string()))?;
+            if f.name != r.to {
+                return Err(bad(format!(
+                    "recipe {} converts to {}, not {}: leave to= out with recipe=",
+                    r.name, r.to, f.name
+                )));
+            }
+            Some(t)
+        }
+        (None, t) => t,
+    };
     match (&to, &cvt) {
-        (None, None) => {
+        (None, None) => return Err(bad(
+            "say what to convert to: to=FMT [mode=..., satfinite=...], cvt='cvt.…' or recipe=NAME"
+                .to_string(),
+        )),
+        (Some(_), Some(_)) => {
             return Err(bad(
-                "say what to convert to: to=FMT [mode=..., satfinite=...] or cvt='cvt.…'"
-                    .to_string(),
+                "give one of to=, cvt= and recipe=, not several".to_string()
             ))
         }
-        (Some(_), Some(_)) => return Err(bad("give to= or cvt=, not both".to_string())),
         _ => {}
     }
     if cvt.is_some() && (satfinite || sat || relu || ftz || pzo || rbits_width.is_some()) {
@@ -93,14 +125,7 @@ pub fn convert_file(
             return Err(bad(format!("rbits_width must be 1 to 32, not {w}")));
         }
     }
-    // (The scale options mean something only with a block.)
-    let sreq = ScalingRequest {
-        block: block.map(|b| b.to_string()),
-        scale: block.map(|_| scale.to_string()),
-        rule: block.map(|_| scale_method.to_string()),
-        ..ScalingRequest::default()
-    };
-    let block = sreq.build().map_err(|e| bad(e.to_string()))?;
+    let satfinite = satfinite || recipe.is_some_and(|r| r.satfinite);
     let request = ConvertRequest {
         to,
         mode,
@@ -119,7 +144,13 @@ pub fn convert_file(
         seed,
         block,
     };
-    let Built { options, label } = request.build().map_err(|e| bad(e.to_string()))?;
+    let Built { options, mut label } = request.build().map_err(|e| bad(e.to_string()))?;
+    if let (Some(r), Some(x)) = (
+        recipe,
+        sreq.expansion(mode).map_err(|e| bad(e.to_string()))?,
+    ) {
+        label = format!("recipe {}: {x}", r.name);
+    }
     let input = src.display().to_string();
     let output = dst.display().to_string();
     let to_py = |e: Error| match e {
@@ -150,4 +181,51 @@ pub fn convert_file(
         conversion: &label,
         summary: &summary,
     }))
+}
+
+/// `gpucvt convert INPUT -o OUTPUT --dequantize [--to TO] [block options]`; returns the
+/// `--json` summary as JSON text. The GIL is released while converting.
+#[pyfunction]
+#[pyo3(signature = (src, dst, to="f32", block=None, axis=None, scale=None, scale_rule=None, scale_layout=None, scale_2=false, threads=0))]
+#[allow(clippy::too_many_arguments)]
+pub fn dequantize_file(
+    py: Python<'_>,
+    src: PathBuf,
+    dst: PathBuf,
+    to: &str,
+    block: Option<String>,
+    axis: Option<i64>,
+    scale: Option<String>,
+    scale_rule: Option<String>,
+    scale_layout: Option<String>,
+    scale_2: bool,
+    threads: usize,
+) -> PyResult<String> {
+    let bad = |m: String| PyValueError::new_err(m);
+    let to = *gpucvt_tensor::lookup_format(to, "--to").map_err(|e| bad(e.to_string()))?;
+    let sreq = ScalingRequest {
+        recipe: None,
+        block,
+        axis,
+        scale,
+        rule: scale_rule,
+        layout: scale_layout,
+        second_level: scale_2,
+    };
+    let block = sreq.build().map_err(|e| bad(e.to_string()))?;
+    let opts = gpucvt_tensor::DequantizeOptions { to, block, threads };
+    let label = format!("dequantize to {}", to.name);
+    let summary = py
+        .detach(|| gpucvt_tensor::dequantize_file(&src, &dst, &opts, &mut |_, _| {}))
+        .map_err(|e| match e {
+            Error::Io { .. } => PyOSError::new_err(e.to_string()),
+            _ => PyValueError::new_err(e.to_string()),
+        })?;
+    serde_json::to_string(&Json {
+        input: src.display().to_string(),
+        output: dst.display().to_string(),
+        conversion: &label,
+        summary: &summary,
+    })
+    .map_err(|e| PyValueError::new_err(format!("cannot write the summary: {e}")))
 }

@@ -24,6 +24,7 @@ mod check;
 mod converter;
 mod dialects;
 mod file;
+mod quant;
 mod round;
 
 /// Every catalogue format name, in catalogue order (floats first, widest first).
@@ -366,6 +367,10 @@ fn _gpucvt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     check::register(m)?;
     m.add_function(wrap_pyfunction!(round::round, m)?)?;
     m.add_function(wrap_pyfunction!(file::convert_file, m)?)?;
+    m.add_function(wrap_pyfunction!(file::dequantize_file, m)?)?;
+    m.add_function(wrap_pyfunction!(quant::mx_quantize, m)?)?;
+    m.add_function(wrap_pyfunction!(quant::mx_dequantize, m)?)?;
+    m.add_function(wrap_pyfunction!(quant::quant_recipe, m)?)?;
     m.add_class::<converter::Converter>()?;
     m.add_function(wrap_pyfunction!(converter::_bench_kernel, m)?)?;
     Ok(())

@@ -699,3 +699,64 @@ fn pow2_scale(x: u32, e: i32) -> (u32, bool) {
         (x, (f != 255) & (x & 0x7fff_ffff != 0))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::quant::{Block, ScaleFormat, ScaleRule};
+    use gpucvt_core::format::E4M3;
+    use gpucvt_core::Policy;
+
+    /// Tiles whose rows do not divide a matrix's, over a batch of matrices: each matrix is
+    /// quantized as if it were alone (a band of tiles must not run into the next matrix).
+    #[test]
+    fn ragged_tiles_stay_inside_each_matrix() {
+        let sat = Policy {
+            satfinite: true,
+            ..Policy::default()
+        };
+        let conv = Conversion::new(F32, E4M3, Rounding::RN, sat);
+        let scaling = BlockScaling {
+            block: Block::Tile(4, 4),
+            axis: -1,
+            format: ScaleFormat::F32,
+            rule: ScaleRule::Floor,
+            second_level: false,
+            layout: ScaleLayout::Rows,
+        };
+        // Two 5x6 matrices; the second's values are 1000 times the first's.
+        let x: Vec<u32> = (0..60)
+            .map(|i| {
+                let v = (i % 30 + 1) as f32 * if i < 30 { 1.0 } else { 1000.0 };
+                v.to_bits()
+            })
+            .collect();
+        let both = Quantizer::new(conv, &scaling, &[2, 5, 6]).unwrap();
+        assert_eq!(both.scale_count(), 8);
+        let mut q = vec![0u8; 60];
+        let mut s = vec![0u32; 8];
+        both.quantize(&x, None, None, &mut q, &mut s).unwrap();
+        let one = Quantizer::new(conv, &scaling, &[5, 6]).unwrap();
+        let (mut q1, mut s1) = (vec![0u8; 60], vec![0u32; 8]);
+        for m in 0..2 {
+            one.quantize(
+                &x[m * 30..][..30],
+                None,
+                None,
+                &mut q1[m * 30..][..30],
+                &mut s1[m * 4..][..4],
+            )
+            .unwrap();
+        }
+        assert_eq!(s, s1);
+        assert_eq!(q, q1);
+        // The last tile row of the first matrix holds its row 4 only (25 to 30), none of
+        // the second matrix's thousands.
+        assert_eq!(f32::from_bits(s[2]), 28.0 / 448.0);
+        assert_eq!(f32::from_bits(s[3]), 30.0 / 448.0);
+        let back = both.dequantize(&q, &s, None).unwrap();
+        let mut back1 = one.dequantize(&q1[..30], &s1[..4], None).unwrap();
+        back1.extend(one.dequantize(&q1[30..], &s1[4..], None).unwrap());
+        assert_eq!(back, back1);
+    }
+}

@@ -158,16 +158,79 @@ pub(crate) fn header_bytes(
     metadata: Option<HashMap<String, String>>,
     tensors: Vec<(String, TensorInfo)>,
 ) -> Result<Vec<u8>> {
+    let write_error = |e: serde_json::Error| {
+        Error::Invalid(format!("internal error: cannot write the header: {e}"))
+    };
+    // The metadata's keys sorted: a HashMap's order changes from run to run, and the same
+    // conversion must give the same bytes.
+    let sorted: Option<std::collections::BTreeMap<String, String>> =
+        metadata.as_ref().map(|m| m.clone().into_iter().collect());
     let meta = Metadata::new(metadata, tensors)
         .map_err(|e| Error::Invalid(format!("internal error: invalid output header: {e}")))?;
     // The JSON goes after room for its length (one buffer: a header can be 100 MB).
     let mut out = vec![0u8; 8];
-    serde_json::to_writer(&mut out, &meta)
-        .map_err(|e| Error::Invalid(format!("internal error: cannot write the header: {e}")))?;
+    match sorted {
+        None => serde_json::to_writer(&mut out, &meta).map_err(write_error)?,
+        Some(m) => {
+            // The crate writes "__metadata__" first; the tensors after it are kept as
+            // written, the metadata object replaced by the sorted one.
+            let text = serde_json::to_string(&meta).map_err(write_error)?;
+            let map = serde_json::to_string(&m).map_err(write_error)?;
+            let head = format!("{{\"__metadata__\":{map}");
+            let rest = text
+                .strip_prefix("{\"__metadata__\":")
+                .and_then(|t| t.get(map.len()..))
+                .ok_or_else(|| {
+                    Error::Invalid("internal error: unexpected header layout".to_string())
+                })?;
+            out.extend_from_slice(head.as_bytes());
+            out.extend_from_slice(rest.as_bytes());
+        }
+    }
     while !out.len().is_multiple_of(8) {
         out.push(b' ');
     }
     let n = (out.len() - 8) as u64;
     out[..8].copy_from_slice(&n.to_le_bytes());
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use safetensors::Dtype;
+
+    /// The metadata comes out in the same (sorted) order whatever the map's order.
+    #[test]
+    fn metadata_keys_are_sorted() {
+        let info = TensorInfo {
+            dtype: Dtype::F32,
+            shape: vec![2],
+            data_offsets: (0, 8),
+        };
+        let mut m = HashMap::new();
+        for k in [
+            "zeta",
+            "alpha",
+            "mid",
+            "beta",
+            "gpucvt.scales.c",
+            "gpucvt.scales.a",
+        ] {
+            m.insert(k.to_string(), format!("v{k}"));
+        }
+        let b = header_bytes(Some(m), vec![("t".into(), info)]).unwrap();
+        let text = std::str::from_utf8(&b[8..]).unwrap().trim_end();
+        assert_eq!(
+            text,
+            concat!(
+                r#"{"__metadata__":{"alpha":"valpha","beta":"vbeta","gpucvt.scales.a":"vgpucvt.scales.a","#,
+                r#""gpucvt.scales.c":"vgpucvt.scales.c","mid":"vmid","zeta":"vzeta"},"#,
+                r#""t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#
+            )
+        );
+        let n = u64::from_le_bytes(b[..8].try_into().unwrap()) as usize;
+        assert_eq!(n + 8, b.len());
+        assert_eq!(b.len() % 8, 0);
+    }
 }
