@@ -173,7 +173,8 @@ def mx_quantize(
       N along the last axis);
     - ``recipe``: ``"mxfp8"``, ``"mxfp6"``, ``"mxfp4"``, ``"nvfp4"``, ``"fp8-block128"``,
       ``"fp8-tensor"``, ``"fp8-row"``: sets ``elem``, ``block``, ``scale`` and
-      ``scale_2``; the other keywords given with it override them;
+      ``scale_2`` (giving one of those too is an error); ``method``, ``axis`` and
+      ``layout`` given with it override the recipe's;
     - ``mode``: the elements' rounding (``"rn"``; ``"rs"`` draws the words of
       ``gpucvt convert --seed seed`` on a ``.npy`` file);
     - ``satfinite``: elements beyond the format's range clamp to its largest finite value,

@@ -262,10 +262,26 @@ impl ScalingRequest {
     ///            "block=32 axis=-1 scale=ue8m0 rule=rceil second_level=false layout=rows");
     /// let bad = ScalingRequest { block: Some("16".into()), scale: Some("f32".into()), rule: Some("ceil".into()), ..Default::default() };
     /// assert!(bad.build().unwrap_err().to_string().starts_with("--scale-rule chooses ue8m0"));
+    /// let twice = ScalingRequest { recipe: Some("nvfp4".into()), block: Some("32".into()), ..Default::default() };
+    /// assert!(twice.build().unwrap_err().to_string().starts_with("--recipe nvfp4 sets --block"));
     /// ```
     pub fn build(&self) -> Result<Option<BlockScaling>> {
         let mut b = match (self.recipe()?, &self.block) {
-            (Some(r), _) => r.scaling,
+            (Some(r), _) => {
+                // A recipe fixes these: a second value would be silently ignored.
+                let fixed = [
+                    (self.block.is_some(), "--block"),
+                    (self.scale.is_some(), "--scale"),
+                    (self.second_level, "--scale-2"),
+                ];
+                if let Some((_, name)) = fixed.iter().find(|g| g.0) {
+                    return Err(Error::Invalid(format!(
+                        "--recipe {} sets {name}; give the options one by one instead of the recipe to change it",
+                        r.name
+                    )));
+                }
+                r.scaling
+            }
             (None, Some(text)) => BlockScaling {
                 block: Block::parse(text)?,
                 ..BlockScaling::mx(1, ScaleRule::Floor)
@@ -330,28 +346,10 @@ impl ScalingRequest {
         let Some(r) = self.recipe()? else {
             return Ok(None);
         };
-        let b = self.build()?.expect("a recipe gives a block scaling");
-        let mut s = format!("--to {}", r.to);
-        if r.satfinite {
-            s.push_str(" --satfinite");
-        }
-        s.push_str(&format!(
-            " --block {} --scale {}",
-            b.block.text(),
-            b.format.name()
-        ));
-        if b.format == ScaleFormat::Ue8m0 {
-            s.push_str(&format!(" --scale-rule {}", b.rule.name()));
-        }
-        if b.second_level {
-            s.push_str(" --scale-2");
-        }
-        if b.axis != -1 {
-            s.push_str(&format!(" --axis {}", b.axis));
-        }
-        if b.layout == ScaleLayout::Swizzled {
-            s.push_str(" --scale-layout swizzled");
-        }
+        let Some(b) = self.build()? else {
+            return Ok(None);
+        };
+        let mut s = crate::quant::recipes::spell(r.to, r.satfinite, &b);
         if mode != ptx::RoundMod::Rn {
             s.push_str(&format!(" --mode {}", mode.name()));
         }

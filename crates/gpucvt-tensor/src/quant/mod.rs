@@ -29,7 +29,7 @@
 
 mod geometry;
 mod layout;
-mod recipes;
+pub(crate) mod recipes;
 mod run;
 mod scale;
 

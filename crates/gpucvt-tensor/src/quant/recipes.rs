@@ -101,22 +101,32 @@ impl Recipe {
 
     /// The options it stands for, as `gpucvt convert` spells them.
     pub fn expansion(&self) -> String {
-        let b = &self.scaling;
-        let mut s = format!("--to {}", self.to);
-        if self.satfinite {
-            s.push_str(" --satfinite");
-        }
-        s.push_str(&format!(
-            " --block {} --scale {}",
-            b.block.text(),
-            b.format.name()
-        ));
-        if b.format == ScaleFormat::Ue8m0 {
-            s.push_str(&format!(" --scale-rule {}", b.rule.name()));
-        }
-        if b.second_level {
-            s.push_str(" --scale-2");
-        }
-        s
+        spell(self.to, self.satfinite, &self.scaling)
     }
+}
+
+/// `gpucvt convert`'s options for elements `to` (with `--satfinite`) scaled by `b`.
+pub(crate) fn spell(to: &str, satfinite: bool, b: &BlockScaling) -> String {
+    let mut s = format!("--to {to}");
+    if satfinite {
+        s.push_str(" --satfinite");
+    }
+    s.push_str(&format!(
+        " --block {} --scale {}",
+        b.block.text(),
+        b.format.name()
+    ));
+    if b.format == ScaleFormat::Ue8m0 {
+        s.push_str(&format!(" --scale-rule {}", b.rule.name()));
+    }
+    if b.second_level {
+        s.push_str(" --scale-2");
+    }
+    if b.axis != -1 {
+        s.push_str(&format!(" --axis {}", b.axis));
+    }
+    if b.layout == ScaleLayout::Swizzled {
+        s.push_str(" --scale-layout swizzled");
+    }
+    s
 }
