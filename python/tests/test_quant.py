@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+import safetensors
 
 import gpucvt
 from conftest import REPO, ml_dtypes, words
@@ -116,7 +117,8 @@ def ref_quantize(x, elem, block=32, axis=-1, scale="ue8m0", rule="floor", scale_
     _, mx, _, _, _ = ELEMS[elem]
     s2 = None
     if scale_2:
-        fin = absbits[absbits < 0x7F800000]
+        # Over the blocks without NaN or infinity.
+        fin = amaxbits[amaxbits < 0x7F800000]
         t = fin.max().view(np.float32) if fin.size else np.float32(0)
         s2 = max(np.float32(t / np.float32(448.0 * mx)), F32_MIN_NORMAL)
     bits = np.zeros(nb, dtype=np.uint32)
@@ -485,14 +487,42 @@ def test_torchao_vectors():
 
 
 def raw_tensors(path):
-    """Every tensor's bytes of a .safetensors file (its NumPy loader has no FP8/FP4 dtypes,
-    so the quantized file is read by its header: 8-byte length, JSON, data)."""
-    b = path.read_bytes()
-    n = int.from_bytes(b[:8], "little")
-    header = json.loads(b[8:8 + n])
-    data = b[8 + n:]
-    return {k: data[v["data_offsets"][0]:v["data_offsets"][1]]
-            for k, v in header.items() if k != "__metadata__"}
+    """Every tensor's (dtype, shape, bytes) of a .safetensors file, read by the safetensors
+    package's own parser (its NumPy loader has no FP8/FP4 dtypes, `deserialize` gives the
+    bytes)."""
+    return {k: (v["dtype"], v["shape"], bytes(v["data"]))
+            for k, v in safetensors.deserialize(path.read_bytes())}
+
+
+# recipe: (elem, block, scale, scale_2, safetensors dtype of the scales)
+RECIPES = {
+    "mxfp8": ("e4m3", 32, "ue8m0", False, "F8_E8M0"),
+    "mxfp6": ("e2m3", 32, "ue8m0", False, "F8_E8M0"),
+    "mxfp4": ("e2m1", 32, "ue8m0", False, "F8_E8M0"),
+    "nvfp4": ("e2m1", 16, "ue4m3", True, "F8_E4M3"),
+    "fp8-block128": ("e4m3", (128, 128), "f32", False, "F32"),
+    "fp8-row": ("e4m3", "row", "f32", False, "F32"),
+    "fp8-tensor": ("e4m3", "tensor", "f32", False, "F32"),
+}
+
+
+def ref_file_bytes(x, recipe):
+    """The reference's element bytes as the files pack them (FP4 two per byte, low nibble
+    first; FP6 four per three bytes), its scale bytes, and the second level's."""
+    elem, block, scale, second, _ = RECIPES[recipe]
+    codes, bits, s2 = ref_quantize(x, elem, block=block, scale=scale, rule="floor",
+                                   scale_2=second)
+    c = np.asarray(codes, dtype=np.uint32).reshape(-1)
+    if elem == "e2m1":
+        data = (c[0::2] | (c[1::2] << 4)).astype(np.uint8)
+    elif elem in ("e2m3", "e3m2"):
+        w = c[0::4] | c[1::4] << 6 | c[2::4] << 12 | c[3::4] << 18
+        data = np.stack([w & 0xFF, (w >> 8) & 0xFF, w >> 16], axis=-1).astype(np.uint8)
+    else:
+        data = c.astype(np.uint8)
+    word = {"ue8m0": "<u1", "ue4m3": "<u1", "f32": "<u4", "bf16": "<u2"}[scale]
+    sbytes = np.asarray(bits).astype(word).tobytes()
+    return data.tobytes(), sbytes, None if s2 is None else np.float32(s2).tobytes()
 
 
 def test_convert_file_recipes_and_dequantize_file(tmp_path):
@@ -512,13 +542,21 @@ def test_convert_file_recipes_and_dequantize_file(tmp_path):
         assert summary.conversion.startswith(f"recipe {recipe}: --to ")
         out = raw_tensors(dst)
         for name in ("norm", "ids"):
-            assert out[name] == tensors[name].tobytes()
+            assert out[name][2] == tensors[name].tobytes()
         for name in ("a.weight", "b.weight"):
             res = gpucvt.mx_quantize(tensors[name], recipe=recipe, packed=True)
-            assert out[name] == res[0].tobytes(), (recipe, name)
-            assert out[name + "_scale"] == res[1].tobytes(), (recipe, name)
+            assert out[name][2] == res[0].tobytes(), (recipe, name)
+            assert out[name + "_scale"][2] == res[1].tobytes(), (recipe, name)
             if len(res) == 3:
-                assert out[name + "_scale_2"] == res[2].tobytes()
+                assert out[name + "_scale_2"][2] == res[2].tobytes()
+            # The same bytes by the independent reference.
+            data, sbytes, s2 = ref_file_bytes(np.asarray(tensors[name], np.float32), recipe)
+            assert out[name][2] == data, (recipe, name)
+            assert out[name + "_scale"][0] == RECIPES[recipe][4]
+            assert out[name + "_scale"][2] == sbytes, (recipe, name)
+            if s2 is not None:
+                assert out[name + "_scale_2"][:2] == ("F32", [])
+                assert out[name + "_scale_2"][2] == s2
         back = tmp_path / f"m-{recipe}-back.safetensors"
         d = gpucvt.dequantize_file(dst, back)
         assert d.conversion == "dequantize to f32"
@@ -532,6 +570,32 @@ def test_convert_file_recipes_and_dequantize_file(tmp_path):
         np.testing.assert_array_equal(deq["ids"], tensors["ids"])
 
 
+@pytest.mark.parametrize("recipe", ["nvfp4", "fp8-row", "mxfp4"])
+def test_npy_sidecars_read_back_with_numpy(tmp_path, recipe):
+    """A .npy input: the output and its `_scale` / `_scale_2` sidecars, read by numpy."""
+    rng = np.random.default_rng(12)
+    x = edge_data((6, 64), rng)
+    src, dst = tmp_path / "w.npy", tmp_path / "q.npy"
+    np.save(src, x)
+    gpucvt.convert_file(src, dst, recipe=recipe)
+    elem, block, scale, second, _ = RECIPES[recipe]
+    codes, bits, s2 = ref_quantize(x, elem, block=block, scale=scale, scale_2=second)
+    q = np.load(dst)
+    assert q.dtype == np.uint8 and q.shape == x.shape
+    np.testing.assert_array_equal(q, np.asarray(codes, dtype=np.uint8))
+    sc = np.load(tmp_path / "q_scale.npy")
+    want = np.asarray(bits).astype({"ue8m0": "|u1", "ue4m3": "|u1", "f32": "<u4"}[scale])
+    assert sc.shape == want.shape
+    assert sc.tobytes() == want.tobytes()
+    side2 = tmp_path / "q_scale_2.npy"
+    if second:
+        t = np.load(side2)
+        assert t.dtype == np.float32 and t.shape == ()
+        assert t.tobytes() == np.float32(s2).tobytes()
+    else:
+        assert not side2.exists()
+
+
 def test_convert_file_block_options(tmp_path):
     rng = np.random.default_rng(10)
     x = edge_data((40, 64), rng)
@@ -541,17 +605,17 @@ def test_convert_file_block_options(tmp_path):
     gpucvt.convert_file(src, dst, to="e4m3", satfinite=True, block=(16, 32), scale="bf16")
     q, s = gpucvt.mx_quantize(x, "e4m3", block="16x32", scale="bf16")
     out = raw_tensors(dst)
-    assert out["w"] == q.tobytes() and out["w_scale"] == s.tobytes()
+    assert out["w"][2] == q.tobytes() and out["w_scale"][2] == s.tobytes()
     gpucvt.convert_file(src, dst, to="e2m1", satfinite=True, block=16, scale_method="rp",
                         scale_layout="swizzled")
     q, s = gpucvt.mx_quantize(x, "e2m1", block=16, method="rceil", layout="swizzled",
                               packed=True)
     out = raw_tensors(dst)
-    assert out["w"] == q.tobytes() and out["w_scale"] == s.tobytes()
+    assert out["w"][2] == q.tobytes() and out["w_scale"][2] == s.tobytes()
     gpucvt.convert_file(src, dst, to="e4m3", satfinite=True, block=8, axis=0, scale_rule="even")
     q, s = gpucvt.mx_quantize(x, "e4m3", block=8, axis=0, method="even")
     out = raw_tensors(dst)
-    assert out["w_scale"] == s.tobytes() and out["w"] == q.tobytes()
+    assert out["w_scale"][2] == s.tobytes() and out["w"][2] == q.tobytes()
     d = gpucvt.dequantize_file(dst, tmp_path / "z.safetensors", to="f64")
     back = safetensors_numpy.load_file(str(tmp_path / "z.safetensors"))["w"]
     np.testing.assert_array_equal(

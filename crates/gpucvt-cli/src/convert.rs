@@ -418,30 +418,10 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
         };
         return Ok(Done::ok(out));
     }
-    let bar = progress_bar("converting", 0, Counting::Bytes);
-    let result = gpucvt_tensor::convert_file(&a.input, &a.output, &opts, &mut |done, total| {
-        if let Some(b) = &bar {
-            b.set_length(total);
-            b.set_position(done);
-        }
-    });
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    let summary = result.map_err(|e| CliError(e.to_string()))?;
-    let out = if a.json {
-        // Written as it is produced: the summary of a file of a million tensors is half a
-        // gigabyte of JSON.
-        write_json(&Json {
-            input: a.input.display().to_string(),
-            output: a.output.display().to_string(),
-            conversion: &label,
-            summary: &summary,
-        })?;
-        String::new()
-    } else {
-        text(a, &label, &summary)
-    };
+    let summary = with_progress("converting", |p| {
+        gpucvt_tensor::convert_file(&a.input, &a.output, &opts, p)
+    })?;
+    let out = report(a, &label, &summary, text)?;
     let err = summary
         .notes
         .iter()
@@ -482,8 +462,19 @@ fn dequantize(a: &Args, block: Option<BlockScaling>) -> Result<Done, CliError> {
         threads: a.threads,
     };
     let label = format!("dequantize to {}", to.name);
-    let bar = progress_bar("dequantizing", 0, Counting::Bytes);
-    let result = gpucvt_tensor::dequantize_file(&a.input, &a.output, &opts, &mut |done, total| {
+    let summary = with_progress("dequantizing", |p| {
+        gpucvt_tensor::dequantize_file(&a.input, &a.output, &opts, p)
+    })?;
+    Ok(Done::ok(report(a, &label, &summary, dequantize_text)?))
+}
+
+/// Runs `f` with a progress bar (input bytes) when stderr is a terminal.
+fn with_progress(
+    what: &str,
+    f: impl FnOnce(&mut dyn FnMut(u64, u64)) -> gpucvt_tensor::Result<Summary>,
+) -> Result<Summary, CliError> {
+    let bar = progress_bar(what, 0, Counting::Bytes);
+    let result = f(&mut |done, total| {
         if let Some(b) = &bar {
             b.set_length(total);
             b.set_position(done);
@@ -492,17 +483,26 @@ fn dequantize(a: &Args, block: Option<BlockScaling>) -> Result<Done, CliError> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let summary = result.map_err(|e| CliError(e.to_string()))?;
-    let out = if a.json {
+    result.map_err(|e| CliError(e.to_string()))
+}
+
+/// The summary as `--json` (written as it is produced: the summary of a file of a million
+/// tensors is half a gigabyte of JSON; the text returned is then empty) or as `text` gives it.
+fn report(
+    a: &Args,
+    label: &str,
+    summary: &Summary,
+    text: fn(&Args, &str, &Summary) -> String,
+) -> Result<String, CliError> {
+    if a.json {
         write_json(&Json {
             input: a.input.display().to_string(),
             output: a.output.display().to_string(),
-            conversion: &label,
-            summary: &summary,
+            conversion: label,
+            summary,
         })?;
-        String::new()
+        Ok(String::new())
     } else {
-        dequantize_text(a, &label, &summary)
-    };
-    Ok(Done::ok(out))
+        Ok(text(a, label, summary))
+    }
 }

@@ -18,7 +18,7 @@ mod io;
 pub(crate) mod pack;
 mod plan;
 mod random;
-mod scale;
+pub(crate) mod scale;
 mod stats;
 #[cfg(test)]
 mod tests;
@@ -32,7 +32,7 @@ pub use gpucvt_core::random::{random_word, splitmix64};
 
 /// `2^k` (exact; `k` within ±(127 + 1023)).
 #[inline(always)]
-fn exp2i(k: i32) -> f64 {
+pub(crate) fn exp2i(k: i32) -> f64 {
     if (-1022..=1023).contains(&k) {
         f64::from_bits(((k + 1023) as u64) << 52)
     } else {

@@ -164,7 +164,7 @@ impl Vectorizable for BlockMax<'_> {
 /// The largest magnitude of the `f32` words `blk`, as the encoding without its sign bit
 /// (NaN and infinity above every finite one).
 #[inline(always)]
-pub(super) fn max_magnitude(blk: &[u32]) -> u32 {
+pub(crate) fn max_magnitude(blk: &[u32]) -> u32 {
     blk.iter().fold(0, |m, &x| m.max(x & 0x7fff_ffff))
 }
 
@@ -239,7 +239,7 @@ impl Vectorizable for ScaleJob<'_> {
 
 /// The scaled word and whether the element needs the exact core ([`ScaleJob`]).
 #[inline(always)]
-pub(super) fn scale(x: u32, k: i32) -> (u32, bool) {
+pub(crate) fn scale(x: u32, k: i32) -> (u32, bool) {
     let e = (x >> 23) & 0xff;
     // Both the exponent field and the scaled one in 1..=254.
     let ok = (e.wrapping_sub(1) < 254) & (((e as i32 + k - 1) as u32) < 254);

@@ -1,6 +1,8 @@
 //! [`Quantizer`]: a tensor's `f32` words quantized in memory (tile rows in parallel), and the
 //! quantized elements dequantized.
 
+use crate::engine::exp2i;
+use crate::engine::scale::{max_magnitude, scale as scale_word};
 use crate::error::{Error, Result};
 use crate::quant::scale::{block_scale, scale_value, Divisor, Element};
 use crate::quant::{swizzle, swizzle_dims, unswizzle, BlockScaling, Geometry, ScaleLayout};
@@ -253,7 +255,7 @@ impl Quantizer {
             .iter()
             .zip(&finite)
             .map(|(&(bits, d), &fin)| match d {
-                Divisor::Pow2(e) => exp2(-e),
+                Divisor::Pow2(e) => exp2i(-e),
                 _ if !fin => 1.0,
                 _ => scale_value(self.scaling.format, bits) * s2,
             })
@@ -359,7 +361,7 @@ impl Quantizer {
             match w.tiles[t].1 {
                 Divisor::Pow2(p) => {
                     for (i, (&v, o)) in xb.iter().zip(yb.iter_mut()).enumerate() {
-                        let (r, ex) = pow2_scale(v, p);
+                        let (r, ex) = scale_word(v, p);
                         *o = r;
                         if ex && p != 0 {
                             exact.push((s + i, p));
@@ -408,7 +410,7 @@ impl Quantizer {
                 // or infinity on either side. (Powers of two: the input scaled exactly, as
                 // `y` keeps the inputs the exact core converts.)
                 let pow2 = match w.tiles[t].1 {
-                    Divisor::Pow2(p) => Some(exp2(p)),
+                    Divisor::Pow2(p) => Some(exp2i(p)),
                     _ => None,
                 };
                 let (sum, top, sat, zero) = finite_stats(xb, qb, yb, w.table, f, max, pow2);
@@ -480,7 +482,7 @@ impl Quantizer {
                 continue;
             }
             let scaled = match d {
-                Divisor::Pow2(e) => x * exp2(e),
+                Divisor::Pow2(e) => x * exp2i(e),
                 _ => f32::from_bits(yw) as f64,
             };
             if out.is_infinite() {
@@ -653,12 +655,6 @@ struct Piece<'a> {
     random: Option<(u64, u64)>,
 }
 
-/// The largest magnitude of the `f32` words `b` (the encoding without its sign).
-#[inline(always)]
-fn max_magnitude(b: &[u32]) -> u32 {
-    b.iter().fold(0, |m, &w| m.max(w & 0x7fff_ffff))
-}
-
 /// The maxima of the tiles of a band of rows `b` (`k` columns, tiles `c` wide) into `o`.
 fn band_maxima(b: &[u32], k: usize, c: usize, o: &mut [u32]) {
     for row in b.chunks(k) {
@@ -666,11 +662,6 @@ fn band_maxima(b: &[u32], k: usize, c: usize, o: &mut [u32]) {
             *a = (*a).max(max_magnitude(t));
         }
     }
-}
-
-/// 2^e, exactly (`e` within the `ue8m0` range and a little more).
-fn exp2(e: i32) -> f64 {
-    f64::from_bits(((e + 1023) as u64) << 52)
 }
 
 /// The per-tensor scale of a second level: `RN_f32(amax / (448 × max))`, at least `f32`'s
@@ -684,20 +675,6 @@ fn decode_table(f: &Format) -> Vec<f64> {
     (0..1u64 << f.width())
         .map(|b| f.decode(b).to_f64_lossy())
         .collect()
-}
-
-/// `x` × 2^e as an `f32` word when both the word and the result are normal (an exponent
-/// field adjustment), else `x` unchanged and `true`: the element needs the exact core (unless
-/// it is a zero, infinity or NaN, which scaling leaves alone).
-#[inline(always)]
-fn pow2_scale(x: u32, e: i32) -> (u32, bool) {
-    let f = (x >> 23) & 0xff;
-    let ok = (f.wrapping_sub(1) < 254) & (((f as i32 + e - 1) as u32) < 254);
-    if ok {
-        (x.wrapping_add((e as u32) << 23), false)
-    } else {
-        (x, (f != 255) & (x & 0x7fff_ffff != 0))
-    }
 }
 
 #[cfg(test)]
