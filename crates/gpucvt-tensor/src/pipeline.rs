@@ -35,9 +35,7 @@ pub(crate) struct Tensor<'a, W> {
 #[derive(Default)]
 pub(crate) struct Buffers {
     outputs: Vec<Vec<u64>>,
-    /// A tensor quantized in memory: its `f32` words and element codes (kept, so that the
-    /// next tensor does not fault in fresh pages).
-    pub(crate) words: Vec<u32>,
+    /// A block-scaled tensor's chunk of element codes ([`crate::quant::Quantizer`]).
     pub(crate) codes: Vec<u8>,
 }
 

@@ -55,15 +55,15 @@ impl Decoder {
 /// `2^width` repeat the lower ones).
 pub(crate) struct DstTable {
     /// The value of each encoding, as `f64` (exact).
-    pub(super) val: Box<[f64; 1 << 16]>,
+    pub(crate) val: Box<[f64; 1 << 16]>,
     /// Its class: [`NAN`] | [`INF`] | [`ZERO`] bits.
-    pub(super) cls: Box<[u8; 1 << 16]>,
+    pub(crate) cls: Box<[u8; 1 << 16]>,
     /// The zero encodings as a range of magnitudes, when they are one.
-    pub(super) zero: Option<Codes>,
+    pub(crate) zero: Option<Codes>,
     /// The infinite encodings likewise ([`Codes::NONE`] for a format without them).
-    pub(super) inf: Option<Codes>,
+    pub(crate) inf: Option<Codes>,
     /// The values computed from the bits, when that gives the table's.
-    pub(super) arith: Option<Arith>,
+    pub(crate) arith: Option<Arith>,
 }
 
 /// Decodes the encodings of a float format of at most 16 bits with IEEE-style subnormals
@@ -72,29 +72,29 @@ pub(crate) struct DstTable {
 /// value [`DstTable`] holds, the others to NaN (which is all the statistics need of them:
 /// they leave the errors out).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Arith {
+pub(crate) struct Arith {
     /// The magnitude bits.
-    pub(super) mag: i32,
+    pub(crate) mag: i32,
     /// The sign bit (0 for unsigned formats), and the shift that takes it to bit 31.
-    pub(super) sign: i32,
-    pub(super) sign_shift: u32,
+    pub(crate) sign: i32,
+    pub(crate) sign_shift: u32,
     /// The shift that takes the magnitude's mantissa field to the top of an `f32`'s.
-    pub(super) shift: u32,
+    pub(crate) shift: u32,
     /// The smallest normal magnitude and the smallest non-finite one (`i32::MAX`: none).
-    pub(super) min_normal: i32,
-    pub(super) special: i32,
+    pub(crate) min_normal: i32,
+    pub(crate) special: i32,
     /// Added to the shifted magnitude: normal encodings get their exponent rebiased; a
     /// subnormal one `m` becomes `2^emin · (1 + m / 2^man_bits)`, from which `2^emin` is
     /// then subtracted (exactly).
-    pub(super) normal_offset: i32,
-    pub(super) subnormal_offset: i32,
-    pub(super) emin: f32,
+    pub(crate) normal_offset: i32,
+    pub(crate) subnormal_offset: i32,
+    pub(crate) emin: f32,
 }
 
 impl Arith {
     /// The decoder of `f`, if it has one and it gives the values of `val` (checked for every
     /// encoding).
-    pub(super) fn new(f: &Format, val: &[f64]) -> Option<Arith> {
+    pub(crate) fn new(f: &Format, val: &[f64]) -> Option<Arith> {
         let Layout::Float(l) = f.layout else {
             return None;
         };
@@ -141,7 +141,7 @@ impl Arith {
 
     /// The value of encoding `y` (branch-free).
     #[inline(always)]
-    pub(super) fn get(self, y: u32) -> f32 {
+    pub(crate) fn get(self, y: u32) -> f32 {
         let y = y as i32;
         let m = y & self.mag;
         let sub = m < self.min_normal;
@@ -159,29 +159,29 @@ impl Arith {
 /// A set of encodings of a format given as a range of magnitudes: `y` is in it ⇔
 /// `(y & mask) − lo ≤ span` (wrapping), so that testing it is branch-free integer code.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Codes {
-    pub(super) mask: u32,
-    pub(super) lo: u32,
-    pub(super) span: u32,
+pub(crate) struct Codes {
+    pub(crate) mask: u32,
+    pub(crate) lo: u32,
+    pub(crate) span: u32,
 }
 
 impl Codes {
     /// The empty set.
-    pub(super) const NONE: Codes = Codes::range(0, 1, 0);
+    pub(crate) const NONE: Codes = Codes::range(0, 1, 0);
 
     /// The encodings whose magnitude bits `y & mask` lie in `lo ..= lo + span`.
-    pub(super) const fn range(mask: u32, lo: u32, span: u32) -> Codes {
+    pub(crate) const fn range(mask: u32, lo: u32, span: u32) -> Codes {
         Codes { mask, lo, span }
     }
 
     #[inline(always)]
-    pub(super) fn test(self, y: u32) -> bool {
+    pub(crate) fn test(self, y: u32) -> bool {
         (y & self.mask).wrapping_sub(self.lo) <= self.span
     }
 
     /// The encodings among `0..2^width` of which `pred` holds, as a range of magnitudes with
     /// or without the top bit as a sign, if they are one (checked against every encoding).
-    pub(super) fn find(width: u32, pred: impl Fn(u32) -> bool) -> Option<Codes> {
+    pub(crate) fn find(width: u32, pred: impl Fn(u32) -> bool) -> Option<Codes> {
         let n = 1u32 << width;
         [n / 2 - 1, n - 1].into_iter().find_map(|mask| {
             let lo = (0..=mask).find(|&m| pred(m))?;
@@ -197,15 +197,15 @@ impl Codes {
 }
 
 /// Class bit of a NaN encoding.
-pub(super) const NAN: u32 = 1;
+pub(crate) const NAN: u32 = 1;
 /// Class bit of an infinite encoding.
-pub(super) const INF: u32 = 2;
+pub(crate) const INF: u32 = 2;
 /// Class bit of a zero encoding.
-pub(super) const ZERO: u32 = 4;
+pub(crate) const ZERO: u32 = 4;
 
 impl DstTable {
     /// The table of `f` (built once per process and format).
-    pub(super) fn of(f: &Format) -> Arc<DstTable> {
+    pub(crate) fn of(f: &Format) -> Arc<DstTable> {
         static CACHE: Mutex<Vec<(Format, Arc<DstTable>)>> = Mutex::new(Vec::new());
         let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, t)) = cache.iter().find(|(g, _)| g == f) {
@@ -244,7 +244,7 @@ impl DstTable {
 }
 
 /// How the fast statistics of `f32` (and `tf32`) sources decode destination words.
-pub(super) enum FastDst {
+pub(crate) enum FastDst {
     /// Destinations of at most 16 bits other than `bf16`: lookup tables.
     Table(Arc<DstTable>),
     /// `bf16`: the high half of an `f32`.
@@ -255,7 +255,7 @@ pub(super) enum FastDst {
 
 impl FastDst {
     /// The fast statistics of `f32`/`tf32` sources into `dst`, if there are any.
-    pub(super) fn of(src: &Format, dst: &Format) -> Option<FastDst> {
+    pub(crate) fn of(src: &Format, dst: &Format) -> Option<FastDst> {
         if *src != F32 && *src != TF32 {
             None
         } else if *dst == F32 || *dst == TF32 {

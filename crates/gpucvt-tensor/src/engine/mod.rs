@@ -13,13 +13,13 @@
 //!   (`stats::lanes`, and SSE2 on `x86_64`).
 //! - `random`: the random values of stochastic rounding.
 
-mod decode;
+pub(crate) mod decode;
 mod io;
 pub(crate) mod pack;
 mod plan;
 mod random;
 pub(crate) mod scale;
-mod stats;
+pub(crate) mod stats;
 #[cfg(test)]
 mod tests;
 

@@ -263,7 +263,7 @@ pub(super) fn scale_block(s: &[u32], o: &mut [u32], k: i32, at: usize, exact: &m
 /// `s` scaled by 2^k into `o` ([`scale`]; with `k` = 0 a copy); returns whether an element
 /// needs the exact core (never with `k` = 0: nothing is scaled).
 #[inline(always)]
-pub(super) fn scale_words(s: &[u32], o: &mut [u32], k: i32) -> bool {
+pub(crate) fn scale_words(s: &[u32], o: &mut [u32], k: i32) -> bool {
     let mut any = false;
     for (x, y) in s.iter().zip(o.iter_mut()) {
         let (w, ex) = scale(*x, k);

@@ -64,7 +64,7 @@ pub(crate) enum Scaled {
     /// MX: `ue8m0` scales of blocks of this size along the last axis, streamed by the
     /// engine.
     Mx(u64, ScaleRule),
-    /// Any other block scaling: the tensor quantized in memory ([`crate::quant::Quantizer`]).
+    /// Any other block scaling: the tensor streamed through [`crate::quant::Quantizer`].
     General(BlockScaling),
 }
 

@@ -3,7 +3,7 @@
 use crate::dtype::{self, Packing};
 use crate::engine::{splitmix64, Plan};
 use crate::error::{Error, Result};
-use crate::files::quantized::InMemory;
+use crate::files::quantized::QuantJob;
 use crate::files::selfcheck::{self, Hashing, Region};
 use crate::files::{decide, npy, raw, scale_outputs, short_region, Ctx, PlanKey, Scaled};
 use crate::output::Temp;
@@ -238,18 +238,13 @@ impl Ctx<'_> {
         self.tick(l.data_start);
         let mut side_2 = None;
         let stats = if let Scaled::General(b) = l.key.scaled {
-            let qd = self.quantize_in_memory(
-                f,
-                &InMemory {
-                    key: &l.key,
-                    scaling: b,
-                    shape: &l.shape,
-                    n: l.n,
-                    stream: splitmix64(self.opts.seed),
-                },
-            )?;
-            w.write_all(&qd.data)
-                .map_err(|e| Error::io("write", &out_path, e))?;
+            let job = QuantJob {
+                key: &l.key,
+                scaling: b,
+                shape: &l.shape,
+                stream: splitmix64(self.opts.seed),
+            };
+            let qd = self.quantize_streamed(f, &job, &mut w, &out_path)?;
             if let Some(sw) = sw.as_mut() {
                 sw.write_all(&qd.scales)
                     .map_err(|e| Error::io("write", &side_path, e))?;

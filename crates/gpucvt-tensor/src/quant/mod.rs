@@ -25,8 +25,10 @@
 //!
 //! `quant/geometry.rs` maps a shape and a block to tiles over matrices, `quant/scale.rs`
 //! computes each block's scale, `quant/layout.rs` is the swizzled layout, `quant/run.rs` the
-//! [`Quantizer`] over a tensor in memory.
+//! [`Quantizer`] (a tensor in memory, or streamed in chunks of whole tiles), `quant/fast.rs`
+//! its vectorized scaling and statistics.
 
+mod fast;
 mod geometry;
 mod layout;
 pub(crate) mod recipes;
@@ -36,6 +38,7 @@ mod scale;
 pub use geometry::{scale_shape, Geometry};
 pub use layout::{swizzle, swizzled_index, swizzled_len, unswizzle};
 pub use recipes::{Recipe, RECIPES};
+pub(crate) use run::Source;
 pub use run::{second_level_scale, Quantizer};
 pub use scale::{block_scale, scale_value, ue8m0_shared, Divisor, Element};
 

@@ -1,16 +1,20 @@
-//! [`Quantizer`]: a tensor's `f32` words quantized in memory (tile rows in parallel), and the
-//! quantized elements dequantized.
+//! [`Quantizer`]: a tensor's `f32` words quantized (whole, or streamed in chunks of whole
+//! tiles; pieces of each in parallel), and the quantized elements dequantized.
 
 use crate::engine::exp2i;
-use crate::engine::scale::{max_magnitude, scale as scale_word};
+use crate::engine::scale::max_magnitude;
+use crate::engine::stats::lanes::{BlockRange, Groups};
 use crate::error::{Error, Result};
+use crate::quant::fast::{saturation_key, FastCodes, Runs, ScaleJob, Segment, StatsJob, TileWork};
 use crate::quant::scale::{block_scale, scale_value, Divisor, Element};
-use crate::quant::{swizzle, swizzle_dims, unswizzle, BlockScaling, Geometry, ScaleLayout};
+use crate::quant::{
+    swizzle, swizzle_dims, unswizzle, BlockScaling, Geometry, ScaleFormat, ScaleLayout,
+};
 use crate::Stats;
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::{Format, F32};
 use gpucvt_core::round::{Direction, Rounding};
-use gpucvt_kernels::{Kernel, Word};
+use gpucvt_kernels::{vectorized, Kernel, Vectorizable, Word};
 use rayon::prelude::*;
 
 /// Quantizes one tensor (its `f32` words in memory) with block scales, and dequantizes it.
@@ -39,10 +43,11 @@ use rayon::prelude::*;
 /// ```
 pub struct Quantizer {
     conv: Conversion,
-    /// Whether every result of a finite input is finite (`.satfinite`, or a destination
-    /// without infinities and NaN): the statistics then take a shorter way.
-    finite_outputs: bool,
     kernel: Kernel,
+    /// How the vectorized statistics decode the element codes (`None`: the general loop).
+    codes: Option<FastCodes>,
+    /// Every element encoding's value.
+    table: Vec<f64>,
     scaling: BlockScaling,
     geo: Geometry,
     elem: Element,
@@ -56,9 +61,9 @@ impl Quantizer {
         let (elem, geo) = Quantizer::check(&conv, scaling, shape)?;
         Ok(Quantizer {
             conv,
-            finite_outputs: conv.policy.satfinite
-                || !(conv.dst.has_infinity() || conv.dst.has_nan()),
             kernel: Kernel::new(conv),
+            codes: FastCodes::of(&conv.dst, conv.policy.relu),
+            table: decode_table(&conv.dst),
             scaling: *scaling,
             geo,
             elem,
@@ -153,7 +158,7 @@ impl Quantizer {
         if !self.scaling.second_level {
             return None;
         }
-        Some(self.second_from(&self.tile_maxima(x)))
+        Some(self.second_from(&self.chunk_maxima(x, 0)))
     }
 
     /// [`Quantizer::tensor_scale`] from the tiles' maxima.
@@ -227,56 +232,267 @@ impl Quantizer {
                 .then(|| second.unwrap_or(second_level_scale(0.0, self.elem.max)));
             return Ok((Stats::default(), s2));
         }
-        // 1. Every tile's largest magnitude, then its scale and what its elements are
-        //    multiplied or divided by.
-        let amax = self.tile_maxima(x);
+        let amax = self.chunk_maxima(x, 0);
         let second = match second {
             None if self.scaling.second_level => Some(self.second_from(&amax)),
             s => s,
         };
-        let tiles: Vec<(u32, Divisor)> = amax
-            .par_iter()
-            .map(|&m| {
-                block_scale(
-                    self.scaling.format,
-                    self.scaling.rule,
-                    &self.elem,
-                    m,
-                    second,
-                )
-            })
-            .collect();
-        for (s, t) in scales.iter_mut().zip(&tiles) {
-            *s = t.0;
+        let st = self.quantize_chunk(x, 0, &amax, second, random, q, scales);
+        Ok((st, second))
+    }
+
+    /// Quantizes a tensor read chunk by chunk from `src` (chunks of whole tiles of about
+    /// `target` elements, [`Quantizer::chunk_ranges`]), each chunk's codes given to `sink`
+    /// as they are made (in `codes`, a buffer kept by the caller). One scale for the whole
+    /// tensor, or a second level, need the tensor's amax first: `src` is read twice then.
+    /// Returns the statistics, the row-major scales and the second-level scale. The work on
+    /// each chunk runs on `pool`; reading and `sink` on the caller's thread.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn stream<D: Word + Send>(
+        &self,
+        pool: &rayon::ThreadPool,
+        target: u64,
+        src: &mut impl Source,
+        random: Option<u64>,
+        codes: &mut Vec<D>,
+        mut sink: impl FnMut(&[D], u64) -> Result<()>,
+    ) -> Result<(Stats, Vec<u32>, Option<f32>)> {
+        let chunks = self.chunk_ranges(target);
+        let tensor = self.scaling.block == crate::quant::Block::Tensor;
+        let mut x = Vec::new();
+        let first = if self.needs_first_pass() {
+            let (mut all, mut fin) = (0u32, 0u32);
+            for &(at, len) in &chunks {
+                src.read(&mut x, len as usize)?;
+                let (a, b) = pool.install(|| self.first_pass(&x, at));
+                (all, fin) = (all.max(a), fin.max(b));
+            }
+            src.rewind()?;
+            // The one tile of `--block tensor` holds a NaN or an infinity if any chunk does.
+            if tensor && all >= 0x7f80_0000 {
+                fin = 0;
+            }
+            Some((all, fin))
+        } else {
+            None
+        };
+        let second = match first {
+            Some((_, fin)) if self.scaling.second_level => Some(self.second_of(fin)),
+            _ => None,
+        };
+        let mut scales = vec![0u32; self.scale_count()];
+        let mut stats = Stats::default();
+        for (i, &(at, len)) in chunks.iter().enumerate() {
+            let n = len as usize;
+            src.read(&mut x, n)?;
+            let t0 = self.first_tile(at);
+            codes.resize(n, D::default());
+            let mut st = pool.install(|| {
+                let amax = match first {
+                    Some((all, _)) if tensor => vec![all],
+                    _ => self.chunk_maxima(&x, at),
+                };
+                let sc = &mut scales[t0..t0 + amax.len()];
+                self.quantize_chunk(&x, at, &amax, second, random, &mut codes[..n], sc)
+            });
+            if tensor && i > 0 {
+                // The one block, counted with the first chunk.
+                (st.blocks, st.nan_blocks) = (0, 0);
+            }
+            stats.merge(&st);
+            sink(&codes[..n], len)?;
         }
-        let finite: Vec<bool> = amax.iter().map(|&m| m < 0x7f80_0000).collect();
-        let s2 = second.map_or(1.0, |s| s as f64);
-        let factors: Vec<f64> = tiles
-            .iter()
-            .zip(&finite)
-            .map(|(&(bits, d), &fin)| match d {
-                Divisor::Pow2(e) => exp2i(-e),
-                _ if !fin => 1.0,
-                _ => scale_value(self.scaling.format, bits) * s2,
+        Ok((stats, scales, second))
+    }
+
+    /// Whether the scales need a first pass over the whole tensor: one scale for the
+    /// whole tensor (`--block tensor`), or a second level (its amax).
+    pub(crate) fn needs_first_pass(&self) -> bool {
+        self.scaling.second_level || self.scaling.block == crate::quant::Block::Tensor
+    }
+
+    /// The element ranges (`start`, `len`) a tensor is quantized in, chunk after chunk, of
+    /// about `target` elements: each holds whole tiles (whole bands of tile rows, or whole
+    /// tiles of one row), except with one tile for the whole tensor, whose amax comes from
+    /// a first pass. Every chunk but the last of a matrix or row holds a multiple of 8
+    /// elements (packed elements fill whole bytes).
+    pub(crate) fn chunk_ranges(&self, target: u64) -> Vec<(u64, u64)> {
+        let g = self.geo;
+        let n = g.elements();
+        // A multiple of `unit` elements near `target`, and of 8.
+        let fit = |unit: u64| {
+            let mut s = (target / unit).max(1) * unit;
+            while !s.is_multiple_of(8) {
+                s += unit;
+            }
+            s
+        };
+        let steps = |from: u64, to: u64, step: u64, out: &mut Vec<(u64, u64)>| {
+            let mut at = from;
+            while at < to {
+                let len = step.min(to - at);
+                out.push((at, len));
+                at += len;
+            }
+        };
+        let mut out = Vec::new();
+        let per = g.m * g.k;
+        let band = g.r.min(g.m) * g.k;
+        if self.scaling.block == crate::quant::Block::Tensor {
+            steps(0, n, fit(1), &mut out);
+        } else if per <= target {
+            // Whole matrices.
+            steps(0, n, fit(per.max(1)), &mut out);
+        } else if band <= target || g.r > 1 {
+            // Whole bands of each matrix (a band longer than the target still whole).
+            let step = fit(band);
+            for o in 0..g.outer {
+                steps(o * per, (o + 1) * per, step, &mut out);
+            }
+        } else {
+            // Rows longer than the target, one tile high: whole tiles of a row.
+            let step = fit(g.c);
+            for row in 0..g.outer * g.m {
+                steps(row * g.k, (row + 1) * g.k, step, &mut out);
+            }
+        }
+        out
+    }
+
+    /// Whether the tiles are runs of one row that divide it: tile `t` holds the elements
+    /// `c·t .. c·(t + 1)`.
+    fn rows_of_tiles(&self) -> bool {
+        self.geo.r == 1 && self.geo.k.is_multiple_of(self.geo.c)
+    }
+
+    /// The first tile of the elements from flat index `at` on.
+    pub(crate) fn first_tile(&self, at: u64) -> usize {
+        let mut t = 0;
+        self.segments(at as usize, 1, |_, _, tile| t = tile);
+        t
+    }
+
+    /// The first pass over the elements `x` (flat index `at` on, whole tiles unless the
+    /// tensor is one tile): their largest magnitude (NaN and infinity above every finite
+    /// one; the amax of `--block tensor`), and the largest of the maxima of their tiles
+    /// without NaN or infinity (a second level's amax). The tensor's are the largest of its
+    /// chunks'.
+    pub(crate) fn first_pass(&self, x: &[u32], at: u64) -> (u32, u32) {
+        let finite = |m: u32| if m < 0x7f80_0000 { m } else { 0 };
+        let m = x
+            .par_chunks(PIECE)
+            .map(|p| vectorized(Maxima(p)))
+            .max()
+            .unwrap_or(0);
+        if m < 0x7f80_0000 || self.scaling.block == crate::quant::Block::Tensor {
+            // Every tile finite (or one tile, which may hold a NaN in another chunk: the
+            // caller's maximum of the first numbers tells).
+            return (m, finite(m));
+        }
+        let maxima = self.chunk_maxima(x, at);
+        let all = maxima.iter().copied().max().unwrap_or(0);
+        let fin = maxima.into_iter().map(finite).max().unwrap_or(0);
+        (all, fin)
+    }
+
+    /// The second-level scale of a tensor whose first pass ([`Quantizer::first_pass`]) gave
+    /// `amax`.
+    pub(crate) fn second_of(&self, amax: u32) -> f32 {
+        second_level_scale(f32::from_bits(amax), self.elem.max)
+    }
+
+    /// The largest magnitude of every tile of the elements `x` (flat index `at` on, whole
+    /// tiles), as the `f32` encoding without its sign (NaN and infinity above every finite
+    /// one), in row-major tile order from the first.
+    pub(crate) fn chunk_maxima(&self, x: &[u32], at: u64) -> Vec<u32> {
+        if x.is_empty() {
+            return Vec::new();
+        }
+        let at = at as usize;
+        let c = self.geo.c as usize;
+        if self.rows_of_tiles() && at.is_multiple_of(c) && x.len().is_multiple_of(c) {
+            // Whole tiles one after another.
+            let mut out = vec![0u32; x.len() / c];
+            let per = (PIECE / c).max(1);
+            out.par_chunks_mut(per)
+                .zip(x.par_chunks(per * c))
+                .for_each(|(o, p)| vectorized(TileMaxima { x: p, c, out: o }));
+            return out;
+        }
+        let t0 = self.first_tile(at as u64);
+        let last = self.first_tile((at + x.len() - 1) as u64);
+        // Each piece's maxima over the span of its tiles, then merged.
+        let parts: Vec<(usize, Vec<u32>)> = x
+            .par_chunks(PIECE)
+            .enumerate()
+            .map(|(pi, p)| {
+                let from = at + pi * PIECE;
+                let mut segs = Vec::new();
+                self.segments(from, p.len(), |s, e, t| {
+                    segs.push(Segment {
+                        start: s,
+                        end: e,
+                        tile: t,
+                    })
+                });
+                let lo = segs[0].tile;
+                let hi = segs[segs.len() - 1].tile;
+                let mut m = vec![0u32; hi - lo + 1];
+                for s in &mut segs {
+                    s.tile -= lo;
+                }
+                vectorized(SegmentMaxima {
+                    x: p,
+                    segs: &segs,
+                    out: &mut m,
+                });
+                (lo, m)
             })
             .collect();
-        // 2. The elements, in pieces of whole rows (or of one long row) in parallel.
-        let table = decode_table(&self.conv.dst);
-        let k = self.geo.k as usize;
-        let piece = if k >= PIECE { PIECE } else { PIECE / k * k };
+        let mut out = vec![0u32; last - t0 + 1];
+        for (lo, m) in parts {
+            for (o, v) in out[lo - t0..].iter_mut().zip(m) {
+                *o = (*o).max(v);
+            }
+        }
+        out
+    }
+
+    /// Quantizes the elements `x` (flat index `at` on; whole tiles, or any run of the one
+    /// tile of the tensor) whose tiles' maxima are `amax` (from the chunk's first tile) into
+    /// the codes `q` and the scales of those tiles, `scales`. Returns the statistics (the
+    /// blocks counted: those of `amax`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn quantize_chunk<D: Word + Send>(
+        &self,
+        x: &[u32],
+        at: u64,
+        amax: &[u32],
+        second: Option<f32>,
+        random: Option<u64>,
+        q: &mut [D],
+        scales: &mut [u32],
+    ) -> Stats {
+        let at = at as usize;
+        let t0 = if x.is_empty() {
+            0
+        } else {
+            self.first_tile(at as u64)
+        };
+        // 1. Every tile's scale, what its elements are scaled by, and how they are counted.
+        let tiles = self.tile_work(amax, second, scales);
+        // 2. The elements, in pieces in parallel.
         let mut st = x
-            .par_chunks(piece)
-            .zip(q.par_chunks_mut(piece))
+            .par_chunks(PIECE)
+            .zip(q.par_chunks_mut(PIECE))
             .enumerate()
             .map_init(Scratch::default, |scratch, (pi, (xs, qs))| {
-                let at = pi * piece;
+                let from = at + pi * PIECE;
                 let work = Piece {
-                    at,
+                    at: from,
+                    t0,
                     tiles: &tiles,
-                    finite: &finite,
-                    factors: &factors,
-                    table: &table,
-                    random: random.map(|s| (s, at as u64)),
+                    random: random.map(|s| (s, from as u64)),
                 };
                 self.piece(xs, qs, &work, scratch)
             })
@@ -285,100 +501,134 @@ impl Quantizer {
                 a
             });
         st.blocks = amax.len() as u64;
-        st.nan_blocks = finite.iter().filter(|f| !**f).count() as u64;
-        Ok((st, second))
+        st.nan_blocks = amax.iter().filter(|&&m| m >= 0x7f80_0000).count() as u64;
+        st
     }
 
-    /// The largest magnitude of every tile, as the `f32` encoding without its sign (NaN and
-    /// infinity above every finite one), in row-major tile order.
-    fn tile_maxima(&self, x: &[u32]) -> Vec<u32> {
-        let g = self.geo;
-        let (k, c) = (g.k as usize, g.c as usize);
-        let ct = g.col_tiles() as usize;
-        let band = (g.r.min(g.m) * g.k) as usize;
-        // The bands of tiles of each matrix (a short last band ends with its matrix).
-        let (per, _) = self.matrix_sizes();
-        let all: Vec<&[u32]> = x.chunks(per).flat_map(|m| m.chunks(band)).collect();
-        if all.len() >= 64 || band <= PIECE {
-            // Many bands (or small ones): a band per task.
-            let mut out = vec![0u32; all.len() * ct];
-            out.par_chunks_mut(ct)
-                .zip(all.par_iter())
-                .for_each(|(o, b)| band_maxima(b, k, c, o));
-            return out;
-        }
-        // Few large bands (a whole tensor, tall tiles): each band split into pieces of rows,
-        // or of one long row, whose maxima are combined.
-        let mut out = Vec::with_capacity(all.len() * ct);
-        for b in all {
-            let m = if b.len() > k {
-                b.par_chunks(k * (PIECE / k).max(1))
-                    .map(|p| {
-                        let mut o = vec![0u32; ct];
-                        band_maxima(p, k, c, &mut o);
-                        o
-                    })
-                    .reduce(
-                        || vec![0u32; ct],
-                        |mut a, o| {
-                            a.iter_mut().zip(&o).for_each(|(a, o)| *a = (*a).max(*o));
-                            a
-                        },
-                    )
-            } else {
-                // One row: pieces of whole tiles (or of the one tile).
-                let step = if c >= PIECE { PIECE } else { PIECE / c * c };
-                let per: Vec<(usize, u32)> = b
-                    .par_chunks(step)
-                    .enumerate()
-                    .flat_map_iter(|(i, p)| {
-                        let first = i * step;
-                        p.chunks(c.min(step))
-                            .enumerate()
-                            .map(move |(j, t)| ((first + j * c.min(step)) / c, max_magnitude(t)))
-                    })
-                    .collect();
-                let mut o = vec![0u32; ct];
-                for (t, m) in per {
-                    o[t] = o[t].max(m);
-                }
-                o
+    /// The scales of tiles whose maxima are `amax` (their bits into `scales`), and how each
+    /// tile's elements are scaled and counted.
+    fn tile_work(&self, amax: &[u32], second: Option<f32>, scales: &mut [u32]) -> Vec<TileWork> {
+        let s2 = second.map_or(1.0, |s| s as f64);
+        let max = self.elem.max;
+        let fast = self.codes.is_some();
+        let work = |m: u32| -> (u32, TileWork) {
+            let (bits, d) = block_scale(
+                self.scaling.format,
+                self.scaling.rule,
+                &self.elem,
+                m,
+                second,
+            );
+            let finite = m < 0x7f80_0000;
+            let factor = match d {
+                Divisor::Pow2(e) => exp2i(-e),
+                _ if !finite => 1.0,
+                _ => scale_value(self.scaling.format, bits) * s2,
             };
-            out.extend(m);
+            let key = saturation_key(d, max);
+            let t = key.unwrap_or(0);
+            let range = BlockRange {
+                down: factor,
+                t_lo: -1 - t,
+                t_hi: t,
+            };
+            let tw = TileWork {
+                div: d,
+                range,
+                fast: fast && finite && factor.is_finite() && key.is_some(),
+            };
+            (bits, tw)
+        };
+        let mut tiles = vec![
+            TileWork {
+                div: Divisor::Pow2(0),
+                range: BlockRange::default(),
+                fast: false
+            };
+            amax.len()
+        ];
+        if matches!(self.scaling.format, ScaleFormat::Ue8m0 | ScaleFormat::Ue4m3) {
+            // Eight-bit scales: what a tile gets depends only on its scale's bits (and the
+            // tensor's second level), so each is worked out once per scale value (and
+            // worker).
+            scales
+                .par_chunks_mut(4096)
+                .zip(tiles.par_chunks_mut(4096))
+                .zip(amax.par_chunks(4096))
+                .for_each(|((ss, ts), ms)| {
+                    let mut by_bits: [Option<TileWork>; 256] = [None; 256];
+                    for ((s, t), &m) in ss.iter_mut().zip(ts.iter_mut()).zip(ms) {
+                        let bits = block_scale(
+                            self.scaling.format,
+                            self.scaling.rule,
+                            &self.elem,
+                            m,
+                            second,
+                        )
+                        .0;
+                        *s = bits;
+                        *t = match by_bits[bits as usize & 0xff] {
+                            Some(w) => w,
+                            None => {
+                                let w = work(m).1;
+                                by_bits[bits as usize & 0xff] = Some(w);
+                                w
+                            }
+                        };
+                    }
+                });
+        } else {
+            scales
+                .par_iter_mut()
+                .zip(tiles.par_iter_mut())
+                .zip(amax.par_iter())
+                .for_each(|((s, t), &m)| (*s, *t) = work(m));
         }
-        out
+        tiles
     }
 
     /// Quantizes a piece of the tensor (elements `w.at ..`): scaled, converted, fixed
     /// where scaling is not exact in `f32`, and counted.
     fn piece<D: Word>(&self, xs: &[u32], qs: &mut [D], w: &Piece<'_>, sc: &mut Scratch) -> Stats {
-        let Scratch { y, exact, rnd } = sc;
+        let Scratch {
+            y,
+            exact,
+            rnd,
+            segs,
+            slow,
+        } = sc;
         y.resize(xs.len(), 0);
         let y = &mut y[..xs.len()];
         exact.clear();
-        self.segments(w.at, xs.len(), |s, e, t| {
-            let (xb, yb) = (&xs[s..e], &mut y[s..e]);
-            match w.tiles[t].1 {
-                Divisor::Pow2(p) => {
-                    for (i, (&v, o)) in xb.iter().zip(yb.iter_mut()).enumerate() {
-                        let (r, ex) = scale_word(v, p);
-                        *o = r;
-                        if ex && p != 0 {
-                            exact.push((s + i, p));
-                        }
-                    }
-                }
-                Divisor::Div(d) => {
-                    for (&v, o) in xb.iter().zip(yb.iter_mut()) {
-                        *o = (f32::from_bits(v) / d).to_bits();
-                    }
-                }
-                Divisor::Mul(r) => {
-                    for (&v, o) in xb.iter().zip(yb.iter_mut()) {
-                        *o = (f32::from_bits(v) * r).to_bits();
-                    }
-                }
+        segs.clear();
+        let c = self.geo.c as usize;
+        let runs = match Runs::uniform(
+            self.rows_of_tiles() && w.at.is_multiple_of(c),
+            c,
+            w.at / c,
+            xs.len(),
+        ) {
+            Some(Runs::Uniform { c, first }) => Runs::Uniform {
+                c,
+                first: first - w.t0,
+            },
+            _ => {
+                self.segments(w.at, xs.len(), |s, e, t| {
+                    segs.push(Segment {
+                        start: s,
+                        end: e,
+                        tile: t - w.t0,
+                    })
+                });
+                Runs::Listed(segs)
             }
+        };
+        vectorized(ScaleJob {
+            x: xs,
+            y,
+            runs,
+            tiles: w.tiles,
+            exact,
         });
         if let Some((stream, first)) = w.random {
             rnd.resize(xs.len(), 0);
@@ -400,30 +650,46 @@ impl Quantizer {
             qs[i] = D::from_u64(cv.apply(xs[i] as u64).bits);
         }
         let mut st = Stats::default();
-        let max = self.elem.max as f64;
-        let relu = self.conv.policy.relu;
-        self.segments(w.at, xs.len(), |s, e, t| {
-            let f = w.factors[t];
-            let (xb, qb, yb) = (&xs[s..e], &qs[s..e], &y[s..e]);
-            if w.finite[t] && f.is_finite() && !relu && self.finite_outputs {
-                // A finite block into a format whose saturating results are finite: no NaN
-                // or infinity on either side. (Powers of two: the input scaled exactly, as
-                // `y` keeps the inputs the exact core converts.)
-                let pow2 = match w.tiles[t].1 {
-                    Divisor::Pow2(p) => Some(exp2i(p)),
-                    _ => None,
-                };
-                let (sum, top, sat, zero) = finite_stats(xb, qb, yb, w.table, f, max, pow2);
-                st.elements += xb.len() as u64;
-                st.error_elements += xb.len() as u64;
-                st.sum_abs_error += sum;
-                st.max_abs_error = st.max_abs_error.max(top);
-                st.saturated += sat;
-                st.flushed_to_zero += zero;
-            } else {
-                self.count_slowly(xb, qb, yb, f, w.tiles[t].1, w.table, &mut st);
+        let mut acc = Groups::new(0.0);
+        let mut counts = [0u64; 6];
+        slow.clear();
+        match self.codes {
+            Some(codes) => vectorized(StatsJob {
+                x: xs,
+                q: qs,
+                runs,
+                tiles: w.tiles,
+                codes,
+                acc: &mut acc,
+                counts: &mut counts,
+                slow,
+            }),
+            None => {
+                let c = self.geo.c as usize;
+                match runs {
+                    Runs::Listed(segs) => slow.extend_from_slice(segs),
+                    Runs::Uniform { first, .. } => {
+                        slow.extend((0..xs.len() / c).map(|j| Segment {
+                            start: j * c,
+                            end: j * c + c,
+                            tile: first + j,
+                        }))
+                    }
+                }
             }
-        });
+        }
+        let table = self.table();
+        for &s in slow.iter() {
+            let t = w.tiles[s.tile];
+            let (xb, qb, yb) = (&xs[s.start..s.end], &qs[s.start..s.end], &y[s.start..s.end]);
+            self.count_slowly(xb, qb, yb, t.range.down, t.div, table, &mut st);
+        }
+        st.elements += counts[5];
+        st.saturated += counts[3];
+        st.flushed_to_zero += counts[4];
+        st.error_elements += counts[5];
+        st.sum_abs_error += acc.sum.iter().sum::<f64>();
+        st.max_abs_error = acc.max.iter().fold(st.max_abs_error, |m, &x| m.max(x));
         st.mean_abs_error = if st.error_elements == 0 {
             0.0
         } else {
@@ -432,11 +698,30 @@ impl Quantizer {
         st
     }
 
+    /// Every encoding's value of the element format.
+    fn table(&self) -> &[f64] {
+        &self.table
+    }
+
     /// Calls `f(start, end, tile)` for each run of elements of one tile among the `len`
     /// elements from flat index `at` on (`start`, `end` relative to `at`).
+    #[inline]
     fn segments(&self, at: usize, len: usize, mut f: impl FnMut(usize, usize, usize)) {
         let g = self.geo;
         let (m, k, r, c) = (g.m as usize, g.k as usize, g.r as usize, g.c as usize);
+        if r == 1 && k % c == 0 {
+            // Tiles of one row that divide it: tile `t` holds the elements `c·t ..`, one
+            // after another.
+            let mut tile = at / c;
+            let mut i = 0;
+            while i < len {
+                let e = ((tile + 1) * c - at).min(len);
+                f(i, e, tile);
+                i = e;
+                tile += 1;
+            }
+            return;
+        }
         let (rt, ct) = (g.row_tiles() as usize, g.col_tiles() as usize);
         let mut i = 0;
         while i < len {
@@ -576,60 +861,16 @@ impl Quantizer {
     }
 }
 
-/// The error sum and maximum, the saturated and the flushed counts of a run of finite
-/// elements of one block whose values are `q × f` (`pow2`: the power of two the inputs are
-/// scaled by; else the scaled inputs are `yb`). In eight lanes, so that the compiler keeps
-/// eight sums and maxima in flight instead of one chain.
-#[inline(always)]
-fn finite_stats<D: Word>(
-    xb: &[u32],
-    qb: &[D],
-    yb: &[u32],
-    table: &[f64],
-    f: f64,
-    max: f64,
-    pow2: Option<f64>,
-) -> (f64, f64, u64, u64) {
-    const L: usize = 8;
-    let (mut sum, mut top, mut sat, mut zero) = ([0f64; L], [0f64; L], [0u64; L], [0u64; L]);
-    let (use_y, m) = (pow2.is_none(), pow2.unwrap_or(0.0));
-    let mut one = |l: usize, xv: u32, qv: &D, yv: u32| {
-        let v = f32::from_bits(xv) as f64;
-        let out = table[qv.to_u64() as usize];
-        let err = (out * f - v).abs();
-        sum[l] += err;
-        top[l] = if err > top[l] { err } else { top[l] };
-        let scaled = if use_y {
-            f32::from_bits(yv) as f64
-        } else {
-            v * m
-        };
-        sat[l] += (scaled.abs() > max) as u64;
-        zero[l] += ((out == 0.0) & (v != 0.0)) as u64;
-    };
-    let whole = xb.len() / L * L;
-    for ((xc, qc), yc) in xb[..whole]
-        .chunks_exact(L)
-        .zip(qb[..whole].chunks_exact(L))
-        .zip(yb[..whole].chunks_exact(L))
-    {
-        for l in 0..L {
-            one(l, xc[l], &qc[l], yc[l]);
-        }
-    }
-    for i in whole..xb.len() {
-        one(0, xb[i], &qb[i], yb[i]);
-    }
-    (
-        sum.iter().sum(),
-        top.iter().fold(0.0, |a: f64, &b| a.max(b)),
-        sat.iter().sum(),
-        zero.iter().sum(),
-    )
-}
-
 /// Elements per piece of parallel work.
 const PIECE: usize = 1 << 16;
+
+/// Where [`Quantizer::stream`] reads a tensor's `f32` words from.
+pub(crate) trait Source {
+    /// The next `n` words into `x` (resized to `n`).
+    fn read(&mut self, x: &mut Vec<u32>, n: usize) -> Result<()>;
+    /// Back to the first word.
+    fn rewind(&mut self) -> Result<()>;
+}
 
 /// A worker's buffers, kept from one piece to the next.
 #[derive(Default)]
@@ -640,26 +881,86 @@ struct Scratch {
     exact: Vec<(usize, i32)>,
     /// Random words (stochastic rounding).
     rnd: Vec<u32>,
+    /// The piece's tile runs.
+    segs: Vec<Segment>,
+    /// The runs the general statistics loop counts.
+    slow: Vec<Segment>,
 }
 
 /// What [`Quantizer::piece`] needs besides its elements.
 struct Piece<'a> {
     /// The flat index of its first element.
     at: usize,
-    tiles: &'a [(u32, Divisor)],
-    finite: &'a [bool],
-    /// What each tile's element codes are multiplied by to give its values.
-    factors: &'a [f64],
-    table: &'a [f64],
+    /// The first tile of its chunk (`tiles[0]`).
+    t0: usize,
+    tiles: &'a [TileWork],
     /// The random stream and the index of the first element (stochastic rounding).
     random: Option<(u64, u64)>,
 }
 
-/// The maxima of the tiles of a band of rows `b` (`k` columns, tiles `c` wide) into `o`.
-fn band_maxima(b: &[u32], k: usize, c: usize, o: &mut [u32]) {
-    for row in b.chunks(k) {
-        for (a, t) in o.iter_mut().zip(row.chunks(c)) {
-            *a = (*a).max(max_magnitude(t));
+/// The largest magnitude of `f32` words ([`max_magnitude`]), as work for [`vectorized`].
+struct Maxima<'a>(&'a [u32]);
+
+impl Vectorizable for Maxima<'_> {
+    type Output = u32;
+
+    #[inline(always)]
+    fn run(self) -> u32 {
+        max_magnitude(self.0)
+    }
+}
+
+/// The maxima of whole tiles of `c` elements one after another into `out`, as work for
+/// [`vectorized`].
+struct TileMaxima<'a> {
+    x: &'a [u32],
+    c: usize,
+    out: &'a mut [u32],
+}
+
+impl Vectorizable for TileMaxima<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        let TileMaxima { x, c, out } = self;
+        match c {
+            16 => maxima_of::<16>(x, out),
+            32 => maxima_of::<32>(x, out),
+            _ => {
+                for (o, t) in out.iter_mut().zip(x.chunks(c)) {
+                    *o = max_magnitude(t);
+                }
+            }
+        }
+    }
+}
+
+/// The maxima of tiles of `C` elements.
+#[inline(always)]
+fn maxima_of<const C: usize>(x: &[u32], out: &mut [u32]) {
+    for (o, t) in out.iter_mut().zip(x.chunks_exact(C)) {
+        *o = max_magnitude(t);
+    }
+}
+
+/// The maxima of a piece's tile runs into `out` (indexed by the runs' tiles), as work for
+/// [`vectorized`].
+struct SegmentMaxima<'a> {
+    x: &'a [u32],
+    segs: &'a [Segment],
+    out: &'a mut [u32],
+}
+
+impl Vectorizable for SegmentMaxima<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        for s in self.segs {
+            let m = max_magnitude(&self.x[s.start..s.end]);
+            let o = &mut self.out[s.tile];
+            *o = (*o).max(m);
         }
     }
 }
@@ -735,5 +1036,167 @@ mod tests {
         let mut back1 = one.dequantize(&q1[..30], &s1[..4], None).unwrap();
         back1.extend(one.dequantize(&q1[30..], &s1[4..], None).unwrap());
         assert_eq!(back, back1);
+    }
+}
+
+#[cfg(test)]
+mod streamed {
+    use super::*;
+    use crate::quant::{Block, ScaleFormat, ScaleRule};
+    use gpucvt_core::format::{E2M1, E4M3, E5M2};
+    use gpucvt_core::Policy;
+
+    /// A tensor in memory as a [`Source`].
+    struct Slice<'a> {
+        x: &'a [u32],
+        at: usize,
+        rewinds: usize,
+    }
+
+    impl Source for Slice<'_> {
+        fn read(&mut self, x: &mut Vec<u32>, n: usize) -> Result<()> {
+            x.clear();
+            x.extend_from_slice(&self.x[self.at..self.at + n]);
+            self.at += n;
+            Ok(())
+        }
+        fn rewind(&mut self) -> Result<()> {
+            self.at = 0;
+            self.rewinds += 1;
+            Ok(())
+        }
+    }
+
+    /// Quantizing chunk by chunk (small chunks, so that tiles, rows and matrices are cut
+    /// every way the chunking allows) gives the codes, scales, second level and counts of
+    /// quantizing the whole tensor at once; the error sums agree up to their order.
+    #[test]
+    fn chunks_give_what_the_whole_tensor_gives() {
+        let sat = Policy {
+            satfinite: true,
+            ..Policy::default()
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let cases: Vec<(
+            Vec<u64>,
+            Block,
+            ScaleFormat,
+            bool,
+            gpucvt_core::format::Format,
+        )> = vec![
+            (vec![6, 64], Block::Len(16), ScaleFormat::Ue4m3, true, E2M1),
+            (
+                vec![3, 5, 96],
+                Block::Len(32),
+                ScaleFormat::F32,
+                false,
+                E4M3,
+            ),
+            (
+                vec![2, 7, 40],
+                Block::Tile(4, 16),
+                ScaleFormat::F32,
+                false,
+                E4M3,
+            ),
+            (vec![9, 33], Block::Row, ScaleFormat::Bf16, false, E5M2),
+            (vec![40, 3], Block::Row, ScaleFormat::F32, false, E4M3),
+            (vec![4992], Block::Len(32), ScaleFormat::Ue8m0, false, E4M3),
+            (vec![3000], Block::Row, ScaleFormat::F32, false, E4M3),
+            (vec![12, 50], Block::Tensor, ScaleFormat::F32, false, E4M3),
+            (vec![4, 48], Block::Len(16), ScaleFormat::Ue8m0, false, E2M1),
+        ];
+        for (shape, block, format, second_level, dst) in cases {
+            let conv = Conversion::new(F32, dst, Rounding::RN, sat);
+            let scaling = BlockScaling {
+                block,
+                axis: -1,
+                format,
+                rule: ScaleRule::Floor,
+                second_level,
+                layout: ScaleLayout::Rows,
+            };
+            let qz = Quantizer::new(conv, &scaling, &shape).unwrap();
+            let n: u64 = shape.iter().product();
+            // Values over many binades, a NaN and an infinity in some tiles.
+            let mut x: Vec<u32> = (0..n)
+                .map(|i| {
+                    let v = ((i * 2654435761) % 1000) as f32 / 37.0 - 13.0;
+                    (v * 2f32.powi((i % 23) as i32 - 11)).to_bits()
+                })
+                .collect();
+            for (i, special) in [(5usize, f32::NAN), (77, f32::INFINITY)] {
+                if i < x.len() && block != Block::Tensor {
+                    x[i] = special.to_bits();
+                }
+            }
+            let mut q = vec![0u8; n as usize];
+            let mut s = vec![0u32; qz.scale_count()];
+            let (whole, s2) = pool
+                .install(|| qz.quantize_auto(&x, None, &mut q, &mut s))
+                .unwrap();
+            for target in [8u64, 40, 100, 1000] {
+                let what = format!("{shape:?} {block:?} {format:?} chunks of {target}");
+                let mut src = Slice {
+                    x: &x,
+                    at: 0,
+                    rewinds: 0,
+                };
+                let mut got = Vec::new();
+                let mut codes = Vec::new();
+                let (st, scales, second) = qz
+                    .stream(
+                        &pool,
+                        target,
+                        &mut src,
+                        None,
+                        &mut codes,
+                        |c: &[u8], len| {
+                            assert_eq!(c.len() as u64, len);
+                            got.extend_from_slice(c);
+                            Ok(())
+                        },
+                    )
+                    .unwrap();
+                assert_eq!(src.rewinds, qz.needs_first_pass() as usize, "{what}");
+                assert_eq!(got, q, "{what}");
+                assert_eq!(scales, s, "{what}");
+                assert_eq!(second, s2, "{what}");
+                let counts = |t: &Stats| {
+                    (
+                        t.elements,
+                        t.saturated,
+                        t.flushed_to_zero,
+                        t.nan,
+                        t.nan_to_number,
+                        t.overflow_to_inf,
+                        t.blocks,
+                        t.nan_blocks,
+                        t.error_elements,
+                        t.max_abs_error,
+                    )
+                };
+                assert_eq!(counts(&st), counts(&whole), "{what}");
+                let d = (st.sum_abs_error - whole.sum_abs_error).abs();
+                assert!(d <= 1e-12 * whole.sum_abs_error, "{what}");
+                // Chunks of whole tiles (or any run of the one tile), of multiples of 8
+                // elements but at the ends of rows or matrices.
+                for (at, len) in qz.chunk_ranges(target) {
+                    if block != Block::Tensor {
+                        let t0 = qz.first_tile(at);
+                        let t1 = qz.first_tile(at + len - 1);
+                        if at > 0 {
+                            assert_ne!(qz.first_tile(at - 1), t0, "{what}: chunk at {at}");
+                        }
+                        if at + len < n {
+                            assert_ne!(qz.first_tile(at + len), t1, "{what}: chunk at {at}");
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -7,27 +7,27 @@ use crate::engine::pack::Le;
 use crate::engine::plan::Plan;
 use crate::engine::stats::{add_counts, count_pass, error_pass, flush_counts, outside, LANES};
 use crate::Stats;
-use gpucvt_kernels::{vectorized_up_to, Vectorizable};
+use gpucvt_kernels::{vectorized_up_to, Vectorizable, Word};
 use zerocopy::IntoBytes;
 
 /// The statistics of `f32` sources into formats whose values are `f32` numbers computed
 /// from the bits (`fv`), as work for [`vectorized`]: [`Plan::fast_stats`] with the blocks of
 /// finite elements in one pass ([`finite_groups`]).
-pub(in crate::engine) struct FastJob<'a, S, D, FV, FC, FS> {
-    pub(in crate::engine) plan: &'a Plan,
-    pub(in crate::engine) st: &'a mut Stats,
-    pub(in crate::engine) src: &'a [S],
-    pub(in crate::engine) dst: &'a [D],
-    pub(in crate::engine) ks: &'a [i32],
-    pub(in crate::engine) bsize: usize,
+pub(crate) struct FastJob<'a, S, D, FV, FC, FS> {
+    pub(crate) plan: &'a Plan,
+    pub(crate) st: &'a mut Stats,
+    pub(crate) src: &'a [S],
+    pub(crate) dst: &'a [D],
+    pub(crate) ks: &'a [i32],
+    pub(crate) bsize: usize,
     /// The zero and infinite outputs, `relu`.
-    pub(in crate::engine) tests: Tests,
+    pub(crate) tests: Tests,
     /// The value of a finite encoding (NaN for the others).
-    pub(in crate::engine) fv: FV,
+    pub(crate) fv: FV,
     /// The class bits of an encoding.
-    pub(in crate::engine) fc: FC,
+    pub(crate) fc: FC,
     /// The value of any encoding.
-    pub(in crate::engine) slow: FS,
+    pub(crate) slow: FS,
 }
 
 impl<S: Le, D: Le, FV: Fn(u32) -> f32 + Copy, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64> Vectorizable
@@ -194,23 +194,23 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32 + Copy, FC: Fn(u32) -> u32, FS: Fn(u32) ->
 /// The groups of small blocks of a [`FastJob`]: `per` blocks of `bsize` elements each (the
 /// last group may be shorter).
 #[derive(Clone, Copy)]
-pub(in crate::engine) struct GroupSlices<'a, D> {
-    pub(in crate::engine) src: &'a [u32],
-    pub(in crate::engine) dst: &'a [D],
-    pub(in crate::engine) ks: &'a [i32],
-    pub(in crate::engine) bsize: usize,
-    pub(in crate::engine) per: usize,
+pub(crate) struct GroupSlices<'a, D> {
+    pub(crate) src: &'a [u32],
+    pub(crate) dst: &'a [D],
+    pub(crate) ks: &'a [i32],
+    pub(crate) bsize: usize,
+    pub(crate) per: usize,
 }
 
 impl<'a, D> GroupSlices<'a, D> {
     #[inline(always)]
-    pub(in crate::engine) fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.src.len().div_ceil(self.bsize * self.per)
     }
 
     /// Group `j`'s inputs, outputs and block exponents.
     #[inline(always)]
-    pub(in crate::engine) fn group(&self, j: usize) -> (&'a [u32], &'a [D], &'a [i32]) {
+    pub(crate) fn group(&self, j: usize) -> (&'a [u32], &'a [D], &'a [i32]) {
         let g = self.bsize * self.per;
         let (lo, hi) = (j * g, ((j + 1) * g).min(self.src.len()));
         let kh = ((j + 1) * self.per).min(self.ks.len());
@@ -225,7 +225,7 @@ impl<'a, D> GroupSlices<'a, D> {
 /// The factors 2^−k and range thresholds of the blocks of exponents `kg` into `par` (at most
 /// `PIECE / LANES` of them); returns them.
 #[inline(always)]
-pub(in crate::engine) fn block_ranges<'p>(
+pub(crate) fn block_ranges<'p>(
     plan: &Plan,
     kg: &[i32],
     last: &mut Option<(i32, i32, i32)>,
@@ -244,7 +244,7 @@ pub(in crate::engine) fn block_ranges<'p>(
 /// rarer pass made the compiler vectorize the usual one worse (a sixth more instructions for
 /// MX conversions whose outputs are all finite).
 #[inline(never)]
-pub(in crate::engine) fn tolerant_groups<D: Le, FV: Fn(u32) -> f32>(
+pub(crate) fn tolerant_groups<D: Le, FV: Fn(u32) -> f32>(
     work: TolerantRun<'_, D, FV>,
 ) -> (usize, bool) {
     vectorized_up_to(work.plan.isa, work)
@@ -256,15 +256,15 @@ pub(in crate::engine) fn tolerant_groups<D: Le, FV: Fn(u32) -> f32>(
 /// whether it is to be done as usual (`true`: the last group done had only finite elements,
 /// or there is none left) or block by block (`false`: it has an input that is not finite or
 /// is not whole lane vectors).
-pub(in crate::engine) struct TolerantRun<'a, D, FV> {
-    pub(in crate::engine) plan: &'a Plan,
-    pub(in crate::engine) at: GroupSlices<'a, D>,
-    pub(in crate::engine) acc: &'a mut Groups,
-    pub(in crate::engine) counts: &'a mut [u64; 6],
-    pub(in crate::engine) last: &'a mut Option<(i32, i32, i32)>,
-    pub(in crate::engine) from: usize,
-    pub(in crate::engine) fv: FV,
-    pub(in crate::engine) tests: Tests,
+pub(crate) struct TolerantRun<'a, D, FV> {
+    pub(crate) plan: &'a Plan,
+    pub(crate) at: GroupSlices<'a, D>,
+    pub(crate) acc: &'a mut Groups,
+    pub(crate) counts: &'a mut [u64; 6],
+    pub(crate) last: &'a mut Option<(i32, i32, i32)>,
+    pub(crate) from: usize,
+    pub(crate) fv: FV,
+    pub(crate) tests: Tests,
 }
 
 impl<D: Le, FV: Fn(u32) -> f32> Vectorizable for TolerantRun<'_, D, FV> {
@@ -307,38 +307,38 @@ impl<D: Le, FV: Fn(u32) -> f32> Vectorizable for TolerantRun<'_, D, FV> {
 /// What the statistics test of an element besides its value: whether `.relu` is on, and the
 /// destination's zero and infinite encodings (`inf`: `None` when they are no range of codes).
 #[derive(Clone, Copy)]
-pub(in crate::engine) struct Tests {
-    pub(in crate::engine) relu: bool,
-    pub(in crate::engine) zero: Codes,
-    pub(in crate::engine) inf: Option<Codes>,
+pub(crate) struct Tests {
+    pub(crate) relu: bool,
+    pub(crate) zero: Codes,
+    pub(crate) inf: Option<Codes>,
 }
 
 /// The lane sums and maxima of the errors and the lane counts of [`finite_groups`] (the
 /// counts in twice [`LANES`] lanes, so that the 32-bit work of two lane vectors is one
 /// vector: counts are sums, which lane counts an element does not matter).
 #[derive(Clone, Copy)]
-pub(in crate::engine) struct Groups {
-    pub(in crate::engine) sum: [f64; LANES],
-    pub(in crate::engine) max: [f64; LANES],
-    pub(in crate::engine) sat: [u32; 2 * LANES],
-    pub(in crate::engine) flushed: [u32; 2 * LANES],
+pub(crate) struct Groups {
+    pub(crate) sum: [f64; LANES],
+    pub(crate) max: [f64; LANES],
+    pub(crate) sat: [u32; 2 * LANES],
+    pub(crate) flushed: [u32; 2 * LANES],
 }
 
 /// The lane counts of elements that are not finite, of [`lane_pass`] with `TOLERANT` (apart
 /// from [`Groups`], so that the usual pass does not carry them).
 #[derive(Clone, Copy, Default)]
-pub(in crate::engine) struct Odd {
+pub(crate) struct Odd {
     /// Outputs that are NaN or infinite.
-    pub(in crate::engine) nonfinite: [u32; 2 * LANES],
+    pub(crate) nonfinite: [u32; 2 * LANES],
     /// Infinite outputs.
-    pub(in crate::engine) inf: [u32; 2 * LANES],
+    pub(crate) inf: [u32; 2 * LANES],
     /// Inputs that are NaN or infinite.
-    pub(in crate::engine) bad_input: [u32; 2 * LANES],
+    pub(crate) bad_input: [u32; 2 * LANES],
 }
 
 impl Groups {
     /// Empty sums, the maxima at `max`.
-    pub(in crate::engine) fn new(max: f64) -> Groups {
+    pub(crate) fn new(max: f64) -> Groups {
         Groups {
             sum: [0.0; LANES],
             max: [max; LANES],
@@ -349,7 +349,7 @@ impl Groups {
 
     /// A pass that goes on from these sums and maxima, its counts at zero.
     #[inline(always)]
-    pub(in crate::engine) fn restart(&self) -> Groups {
+    pub(crate) fn restart(&self) -> Groups {
         Groups {
             sum: self.sum,
             max: self.max,
@@ -362,7 +362,7 @@ impl Groups {
     /// pass at most 2^16 elements): its sums and maxima become these, its saturated and
     /// flushed counts and `n` go to `counts`. Returns whether it did.
     #[inline(always)]
-    pub(in crate::engine) fn take(&mut self, g: &Groups, n: usize, counts: &mut [u64; 6]) -> bool {
+    pub(crate) fn take(&mut self, g: &Groups, n: usize, counts: &mut [u64; 6]) -> bool {
         // (The tolerant take of a pass without non-finite counts: those fold away.)
         self.take_tolerant(g, &Odd::default(), n, counts).is_some()
     }
@@ -373,7 +373,7 @@ impl Groups {
     /// [`count_pass`] counts them. Returns the number of outputs that are not finite, or
     /// `None` if it did not take the pass.
     #[inline(always)]
-    pub(in crate::engine) fn take_tolerant(
+    pub(crate) fn take_tolerant(
         &mut self,
         g: &Groups,
         odd: &Odd,
@@ -397,7 +397,7 @@ impl Groups {
 
 /// The sum of lane counts.
 #[inline(always)]
-pub(in crate::engine) fn total(c: &[u32; 2 * LANES]) -> u64 {
+pub(crate) fn total(c: &[u32; 2 * LANES]) -> u64 {
     c.iter().map(|&c| c as u64).sum()
 }
 
@@ -406,7 +406,7 @@ pub(in crate::engine) fn total(c: &[u32; 2 * LANES]) -> u64 {
 /// [`lane_pass`]), as [`error_pass`] (without `SKIP`) and [`count_finite`] do: element `i` in
 /// lane `i mod LANES` ([`lane_pass`]).
 #[inline(always)]
-pub(in crate::engine) fn finite_groups<const SCALED: bool, const TOLERANT: bool, D: Le>(
+pub(crate) fn finite_groups<const SCALED: bool, const TOLERANT: bool, D: Word>(
     g: &mut Groups,
     odd: &mut Odd,
     x: &[u32],
@@ -424,19 +424,19 @@ pub(in crate::engine) fn finite_groups<const SCALED: bool, const TOLERANT: bool,
 
 /// A block's factor 2^−k (`down`, 1 without blocks) and the keys `t_lo ..= t_hi` of the
 /// inputs whose conversion does not saturate ([`Plan::block_thresholds`]).
-#[derive(Clone, Copy, Default)]
-pub(in crate::engine) struct BlockRange {
-    pub(in crate::engine) down: f64,
-    pub(in crate::engine) t_lo: i32,
-    pub(in crate::engine) t_hi: i32,
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct BlockRange {
+    pub(crate) down: f64,
+    pub(crate) t_lo: i32,
+    pub(crate) t_hi: i32,
 }
 
 /// A group of blocks: their inputs, outputs, and each block's factor and range ([`BlockRange`]).
 #[derive(Clone, Copy)]
-pub(in crate::engine) struct Group<'a, D> {
-    pub(in crate::engine) x: &'a [u32],
-    pub(in crate::engine) y: &'a [D],
-    pub(in crate::engine) par: &'a [BlockRange],
+pub(crate) struct Group<'a, D> {
+    pub(crate) x: &'a [u32],
+    pub(crate) y: &'a [D],
+    pub(crate) par: &'a [BlockRange],
 }
 
 /// [`finite_groups`] of a group of blocks of `bsize` elements, a multiple of [`LANES`],
@@ -444,7 +444,7 @@ pub(in crate::engine) struct Group<'a, D> {
 /// lane-wise sums, maxima and counts (no reduction across lanes): the same sums (element `i`
 /// of a block in lane `i mod LANES`, in order), maxima and counts.
 #[inline(always)]
-pub(in crate::engine) fn scaled_group<const TOLERANT: bool, D: Le>(
+pub(crate) fn scaled_group<const TOLERANT: bool, D: Word>(
     g: &mut Groups,
     odd: &mut Odd,
     group: Group<'_, D>,
@@ -473,7 +473,7 @@ pub(in crate::engine) fn scaled_group<const TOLERANT: bool, D: Le>(
 /// so that (as `key(−m) = −1 − m`) an element is out of the range exactly when its
 /// magnitude's bits are above `t_hi`.
 #[inline(always)]
-pub(in crate::engine) fn symmetric(t_lo: i32, t_hi: i32) -> bool {
+pub(crate) fn symmetric(t_lo: i32, t_hi: i32) -> bool {
     t_hi >= 0 && t_lo == -1 - t_hi
 }
 
@@ -489,12 +489,7 @@ pub(in crate::engine) fn symmetric(t_lo: i32, t_hi: i32) -> bool {
 /// (nor, being no zero, as flushed); it is counted in `nonfinite` (and in `inf` if it is an
 /// infinity), and inputs that are not finite in `bad_input`, for [`Groups::take_tolerant`].
 #[inline(always)]
-pub(in crate::engine) fn lane_pass<
-    const SCALED: bool,
-    const SYM: bool,
-    const TOLERANT: bool,
-    D: Le,
->(
+pub(crate) fn lane_pass<const SCALED: bool, const SYM: bool, const TOLERANT: bool, D: Word>(
     g: &mut Groups,
     odd: &mut Odd,
     x: &[u32],
@@ -576,4 +571,4 @@ pub(in crate::engine) fn lane_pass<
 /// Elements per group of small blocks of [`scaled_group`] (about: whole blocks): enough to
 /// amortise a group's check, few enough that its blocks' parameters stay in the
 /// first-level cache.
-pub(in crate::engine) const PIECE: usize = 512;
+pub(crate) const PIECE: usize = 512;

@@ -2,7 +2,7 @@
 //! the general loop over decoded values, and the passes the fast paths share (errors,
 //! counts, order-preserving keys of `f32` encodings).
 
-pub(in crate::engine) mod lanes;
+pub(crate) mod lanes;
 #[cfg(target_arch = "x86_64")]
 pub(in crate::engine) mod sse2;
 

@@ -3,7 +3,7 @@
 
 use crate::engine::Plan;
 use crate::error::{Error, Result};
-use crate::files::quantized::InMemory;
+use crate::files::quantized::QuantJob;
 use crate::files::safetensors::layout::{StAction, StConvert, StLayout};
 use crate::files::selfcheck::{self, Hashing, Region};
 use crate::files::{short_region, Ctx, Plans, Scaled};
@@ -75,16 +75,13 @@ impl Ctx<'_> {
                     let scales_at = data_start + done.at + e.out_bytes;
                     let (stats, regions) = match key.scaled {
                         Scaled::General(b) => {
-                            let tensor = InMemory {
+                            let tensor = QuantJob {
                                 key: &key,
                                 scaling: b,
                                 shape: &e.shape,
-                                n: c.n,
                                 stream: c.stream,
                             };
-                            let qd = self.quantize_in_memory(f, &tensor)?;
-                            w.write_all(&qd.data)
-                                .map_err(|err| Error::io("write", &out_path, err))?;
+                            let qd = self.quantize_streamed(f, &tensor, &mut w, &out_path)?;
                             let sf = scale_file.as_mut().expect("a second handle for scales");
                             sf.seek(SeekFrom::Start(scales_at))
                                 .map_err(|err| Error::io("write", &out_path, err))?;

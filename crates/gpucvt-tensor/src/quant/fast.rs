@@ -1,0 +1,390 @@
+//! The vectorized work of a piece of a quantized tensor ([`crate::quant::Quantizer`]): its
+//! elements scaled by their tiles' divisors ([`ScaleJob`]), and the error statistics of their
+//! codes ([`StatsJob`]) through the streaming engine's lane passes, both compiled for the
+//! widest instruction set the CPU has ([`gpucvt_kernels::vectorized`]).
+
+use crate::engine::decode::{Arith, Codes, DstTable};
+use crate::engine::exp2i;
+use crate::engine::scale::{scale as scale_word, scale_words};
+use crate::engine::stats::lanes::{finite_groups, BlockRange, Groups, Odd, Tests};
+use crate::quant::scale::Divisor;
+use gpucvt_core::format::Format;
+use gpucvt_kernels::{Vectorizable, Word};
+
+/// What a tile's elements are scaled and counted with.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TileWork {
+    /// What its elements are scaled by.
+    pub(crate) div: Divisor,
+    /// What its element codes' values are multiplied by to give the quantized values
+    /// (`range.down`), and the keys of the inputs whose scaled value is within the element
+    /// format's range (`range.t_lo ..= range.t_hi`, symmetric).
+    pub(crate) range: BlockRange,
+    /// Whether the lane passes count it: a tile without NaN or infinity whose factor is
+    /// finite (the others, and the runs where an output is not finite, are counted by the
+    /// general loop).
+    pub(crate) fast: bool,
+}
+
+/// A run of the elements of one tile within a piece: `start .. end` (relative to the
+/// piece), and the tile (relative to the first tile of the chunk).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Segment {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) tile: usize,
+}
+
+/// The tile runs of a piece.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Runs<'a> {
+    /// Listed one by one.
+    Listed(&'a [Segment]),
+    /// Whole tiles of `C` elements one after another (`C` = 16 or 32: NVFP4's and MX's
+    /// blocks, whose loops the compiler unrolls), the first being tile `first`.
+    Uniform { c: usize, first: usize },
+}
+
+impl Runs<'_> {
+    /// The uniform runs of `len` elements whose first is the first of tile `first`, if
+    /// tiles of `c` elements are one after another (`rows`: they are) and `c` is one of the
+    /// unrolled sizes.
+    pub(crate) fn uniform(rows: bool, c: usize, first: usize, len: usize) -> Option<Runs<'static>> {
+        (rows && (c == 16 || c == 32) && len.is_multiple_of(c))
+            .then_some(Runs::Uniform { c, first })
+    }
+}
+
+/// The key (`f32` magnitude bits) of the largest non-negative `f32` whose scaled value is at
+/// most `max`: scaling is non-decreasing in the input, so the inputs whose conversion
+/// saturates are exactly those whose magnitude's bits are above it. `None` if not even 0
+/// scales within the range (a multiplier that overflowed to infinity gives NaN).
+pub(crate) fn saturation_key(d: Divisor, max: f32) -> Option<i32> {
+    const TOP: u32 = 0x7f7f_ffff;
+    let within = |h: u32| -> bool {
+        let x = f32::from_bits(h);
+        match d {
+            Divisor::Pow2(p) => x as f64 * exp2i(p) <= max as f64,
+            Divisor::Div(v) => x / v <= max,
+            Divisor::Mul(r) => x * r <= max,
+        }
+    };
+    let guess = match d {
+        Divisor::Pow2(p) => (max as f64 * exp2i(-p)) as f32,
+        Divisor::Div(v) => max * v,
+        Divisor::Mul(r) => max / r,
+    };
+    let g = if guess.is_nan() {
+        TOP
+    } else {
+        guess.abs().to_bits().min(TOP)
+    };
+    // The answer lies in lo ..= hi (0 always scales to 0, within the range); a bracket of a
+    // few units in the last place around the guess first, then bisection.
+    if !within(0) {
+        return None;
+    }
+    let (mut lo, mut hi) = (0u32, TOP);
+    if within(g) {
+        lo = g;
+        let up = g.saturating_add(4).min(TOP);
+        if !within(up) {
+            hi = up - 1;
+        }
+    } else {
+        hi = g - 1;
+        let down = g.saturating_sub(4);
+        if within(down) {
+            lo = down;
+        }
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if within(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Some(lo as i32)
+}
+
+/// How the lane passes decode the element codes: their values computed from the bits, and
+/// the zero and infinite codes as ranges (`None` for a format the lane passes cannot decode;
+/// the general loop counts everything then).
+#[derive(Clone, Copy)]
+pub(crate) struct FastCodes {
+    arith: Arith,
+    tests: Tests,
+}
+
+impl FastCodes {
+    pub(crate) fn of(dst: &Format, relu: bool) -> Option<FastCodes> {
+        let t = DstTable::of(dst);
+        Some(FastCodes {
+            arith: t.arith?,
+            tests: Tests {
+                relu,
+                zero: t.zero?,
+                inf: Some(t.inf.unwrap_or(Codes::NONE)),
+            },
+        })
+    }
+}
+
+/// The `f32` words `x` of a piece scaled into `y`, tile run by tile run; the elements whose
+/// scaling by a power of two is not exact in `f32` (results below its normal range) appended
+/// to `exact` with their power, for the exact core.
+pub(crate) struct ScaleJob<'a> {
+    pub(crate) x: &'a [u32],
+    pub(crate) y: &'a mut [u32],
+    pub(crate) runs: Runs<'a>,
+    pub(crate) tiles: &'a [TileWork],
+    pub(crate) exact: &'a mut Vec<(usize, i32)>,
+}
+
+impl Vectorizable for ScaleJob<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        let ScaleJob {
+            x,
+            y,
+            runs,
+            tiles,
+            exact,
+        } = self;
+        match runs {
+            Runs::Listed(segs) => {
+                for s in segs {
+                    let (xb, yb) = (&x[s.start..s.end], &mut y[s.start..s.end]);
+                    scale_run(xb, yb, tiles[s.tile].div, s.start, exact);
+                }
+            }
+            Runs::Uniform { c: 16, first } => scale_uniform::<16>(x, y, &tiles[first..], exact),
+            Runs::Uniform { first, .. } => scale_uniform::<32>(x, y, &tiles[first..], exact),
+        }
+    }
+}
+
+/// [`ScaleJob`] of uniform runs of `C` elements.
+#[inline(always)]
+fn scale_uniform<const C: usize>(
+    x: &[u32],
+    y: &mut [u32],
+    tiles: &[TileWork],
+    exact: &mut Vec<(usize, i32)>,
+) {
+    let runs = x.chunks_exact(C).zip(y.chunks_exact_mut(C)).zip(tiles);
+    for (j, ((xb, yb), t)) in runs.enumerate() {
+        scale_run(xb, yb, t.div, j * C, exact);
+    }
+}
+
+/// One run of a tile's elements scaled (`at`: the index of its first in the piece).
+#[inline(always)]
+fn scale_run(xb: &[u32], yb: &mut [u32], div: Divisor, at: usize, exact: &mut Vec<(usize, i32)>) {
+    match div {
+        Divisor::Pow2(p) => {
+            if scale_words(xb, yb, p) {
+                for (i, &v) in xb.iter().enumerate() {
+                    if scale_word(v, p).1 {
+                        exact.push((at + i, p));
+                    }
+                }
+            }
+        }
+        Divisor::Div(d) => {
+            for (&v, o) in xb.iter().zip(yb.iter_mut()) {
+                *o = (f32::from_bits(v) / d).to_bits();
+            }
+        }
+        Divisor::Mul(r) => {
+            for (&v, o) in xb.iter().zip(yb.iter_mut()) {
+                *o = (f32::from_bits(v) * r).to_bits();
+            }
+        }
+    }
+}
+
+/// Elements per group of tile runs counted in one lane pass before its sums are checked.
+const GROUP: usize = 512;
+
+/// The error statistics of a piece's fast tile runs ([`TileWork::fast`]) in the engine's
+/// lane passes: the errors `|value(q) × factor − x|` (element `i` of a run in lane `i mod
+/// 8`), the saturated and the flushed counts. Runs are counted in groups of about [`GROUP`]
+/// elements; a group whose sums are not finite (an output is NaN or infinite) is counted
+/// again run by run, and the runs that still are not finite go to `slow` for the general
+/// loop, as do the runs of tiles that are not fast.
+pub(crate) struct StatsJob<'a, D> {
+    pub(crate) x: &'a [u32],
+    pub(crate) q: &'a [D],
+    pub(crate) runs: Runs<'a>,
+    pub(crate) tiles: &'a [TileWork],
+    pub(crate) codes: FastCodes,
+    pub(crate) acc: &'a mut Groups,
+    /// NaN, NaN to number, overflow to infinity, saturated, flushed, error elements.
+    pub(crate) counts: &'a mut [u64; 6],
+    pub(crate) slow: &'a mut Vec<Segment>,
+}
+
+impl<D: Word> Vectorizable for StatsJob<'_, D> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        let StatsJob {
+            x,
+            q,
+            runs,
+            tiles,
+            codes,
+            acc,
+            counts,
+            slow,
+        } = self;
+        let mut out = Counted { acc, counts, slow };
+        match runs {
+            Runs::Listed(segs) => count_runs(&mut out, x, q, segs.len(), |i| segs[i], tiles, codes),
+            Runs::Uniform { c: 16, first } => count_runs(
+                &mut out,
+                x,
+                q,
+                x.len() / 16,
+                |j| Segment {
+                    start: j * 16,
+                    end: j * 16 + 16,
+                    tile: first + j,
+                },
+                tiles,
+                codes,
+            ),
+            Runs::Uniform { first, .. } => count_runs(
+                &mut out,
+                x,
+                q,
+                x.len() / 32,
+                |j| Segment {
+                    start: j * 32,
+                    end: j * 32 + 32,
+                    tile: first + j,
+                },
+                tiles,
+                codes,
+            ),
+        }
+    }
+}
+
+/// Where [`count_runs`] puts what it counts.
+struct Counted<'a> {
+    acc: &'a mut Groups,
+    counts: &'a mut [u64; 6],
+    slow: &'a mut Vec<Segment>,
+}
+
+/// [`StatsJob`] over the runs `run(0 .. n)`.
+#[inline(always)]
+fn count_runs<D: Word>(
+    out: &mut Counted<'_>,
+    x: &[u32],
+    q: &[D],
+    n: usize,
+    run: impl Fn(usize) -> Segment,
+    tiles: &[TileWork],
+    codes: FastCodes,
+) {
+    let arith = codes.arith;
+    let fv = move |y: u32| arith.get(y);
+    let tests = codes.tests;
+    let Counted { acc, counts, slow } = out;
+    let mut i = 0;
+    while i < n {
+        let s = run(i);
+        if !tiles[s.tile].fast {
+            slow.push(s);
+            i += 1;
+            continue;
+        }
+        // A group: the fast runs from `i` on, about GROUP elements.
+        let (mut j, mut len) = (i, 0);
+        let mut g = acc.restart();
+        while j < n {
+            let s = run(j);
+            let t = tiles[s.tile];
+            if !t.fast || len >= GROUP {
+                break;
+            }
+            let (xb, qb) = (&x[s.start..s.end], &q[s.start..s.end]);
+            finite_groups::<true, false, D>(
+                &mut g,
+                &mut Odd::default(),
+                xb,
+                qb,
+                &fv,
+                t.range,
+                tests,
+            );
+            len += s.end - s.start;
+            j += 1;
+        }
+        if !acc.take(&g, len, counts) {
+            for k in i..j {
+                let s = run(k);
+                let (xb, qb) = (&x[s.start..s.end], &q[s.start..s.end]);
+                let mut g = acc.restart();
+                let r = tiles[s.tile].range;
+                finite_groups::<true, false, D>(&mut g, &mut Odd::default(), xb, qb, &fv, r, tests);
+                if !acc.take(&g, s.end - s.start, counts) {
+                    slow.push(s);
+                }
+            }
+        }
+        i = j;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The saturation keys against a plain scan of the inputs around them, for divisors of
+    /// every kind, including ones whose guess is far off (tiny and huge divisors).
+    #[test]
+    fn saturation_keys_are_the_last_input_within_range() {
+        let max = 448.0f32;
+        let divisors = [
+            Divisor::Pow2(0),
+            Divisor::Pow2(-3),
+            Divisor::Pow2(7),
+            Divisor::Pow2(-140),
+            Divisor::Div(1.0),
+            Divisor::Div(0.3),
+            Divisor::Div(7.0e-3),
+            Divisor::Div(1.0e-44),
+            Divisor::Div(3.0e38),
+            Divisor::Mul(1.0 / 3.0),
+            Divisor::Mul(123.456),
+            Divisor::Mul(1.0e-40),
+            Divisor::Mul(1.0e38),
+        ];
+        assert_eq!(saturation_key(Divisor::Mul(f32::INFINITY), max), None);
+        for d in divisors {
+            let k = saturation_key(d, max).unwrap() as u32;
+            let scaled = |h: u32| match d {
+                Divisor::Pow2(p) => f32::from_bits(h) as f64 * 2f64.powi(p),
+                Divisor::Div(v) => (f32::from_bits(h) / v) as f64,
+                Divisor::Mul(r) => (f32::from_bits(h) * r) as f64,
+            };
+            assert!(scaled(k) <= max as f64, "{d:?}");
+            if k < 0x7f7f_ffff {
+                assert!(scaled(k + 1) > max as f64, "{d:?}");
+            }
+            // Monotone: a few keys below are within too.
+            for h in k.saturating_sub(3)..k {
+                assert!(scaled(h) <= max as f64, "{d:?}");
+            }
+        }
+    }
+}
