@@ -53,7 +53,7 @@ def round(
     scale: Optional[int] = None,
     rbits: Optional[str] = None,
     rbits_width: Optional[int] = None,
-) -> dict[str, Any]: ...
+) -> tuple[str, int, float, Optional[str]]: ...
 def convert_file(
     src: str,
     dst: str,
