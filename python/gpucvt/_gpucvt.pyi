@@ -29,6 +29,7 @@ class Converter:
         threads: Optional[int] = None,
         seed: int = 0,
         rbits: Optional[npt.NDArray[np.uint32]] = None,
+        out: Optional[npt.NDArray[Any]] = None,
     ) -> Optional[npt.NDArray[Any]]: ...
 
 def _bench_kernel(
