@@ -8,6 +8,9 @@ Prints, for f32 -> e4m3, e5m2, e2m1 and bf16 (round to nearest even):
   at least 20x); against the Rust slice kernel (``Kernel::convert``) on the same data, timed
   inside Rust into a preallocated buffer (target: at most 1.3x: ``astype`` adds its result's
   allocation and the call); and against a plain copy of the same input bytes (``np.copyto``);
+- one thread, ``n`` elements, into a reused buffer: ``astype(..., out=buf)`` against the same
+  Rust slice kernel into a reused buffer (both write memory already touched, so the ratio is
+  the cost of the call and the checks: target about 1x);
 - ``small`` elements: two threads against one (target: at least 1.6x), beside a two-thread
   copy of the same bytes against a one-thread copy, the limit memory bandwidth sets;
 - one element: gpucvt's call against ml_dtypes' one-element ``astype`` (target: at most 3x).
@@ -73,6 +76,19 @@ def main():
         del scratch
         print(f"| {name} | {t_g * 1e3:.1f} | {t_m * 1e3:.1f} | {t_m / t_g:.1f}x | {t_k * 1e3:.1f} "
               f"| {t_g / t_k:.2f} | {t_g / t_copy:.2f} |")
+
+    print(f"\none thread, {a.n} elements, into a reused buffer (best of {a.reps})")
+    print("| f32 -> | astype(out=) ms | Rust kernel ms | astype(out=) time / kernel time "
+          "| astype (fresh result) time / astype(out=) time |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, _ in TARGETS:
+        buf = np.empty(a.n, dtype=np.uint16 if name == "bf16" else np.uint8)
+        gpucvt.astype(x, name, threads=1, out=buf)  # touch the buffer's pages once
+        t_o = best(lambda: gpucvt.astype(x, name, threads=1, out=buf), a.reps)
+        t_k = _gpucvt._bench_kernel(x, buf, "f32", name, a.reps)
+        t_g = best(lambda: gpucvt.astype(x, name, threads=1), a.reps)
+        del buf
+        print(f"| {name} | {t_o * 1e3:.1f} | {t_k * 1e3:.1f} | {t_o / t_k:.2f} | {t_g / t_o:.2f} |")
 
     xs = x[: a.small]
     outs = np.empty_like(xs)

@@ -282,6 +282,7 @@ def astype(
     rbits: Any = None,
     rbits_width: Optional[int] = None,
     threads: Optional[int] = None,
+    out: Optional[np.ndarray] = None,
 ) -> np.ndarray:
     """Convert ``x`` to the format ``dtype``, bit for bit as the GPU does.
 
@@ -314,6 +315,14 @@ def astype(
     - ``threads``: how many threads convert (default: every core; at most 256, each with
       at least 64 Ki elements); the result does not depend on it. The GIL is released while
       converting.
+    - ``out``: an array to write the result into (and return), so that a buffer can be
+      reused and the page faults of a fresh result's first touch are skipped. It must have
+      ``x``'s shape, be C-contiguous and writeable, and have the dtype the result would have
+      or the unsigned integer of the same width (``uint8`` for ``e4m3``, ``uint16`` for
+      ``bf16``: the bit patterns); otherwise ``TypeError`` (not an array, another dtype) or
+      ``ValueError`` (shape, layout, read-only), before anything is written. ``out`` must
+      not share memory with ``x`` (``ValueError``: converting in place is not supported).
+      Neither may be written by another thread during the call.
 
     Returns an array of ``x``'s shape: NumPy's dtype for ``float64 float32 float16`` and
     the integers, the ml_dtypes dtype where ml_dtypes is installed and has the format,
@@ -333,6 +342,11 @@ def astype(
     array([2, 4], dtype=int32)
     >>> gpucvt.astype(np.float32([1.0 + 2**-9]), "bf16", mode="rs", rbits=[0]).view(np.uint16)
     array([16256], dtype=uint16)
+    >>> buf = np.empty(3, dtype=np.uint8)                   # reused: e4m3 bit patterns
+    >>> gpucvt.astype(x, "e4m3", satfinite=True, out=buf) is buf
+    True
+    >>> buf
+    array([ 29, 194, 126], dtype=uint8)
     """
     # The fast path: an ndarray whose converter is cached (by the arguments as given) and
     # whose layout the converter takes as it is; it allocates and fills the result in one
@@ -344,13 +358,14 @@ def astype(
             conv = None
         if (
             conv is not None
+            and (out is None or type(out) is np.ndarray)
             and type(seed) is int
             and 0 <= seed < 18446744073709551616
             and (threads is None or (type(threads) is int and threads > 0))
         ):
-            out = conv(x, threads, seed)
-            if out is not None:
-                return out
+            r = conv(x, threads, seed, None, out)
+            if r is not None:
+                return r
     fmt = _format_of(dtype)
     if not isinstance(mode, str):
         raise TypeError(f"mode must be a str, not {type(mode).__name__}")
@@ -385,11 +400,20 @@ def astype(
             _FAST[(x.dtype, dtype, mode, satfinite, sat, relu, ftz, rbits_width)] = conv
         except TypeError:
             pass
-    out = conv(a, threads, seed, r)
-    if out is None:
+    if out is not None and not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a NumPy array, not {type(out).__name__}")
+    res = conv(a, threads, seed, r, out)
+    if res is None:
         # Another layout, byte order or a strided view: a C-ordered copy in native order.
-        out = conv(_native(a, src), threads, seed, r)
-    return out
+        # The native call refuses an `out` that overlaps the array it reads; this refuses
+        # one that overlaps `x` itself, so that the rule does not depend on x's layout.
+        if out is not None and np.may_share_memory(a, out):
+            raise ValueError(
+                "out overlaps x's memory; converting in place is not supported: pass a "
+                "separate array"
+            )
+        res = conv(_native(a, src), threads, seed, r, out)
+    return res
 
 
 #: Converters by astype's arguments as given (the fast path); cleared when full.

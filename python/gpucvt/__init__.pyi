@@ -96,5 +96,8 @@ def astype(
     rbits: Optional[npt.ArrayLike] = None,
     rbits_width: Optional[int] = None,
     threads: Optional[int] = None,
+    out: Optional[npt.NDArray[Any]] = None,
 ) -> npt.NDArray[Any]:
-    """Convert ``x`` to the format ``dtype``, bit for bit as the GPU does (PTX ``cvt``)."""
+    """Convert ``x`` to the format ``dtype``, bit for bit as the GPU does (PTX ``cvt``);
+    with ``out``, into that array (x's shape, C-contiguous, writeable, the result's dtype or
+    the unsigned integer of its width, not overlapping ``x``), which is returned."""

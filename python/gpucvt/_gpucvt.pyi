@@ -29,6 +29,7 @@ class Converter:
         threads: Optional[int] = None,
         seed: int = 0,
         rbits: Optional[npt.NDArray[np.uint32]] = None,
+        out: Optional[npt.NDArray[Any]] = None,
     ) -> Optional[npt.NDArray[Any]]: ...
 
 def _bench_kernel(
@@ -53,7 +54,7 @@ def round(
     scale: Optional[int] = None,
     rbits: Optional[str] = None,
     rbits_width: Optional[int] = None,
-) -> dict[str, Any]: ...
+) -> tuple[str, int, float, Optional[str]]: ...
 def convert_file(
     src: str,
     dst: str,

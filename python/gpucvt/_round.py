@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import operator
 from typing import Any, Dict, FrozenSet, Optional
@@ -38,7 +39,8 @@ class Rounded:
       ``saturated``, ``flushed``, ``invalid``); ``cls``: ``zero``, ``subnormal``,
       ``normal``, ``infinity``, ``nan`` or ``finite`` (integers);
     - ``format``, ``mode``: the destination and the rounding mode's name;
-    - ``explanation``: the steps in words (with ``explain=True``; otherwise ``None``);
+    - ``explanation``: the steps in words (with ``explain=True``; otherwise ``None``): the
+      text ``gpucvt round --explain`` prints, byte for byte;
     - :meth:`to_dict`: the object ``gpucvt round --json`` prints (``input``, ``to``,
       ``mode``, ``policy``, ``result``).
     """
@@ -46,10 +48,9 @@ class Rounded:
     __slots__ = ("_report", "bits", "hex_bits", "value", "hex", "float", "flags", "cls",
                  "format", "mode", "explanation")
 
-    def __init__(self, report: Dict[str, Any]) -> None:
-        explanation = report.pop("explanation", None)
-        bits = report.pop("bits_int")
-        as_float = report.pop("float")
+    def __init__(self, report: Dict[str, Any], bits: int, as_float: float,
+                 explanation: Optional[str]) -> None:
+        report.pop("explain", None)
         self._report = report
         result = report["result"]
         self.bits: int = bits
@@ -193,19 +194,14 @@ def round(  # noqa: A001 - the CLI's name
             if not isinstance(v, str):
                 raise TypeError(f"{name} must be a str, not {type(v).__name__}")
             kw[name] = v
-    if policy.get("scale") is not None:
-        k = operator.index(policy["scale"])
-        if not -100_000 <= k <= 100_000:
-            raise ValueError(f"scale must be -100000 to 100000, not {k}")
-        kw["scale"] = k
+    # Range checks are the library's (with the CLI's messages); an int beyond 64 bits is
+    # outside every range, so it is passed as the nearest out-of-range one that fits.
+    for name in ("scale", "rbits_width"):
+        if policy.get(name) is not None:
+            kw[name] = max(-(2**63), min(2**63 - 1, operator.index(policy[name])))
     if policy.get("rbits") is not None:
         kw["rbits"] = _pattern(policy["rbits"], "rbits")
-    if policy.get("rbits_width") is not None:
-        w = operator.index(policy["rbits_width"])
-        if not 1 <= w <= 64:
-            raise ValueError(f"rbits_width must be 1 to 64, not {w}")
-        kw["rbits_width"] = w
-    report = _gpucvt.round(
+    report, as_int, as_float, explanation = _gpucvt.round(
         number,
         to if isinstance(to, str) else _format_of(to),
         from_=from_ if from_ is None or isinstance(from_, str) else _format_of(from_),
@@ -214,4 +210,4 @@ def round(  # noqa: A001 - the CLI's name
         explain=bool(explain),
         **kw,
     )
-    return Rounded(report)
+    return Rounded(json.loads(report), as_int, as_float, explanation)

@@ -6,7 +6,9 @@
 use crate::{container_bits, conversion, lookup, thread_count, Random, Runner};
 use gpucvt_core::round::Direction;
 use gpucvt_kernels::{Kernel, Word};
-use numpy::npyffi::{self, npy_intp, NPY_ARRAY_ALIGNED, NPY_ARRAY_C_CONTIGUOUS, PY_ARRAY_API};
+use numpy::npyffi::{
+    self, npy_intp, NPY_ARRAY_ALIGNED, NPY_ARRAY_C_CONTIGUOUS, NPY_ARRAY_WRITEABLE, PY_ARRAY_API,
+};
 use numpy::{
     PyArrayDescr, PyArrayDescrMethods, PyReadonlyArray1, PyUntypedArray, PyUntypedArrayMethods,
 };
@@ -78,8 +80,16 @@ unsafe fn words<'a, S>(a: &'a Bound<'_, PyUntypedArray>) -> &'a [S] {
     std::slice::from_raw_parts((*a.as_array_ptr()).data as *const S, n)
 }
 
+/// The bytes an array's elements span, as an address range (empty for an empty array).
+fn extent(a: &Bound<'_, PyUntypedArray>) -> std::ops::Range<usize> {
+    // SAFETY: reading the data pointer of a live NumPy array.
+    let start = unsafe { (*a.as_array_ptr()).data } as usize;
+    start..start + a.len() * a.dtype().itemsize()
+}
+
 /// # Safety
-/// As [`words`], and `a` must be a fresh array no one else holds.
+/// As [`words`], and no one else may read or write `a` while the slice lives (a fresh
+/// array, or the caller's `out`, checked not to overlap the source).
 #[allow(clippy::mut_from_ref)]
 unsafe fn words_mut<'a, D>(a: &'a Bound<'_, PyUntypedArray>) -> &'a mut [D] {
     let n = a.len();
@@ -143,10 +153,65 @@ impl Converter {
         })
     }
 
+    /// Checks the caller's `out` for a source array `a`: a writeable, C-contiguous,
+    /// aligned array of `a`'s shape, whose dtype is the results' or the unsigned integer of
+    /// their width, and whose memory does not overlap `a`'s (the kernels read the source
+    /// while writing the result: an overlap would be read after it is overwritten).
+    fn check_out<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyUntypedArray>,
+        out: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyUntypedArray>> {
+        let Ok(o) = out.cast::<PyUntypedArray>() else {
+            return Err(PyTypeError::new_err(format!(
+                "out must be a NumPy array, not {}",
+                out.get_type().name()?
+            )));
+        };
+        let want = self.out.bind(py);
+        let dt = o.dtype();
+        let container = dt.kind() == b'u'
+            && dt.itemsize() * 8 == self.dst_bits as usize
+            && dt.is_native_byteorder() != Some(false);
+        if !dt.is_equiv_to(want) && !container {
+            return Err(PyTypeError::new_err(format!(
+                "out has dtype {dt}, but the results are {want} (or their bits as uint{})",
+                self.dst_bits
+            )));
+        }
+        if o.shape() != a.shape() {
+            return Err(PyValueError::new_err(format!(
+                "out has shape {:?}, but x has shape {:?}",
+                o.shape(),
+                a.shape()
+            )));
+        }
+        // SAFETY: reading the flags field of a live NumPy array.
+        let flags = unsafe { (*o.as_array_ptr()).flags };
+        if flags & NPY_ARRAY_WRITEABLE == 0 {
+            return Err(PyValueError::new_err("out is read-only"));
+        }
+        if flags & NPY_ARRAY_C_CONTIGUOUS == 0 || flags & NPY_ARRAY_ALIGNED == 0 {
+            return Err(PyValueError::new_err(
+                "out must be a C-contiguous, aligned array (np.empty(x.shape, dtype) is one)",
+            ));
+        }
+        let (src, dst) = (extent(a), extent(o));
+        if src.start < dst.end && dst.start < src.end {
+            return Err(PyValueError::new_err(
+                "out overlaps x's memory; converting in place is not supported: pass a \
+                 separate array",
+            ));
+        }
+        Ok(o.clone())
+    }
+
     /// Converts the array `x` (its items are the source's encodings); returns the result, of
-    /// `x`'s shape, or `None` when `x` is not a C-contiguous, aligned, native-order array of
-    /// items of the source's container width (the caller makes one and calls again).
-    #[pyo3(signature = (x, threads=None, seed=0, rbits=None))]
+    /// `x`'s shape (written into `out` when given, after checking it: see `check_out`), or
+    /// `None` when `x` is not a C-contiguous, aligned, native-order array of items of the
+    /// source's container width (the caller makes one and calls again).
+    #[pyo3(signature = (x, threads=None, seed=0, rbits=None, out=None))]
     fn __call__<'py>(
         &self,
         py: Python<'py>,
@@ -154,6 +219,7 @@ impl Converter {
         threads: Option<usize>,
         seed: u64,
         rbits: Option<PyReadonlyArray1<'py, u32>>,
+        out: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyUntypedArray>>> {
         let Ok(a) = x.cast::<PyUntypedArray>() else {
             return Ok(None);
@@ -189,11 +255,16 @@ impl Converter {
             // The stream of a single-tensor `gpucvt convert --seed` (`.npy` or raw input).
             (true, None) => Random::Stream(gpucvt_core::random::splitmix64(seed)),
         };
-        let out = empty(py, self.out.bind(py), a.shape())?;
+        let out = match out {
+            Some(o) => self.check_out(py, a, &o)?,
+            None => empty(py, self.out.bind(py), a.shape())?,
+        };
         macro_rules! go {
             ($S:ty) => {{
                 // SAFETY: checked above: contiguous, aligned, items of $S's width; `out` is
-                // new, of the destination's container width (checked in `new`).
+                // new, of the destination's container width (checked in `new`), or the
+                // caller's, checked by `check_out` (as many items of that width, writeable,
+                // contiguous, aligned, not overlapping `x`).
                 let src: &[$S] = unsafe { words(a) };
                 match self.dst_bits {
                     8 => self.run::<$S, u8>(py, src, unsafe { words_mut(&out) }, random, threads),

@@ -4,7 +4,6 @@
 //! (`gpucvt_tensor::ConvertRequest::build`), so the messages are the CLI's; the summary is
 //! returned as the JSON text `gpucvt convert --json` prints.
 
-use gpucvt::ptx;
 use gpucvt_tensor::{Built, ConvertRequest, Error, ScalingRequest};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -65,16 +64,7 @@ pub fn convert_file(
 ) -> PyResult<String> {
     let bad = |m: String| PyValueError::new_err(m);
     // What clap checks for the CLI.
-    let mode = ptx::RoundMod::ALL
-        .into_iter()
-        .find(|r| r.name().eq_ignore_ascii_case(mode))
-        .ok_or_else(|| {
-            let names: Vec<&str> = ptx::RoundMod::ALL.iter().map(|r| r.name()).collect();
-            bad(format!(
-                "invalid value {mode:?} for mode; accepted: {}",
-                names.join(", ")
-            ))
-        })?;
+    let mode = crate::round_mod(mode)?;
     // The block-scaling options, read as the CLI reads them.
     let sreq = ScalingRequest {
         recipe,

@@ -116,6 +116,21 @@ fn values<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyArray1<f64>
     Ok(PyArray1::from_vec(py, v))
 }
 
+/// A PTX rounding modifier by name, any case (`mode=` of `astype`, `convert_file` and the
+/// quantizers).
+fn round_mod(mode: &str) -> PyResult<ptx::RoundMod> {
+    ptx::RoundMod::ALL
+        .into_iter()
+        .find(|r| r.name().eq_ignore_ascii_case(mode))
+        .ok_or_else(|| {
+            let names: Vec<&str> = ptx::RoundMod::ALL.iter().map(|r| r.name()).collect();
+            PyValueError::new_err(format!(
+                "invalid mode {mode:?}; expected one of: {}",
+                names.join(", ")
+            ))
+        })
+}
+
 /// The conversion `gpucvt convert --to DST --mode MODE [--satfinite …]` applies to a tensor of
 /// `src`: `gpucvt::ptx::eval::element_conversion`, the lane conversion of the PTX form
 /// `cvt.MODE.MODS.dst.src`, with the rounding as chosen (for `rs`, `rbits_width` random bits
@@ -132,16 +147,7 @@ fn conversion(
     ftz: bool,
     rbits_width: Option<u32>,
 ) -> PyResult<Conversion> {
-    let round_mod = ptx::RoundMod::ALL
-        .into_iter()
-        .find(|r| r.name().eq_ignore_ascii_case(mode))
-        .ok_or_else(|| {
-            let names: Vec<&str> = ptx::RoundMod::ALL.iter().map(|r| r.name()).collect();
-            PyValueError::new_err(format!(
-                "invalid mode {mode:?}; expected one of: {}",
-                names.join(", ")
-            ))
-        })?;
+    let round_mod = round_mod(mode)?;
     let mut rounding = Rounding::from_name(round_mod.name()).ok_or_else(|| {
         PyValueError::new_err(format!("mode {}: not a core rounding", round_mod.name()))
     })?;

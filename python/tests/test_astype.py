@@ -523,3 +523,111 @@ def test_the_cached_fast_path_keeps_results_and_checks():
         gpucvt.astype(x, "e4m3", satfinite=True, seed=1.5)
     a = gpucvt.astype(x, "bf16", mode="rs", seed=3)
     assert (words(gpucvt.astype(x, "bf16", mode="rs", seed=3)) == words(a)).all()
+
+
+# ---- out=: the result written into the caller's array ----
+
+def _sentinel(shape, dtype):
+    """An array of `dtype` whose bytes are all 0xA5, to see that nothing was written."""
+    a = np.empty(shape, dtype=dtype)
+    a.view(np.uint8).reshape(-1)[:] = 0xA5
+    return a
+
+
+@pytest.mark.parametrize("to", ["e4m3", "e5m2", "e2m1", "bf16", "f16", "s8", "tf32", "ue8m0"])
+def test_out_gets_the_result_and_is_returned(to):
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((3, 1000)) * 40).astype(np.float32)
+    want = gpucvt.astype(x, to)
+    for view in (want.dtype, np.dtype(f"uint{want.dtype.itemsize * 8}")):
+        for _ in range(2):  # the first call, then the cached fast path
+            out = _sentinel(x.shape, view)
+            got = gpucvt.astype(x, to, out=out)
+            assert got is out
+            assert got.dtype == view
+            np.testing.assert_array_equal(words(got), words(want))
+
+
+def test_out_with_every_option_and_threads():
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal(1 << 18) * 8).astype(np.float32)
+    out = np.empty(x.shape, np.uint8)
+    for kw in [dict(mode="rz", satfinite=True), dict(mode="rs", seed=9),
+               dict(mode="rs", rbits=rng.integers(0, 2**32, x.size, dtype=np.uint32)),
+               dict(relu=True, threads=4), dict(sat=True, threads=3)]:
+        want = gpucvt.astype(x, "e4m3", **kw).view(np.uint8)
+        assert gpucvt.astype(x, "e4m3", out=out, **kw) is out
+        np.testing.assert_array_equal(out, want)
+
+
+def test_out_from_a_strided_x_and_other_sources():
+    x64 = np.linspace(-3, 3, 40)
+    xs = x64[::2]  # not contiguous: converted from a copy, into out
+    out = np.empty(xs.shape, np.uint16)
+    assert gpucvt.astype(xs, "bf16", out=out) is out
+    np.testing.assert_array_equal(out, gpucvt.astype(np.ascontiguousarray(xs), "bf16").view(np.uint16))
+    out = np.empty((2, 2), np.uint8)
+    gpucvt.astype([[1.0, 2.0], [3.0, 500.0]], "e4m3", satfinite=True, out=out)
+    np.testing.assert_array_equal(out, [[0x38, 0x40], [0x44, 0x7E]])
+    # 0-d and empty arrays.
+    out = np.empty((), np.float16)
+    assert gpucvt.astype(np.float32(1.5), "f16", out=out) is out and out == 1.5
+    out = np.empty((0, 3), np.uint8)
+    assert gpucvt.astype(np.zeros((0, 3), np.float32), "e4m3", out=out) is out
+
+
+@pytest.mark.parametrize(
+    "out,error,message",
+    [
+        (lambda: [0] * 4, TypeError, "out must be a NumPy array, not list"),
+        (lambda: _sentinel(4, np.int8), TypeError, "out has dtype int8"),
+        (lambda: _sentinel(4, np.uint16), TypeError, "out has dtype uint16"),
+        (lambda: _sentinel(4, np.float16), TypeError, "out has dtype float16"),
+        (lambda: _sentinel(5, np.uint8), ValueError, r"out has shape \[5\], but x has shape \[4\]"),
+        (lambda: _sentinel((2, 2), np.uint8), ValueError, "out has shape"),
+        (lambda: _sentinel(8, np.uint8)[::2], ValueError, "C-contiguous"),
+    ],
+)
+def test_bad_out_is_refused_before_anything_is_written(out, error, message):
+    x = np.float32([1, 2, 3, 4])
+    o = out()
+    before = np.array(o, copy=True)
+    with pytest.raises(error, match=message):
+        gpucvt.astype(x, "e4m3", out=o)
+    if isinstance(o, np.ndarray):
+        np.testing.assert_array_equal(o, before)
+
+
+def test_read_only_and_fortran_out_are_refused():
+    x = np.float32([[1, 2], [3, 4]])
+    o = _sentinel((2, 2), np.uint8)
+    o.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        gpucvt.astype(x, "e4m3", out=o)
+    f = np.asfortranarray(_sentinel((2, 2), np.uint8))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        gpucvt.astype(x, "e4m3", out=f)
+    assert (f.view(np.uint8) == 0xA5).all()
+    # The bits of bf16 in the other byte order are not the result's dtype.
+    with pytest.raises(TypeError, match="dtype"):
+        gpucvt.astype(x, "bf16", out=np.empty((2, 2), np.dtype(">u2")))
+
+
+def test_out_overlapping_x_is_refused():
+    # Same memory (f32 -> tf32 keeps 32-bit words), part of it, and through a strided x.
+    buf = np.float32([1.1, 2.2, 3.3, 4.4, 5.5, 6.6, 7.7, 8.8])
+    keep = buf.copy()
+    for x, out, to in [
+        (buf, buf.view(np.uint32), "tf32"),
+        (buf[:4], buf.view(np.uint16)[6:10], "bf16"),
+        (buf[::2], buf.view(np.uint32)[4:], "tf32"),
+        (buf[1:], buf.view(np.uint8)[:7], "e4m3"),
+    ]:
+        with pytest.raises(ValueError, match="overlaps x's memory"):
+            gpucvt.astype(x, to, out=out)
+        np.testing.assert_array_equal(buf, keep)
+    # Neighbouring, not overlapping: fine.
+    out = buf.view(np.uint16)[8:12]
+    gpucvt.astype(buf[:4], "bf16", out=out)
+    np.testing.assert_array_equal(buf[:4], keep[:4])
+    np.testing.assert_array_equal(out, gpucvt.astype(keep[:4], "bf16").view(np.uint16))

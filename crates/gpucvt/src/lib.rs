@@ -17,6 +17,8 @@
 //!   evaluate); [`batch`]: the `gpucvt eval --batch` contract over it;
 //! - [`ptx::slices`]: one PTX form over whole slices, `verify` and `sweep`; [`diff`]: two
 //!   conversions compared over every input;
+//! - [`round`]: one number converted to a format, every step reported (`gpucvt round`,
+//!   Python's `gpucvt.round`);
 //! - [`error`]: [`Error`], what the public functions return.
 //!
 //! ```
@@ -43,6 +45,7 @@ pub mod diff;
 pub mod error;
 pub mod instr;
 pub mod ptx;
+pub mod round;
 pub mod text;
 pub mod tile;
 pub mod unknown;
