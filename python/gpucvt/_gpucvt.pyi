@@ -92,6 +92,8 @@ def dequantize_file(
     scale_layout: Optional[str] = None,
     scale_2: bool = False,
     threads: int = 0,
+    from_: Optional[str] = None,
+    recipe: Optional[str] = None,
 ) -> str: ...
 def mx_quantize(
     x: npt.NDArray[np.uint32],

@@ -715,3 +715,63 @@ def test_bad_file_options(tmp_path):
     with pytest.raises(ValueError, match="give scale_rule or its old name"):
         gpucvt.convert_file(src, tmp_path / "y.safetensors", to="e4m3", block=32,
                             scale_rule="rp", scale_method="ocp")
+
+
+# --- .npy and raw files dequantized with their sidecars. ---
+
+
+@pytest.mark.parametrize("recipe", list(RECIPES))
+def test_npy_dequantize_file_reads_back_with_numpy(tmp_path, recipe):
+    """convert_file(recipe=...) on a .npy file, then dequantize_file on its output and
+    sidecars: numpy reads the result, and it is the reference's q × s (× s2) rounded once
+    to float32, whether the recipe or only the element format (the blocking then read off
+    the scale array) is given."""
+    rng = np.random.default_rng(21)
+    x = edge_data((6, 64), rng)
+    src, q = tmp_path / "w.npy", tmp_path / "q.npy"
+    np.save(src, x)
+    gpucvt.convert_file(src, q, recipe=recipe)
+    elem, block, scale, second, _ = RECIPES[recipe]
+    codes, bits, s2 = ref_quantize(x, elem, block=block, scale=scale, scale_2=second)
+    want = ref_dequantize(np.asarray(codes, dtype=np.uint8).reshape(x.shape),
+                          np.asarray(bits), elem, block, -1, scale, s2)
+    for k, kw in enumerate([{"recipe": recipe}, {"from_": elem}]):
+        back = tmp_path / f"back{k}.npy"
+        d = gpucvt.dequantize_file(q, back, **kw)
+        assert d.kind == "npy" and d.conversion == "dequantize to f32"
+        assert d.tensors[0].scale == str(tmp_path / "q_scale.npy")
+        got = np.load(back)
+        assert got.dtype == np.float32 and got.shape == x.shape
+        np.testing.assert_array_equal(got, want, err_msg=f"{recipe} {kw}")
+    # f64 holds every product exactly.
+    back = tmp_path / "back64.npy"
+    gpucvt.dequantize_file(q, back, recipe=recipe, to="f64")
+    exact = np.load(back)
+    assert exact.dtype == np.float64
+    np.testing.assert_array_equal(exact.astype(np.float32), want)
+
+
+def test_raw_dequantize_file_and_errors(tmp_path):
+    rng = np.random.default_rng(22)
+    x = edge_data((256,), rng, specials=False)
+    src, q = tmp_path / "w.bin", tmp_path / "q.bin"
+    x.tofile(src)
+    gpucvt.convert_file(src, q, from_="f32", recipe="nvfp4")
+    codes, bits, s2 = ref_quantize(x, "e2m1", block=16, scale="ue4m3", scale_2=True)
+    want = ref_dequantize(np.asarray(codes, dtype=np.uint8).reshape(x.shape),
+                          np.asarray(bits), "e2m1", 16, -1, "ue4m3", s2)
+    back = tmp_path / "back.bin"
+    gpucvt.dequantize_file(q, back, recipe="nvfp4")
+    np.testing.assert_array_equal(np.fromfile(back, dtype=np.float32), want)
+    gpucvt.dequantize_file(q, back, from_="float4_e2m1fn", block=16, scale="ue4m3",
+                           scale_2=True)
+    np.testing.assert_array_equal(np.fromfile(back, dtype=np.float32), want)
+    with pytest.raises(ValueError, match="records neither its shape nor how it was blocked"):
+        gpucvt.dequantize_file(q, tmp_path / "e.bin", from_="e2m1")
+    with pytest.raises(ValueError, match="give the format of its elements with --from"):
+        gpucvt.dequantize_file(q, tmp_path / "e.bin", block=16, scale="ue4m3", scale_2=True)
+    (tmp_path / "q_scale.bin").unlink()
+    with pytest.raises(ValueError, match="its block scales .*q_scale.bin are missing"):
+        gpucvt.dequantize_file(q, tmp_path / "e.bin", recipe="nvfp4")
+    assert not (tmp_path / "e.bin").exists()
+
