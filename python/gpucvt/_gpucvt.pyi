@@ -110,6 +110,8 @@ def mx_quantize(
     satfinite: bool,
     seed: int,
     threads: Optional[int],
+    rbits: Optional[npt.NDArray[np.uint32]] = None,
+    rbits_width: Optional[int] = None,
 ) -> Tuple[npt.NDArray[Any], npt.NDArray[np.uint32], Optional[float], List[int], str, str]: ...
 def mx_dequantize(
     q: npt.NDArray[Any],
