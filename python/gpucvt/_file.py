@@ -230,19 +230,34 @@ def dequantize_file(
     scale_layout: Optional[str] = None,
     scale_2: bool = False,
     threads: Optional[int] = None,
+    from_: Any = None,
+    recipe: Optional[str] = None,
 ) -> Summary:
-    """Dequantize a ``.safetensors`` file, exactly as ``gpucvt convert SRC -o DST
-    --dequantize [--to TO]``: every tensor ``NAME`` with a scale tensor ``NAME_scale`` (or
-    ``NAME_scale_inv``), and ``NAME_scale_2`` with NVFP4's two levels, becomes the exact
-    products ``q × s (× s2)`` rounded once to ``to`` (``f32``, ``bf16``, ``f16`` or
-    ``f64``); the scale tensors are dropped and every other tensor is copied. How each
-    tensor is blocked comes from the metadata gpucvt writes, else from ``block`` (with
-    ``axis``, ``scale``, ``scale_rule``, ``scale_layout``, ``scale_2``, as for
-    :func:`convert_file`), else from the shapes. The GIL is released while converting.
+    """Dequantize a block-scaled file, exactly as ``gpucvt convert SRC -o DST --dequantize
+    [--to TO] [options]``: the exact products ``q × s (× s2)`` rounded once to ``to``
+    (``f32``, ``bf16``, ``f16`` or ``f64``).
+
+    ``.safetensors``: every tensor ``NAME`` with a scale tensor ``NAME_scale`` (or
+    ``NAME_scale_inv``), and ``NAME_scale_2`` with NVFP4's two levels, is dequantized; the
+    scale tensors are dropped and every other tensor is copied. How each tensor is blocked
+    comes from the metadata gpucvt writes, else from ``block`` (with ``axis``, ``scale``,
+    ``scale_rule``, ``scale_layout``, ``scale_2``, as for :func:`convert_file`) or
+    ``recipe``, else from the shapes.
+
+    ``.npy`` and raw: the file with the sidecars :func:`convert_file` wrote beside it
+    (``X_scale.npy``, and ``X_scale_2.npy`` with a second level; raw: ``X_scale.EXT``);
+    ``dst`` is of the same kind. ``from_`` (``--from``) or ``recipe`` names the elements'
+    format where the file does not (``|u1`` and ``<u2`` arrays, raw data); the blocking
+    comes from ``block``/``recipe``, else (``.npy``) from the scale array's shape and dtype
+    (one-byte scales are ue8m0 unless ``scale="ue4m3"`` or a ``_scale_2`` file says
+    otherwise). Raw data needs ``block`` or ``recipe``. The GIL is released while
+    converting.
 
     >>> import gpucvt  # doctest: +SKIP
     >>> gpucvt.convert_file("w.safetensors", "w-mx.safetensors", recipe="mxfp8")  # doctest: +SKIP
     >>> gpucvt.dequantize_file("w-mx.safetensors", "w-back.safetensors")  # doctest: +SKIP
+    >>> gpucvt.convert_file("x.npy", "q.npy", recipe="nvfp4")  # doctest: +SKIP
+    >>> gpucvt.dequantize_file("q.npy", "back.npy", recipe="nvfp4")  # doctest: +SKIP
 
     Returns a :class:`Summary`. Raises ``ValueError`` for bad options and data (with the
     CLI's message) and ``OSError`` for files that cannot be read or written.
@@ -262,5 +277,7 @@ def dequantize_file(
         scale_layout=_opt_str(scale_layout, "scale_layout"),
         scale_2=bool(scale_2),
         threads=0 if t is None else t,
+        from_=None if from_ is None else (from_ if isinstance(from_, str) else _format_of(from_)),
+        recipe=_opt_str(recipe, "recipe"),
     )
     return Summary(json.loads(text))

@@ -93,6 +93,8 @@ def dequantize_file(
     scale_layout: Optional[str] = None,
     scale_2: bool = False,
     threads: int = 0,
+    from_: Optional[str] = None,
+    recipe: Optional[str] = None,
 ) -> str: ...
 def mx_quantize(
     x: npt.NDArray[np.uint32],
@@ -109,6 +111,8 @@ def mx_quantize(
     satfinite: bool,
     seed: int,
     threads: Optional[int],
+    rbits: Optional[npt.NDArray[np.uint32]] = None,
+    rbits_width: Optional[int] = None,
 ) -> Tuple[npt.NDArray[Any], npt.NDArray[np.uint32], Optional[float], List[int], str, str]: ...
 def mx_dequantize(
     q: npt.NDArray[Any],

@@ -147,6 +147,8 @@ def mx_quantize(
     satfinite: bool = True,
     seed: int = 0,
     threads: Optional[int] = None,
+    rbits: Any = None,
+    rbits_width: Optional[int] = None,
 ) -> Tuple[Any, ...]:
     """Quantize ``x`` with block scales, as ``gpucvt convert --block ... / --recipe ...``
     does to a tensor of a file: returns ``(q, scales)``, or ``(q, scales, scale_2)`` with a
@@ -176,7 +178,11 @@ def mx_quantize(
       ``scale_2`` (giving one of those too is an error); ``method``, ``axis`` and
       ``layout`` given with it override the recipe's;
     - ``mode``: the elements' rounding (``"rn"``; ``"rs"`` draws the words of
-      ``gpucvt convert --seed seed`` on a ``.npy`` file);
+      ``gpucvt convert --seed seed`` on a ``.npy`` file, unless ``rbits`` gives them);
+    - ``rbits`` (``mode="rs"``): one unsigned integer word per element of ``x`` (C order),
+      of which the low ``rbits_width`` bits round that element, as :func:`astype`'s
+      ``rbits`` and ``gpucvt round --rbits``; ``rbits_width``: 1 to 32 (default as PTX: 13
+      for f16, 16 for bf16, 8 otherwise; ``--rbits-width``);
     - ``satfinite``: elements beyond the format's range clamp to its largest finite value,
       as every stack's quantizer clamps (default ``True``; with ``False`` they become NaN
       or infinity where the format has them, as the plain conversion does);
@@ -217,6 +223,17 @@ def mx_quantize(
     if not 0 <= seed < 2**64:
         raise ValueError(f"seed must be 0 to 2**64 - 1, not {seed}")
     fmt = None if elem is None else _format_of(elem)
+    if rbits_width is not None:
+        rbits_width = operator.index(rbits_width)
+        if not 1 <= rbits_width <= 32:
+            raise ValueError(f"rbits_width must be 1 to 32, not {rbits_width}")
+    r = None
+    if rbits is not None:
+        from . import _rbits_words
+
+        if mode.lower() != "rs":
+            raise ValueError('rbits is only valid with mode="rs"')
+        r = _rbits_words(rbits, words.size)
     q, s, s2, sshape, efmt, sfmt = _gpucvt.mx_quantize(
         words,
         list(shape),
@@ -232,6 +249,8 @@ def mx_quantize(
         bool(satfinite),
         seed,
         _threads(threads),
+        r,
+        rbits_width,
     )
     q = q.reshape(shape)
     if packed:

@@ -176,7 +176,7 @@ pub fn convert_file(
 /// `gpucvt convert INPUT -o OUTPUT --dequantize [--to TO] [block options]`; returns the
 /// `--json` summary as JSON text. The GIL is released while converting.
 #[pyfunction]
-#[pyo3(signature = (src, dst, to="f32", block=None, axis=None, scale=None, scale_rule=None, scale_layout=None, scale_2=false, threads=0))]
+#[pyo3(signature = (src, dst, to="f32", block=None, axis=None, scale=None, scale_rule=None, scale_layout=None, scale_2=false, threads=0, from_=None, recipe=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn dequantize_file(
     py: Python<'_>,
@@ -190,11 +190,13 @@ pub fn dequantize_file(
     scale_layout: Option<String>,
     scale_2: bool,
     threads: usize,
+    from_: Option<String>,
+    recipe: Option<String>,
 ) -> PyResult<String> {
     let bad = |m: String| PyValueError::new_err(m);
     let to = *gpucvt_tensor::lookup_format(to, "--to").map_err(|e| bad(e.to_string()))?;
     let sreq = ScalingRequest {
-        recipe: None,
+        recipe,
         block,
         axis,
         scale,
@@ -202,8 +204,9 @@ pub fn dequantize_file(
         layout: scale_layout,
         second_level: scale_2,
     };
-    let block = sreq.build().map_err(|e| bad(e.to_string()))?;
-    let opts = gpucvt_tensor::DequantizeOptions { to, block, threads };
+    let opts = sreq
+        .dequantize(to, from_.as_deref(), threads)
+        .map_err(|e| bad(e.to_string()))?;
     let label = format!("dequantize to {}", to.name);
     let summary = py
         .detach(|| gpucvt_tensor::dequantize_file(&src, &dst, &opts, &mut |_, _| {}))

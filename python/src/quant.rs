@@ -78,7 +78,7 @@ fn shape_text(shape: &[u64]) -> String {
 /// the second-level scale, the written scale shape, the element format's and the scale
 /// format's names.
 #[pyfunction]
-#[pyo3(signature = (x, shape, elem, recipe, block, axis, scale, rule, layout, scale_2, mode, satfinite, seed, threads))]
+#[pyo3(signature = (x, shape, elem, recipe, block, axis, scale, rule, layout, scale_2, mode, satfinite, seed, threads, rbits=None, rbits_width=None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn mx_quantize<'py>(
     py: Python<'py>,
@@ -96,6 +96,8 @@ pub fn mx_quantize<'py>(
     satfinite: bool,
     seed: u64,
     threads: Option<usize>,
+    rbits: Option<PyReadonlyArray1<'py, u32>>,
+    rbits_width: Option<u32>,
 ) -> PyResult<(
     Bound<'py, PyAny>,
     Bound<'py, PyArray1<u32>>,
@@ -122,7 +124,7 @@ pub fn mx_quantize<'py>(
         false,
         false,
         false,
-        None,
+        rbits_width,
     )?;
     let words = x.as_slice().map_err(bad)?;
     let n: u64 = shape.iter().product();
@@ -141,6 +143,21 @@ pub fn mx_quantize<'py>(
     }
     let qz = Quantizer::new(conv, &scaling, &shape).map_err(bad)?;
     let stochastic = matches!(conv.rounding.direction, Direction::Stochastic { .. });
+    let given = match &rbits {
+        None => None,
+        Some(_) if !stochastic => return Err(bad("rbits is only valid with mode=\"rs\"")),
+        Some(r) => {
+            let g = r.as_slice().map_err(bad)?;
+            if g.len() != words.len() {
+                return Err(bad(format!(
+                    "rbits must have one word per element: {} elements, {} words",
+                    words.len(),
+                    g.len()
+                )));
+            }
+            Some(g)
+        }
+    };
     // The stream of a single-tensor `gpucvt convert --seed` (`.npy` input), as `astype`.
     let random = stochastic.then(|| gpucvt_core::random::splitmix64(seed));
     let pool = rayon::ThreadPoolBuilder::new()
@@ -155,11 +172,17 @@ pub fn mx_quantize<'py>(
                 let s2 = qz.tensor_scale(words);
                 if narrow {
                     let mut q = vec![0u8; words.len()];
-                    qz.quantize(words, s2, random, &mut q, &mut scales)?;
+                    match given {
+                        Some(g) => qz.quantize_with_rbits(words, s2, g, &mut q, &mut scales)?,
+                        None => qz.quantize(words, s2, random, &mut q, &mut scales)?,
+                    };
                     Ok((q, Vec::new(), s2))
                 } else {
                     let mut q = vec![0u16; words.len()];
-                    qz.quantize(words, s2, random, &mut q, &mut scales)?;
+                    match given {
+                        Some(g) => qz.quantize_with_rbits(words, s2, g, &mut q, &mut scales)?,
+                        None => qz.quantize(words, s2, random, &mut q, &mut scales)?,
+                    };
                     Ok((Vec::new(), q, s2))
                 }
             })

@@ -715,3 +715,134 @@ def test_bad_file_options(tmp_path):
     with pytest.raises(ValueError, match="give scale_rule or its old name"):
         gpucvt.convert_file(src, tmp_path / "y.safetensors", to="e4m3", block=32,
                             scale_rule="rp", scale_method="ocp")
+
+
+# --- .npy and raw files dequantized with their sidecars. ---
+
+
+@pytest.mark.parametrize("recipe", list(RECIPES))
+def test_npy_dequantize_file_reads_back_with_numpy(tmp_path, recipe):
+    """convert_file(recipe=...) on a .npy file, then dequantize_file on its output and
+    sidecars: numpy reads the result, and it is the reference's q × s (× s2) rounded once
+    to float32, whether the recipe or only the element format (the blocking then read off
+    the scale array) is given."""
+    rng = np.random.default_rng(21)
+    x = edge_data((6, 64), rng)
+    src, q = tmp_path / "w.npy", tmp_path / "q.npy"
+    np.save(src, x)
+    gpucvt.convert_file(src, q, recipe=recipe)
+    elem, block, scale, second, _ = RECIPES[recipe]
+    codes, bits, s2 = ref_quantize(x, elem, block=block, scale=scale, scale_2=second)
+    want = ref_dequantize(np.asarray(codes, dtype=np.uint8).reshape(x.shape),
+                          np.asarray(bits), elem, block, -1, scale, s2)
+    for k, kw in enumerate([{"recipe": recipe}, {"from_": elem}]):
+        back = tmp_path / f"back{k}.npy"
+        d = gpucvt.dequantize_file(q, back, **kw)
+        assert d.kind == "npy" and d.conversion == "dequantize to f32"
+        assert d.tensors[0].scale == str(tmp_path / "q_scale.npy")
+        got = np.load(back)
+        assert got.dtype == np.float32 and got.shape == x.shape
+        np.testing.assert_array_equal(got, want, err_msg=f"{recipe} {kw}")
+    # f64 holds every product exactly.
+    back = tmp_path / "back64.npy"
+    gpucvt.dequantize_file(q, back, recipe=recipe, to="f64")
+    exact = np.load(back)
+    assert exact.dtype == np.float64
+    np.testing.assert_array_equal(exact.astype(np.float32), want)
+
+
+def test_raw_dequantize_file_and_errors(tmp_path):
+    rng = np.random.default_rng(22)
+    x = edge_data((256,), rng, specials=False)
+    src, q = tmp_path / "w.bin", tmp_path / "q.bin"
+    x.tofile(src)
+    gpucvt.convert_file(src, q, from_="f32", recipe="nvfp4")
+    codes, bits, s2 = ref_quantize(x, "e2m1", block=16, scale="ue4m3", scale_2=True)
+    want = ref_dequantize(np.asarray(codes, dtype=np.uint8).reshape(x.shape),
+                          np.asarray(bits), "e2m1", 16, -1, "ue4m3", s2)
+    back = tmp_path / "back.bin"
+    gpucvt.dequantize_file(q, back, recipe="nvfp4")
+    np.testing.assert_array_equal(np.fromfile(back, dtype=np.float32), want)
+    gpucvt.dequantize_file(q, back, from_="float4_e2m1fn", block=16, scale="ue4m3",
+                           scale_2=True)
+    np.testing.assert_array_equal(np.fromfile(back, dtype=np.float32), want)
+    with pytest.raises(ValueError, match="records neither its shape nor how it was blocked"):
+        gpucvt.dequantize_file(q, tmp_path / "e.bin", from_="e2m1")
+    with pytest.raises(ValueError, match="give the format of its elements with --from"):
+        gpucvt.dequantize_file(q, tmp_path / "e.bin", block=16, scale="ue4m3", scale_2=True)
+    (tmp_path / "q_scale.bin").unlink()
+    with pytest.raises(ValueError, match="its block scales .*q_scale.bin are missing"):
+        gpucvt.dequantize_file(q, tmp_path / "e.bin", recipe="nvfp4")
+    assert not (tmp_path / "e.bin").exists()
+
+
+# --- mx_quantize(mode="rs"): the seed's stream, or given random words. ---
+
+G = 0x9E3779B97F4A7C15
+M64 = (1 << 64) - 1
+
+
+def splitmix64(x):
+    z = (x + G) & M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def stream_words(seed, n):
+    """The README's random words of a single-tensor file: word i is the low 32 bits of
+    splitmix64(s + i·G), s = splitmix64(seed)."""
+    s = splitmix64(seed)
+    return np.array([splitmix64((s + i * G) & M64) & 0xFFFFFFFF for i in range(n)],
+                    dtype=np.uint32)
+
+
+@pytest.mark.parametrize("recipe", list(RECIPES))
+def test_mx_quantize_rs_words(tmp_path, recipe):
+    rng = np.random.default_rng(23)
+    x = edge_data((6, 64), rng)
+    n = x.size
+    rz = gpucvt.mx_quantize(x, recipe=recipe, mode="rz")
+    # All-zero words round toward zero.
+    zero = gpucvt.mx_quantize(x, recipe=recipe, mode="rs", rbits=np.zeros(n, np.uint32))
+    for a, b in zip(rz, zero):
+        np.testing.assert_array_equal(words(a), words(b), err_msg=recipe)
+    # Words with every used bit set round away from zero somewhere.
+    ones = gpucvt.mx_quantize(x, recipe=recipe, mode="rs",
+                              rbits=np.full(x.shape, 0xFF, np.uint8))
+    assert (words(ones[0]) != words(rz[0])).any()
+    # The seed's stream, given as words, is the seed path; and the seed path is what
+    # convert_file(mode="rs", seed=...) writes for a .npy file.
+    seeded = gpucvt.mx_quantize(x, recipe=recipe, mode="rs", seed=77)
+    given = gpucvt.mx_quantize(x, recipe=recipe, mode="rs", rbits=stream_words(77, n))
+    for a, b in zip(seeded, given):
+        np.testing.assert_array_equal(words(a), words(b), err_msg=recipe)
+    assert (words(seeded[0]) != words(rz[0])).any()
+    src, q = tmp_path / "w.npy", tmp_path / "q.npy"
+    np.save(src, x)
+    gpucvt.convert_file(src, q, recipe=recipe, mode="rs", seed=77)
+    np.testing.assert_array_equal(np.load(q), words(seeded[0]).astype(np.uint8))
+    assert np.load(tmp_path / "q_scale.npy").tobytes() == seeded[1].tobytes()
+
+
+def test_mx_quantize_rbits_width_and_checks():
+    x = (np.arange(1, 65, dtype=np.float32) * np.float32(1.03)).reshape(2, 32)
+    w = np.full(x.size, 0xFFFFFF00, np.uint32)
+    # Only the low rbits_width bits are used: 0x00 at width 8, all ones at width 32.
+    np.testing.assert_array_equal(
+        words(gpucvt.mx_quantize(x, "e4m3", mode="rs", rbits=w)[0]),
+        words(gpucvt.mx_quantize(x, "e4m3", mode="rz")[0]))
+    wide = gpucvt.mx_quantize(x, "e4m3", mode="rs", rbits=w, rbits_width=32)[0]
+    assert (words(wide) != words(gpucvt.mx_quantize(x, "e4m3", mode="rz")[0])).any()
+    with pytest.raises(ValueError, match='rbits is only valid with mode="rs"'):
+        gpucvt.mx_quantize(x, "e4m3", rbits=w)
+    with pytest.raises(ValueError, match="one word per element: 64 elements, 63 words"):
+        gpucvt.mx_quantize(x, "e4m3", mode="rs", rbits=w[:63])
+    with pytest.raises(TypeError, match="rbits must be an array of unsigned integers"):
+        gpucvt.mx_quantize(x, "e4m3", mode="rs", rbits=w.astype(np.float32))
+    with pytest.raises(ValueError, match="rbits must not be negative"):
+        gpucvt.mx_quantize(x, "e4m3", mode="rs", rbits=-np.ones(64, np.int32))
+    with pytest.raises(ValueError, match="rbits_width must be 1 to 32"):
+        gpucvt.mx_quantize(x, "e4m3", mode="rs", rbits=w, rbits_width=33)
+    with pytest.raises(ValueError, match='rbits_width is only valid with mode="rs"'):
+        gpucvt.mx_quantize(x, "e4m3", rbits_width=8)

@@ -6,7 +6,6 @@ use crate::common::{CliError, Done};
 use crate::output::{group, progress_bar, table, to_json, write_json, Counting};
 use clap::Args as ClapArgs;
 use gpucvt::ptx;
-use gpucvt_tensor::quant::BlockScaling;
 use gpucvt_tensor::{Built, ConvertRequest, FilePlan, ScaleRule, ScalingRequest, Stats, Summary};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -52,7 +51,8 @@ pub struct Args {
     #[arg(long, value_name = "FORM", conflicts_with_all = ["to", "satfinite", "sat", "relu", "ftz", "pzo", "rbits_width"])]
     pub cvt: Option<String>,
     /// Element format of raw input (f32, bf16, e4m3, …); for .npy input, reinterpret the
-    /// integer container (<u2 as bf16, |u1 as e4m3, …).
+    /// integer container (<u2 as bf16, |u1 as e4m3, …). With --dequantize: the format of
+    /// the quantized elements.
     #[arg(long, value_name = "FMT")]
     pub from: Option<String>,
     /// .safetensors: convert only the tensors of this name or glob pattern ('*.weight';
@@ -81,7 +81,9 @@ pub struct Args {
     /// A quantization recipe: mxfp8, mxfp6, mxfp4 (OCP MX), nvfp4, fp8-block128, fp8-tensor,
     /// fp8-row; it stands for --to, --satfinite, --block, --scale (and --scale-2), and
     /// prints what it stands for. --scale-rule, --scale-layout, --axis and --mode still apply.
-    #[arg(long, value_name = "NAME", value_parser = args::recipe(), conflicts_with_all = ["to", "cvt", "block", "scale", "scale_2", "satfinite"])]
+    /// With --dequantize: what the input was quantized with (its element format and
+    /// blocking).
+    #[arg(long, value_name = "NAME", value_parser = args::recipe(), conflicts_with_all = ["cvt", "block", "scale", "scale_2", "satfinite"])]
     pub recipe: Option<String>,
     /// Block scaling: N (one scale per N consecutive elements along --axis, by default the
     /// last), RxC (tiles over the last two axes, e.g. 128x128), row (one scale per row) or
@@ -116,8 +118,10 @@ pub struct Args {
     pub scale_2: bool,
     /// Dequantize: every tensor NAME with a scale tensor NAME_scale (and NAME_scale_2) is
     /// multiplied out exactly into --to (f32 by default; bf16, f16, f64), the scale tensors
-    /// dropped, the rest copied.
-    #[arg(long, conflicts_with_all = ["cvt", "recipe", "mode", "satfinite", "sat", "relu", "ftz", "pzo"])]
+    /// dropped, the rest copied. .npy and raw: the file with its sidecars X_scale.EXT (and
+    /// X_scale_2.EXT); --from or --recipe name the elements' format where the file does not,
+    /// --block/--recipe (and --axis, --scale, --scale-layout, --scale-2) the blocking.
+    #[arg(long, conflicts_with_all = ["cvt", "mode", "satfinite", "sat", "relu", "ftz", "pzo"])]
     pub dequantize: bool,
     /// Machine-readable output.
     #[arg(long)]
@@ -362,14 +366,17 @@ fn plan_text(a: &Args, label: &str, p: &FilePlan) -> String {
 pub fn run(a: &Args) -> Result<Done, CliError> {
     let sreq = scaling_request(a);
     if a.dequantize {
-        // (Block options describe the input's scales here; none is needed with gpucvt's
-        // metadata or shapes that tell.)
-        let block = if a.block.is_some() {
-            sreq.build().map_err(|e| CliError(e.to_string()))?
-        } else {
-            None
-        };
-        return dequantize(a, block);
+        if a.dry_run {
+            return Err(CliError(
+                "--dry-run plans conversions; --dequantize has no dry run".into(),
+            ));
+        }
+        return dequantize(a, &sreq);
+    }
+    if let (Some(r), Some(_)) = (&a.recipe, &a.to) {
+        return Err(CliError(format!(
+            "--recipe {r} sets --to; give the options one by one instead of the recipe to change it (--to is the output format only with --dequantize)"
+        )));
     }
     let recipe = sreq.recipe().map_err(|e| CliError(e.to_string()))?;
     let block = sreq.build().map_err(|e| CliError(e.to_string()))?;
@@ -450,17 +457,16 @@ fn scaling_request(a: &Args) -> ScalingRequest {
     }
 }
 
-/// `--dequantize`: the scaled tensors multiplied out into `--to` (f32 by default).
-fn dequantize(a: &Args, block: Option<BlockScaling>) -> Result<Done, CliError> {
+/// `--dequantize`: the scaled tensors multiplied out into `--to` (f32 by default); the
+/// block options (and `--from`) describe the input.
+fn dequantize(a: &Args, sreq: &ScalingRequest) -> Result<Done, CliError> {
     let to = match &a.to {
         Some(t) => *gpucvt_tensor::lookup_format(t, "--to").map_err(|e| CliError(e.to_string()))?,
         None => gpucvt_core::format::F32,
     };
-    let opts = gpucvt_tensor::DequantizeOptions {
-        to,
-        block,
-        threads: a.threads,
-    };
+    let opts = sreq
+        .dequantize(to, a.from.as_deref(), a.threads)
+        .map_err(|e| CliError(e.to_string()))?;
     let label = format!("dequantize to {}", to.name);
     let summary = with_progress("dequantizing", |p| {
         gpucvt_tensor::dequantize_file(&a.input, &a.output, &opts, p)

@@ -1,7 +1,8 @@
 //! End-to-end tests of `gpucvt convert --recipe` and `--dequantize`: every recipe on a small
 //! `.safetensors` file (the scale tensors' dtypes and shapes, the metadata, the printed
 //! expansion), the dequantized round trip against the summary's error statistics, `.npy`
-//! sidecars, and the errors of combinations that do not fit.
+//! sidecars, `.npy` and raw dequantization against the `.safetensors` path, and the errors
+//! of combinations that do not fit.
 
 mod common;
 use common::gpucvt_in as gpucvt;
@@ -328,12 +329,419 @@ fn npy_sidecars_for_both_levels() {
     let h = npy_header(&d.join("r_scale.npy"));
     assert!(h.contains("'shape': (4, 1)") && h.contains("<f4"), "{h}");
 
-    // Dequantization reads .safetensors only, and says so.
+    // Dequantization of an |u1 array needs its element format, and says so.
     let (code, _, err) = gpucvt(d, &["convert", "q.npy", "-o", "d.npy", "--dequantize"]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("dequantization reads and writes .safetensors files"),
+        err.contains(
+            "q.npy: dtype |u1 holds the codes of some element format: say which with --from"
+        ),
         "{err}"
+    );
+    assert!(!d.join("d.npy").exists());
+}
+
+/// The f64 values of an output's data (its last `8 × n` bytes).
+fn f64s(bytes: &[u8], n: usize) -> Vec<f64> {
+    bytes[bytes.len() - 8 * n..]
+        .chunks(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// The `max_abs_error` of the first tensor of a `--json` summary, parsed from the text with
+/// Rust's correctly rounded parser.
+fn max_abs_error(js: &str) -> f64 {
+    let key = "\"max_abs_error\": ";
+    let from = js.find(key).unwrap() + key.len();
+    let token: String = js[from..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || ".eE+-".contains(*c))
+        .collect();
+    token.parse().unwrap()
+}
+
+/// Quantizes `input` with `recipe` (`--json`; extra options `more`) and returns its
+/// `max_abs_error`.
+fn quantize(d: &Path, input: &str, output: &str, recipe: &str, more: &[&str]) -> f64 {
+    let mut args = vec!["convert", input, "-o", output, "--recipe", recipe, "--json"];
+    args.extend_from_slice(more);
+    let (code, js, err) = gpucvt(d, &args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    max_abs_error(&js)
+}
+
+/// Dequantizes (`--dequantize` and `more`) and returns the output's bytes.
+fn dequantize(d: &Path, input: &str, output: &str, more: &[&str]) -> Vec<u8> {
+    let mut args = vec!["convert", input, "-o", output, "--dequantize"];
+    args.extend_from_slice(more);
+    let (code, out, err) = gpucvt(d, &args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    assert!(out.contains("dequantize to"), "{out}");
+    std::fs::read(d.join(output)).unwrap()
+}
+
+/// Every recipe's `.npy` and raw round trip, quantize → dequantize, gives the bytes the
+/// `.safetensors` path gives for the same tensor, and (in f64, exact) its largest distance
+/// from the input is the quantization's `max_abs_error`; the blocking given by the recipe,
+/// spelled out option by option, or (`.npy`) read off the scale array.
+#[test]
+fn npy_and_raw_round_trips_equal_the_safetensors_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x = values(4 * 64, 7);
+    npy(&d.join("x.npy"), &[4, 64], &f32_bytes(&x));
+    std::fs::write(d.join("x.bin"), f32_bytes(&x)).unwrap();
+    write_safetensors(
+        &d.join("m.safetensors"),
+        &[("w", "F32", vec![4, 64], f32_bytes(&x))],
+    );
+    write_safetensors(
+        &d.join("v.safetensors"),
+        &[("w", "F32", vec![256], f32_bytes(&x))],
+    );
+    let worst = |deq: &[f64]| {
+        deq.iter()
+            .zip(&x)
+            .map(|(y, &v)| (y - v as f64).abs())
+            .fold(0f64, f64::max)
+    };
+    // (recipe, element format, the recipe's options one by one).
+    let rows: [(&str, &str, &[&str]); 7] = [
+        ("mxfp8", "e4m3", &["--block", "32"]),
+        ("mxfp6", "e2m3", &["--block", "32"]),
+        ("mxfp4", "e2m1", &["--block", "32", "--scale", "ue8m0"]),
+        (
+            "nvfp4",
+            "e2m1",
+            &["--block", "16", "--scale", "ue4m3", "--scale-2"],
+        ),
+        (
+            "fp8-block128",
+            "e4m3",
+            &["--block", "128x128", "--scale", "f32"],
+        ),
+        (
+            "fp8-tensor",
+            "e4m3",
+            &["--block", "tensor", "--scale", "f32"],
+        ),
+        ("fp8-row", "e4m3", &["--block", "row", "--scale", "f32"]),
+    ];
+    for (recipe, elem, spelled) in rows {
+        // The safetensors path: [4, 64] and [256].
+        let st_err = quantize(
+            d,
+            "m.safetensors",
+            &format!("{recipe}.safetensors"),
+            recipe,
+            &[],
+        );
+        let st = dequantize(
+            d,
+            &format!("{recipe}.safetensors"),
+            &format!("{recipe}-d.safetensors"),
+            &["--to", "f64"],
+        );
+        let st = f64s(&st, 256);
+        assert_eq!(worst(&st), st_err, "{recipe}");
+        let st32 = dequantize(
+            d,
+            &format!("{recipe}.safetensors"),
+            &format!("{recipe}-d32.safetensors"),
+            &[],
+        );
+        let st32 = st32[st32.len() - 4 * 256..].to_vec();
+
+        // .npy: the recipe, --from with the options one by one, --from alone.
+        let q = format!("{recipe}.npy");
+        let npy_err = quantize(d, "x.npy", &q, recipe, &[]);
+        assert_eq!(npy_err, st_err, "{recipe}");
+        let mut spelled_from = vec!["--to", "f64", "--from", elem];
+        spelled_from.extend_from_slice(spelled);
+        for (k, opts) in [
+            vec!["--to", "f64", "--recipe", recipe],
+            spelled_from,
+            vec!["--to", "f64", "--from", elem],
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let out = format!("{recipe}-d{k}.npy");
+            let b = dequantize(d, &q, &out, &opts);
+            assert!(
+                npy_header(&d.join(&out))
+                    .contains("'descr': '<f8', 'fortran_order': False, 'shape': (4, 64)"),
+                "{recipe}"
+            );
+            assert_eq!(f64s(&b, 256), st, "{recipe} {opts:?}");
+        }
+        let b = dequantize(d, &q, &format!("{recipe}-d32.npy"), &["--recipe", recipe]);
+        assert!(npy_header(&d.join(format!("{recipe}-d32.npy"))).contains("<f4"));
+        assert_eq!(b[b.len() - 4 * 256..], st32[..], "{recipe}");
+
+        // Raw (one axis: a tile needs two).
+        if recipe == "fp8-block128" {
+            continue;
+        }
+        let vst_err = quantize(
+            d,
+            "v.safetensors",
+            &format!("{recipe}-v.safetensors"),
+            recipe,
+            &[],
+        );
+        let vst = dequantize(
+            d,
+            &format!("{recipe}-v.safetensors"),
+            &format!("{recipe}-vd.safetensors"),
+            &["--to", "f64"],
+        );
+        let vst = f64s(&vst, 256);
+        let q = format!("{recipe}.bin");
+        let raw_err = quantize(d, "x.bin", &q, recipe, &["--from", "f32"]);
+        assert_eq!(raw_err, vst_err, "{recipe}");
+        assert!(d.join(format!("{recipe}_scale.bin")).exists());
+        let mut spelled_from = vec!["--to", "f64", "--from", elem];
+        spelled_from.extend_from_slice(spelled);
+        for (k, opts) in [vec!["--to", "f64", "--recipe", recipe], spelled_from]
+            .into_iter()
+            .enumerate()
+        {
+            let out = format!("{recipe}-d{k}.bin");
+            let b = dequantize(d, &q, &out, &opts);
+            assert_eq!(b.len(), 8 * 256, "{recipe}");
+            let v = f64s(&b, 256);
+            assert_eq!(v, vst, "{recipe} {opts:?}");
+            assert_eq!(worst(&v), raw_err, "{recipe}");
+        }
+    }
+}
+
+/// Exit code 2, one `error:` line containing `needle`, and `absent` not written.
+fn fails_without(dir: &Path, args: &[&str], needle: &str, absent: &str) {
+    let (code, out, err) = gpucvt(dir, args);
+    assert_eq!(code, 2, "{args:?}: {out}{err}");
+    assert!(
+        err.starts_with("error: ") && err.contains(needle),
+        "{args:?}: {err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!dir.join(absent).exists(), "{args:?} wrote {absent}");
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".gpucvt-tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn npy_and_raw_dequantize_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x = values(4 * 64, 8);
+    npy(&d.join("x.npy"), &[4, 64], &f32_bytes(&x));
+    std::fs::write(d.join("x.bin"), f32_bytes(&x)).unwrap();
+    quantize(d, "x.npy", "q.npy", "mxfp8", &[]);
+    quantize(d, "x.npy", "n.npy", "nvfp4", &[]);
+    quantize(d, "x.bin", "q.bin", "mxfp8", &["--from", "f32"]);
+    let npy_run = |input: &'static str, more: &[&'static str]| -> Vec<&'static str> {
+        let mut a = vec!["convert", input, "-o", "e.npy", "--dequantize"];
+        a.extend_from_slice(more);
+        a
+    };
+    // The scales do not fit the blocking given.
+    fails_without(
+        d,
+        &npy_run("q.npy", &["--from", "e4m3", "--block", "16"]),
+        "q.npy: block 16 needs scales of shape [4, 4], but q_scale.npy has shape [4, 2]",
+        "e.npy",
+    );
+    // A scale format whose dtype is not the file's.
+    fails_without(
+        d,
+        &npy_run("q.npy", &["--from", "e4m3", "--scale", "f32"]),
+        "q_scale.npy: the scales are |u1, but f32 scales are written as <f4",
+        "e.npy",
+    );
+    // The recipe's element format against --from, and against the dtype's size.
+    fails_without(
+        d,
+        &npy_run("q.npy", &["--recipe", "mxfp8", "--from", "e5m2"]),
+        "--recipe mxfp8 quantizes to e4m3, but --from says e5m2",
+        "e.npy",
+    );
+    fails_without(
+        d,
+        &npy_run("q.npy", &["--from", "bf16"]),
+        "q.npy: dtype |u1 cannot hold bf16 encodings",
+        "e.npy",
+    );
+    // NVFP4 without its second level, and a second level the options do not have.
+    std::fs::rename(d.join("n_scale_2.npy"), d.join("saved.npy")).unwrap();
+    fails_without(
+        d,
+        &npy_run("n.npy", &["--recipe", "nvfp4"]),
+        "n.npy: its second-level scale n_scale_2.npy is missing",
+        "e.npy",
+    );
+    std::fs::rename(d.join("saved.npy"), d.join("n_scale_2.npy")).unwrap();
+    fails_without(
+        d,
+        &npy_run(
+            "n.npy",
+            &["--from", "e2m1", "--block", "16", "--scale", "ue4m3"],
+        ),
+        "n_scale_2.npy is there, but the block scaling has no second level",
+        "e.npy",
+    );
+    // A second-level file that is not one f32.
+    std::fs::copy(d.join("n_scale_2.npy"), d.join("saved.npy")).unwrap();
+    std::fs::write(
+        d.join("n_scale_2.npy"),
+        gpucvt_reference::npy_bytes("<f4", &[2], &[0; 8]),
+    )
+    .unwrap();
+    fails_without(
+        d,
+        &npy_run("n.npy", &["--recipe", "nvfp4"]),
+        "n_scale_2.npy: a second-level scale file holds one f32 value (<f4, shape ()), not <f4 of shape [2]",
+        "e.npy",
+    );
+    std::fs::rename(d.join("saved.npy"), d.join("n_scale_2.npy")).unwrap();
+    // Codes with bits above the element format's.
+    let mut codes = vec![0u8; 256];
+    codes[5] = 0x1f;
+    std::fs::write(
+        d.join("s.npy"),
+        gpucvt_reference::npy_bytes("|u1", &[4, 64], &codes),
+    )
+    .unwrap();
+    std::fs::copy(d.join("q_scale.npy"), d.join("s_scale.npy")).unwrap();
+    fails_without(
+        d,
+        &npy_run("s.npy", &["--from", "e2m1"]),
+        "s.npy: element 5 is 0x1f, which is not a e2m1 encoding",
+        "e.npy",
+    );
+    // Scales of a dtype the quantizer does not write.
+    std::fs::write(
+        d.join("s_scale.npy"),
+        gpucvt_reference::npy_bytes("<i4", &[4, 2], &[0; 32]),
+    )
+    .unwrap();
+    fails_without(
+        d,
+        &npy_run("s.npy", &["--from", "e2m1"]),
+        "s_scale.npy: scales of dtype <i4 are none the quantizer writes",
+        "e.npy",
+    );
+    // Shapes that say nothing about the blocking.
+    std::fs::write(
+        d.join("s_scale.npy"),
+        gpucvt_reference::npy_bytes("|u1", &[3, 2], &[0; 6]),
+    )
+    .unwrap();
+    fails_without(
+        d,
+        &npy_run("s.npy", &["--from", "e2m1"]),
+        "s.npy: cannot tell how its scales s_scale.npy (shape [3, 2]) block it (shape [4, 64]); give --block (and --axis) or --recipe",
+        "e.npy",
+    );
+    // No sidecar at all: the file looked for is named.
+    std::fs::remove_file(d.join("s_scale.npy")).unwrap();
+    fails_without(
+        d,
+        &npy_run("s.npy", &["--from", "e2m1"]),
+        "s.npy: its block scales s_scale.npy are missing",
+        "e.npy",
+    );
+    // Raw: the element format and the blocking are required; the sidecar's length must fit.
+    let raw_run = |more: &[&'static str]| -> Vec<&'static str> {
+        let mut a = vec!["convert", "q.bin", "-o", "e.bin", "--dequantize"];
+        a.extend_from_slice(more);
+        a
+    };
+    fails_without(
+        d,
+        &raw_run(&["--block", "32"]),
+        "q.bin is raw data (not .npy or .safetensors): give the format of its elements with --from",
+        "e.bin",
+    );
+    fails_without(
+        d,
+        &raw_run(&["--from", "e4m3"]),
+        "q.bin is raw data, which records neither its shape nor how it was blocked: give --block",
+        "e.bin",
+    );
+    fails_without(
+        d,
+        &raw_run(&["--from", "e4m3", "--block", "16"]),
+        "q.bin: block 16 over 256 elements needs 16 ue8m0 scales (16 bytes), but q_scale.bin has 8 bytes",
+        "e.bin",
+    );
+    fails_without(
+        d,
+        &raw_run(&["--from", "e4m3", "--block", "32", "--scale", "f32"]),
+        "q.bin: block 32 over 256 elements needs 8 f32 scales (32 bytes), but q_scale.bin has 8 bytes",
+        "e.bin",
+    );
+    // Options that would be ignored, and outputs that cannot be.
+    fails_without(
+        d,
+        &npy_run("q.npy", &["--from", "e4m3", "--axis", "0"]),
+        "--axis needs --block or --recipe",
+        "e.npy",
+    );
+    fails_without(
+        d,
+        &npy_run("q.npy", &["--recipe", "mxfp8", "--dry-run"]),
+        "--dequantize has no dry run",
+        "e.npy",
+    );
+    fails_without(
+        d,
+        &[
+            "convert",
+            "q.npy",
+            "-o",
+            "e.bin",
+            "--dequantize",
+            "--recipe",
+            "mxfp8",
+        ],
+        "the output must be the same kind of file as the input: q.npy is npy, e.bin is raw",
+        "e.bin",
+    );
+    fails_without(
+        d,
+        &[
+            "convert",
+            "q.npy",
+            "-o",
+            "q_scale.npy",
+            "--dequantize",
+            "--recipe",
+            "mxfp8",
+        ],
+        "the output q_scale.npy is the input's scale file q_scale.npy",
+        "e.npy",
+    );
+    fails_without(
+        d,
+        &npy_run("q.npy", &["--recipe", "mxfp8", "--to", "e4m3"]),
+        "dequantize to f32, bf16, f16 or f64, not e4m3",
+        "e.npy",
+    );
+    // A recipe with --to is still an error when quantizing.
+    fails_without(
+        d,
+        &[
+            "convert", "x.npy", "-o", "e.npy", "--recipe", "mxfp8", "--to", "e5m2",
+        ],
+        "--recipe mxfp8 sets --to",
+        "e.npy",
     );
 }
 

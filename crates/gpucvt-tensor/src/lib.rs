@@ -370,11 +370,19 @@ fn sidecar_path(output: &Path, suffix: &str) -> PathBuf {
     output.with_file_name(name)
 }
 
-/// Dequantizes a `.safetensors` file: every tensor `NAME` with a scale tensor `NAME_scale`
-/// (or `NAME_scale_inv`), and `NAME_scale_2` with NVFP4's two levels, becomes the exact
-/// products `q × s (× s2)` rounded once to [`DequantizeOptions::to`]; the scale tensors are
-/// dropped, every other tensor is copied. How each tensor is blocked comes from the metadata
-/// gpucvt writes, else from [`DequantizeOptions::block`], else from the shapes.
+/// Dequantizes a file that was block-scaled.
+///
+/// `.safetensors`: every tensor `NAME` with a scale tensor `NAME_scale` (or
+/// `NAME_scale_inv`), and `NAME_scale_2` with NVFP4's two levels, becomes the exact products
+/// `q × s (× s2)` rounded once to [`DequantizeOptions::to`]; the scale tensors are dropped,
+/// every other tensor is copied. How each tensor is blocked comes from the metadata gpucvt
+/// writes, else from [`DequantizeOptions::block`], else from the shapes.
+///
+/// `.npy` and raw: the one tensor, with the sidecar scale files [`scale_path`] (and
+/// [`scale_2_path`]) of the input, as [`convert_file`] writes them; the output is of the
+/// input's kind. The element format comes from the `.npy` dtype where it tells (`<f2`),
+/// else from [`DequantizeOptions::elements`]; the blocking from
+/// [`DequantizeOptions::block`], else (`.npy`) from the scale array's shape and dtype.
 pub fn dequantize_file(
     input: &Path,
     output: &Path,
@@ -383,12 +391,26 @@ pub fn dequantize_file(
 ) -> Result<Summary> {
     let output = &resolve_output(output)?;
     let kind = Kind::of(input);
-    if kind != Kind::Safetensors || Kind::of(output) != Kind::Safetensors {
+    let out_kind = Kind::of(output);
+    if kind != out_kind {
         return Err(Error::Invalid(format!(
-            "dequantization reads and writes .safetensors files ({} -> {})",
+            "the output must be the same kind of file as the input: {} is {}, {} is {} (by extension)",
             input.display(),
-            output.display()
+            kind.name(),
+            output.display(),
+            out_kind.name()
         )));
+    }
+    let meta = std::fs::metadata(input).map_err(|e| Error::io("read", input, e))?;
+    if !meta.is_file() {
+        return Err(Error::Invalid(format!(
+            "the input {} is {}; gpucvt reads a regular file",
+            input.display(),
+            file_type_name(&meta)
+        )));
+    }
+    if let Ok(m) = std::fs::metadata(output) {
+        refuse_special(output, &m)?;
     }
     if ![
         gpucvt_core::format::F32,
@@ -410,7 +432,19 @@ pub fn dequantize_file(
         .num_threads(threads)
         .build()
         .map_err(|e| Error::Invalid(format!("cannot start the worker threads: {e}")))?;
-    let mut s = files::dequantize::dequantize_safetensors(input, output, opts, &pool, progress)?;
+    let mut s = match kind {
+        Kind::Safetensors => {
+            files::dequantize::dequantize_safetensors(input, output, opts, &pool, progress)?
+        }
+        Kind::Npy | Kind::Raw => files::dequantize_single::dequantize_single(
+            input,
+            output,
+            opts,
+            &pool,
+            progress,
+            kind == Kind::Npy,
+        )?,
+    };
     s.notes = notes;
     Ok(s)
 }

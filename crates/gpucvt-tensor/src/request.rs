@@ -340,6 +340,75 @@ impl ScalingRequest {
         Ok(Some(b))
     }
 
+    /// The options of a dequantization (`--dequantize`): the block options describe the
+    /// input's scales. A recipe gives the element format (`from`, if given too, must agree)
+    /// and the blocking; `--block` the blocking; without either, `--scale` alone says what
+    /// the scales are and the blocking is read off the file, and the other block options
+    /// are an error (they would be ignored).
+    ///
+    /// ```
+    /// use gpucvt_tensor::ScalingRequest;
+    /// let r = ScalingRequest { recipe: Some("nvfp4".into()), ..Default::default() };
+    /// let o = r.dequantize(gpucvt_core::format::F64, None, 0).unwrap();
+    /// assert_eq!((o.elements.unwrap().name, o.block.unwrap().second_level), ("e2m1", true));
+    /// let clash = r.dequantize(gpucvt_core::format::F32, Some("e4m3"), 0).unwrap_err();
+    /// assert!(clash.to_string().starts_with("--recipe nvfp4 quantizes to e2m1"));
+    /// let axis = ScalingRequest { axis: Some(0), ..Default::default() };
+    /// assert_eq!(axis.dequantize(gpucvt_core::format::F32, None, 0).unwrap_err().to_string(),
+    ///            "--axis needs --block or --recipe");
+    /// ```
+    pub fn dequantize(
+        &self,
+        to: Format,
+        from: Option<&str>,
+        threads: usize,
+    ) -> Result<crate::DequantizeOptions> {
+        let recipe = self.recipe()?;
+        let mut elements = match from {
+            Some(f) => Some(*lookup_format(f, "--from")?),
+            None => None,
+        };
+        if let Some(r) = recipe {
+            let rf = *lookup_format(r.to, "--recipe")?;
+            match elements {
+                Some(e) if e != rf => {
+                    return Err(Error::Invalid(format!(
+                        "--recipe {} quantizes to {}, but --from says {}; give one of them",
+                        r.name, rf.name, e.name
+                    )))
+                }
+                _ => elements = Some(rf),
+            }
+        }
+        let (block, scale) = if recipe.is_some() || self.block.is_some() {
+            (self.build()?, None)
+        } else {
+            ScalingRequest {
+                scale: None,
+                ..self.clone()
+            }
+            .build()?;
+            let scale = match &self.scale {
+                Some(f) => Some(ScaleFormat::from_name(&f.to_ascii_lowercase()).ok_or_else(
+                    || {
+                        Error::Invalid(format!(
+                            "unknown scale format {f:?} for --scale; accepted: ue8m0, ue4m3, f32, bf16"
+                        ))
+                    },
+                )?),
+                None => None,
+            };
+            (None, scale)
+        };
+        Ok(crate::DequantizeOptions {
+            to,
+            block,
+            elements,
+            scale,
+            threads,
+        })
+    }
+
     /// What the recipe stands for, with the options given beside it (`None` without a
     /// recipe).
     pub fn expansion(&self, mode: ptx::RoundMod) -> Result<Option<String>> {

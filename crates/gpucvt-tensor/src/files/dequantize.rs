@@ -1,7 +1,8 @@
 //! Dequantization of a `.safetensors` file: every tensor `NAME` with a scale tensor
 //! `NAME_scale` (or DeepSeek's `NAME_scale_inv`), and with NVFP4's `NAME_scale_2`, becomes
 //! the exact products `q × s (× s2)` rounded once to the output format; the scale tensors
-//! are dropped and every other tensor is copied.
+//! are dropped and every other tensor is copied. (`.npy` and raw files, whose scales are
+//! sidecar files: `files/dequantize_single.rs`.)
 
 use crate::dtype::{dense_packing, format_of_safetensors, safetensors_of};
 use crate::engine::pack::unpack;
@@ -30,8 +31,17 @@ pub struct DequantizeOptions {
     /// The output format: `f32` (default), `bf16`, `f16` or `f64`.
     pub to: Format,
     /// The block scaling of tensors whose file does not record it (gpucvt records it in the
-    /// header's metadata); without it, it is read off the shapes.
+    /// `.safetensors` header's metadata); without it, it is read off the shapes (a raw
+    /// file, which has none, needs it).
     pub block: Option<BlockScaling>,
+    /// The format of the quantized elements (`--from`, or a recipe's): needed where the
+    /// container does not tell (a `.npy` `|u1` or `<u2` array, raw data); in a
+    /// `.safetensors` file each scaled tensor's dtype must be it.
+    pub elements: Option<Format>,
+    /// Without [`DequantizeOptions::block`]: the scale format (`--scale`), for one-byte
+    /// `.npy` scales, which are `ue8m0` unless a second-level scale file makes them `ue4m3`;
+    /// scales of another dtype must agree with it.
+    pub scale: Option<ScaleFormat>,
     /// Worker threads (0: one per core).
     pub threads: usize,
 }
@@ -41,6 +51,8 @@ impl Default for DequantizeOptions {
         DequantizeOptions {
             to: F32,
             block: None,
+            elements: None,
+            scale: None,
             threads: 0,
         }
     }
@@ -68,7 +80,7 @@ fn scale_format(d: Dtype) -> Option<ScaleFormat> {
 /// off the shapes: a scalar is one scale per tensor; one axis divided is blocks of N along
 /// it (1: per row); the last two divided, R×C tiles (the smallest power of two that gives
 /// the count, for ragged edges).
-fn infer(shape: &[u64], sshape: &[u64]) -> Option<(Block, i64)> {
+pub(crate) fn infer(shape: &[u64], sshape: &[u64]) -> Option<(Block, i64)> {
     if sshape.is_empty()
         || (sshape.iter().product::<u64>() == 1
             && shape.iter().product::<u64>() > 1
@@ -154,6 +166,14 @@ pub(crate) fn dequantize_safetensors(
                     info.dtype
                 ))
             })?;
+        if let Some(want) = opts.elements {
+            if want != elem {
+                return Err(Error::Invalid(format!(
+                    "{what}: its dtype {:?} holds {elem} elements, not {want}",
+                    info.dtype
+                )));
+            }
+        }
         let (sname, sinfo) = &hdr.tensors[scale];
         let format = scale_format(sinfo.dtype).ok_or_else(|| {
             Error::Unsupported(format!(
@@ -178,7 +198,7 @@ pub(crate) fn dequantize_safetensors(
                     BlockScaling {
                         block,
                         axis,
-                        format,
+                        format: opts.scale.unwrap_or(format),
                         rule: ScaleRule::Floor,
                         second_level: scale_2.is_some(),
                         layout: ScaleLayout::Rows,
@@ -396,7 +416,7 @@ pub(crate) fn dequantize_safetensors(
 }
 
 /// The values rounded once to `to` (little-endian bytes).
-fn encode(values: &[f64], to: &Format) -> Vec<u8> {
+pub(crate) fn encode(values: &[f64], to: &Format) -> Vec<u8> {
     let width = (to.width() / 8) as usize;
     let mut out = vec![0u8; values.len() * width];
     if *to == F64 {

@@ -6,6 +6,7 @@
 //! back before it is kept.
 
 pub(crate) mod dequantize;
+pub(crate) mod dequantize_single;
 pub mod npy;
 pub(crate) mod quantized;
 pub(crate) mod raw;

@@ -182,7 +182,7 @@ impl Quantizer {
         q: &mut [D],
         scales: &mut [u32],
     ) -> Result<(Stats, Option<f32>)> {
-        self.run(x, None, random, q, scales)
+        self.run(x, None, random.map(Words::Stream), q, scales)
     }
 
     /// Quantizes the tensor's `f32` words `x` into the element codes `q` and the row-major
@@ -203,14 +203,47 @@ impl Quantizer {
                 "quantize: the second-level scale is missing".into(),
             ));
         }
-        self.run(x, second, random, q, scales).map(|r| r.0)
+        self.run(x, second, random.map(Words::Stream), q, scales)
+            .map(|r| r.0)
+    }
+
+    /// [`Quantizer::quantize`] with stochastic rounding whose random words are given: word
+    /// `i` (its low `width` bits, the conversion's) rounds element `i`, as `cvt.rs`'s
+    /// `rbits` operand does.
+    pub fn quantize_with_rbits<D: Word + Send>(
+        &self,
+        x: &[u32],
+        second: Option<f32>,
+        rbits: &[u32],
+        q: &mut [D],
+        scales: &mut [u32],
+    ) -> Result<Stats> {
+        if !matches!(self.conv.rounding.direction, Direction::Stochastic { .. }) {
+            return Err(Error::Invalid(
+                "quantize: random words go with stochastic rounding (rs)".into(),
+            ));
+        }
+        if rbits.len() != x.len() {
+            return Err(Error::Invalid(format!(
+                "quantize: {} random words were given for {} elements; one per element",
+                rbits.len(),
+                x.len()
+            )));
+        }
+        if self.scaling.second_level && second.is_none() {
+            return Err(Error::Invalid(
+                "quantize: the second-level scale is missing".into(),
+            ));
+        }
+        self.run(x, second, Some(Words::Given(rbits)), q, scales)
+            .map(|r| r.0)
     }
 
     fn run<D: Word + Send>(
         &self,
         x: &[u32],
         second: Option<f32>,
-        random: Option<u64>,
+        random: Option<Words<'_>>,
         q: &mut [D],
         scales: &mut [u32],
     ) -> Result<(Stats, Option<f32>)> {
@@ -287,13 +320,14 @@ impl Quantizer {
             src.read(&mut x, n)?;
             let t0 = self.first_tile(at);
             codes.resize(n, D::default());
+            let words = random.map(Words::Stream);
             let mut st = pool.install(|| {
                 let amax = match first {
                     Some((all, _)) if tensor => vec![all],
                     _ => self.chunk_maxima(&x, at),
                 };
                 let sc = &mut scales[t0..t0 + amax.len()];
-                self.quantize_chunk(&x, at, &amax, second, random, &mut codes[..n], sc)
+                self.quantize_chunk(&x, at, &amax, second, words, &mut codes[..n], sc)
             });
             if tensor && i > 0 {
                 // The one block, counted with the first chunk.
@@ -469,7 +503,7 @@ impl Quantizer {
         at: u64,
         amax: &[u32],
         second: Option<f32>,
-        random: Option<u64>,
+        random: Option<Words<'_>>,
         q: &mut [D],
         scales: &mut [u32],
     ) -> Stats {
@@ -630,9 +664,17 @@ impl Quantizer {
             tiles: w.tiles,
             exact,
         });
-        if let Some((stream, first)) = w.random {
+        if let Some((words, first)) = w.random {
             rnd.resize(xs.len(), 0);
-            gpucvt_kernels::random::random_values(stream, first, &mut rnd[..xs.len()]);
+            match words {
+                Words::Stream(stream) => {
+                    gpucvt_kernels::random::random_values(stream, first, &mut rnd[..xs.len()])
+                }
+                Words::Given(g) => {
+                    let at = first as usize;
+                    rnd[..xs.len()].copy_from_slice(&g[at..at + xs.len()]);
+                }
+            }
             self.kernel
                 .convert_stochastic(y, qs, &rnd[..xs.len()])
                 .expect("f32 words into words of the element's width");
@@ -894,8 +936,17 @@ struct Piece<'a> {
     /// The first tile of its chunk (`tiles[0]`).
     t0: usize,
     tiles: &'a [TileWork],
-    /// The random stream and the index of the first element (stochastic rounding).
-    random: Option<(u64, u64)>,
+    /// The random words and the index of the first element (stochastic rounding).
+    random: Option<(Words<'a>, u64)>,
+}
+
+/// Where stochastic rounding's random words come from.
+#[derive(Clone, Copy)]
+pub(crate) enum Words<'a> {
+    /// The stream `gpucvt_kernels::random` draws from this state.
+    Stream(u64),
+    /// One word per element of the tensor.
+    Given(&'a [u32]),
 }
 
 /// The largest magnitude of `f32` words ([`max_magnitude`]), as work for [`vectorized`].
@@ -984,6 +1035,49 @@ mod tests {
     use crate::quant::{Block, ScaleFormat, ScaleRule};
     use gpucvt_core::format::E4M3;
     use gpucvt_core::Policy;
+
+    /// Given random words: the stream's own words give the stream's result, zero words give
+    /// round-toward-zero, and the count and the rounding are checked.
+    #[test]
+    fn given_random_words() {
+        let sat = Policy {
+            satfinite: true,
+            ..Policy::default()
+        };
+        let rs = Conversion::new(F32, E4M3, Rounding::stochastic(0, 8), sat);
+        let rz = Conversion::new(F32, E4M3, Rounding::RZ, sat);
+        let scaling = BlockScaling::mx(32, ScaleRule::Floor);
+        let x: Vec<u32> = (0..256)
+            .map(|i| ((i as f32 - 100.0) * 1.037).to_bits())
+            .collect();
+        let run = |conv: Conversion, words: Option<&[u32]>, stream: Option<u64>| {
+            let qz = Quantizer::new(conv, &scaling, &[4, 64]).unwrap();
+            let mut q = vec![0u8; 256];
+            let mut s = vec![0u32; qz.scale_count()];
+            match words {
+                Some(w) => qz.quantize_with_rbits(&x, None, w, &mut q, &mut s),
+                None => qz.quantize(&x, None, stream, &mut q, &mut s),
+            }
+            .map(|_| (q, s))
+        };
+        let mut stream_words = vec![0u32; 256];
+        gpucvt_kernels::random::random_values(99, 0, &mut stream_words);
+        let seeded = run(rs, None, Some(99)).unwrap();
+        assert_eq!(run(rs, Some(&stream_words), None).unwrap(), seeded);
+        let zero = run(rs, Some(&[0; 256]), None).unwrap();
+        assert_eq!(zero, run(rz, None, None).unwrap());
+        assert_ne!(zero.0, seeded.0);
+        let e = run(rs, Some(&[0; 255]), None).unwrap_err().to_string();
+        assert!(
+            e.contains("255 random words were given for 256 elements"),
+            "{e}"
+        );
+        let e = run(rz, Some(&[0; 256]), None).unwrap_err().to_string();
+        assert!(
+            e.contains("random words go with stochastic rounding"),
+            "{e}"
+        );
+    }
 
     /// Tiles whose rows do not divide a matrix's, over a batch of matrices: each matrix is
     /// quantized as if it were alone (a band of tiles must not run into the next matrix).

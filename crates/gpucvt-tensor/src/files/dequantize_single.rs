@@ -1,0 +1,479 @@
+//! Dequantization of a `.npy` or raw file that was block-scaled: the element file with the
+//! sidecars `convert` writes beside it (`X_scale.EXT`, and `X_scale_2.EXT` with a second
+//! level). Neither kind of file records how it was blocked, so the blocking comes from the
+//! options; a `.npy` scale array's shape (and dtype) can tell it too, as a safetensors
+//! scale tensor's can. The output is one file of the input's kind.
+
+use crate::dtype::{self, container_bytes, dense_packing, format_of_npy, Packing};
+use crate::engine::pack::unpack;
+use crate::error::{Error, Result};
+use crate::files::dequantize::{encode, infer, DequantizeOptions};
+use crate::files::selfcheck::{self, Hashing, Region};
+use crate::files::{npy, shape_text};
+use crate::output::{refuse_same, Temp};
+use crate::quant::{BlockScaling, Quantizer, ScaleFormat, ScaleLayout, ScaleRule};
+use crate::{scale_2_path, scale_path, Stats, Summary, TensorSummary};
+use gpucvt_core::convert::Conversion;
+use gpucvt_core::format::{Format, F32};
+use gpucvt_core::{Policy, Rounding};
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+/// The element file: its element format, shape, where its data starts and how it is packed.
+struct Elements {
+    elem: Format,
+    shape: Vec<u64>,
+    data_start: u64,
+    pack: Packing,
+}
+
+/// A sidecar file opened, or `None` if there is none; anything but a regular file is an
+/// error (a FIFO would block the read).
+fn open_sidecar(path: &Path) -> Result<Option<(File, u64)>> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io("read", path, e)),
+        Ok(m) if !m.is_file() => Err(Error::Invalid(format!(
+            "the scale file {} is not a regular file",
+            path.display()
+        ))),
+        Ok(m) => {
+            let f = File::open(path).map_err(|e| Error::io("open", path, e))?;
+            Ok(Some((f, m.len())))
+        }
+    }
+}
+
+fn read_exact(f: &mut File, path: &Path, n: u64) -> Result<Vec<u8>> {
+    let mut buf = vec![0u8; n as usize];
+    f.read_exact(&mut buf).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            Error::Corrupt(format!(
+                "{}: the data ends early (truncated file)",
+                path.display()
+            ))
+        } else {
+            Error::io("read", path, e)
+        }
+    })?;
+    Ok(buf)
+}
+
+/// The `.npy` dtype the quantizer writes scales of `format` in.
+fn scale_descr(format: ScaleFormat) -> &'static str {
+    match format {
+        ScaleFormat::Ue8m0 | ScaleFormat::Ue4m3 => "|u1",
+        ScaleFormat::Bf16 => "<u2",
+        ScaleFormat::F32 => "<f4",
+    }
+}
+
+/// Reads the element file's header (`.npy`) or size (raw, with the element format given).
+fn elements(
+    f: &mut File,
+    file: &str,
+    len: u64,
+    opts: &DequantizeOptions,
+    npy: bool,
+) -> Result<Elements> {
+    let e = if npy {
+        let h = npy::read_header(f, file)?;
+        let item = dtype::npy_itemsize(&h.descr);
+        let elem = match (opts.elements, format_of_npy(&h.descr)) {
+            (_, None) => {
+                return Err(Error::Unsupported(format!(
+                    "{file}: dtype {:?} cannot hold quantized elements; numeric little-endian dtypes (|u1 <u2 <f2 …) can",
+                    h.descr
+                )))
+            }
+            (Some(fmt), Some(_)) => {
+                if item != Some(container_bytes(&fmt)) {
+                    return Err(Error::Invalid(format!(
+                        "{file}: dtype {} cannot hold {fmt} encodings; {fmt} needs a {}-byte little-endian container",
+                        h.descr,
+                        container_bytes(&fmt)
+                    )));
+                }
+                fmt
+            }
+            (None, Some(fmt)) if fmt.is_float() => fmt,
+            (None, Some(_)) => {
+                return Err(Error::Invalid(format!(
+                    "{file}: dtype {} holds the codes of some element format: say which with --from (e4m3, e5m2, e2m1, e2m3, e3m2, bf16, …) or --recipe",
+                    h.descr
+                )))
+            }
+        };
+        if h.fortran_order {
+            return Err(Error::Unsupported(format!(
+                "{file}: block scales run over C-order data; this array is in Fortran order"
+            )));
+        }
+        let n = h
+            .elements()
+            .ok_or_else(|| Error::Corrupt(format!("{file}: the shape {:?} overflows", h.shape)))?;
+        let item = item.unwrap_or(0) as u64;
+        let need = n.checked_mul(item);
+        let have = len.saturating_sub(h.header_len);
+        if need != Some(have) {
+            return Err(Error::Corrupt(format!(
+                "{file}: shape {} of {} needs {} bytes of data but the file has {have}{}",
+                shape_text(&h.shape),
+                h.descr,
+                need.map_or("too many".into(), |b| b.to_string()),
+                if need.is_some_and(|b| have < b) {
+                    " (truncated file)"
+                } else {
+                    ""
+                }
+            )));
+        }
+        Elements {
+            elem,
+            shape: h.shape,
+            data_start: h.header_len,
+            pack: Packing::Bytes(item as usize),
+        }
+    } else {
+        let elem = opts.elements.ok_or_else(|| {
+            Error::Invalid(format!(
+                "{file} is raw data (not .npy or .safetensors): give the format of its elements with --from (e4m3, e2m1, …) or --recipe"
+            ))
+        })?;
+        let pack = dense_packing(&elem);
+        let bits = len * 8;
+        if !bits.is_multiple_of(pack.bits()) || !(bits / pack.bits()).is_multiple_of(pack.unit()) {
+            return Err(Error::Corrupt(format!(
+                "{file}: {len} bytes is not a whole number of packed {elem} elements"
+            )));
+        }
+        Elements {
+            elem,
+            shape: vec![bits / pack.bits()],
+            data_start: 0,
+            pack,
+        }
+    };
+    if !(e.elem.is_float() && e.elem.width() <= 16) {
+        return Err(Error::Unsupported(format!(
+            "{file}: its elements are {}; block-scaled elements are float formats of at most 16 bits",
+            e.elem
+        )));
+    }
+    Ok(e)
+}
+
+/// Dequantizes a `.npy` (`npy`) or raw file with its sidecar scale files (see the module).
+pub(crate) fn dequantize_single(
+    input: &Path,
+    output: &Path,
+    opts: &DequantizeOptions,
+    pool: &rayon::ThreadPool,
+    progress: &mut dyn FnMut(u64, u64),
+    npy: bool,
+) -> Result<Summary> {
+    let file = input.display().to_string();
+    let mut f = File::open(input).map_err(|e| Error::io("open", input, e))?;
+    let len = f.metadata().map_err(|e| Error::io("read", input, e))?.len();
+    let el = elements(&mut f, &file, len, opts, npy)?;
+    let (sp, sp2) = (scale_path(input), scale_2_path(input));
+    for side in [&sp, &sp2] {
+        refuse_same(side, output).map_err(|_| {
+            Error::Invalid(format!(
+                "the output {} is the input's scale file {}; choose another output path",
+                output.display(),
+                side.display()
+            ))
+        })?;
+    }
+    let (mut sf, slen) = open_sidecar(&sp)?.ok_or_else(|| {
+        Error::Invalid(format!(
+            "{file}: its block scales {} are missing (gpucvt convert writes them beside the quantized file: the name with _scale before the extension)",
+            sp.display()
+        ))
+    })?;
+    let side_2 = open_sidecar(&sp2)?;
+
+    // The second-level scale: one f32.
+    let s2 = match side_2 {
+        None => None,
+        Some((mut f2, len2)) => {
+            let what = || {
+                format!(
+                    "{}: a second-level scale file holds one f32 value{}",
+                    sp2.display(),
+                    if npy {
+                        " (<f4, shape ())"
+                    } else {
+                        " (4 bytes)"
+                    }
+                )
+            };
+            let start = if npy {
+                let h = npy::read_header(&mut f2, &sp2.display().to_string())?;
+                if format_of_npy(&h.descr) != Some(F32) || h.elements() != Some(1) {
+                    return Err(Error::Invalid(format!(
+                        "{}, not {} of shape {}",
+                        what(),
+                        h.descr,
+                        shape_text(&h.shape)
+                    )));
+                }
+                h.header_len
+            } else {
+                0
+            };
+            if len2 != start + 4 {
+                return Err(Error::Invalid(format!(
+                    "{}; it has {} bytes of data",
+                    what(),
+                    len2.saturating_sub(start)
+                )));
+            }
+            let b = read_exact(&mut f2, &sp2, 4)?;
+            Some(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        }
+    };
+
+    // The scale file: its dtype and shape (.npy) or its length (raw).
+    let (sdescr, sshape, sstart) = if npy {
+        let h = npy::read_header(&mut sf, &sp.display().to_string())?;
+        if h.fortran_order && h.shape.iter().filter(|&&d| d > 1).count() > 1 {
+            return Err(Error::Unsupported(format!(
+                "{}: the scales are in Fortran order; the quantizer writes them in C order",
+                sp.display()
+            )));
+        }
+        (Some(h.descr), h.shape, h.header_len)
+    } else {
+        (None, Vec::new(), 0)
+    };
+    let second = s2.is_some();
+    let scaling = match opts.block {
+        Some(b) => b,
+        None if !npy => {
+            return Err(Error::Invalid(format!(
+                "{file} is raw data, which records neither its shape nor how it was blocked: give --block (with --axis, --scale, --scale-layout, --scale-2 as when it was quantized) or --recipe"
+            )))
+        }
+        None => {
+            let d = sdescr.as_deref().unwrap_or_default();
+            let format = match opts.scale {
+                Some(s) => s,
+                None => match format_of_npy(d).map(|f| f.name) {
+                    // One byte: the default ue8m0, or NVFP4's ue4m3 under a second level.
+                    Some("u8") if second => ScaleFormat::Ue4m3,
+                    Some("u8") => ScaleFormat::Ue8m0,
+                    Some("u16") => ScaleFormat::Bf16,
+                    Some("f32") => ScaleFormat::F32,
+                    _ => {
+                        return Err(Error::Invalid(format!(
+                            "{}: scales of dtype {d} are none the quantizer writes (|u1 for ue8m0 and ue4m3, <u2 for bf16, <f4 for f32)",
+                            sp.display()
+                        )))
+                    }
+                },
+            };
+            let (block, axis) = infer(&el.shape, &sshape).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "{file}: cannot tell how its scales {} (shape {}) block it (shape {}); give --block (and --axis) or --recipe",
+                    sp.display(),
+                    shape_text(&sshape),
+                    shape_text(&el.shape)
+                ))
+            })?;
+            BlockScaling {
+                block,
+                axis,
+                format,
+                rule: ScaleRule::Floor,
+                second_level: second,
+                layout: ScaleLayout::Rows,
+            }
+        }
+    };
+    scaling
+        .check()
+        .map_err(|e| Error::Invalid(format!("{file}: {e}")))?;
+    if scaling.second_level != second {
+        return Err(Error::Invalid(format!(
+            "{file}: {}",
+            if scaling.second_level {
+                format!("its second-level scale {} is missing", sp2.display())
+            } else {
+                format!(
+                    "{} is there, but the block scaling has no second level (--scale-2, or --recipe nvfp4)",
+                    sp2.display()
+                )
+            }
+        )));
+    }
+    let sbytes = scaling.format.bytes() as u64;
+    let want = scaling.written_shape(&el.shape);
+    let count: u64 = want.iter().product();
+    if let Some(d) = &sdescr {
+        let expect = scale_descr(scaling.format);
+        if format_of_npy(d) != format_of_npy(expect) {
+            return Err(Error::Invalid(format!(
+                "{}: the scales are {d}, but {} scales are written as {expect}",
+                sp.display(),
+                scaling.format.name()
+            )));
+        }
+        if want != sshape {
+            return Err(Error::Invalid(format!(
+                "{file}: block {} needs scales of shape {}, but {} has shape {}",
+                scaling.block.text(),
+                shape_text(&want),
+                sp.display(),
+                shape_text(&sshape)
+            )));
+        }
+        if slen.saturating_sub(sstart) != count * sbytes {
+            return Err(Error::Corrupt(format!(
+                "{}: shape {} of {d} needs {} bytes of data but the file has {}",
+                sp.display(),
+                shape_text(&sshape),
+                count * sbytes,
+                slen.saturating_sub(sstart)
+            )));
+        }
+    } else if slen != count * sbytes {
+        return Err(Error::Invalid(format!(
+            "{file}: block {} over {} elements needs {count} {} scales ({} bytes), but {} has {slen} bytes",
+            scaling.block.text(),
+            el.shape[0],
+            scaling.format.name(),
+            count * sbytes,
+            sp.display()
+        )));
+    }
+    let conv = Conversion::new(F32, el.elem, Rounding::RN, Policy::default());
+    Quantizer::check(&conv, &scaling, &el.shape)
+        .map_err(|e| Error::Invalid(format!("{file}: {e}")))?;
+    let qz = Quantizer::new(conv, &scaling, &el.shape)?;
+
+    // The elements, one code per element.
+    let n = el.shape.iter().product::<u64>() as usize;
+    f.seek(SeekFrom::Start(el.data_start))
+        .map_err(|e| Error::io("read", input, e))?;
+    let bytes = read_exact(&mut f, input, len - el.data_start)?;
+    let width = el.elem.width();
+    let stray = |i: usize, c: u64| {
+        Error::Invalid(format!(
+            "{file}: element {i} is 0x{c:x}, which is not a {} encoding: {} has {width} bits and the bits above them must be zero",
+            el.elem, el.elem
+        ))
+    };
+    let mut q: Vec<u16> = Vec::new();
+    if el.pack.bits() <= 8 {
+        let mut q8: Vec<u8> = Vec::new();
+        unpack(el.pack, &bytes, n, &mut q8);
+        if let Some(i) = q8.iter().position(|&c| (c as u32) >> width != 0) {
+            return Err(stray(i, q8[i] as u64));
+        }
+        q.extend(q8.into_iter().map(u16::from));
+    } else {
+        unpack(el.pack, &bytes, n, &mut q);
+        if let Some(i) = q.iter().position(|&c| (c as u32) >> width != 0) {
+            return Err(stray(i, q[i] as u64));
+        }
+    }
+    drop(bytes);
+    progress(len, len);
+
+    // The scales, row-major.
+    sf.seek(SeekFrom::Start(sstart))
+        .map_err(|e| Error::io("read", &sp, e))?;
+    let sb = read_exact(&mut sf, &sp, count * sbytes)?;
+    let written: Vec<u32> = match scaling.format {
+        ScaleFormat::Ue8m0 | ScaleFormat::Ue4m3 => sb.iter().map(|&b| b as u32).collect(),
+        ScaleFormat::Bf16 => sb
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]) as u32)
+            .collect(),
+        ScaleFormat::F32 => sb
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    };
+    let scales = qz.read_layout(&written)?;
+    let values = pool.install(|| qz.dequantize(&q, &scales, s2))?;
+    drop(q);
+    let to = opts.to;
+    let data = pool.install(|| encode(&values, &to));
+    let nan = values.iter().filter(|v| v.is_nan()).count() as u64;
+    drop(values);
+
+    // The output: written to a temporary, read back, renamed.
+    let header = if npy {
+        npy::header_bytes(dtype::npy_descr_of(&to), false, &el.shape)
+    } else {
+        Vec::new()
+    };
+    let mut tmp = Temp::new(output)?;
+    let mut w = Hashing::new(BufWriter::with_capacity(1 << 20, tmp.file.as_file_mut()));
+    w.write_all(&header)
+        .map_err(|e| Error::io("write", output, e))?;
+    let (header_hash, _) = w.take();
+    w.write_all(&data)
+        .map_err(|e| Error::io("write", output, e))?;
+    let (data_hash, _) = w.take();
+    w.flush().map_err(|e| Error::io("write", output, e))?;
+    drop(w);
+    let hlen = header.len() as u64;
+    let dlen = data.len() as u64;
+    selfcheck::verify_regions(
+        tmp.file.path(),
+        output,
+        hlen + dlen,
+        &[
+            Region {
+                name: "the header".into(),
+                start: 0,
+                len: hlen,
+                hash: header_hash,
+            },
+            Region {
+                name: "the data".into(),
+                start: hlen,
+                len: dlen,
+                hash: data_hash,
+            },
+        ],
+    )?;
+    tmp.finish()?;
+    let stats = Stats {
+        elements: n as u64,
+        nan,
+        ..Stats::default()
+    };
+    let mut total = Stats::default();
+    total.merge(&stats);
+    let shown = |p: PathBuf| p.display().to_string();
+    Ok(Summary {
+        kind: if npy { "npy" } else { "raw" },
+        tensors: vec![TensorSummary {
+            name: input
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            from: el.elem.name.to_string(),
+            to: to.name.to_string(),
+            dtype: if npy {
+                dtype::npy_descr_of(&to).to_string()
+            } else {
+                format!("raw {to}")
+            },
+            shape: el.shape,
+            scale: Some(shown(sp)),
+            scale_2: second.then(|| shown(sp2)),
+            stats,
+        }],
+        copied: Vec::new(),
+        kept: Vec::new(),
+        notes: Vec::new(),
+        total,
+    })
+}
