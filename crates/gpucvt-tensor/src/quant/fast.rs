@@ -6,6 +6,7 @@
 use crate::engine::decode::{Arith, Codes, DstTable};
 use crate::engine::exp2i;
 use crate::engine::scale::{scale as scale_word, scale_words};
+use crate::engine::stats::flush_counts;
 use crate::engine::stats::lanes::{finite_groups, BlockRange, Groups, Odd, Tests};
 use crate::quant::scale::Divisor;
 use gpucvt_core::format::Format;
@@ -247,32 +248,12 @@ impl<D: Word> Vectorizable for StatsJob<'_, D> {
         let mut out = Counted { acc, counts, slow };
         match runs {
             Runs::Listed(segs) => count_runs(&mut out, x, q, segs.len(), |i| segs[i], tiles, codes),
-            Runs::Uniform { c: 16, first } => count_runs(
-                &mut out,
-                x,
-                q,
-                x.len() / 16,
-                |j| Segment {
-                    start: j * 16,
-                    end: j * 16 + 16,
-                    tile: first + j,
-                },
-                tiles,
-                codes,
-            ),
-            Runs::Uniform { first, .. } => count_runs(
-                &mut out,
-                x,
-                q,
-                x.len() / 32,
-                |j| Segment {
-                    start: j * 32,
-                    end: j * 32 + 32,
-                    tile: first + j,
-                },
-                tiles,
-                codes,
-            ),
+            Runs::Uniform { c: 16, first } => {
+                count_uniform::<16, D>(&mut out, x, q, tiles, first, codes)
+            }
+            Runs::Uniform { first, .. } => {
+                count_uniform::<32, D>(&mut out, x, q, tiles, first, codes)
+            }
         }
     }
 }
@@ -343,6 +324,120 @@ fn count_runs<D: Word>(
         }
         i = j;
     }
+}
+
+/// [`count_runs`] of uniform runs of `C` elements (`C` a multiple of 16), the first of tile
+/// `first`, in one lane pass per group of tiles ([`uniform_pass`]).
+#[inline(always)]
+fn count_uniform<const C: usize, D: Word>(
+    out: &mut Counted<'_>,
+    x: &[u32],
+    q: &[D],
+    tiles: &[TileWork],
+    first: usize,
+    codes: FastCodes,
+) {
+    let Counted { acc, counts, slow } = out;
+    let n = x.len() / C;
+    let tiles = &tiles[first..first + n];
+    let seg = |j: usize| Segment {
+        start: j * C,
+        end: j * C + C,
+        tile: first + j,
+    };
+    let mut par = [BlockRange::default(); GROUP];
+    let mut j = 0;
+    while j < n {
+        if !tiles[j].fast {
+            slow.push(seg(j));
+            j += 1;
+            continue;
+        }
+        let mut e = j;
+        while e < n && e - j < GROUP / C && tiles[e].fast {
+            par[e - j] = tiles[e].range;
+            e += 1;
+        }
+        let mut g = acc.restart();
+        uniform_pass::<C, D>(
+            &mut g,
+            &x[j * C..e * C],
+            &q[j * C..e * C],
+            &par[..e - j],
+            codes,
+        );
+        if !acc.take(&g, (e - j) * C, counts) {
+            let arith = codes.arith;
+            let fv = move |y: u32| arith.get(y);
+            for (k, t) in tiles.iter().enumerate().take(e).skip(j) {
+                let s = seg(k);
+                let (xb, qb) = (&x[s.start..s.end], &q[s.start..s.end]);
+                let mut g = acc.restart();
+                let r = t.range;
+                finite_groups::<true, false, D>(
+                    &mut g,
+                    &mut Odd::default(),
+                    xb,
+                    qb,
+                    &fv,
+                    r,
+                    codes.tests,
+                );
+                if !acc.take(&g, C, counts) {
+                    slow.push(s);
+                }
+            }
+        }
+        j = e;
+    }
+}
+
+/// The engine's lane pass ([`crate::engine::stats::lanes::lane_pass`], symmetric ranges, no
+/// non-finite elements) over consecutive tiles of `C` elements whose factors and ranges are
+/// `par`, with the accumulators kept in registers across the tiles: the same sums (element
+/// `i` of a tile in lane `i mod 8`, in order), maxima and counts.
+#[inline(always)]
+fn uniform_pass<const C: usize, D: Word>(
+    g: &mut Groups,
+    x: &[u32],
+    q: &[D],
+    par: &[BlockRange],
+    codes: FastCodes,
+) {
+    const L: usize = 8;
+    let arith = codes.arith;
+    let Tests { relu, zero, .. } = codes.tests;
+    let relu = relu as u32;
+    let Groups {
+        mut sum,
+        mut max,
+        mut sat,
+        mut flushed,
+    } = *g;
+    for ((xb, qb), r) in x.chunks_exact(C).zip(q.chunks_exact(C)).zip(par) {
+        for (xc, qc) in xb.chunks_exact(2 * L).zip(qb.chunks_exact(2 * L)) {
+            let mut b = [0.0f32; 2 * L];
+            for l in 0..2 * L {
+                let yv = qc[l].to_u64() as u32;
+                b[l] = arith.get(yv);
+                sat[l] += ((xc[l] & 0x7fff_ffff) as i32 > r.t_hi) as u32;
+                flushed[l] += zero.test(yv) as u32 & flush_counts(xc[l], relu);
+            }
+            for (bh, xh) in b.chunks_exact(L).zip(xc.chunks_exact(L)) {
+                for l in 0..L {
+                    let e = (bh[l] as f64 * r.down - f32::from_bits(xh[l]) as f64).abs();
+                    sum[l] += e;
+                    max[l] = if e > max[l] { e } else { max[l] };
+                }
+            }
+        }
+    }
+    *g = Groups {
+        sum,
+        max,
+        sat,
+        flushed,
+    };
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ pub use layout::{swizzle, swizzled_index, swizzled_len, unswizzle};
 pub use recipes::{Recipe, RECIPES};
 pub(crate) use run::Source;
 pub use run::{second_level_scale, Quantizer};
-pub use scale::{block_scale, scale_value, ue8m0_shared, Divisor, Element};
+pub use scale::{block_scale, divisor, scale_bits, scale_value, ue8m0_shared, Divisor, Element};
 
 use crate::error::{Error, Result};
 use gpucvt_core::format::{Format, BF16, E4M3, F32, UE8M0};

@@ -54,49 +54,67 @@ pub fn block_scale(
     m: u32,
     second: Option<f32>,
 ) -> (u32, Divisor) {
-    if m >= 0x7f80_0000 {
-        let nan = match format {
-            ScaleFormat::Ue8m0 => 0xff,
-            ScaleFormat::Ue4m3 => 0x7f,
-            ScaleFormat::F32 => 0x7fc0_0000,
-            ScaleFormat::Bf16 => 0x7fc0,
-        };
-        let unscaled = match format {
-            ScaleFormat::Ue8m0 => Divisor::Pow2(0),
-            ScaleFormat::Ue4m3 => Divisor::Mul(1.0),
-            _ => Divisor::Div(1.0),
-        };
-        return (nan, unscaled);
-    }
+    let bits = scale_bits(format, rule, e, m, second);
+    (bits, divisor(format, bits, second))
+}
+
+/// The bits of [`block_scale`]'s scale. Branch-free on `m`, so that a loop over many
+/// blocks' maxima is vectorized.
+#[inline(always)]
+pub fn scale_bits(
+    format: ScaleFormat,
+    rule: ScaleRule,
+    e: &Element,
+    m: u32,
+    second: Option<f32>,
+) -> u32 {
     let amax = f32::from_bits(m);
-    match format {
-        ScaleFormat::Ue8m0 => {
-            let shared = ue8m0_shared(rule, e, m);
-            ((shared + 127) as u32, Divisor::Pow2(-shared))
-        }
-        ScaleFormat::F32 => {
-            let s = (amax / e.max).max(f32::MIN_POSITIVE);
-            (s.to_bits(), Divisor::Div(s))
-        }
+    let (bits, nan) = match format {
+        ScaleFormat::Ue8m0 => (
+            (ue8m0_shared(rule, e, m.min(0x7f7f_ffff)) + 127) as u32,
+            0xff,
+        ),
+        ScaleFormat::F32 => ((amax / e.max).max(f32::MIN_POSITIVE).to_bits(), 0x7fc0_0000),
         ScaleFormat::Bf16 => {
             let s = bf16_rn((amax / e.max).max(f32::MIN_POSITIVE));
-            let s = s.max(0x0080);
-            (s as u32, Divisor::Div(f32::from_bits((s as u32) << 16)))
+            (s.max(0x0080) as u32, 0x7fc0)
         }
         ScaleFormat::Ue4m3 => {
             let mut q = amax / e.max;
             if let Some(s2) = second {
                 q /= s2;
             }
-            let byte = e4m3_rn(q.clamp(E4M3_MIN_NORMAL, E4M3_MAX));
-            let s = e4m3_value(byte);
+            // (NaN for a block with NaN: clamped like any other, then replaced.)
+            let q = q.clamp(E4M3_MIN_NORMAL, E4M3_MAX);
+            (e4m3_rn(q) as u32, 0x7f)
+        }
+    };
+    if m >= 0x7f80_0000 {
+        nan
+    } else {
+        bits
+    }
+}
+
+/// What the elements of a block whose scale has the bits `bits` are scaled by (the NaN
+/// scale's block: left unscaled).
+pub fn divisor(format: ScaleFormat, bits: u32, second: Option<f32>) -> Divisor {
+    match format {
+        ScaleFormat::Ue8m0 if bits == 0xff => Divisor::Pow2(0),
+        ScaleFormat::Ue8m0 => Divisor::Pow2(127 - bits as i32),
+        ScaleFormat::Ue4m3 if bits & 0x7f == 0x7f => Divisor::Mul(1.0),
+        ScaleFormat::Ue4m3 => {
+            let s = e4m3_value(bits as u8);
             // torchao's NVFP4 multiplies by a reciprocal rounded to f32: 1/s, or (1/s2)/s.
-            let r = match second {
+            Divisor::Mul(match second {
                 Some(s2) => (1.0 / s2) / s,
                 None => 1.0 / s,
-            };
-            (byte as u32, Divisor::Mul(r))
+            })
         }
+        ScaleFormat::F32 if f32::from_bits(bits).is_nan() => Divisor::Div(1.0),
+        ScaleFormat::F32 => Divisor::Div(f32::from_bits(bits)),
+        ScaleFormat::Bf16 if f32::from_bits(bits << 16).is_nan() => Divisor::Div(1.0),
+        ScaleFormat::Bf16 => Divisor::Div(f32::from_bits(bits << 16)),
     }
 }
 
@@ -171,8 +189,8 @@ pub fn bf16_rn(x: f32) -> u16 {
 
 /// `x`, within [2^−6, 448] (e4m3's normal range), rounded to `e4m3`, to nearest even: the
 /// mantissa rounded at its 3rd bit on the `f32` encoding.
+#[inline(always)]
 pub fn e4m3_rn(x: f32) -> u8 {
-    debug_assert!((E4M3_MIN_NORMAL..=E4M3_MAX).contains(&x));
     let b = x.to_bits();
     let r = (b + 0x7_ffff + ((b >> 20) & 1)) & !0xf_ffff;
     let e = (r >> 23) + 7 - 127;

@@ -41,7 +41,7 @@ pub(in crate::engine) fn outside(x: u32, t_lo: i32, t_hi: i32) -> u32 {
 /// 1 if a zero result of the `f32` pattern `x` counts as flushed: `x` is not a zero, and not
 /// negative under `.relu` (`relu` 1 or 0), else 0.
 #[inline(always)]
-pub(in crate::engine) fn flush_counts(x: u32, relu: u32) -> u32 {
+pub(crate) fn flush_counts(x: u32, relu: u32) -> u32 {
     (x & 0x7fff_ffff != 0) as u32 & ((relu & (x >> 31)) ^ 1)
 }
 
