@@ -1,8 +1,7 @@
 //! What every subcommand uses: the error type, the result of a run, and how values are
 //! described.
 
-use gpucvt::core::format::Format;
-use gpucvt::core::value::{Class, Value};
+use gpucvt::core::value::Value;
 use gpucvt::text::{to_decimal, to_short};
 use std::fmt;
 
@@ -29,18 +28,7 @@ pub fn fail<T>(message: impl Into<String>) -> Result<T, CliError> {
     Err(CliError(message.into()))
 }
 
-/// The class of an encoding: `zero`, `subnormal`, `normal`, `infinity` or `nan` for floats,
-/// `zero` or `finite` for integers and fixed point.
-pub fn class_name(f: &Format, bits: u64) -> &'static str {
-    match f.decode(bits).class {
-        Class::Zero => "zero",
-        Class::Infinite => "infinity",
-        Class::Nan { .. } => "nan",
-        Class::Finite(_) if !f.is_float() => "finite",
-        Class::Finite(_) if f.is_subnormal(bits) => "subnormal",
-        Class::Finite(_) => "normal",
-    }
-}
+pub use gpucvt::round::class_name;
 
 /// The exact decimal if it has at most 24 characters, otherwise the short form with 8
 /// significant digits (marked `~` when approximate).

@@ -390,25 +390,7 @@ pub fn dequantize_file(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Summary> {
     let output = &resolve_output(output)?;
-    let kind = Kind::of(input);
-    let out_kind = Kind::of(output);
-    if kind != out_kind {
-        return Err(Error::Invalid(format!(
-            "the output must be the same kind of file as the input: {} is {}, {} is {} (by extension)",
-            input.display(),
-            kind.name(),
-            output.display(),
-            out_kind.name()
-        )));
-    }
-    let meta = std::fs::metadata(input).map_err(|e| Error::io("read", input, e))?;
-    if !meta.is_file() {
-        return Err(Error::Invalid(format!(
-            "the input {} is {}; gpucvt reads a regular file",
-            input.display(),
-            file_type_name(&meta)
-        )));
-    }
+    let (kind, _) = input_kind(input, output, "")?;
     if let Ok(m) = std::fs::metadata(output) {
         refuse_special(output, &m)?;
     }
@@ -526,9 +508,9 @@ fn clamp_threads(asked: usize, notes: &mut Vec<String>) -> usize {
     }
 }
 
-/// The checks every conversion makes before reading the input; the input opened, its length
-/// and kind.
-fn open_input(input: &Path, output: &Path, opts: &Options) -> Result<(File, u64, Kind)> {
+/// The kind of the input file, which the output's must be, and its metadata; the input
+/// must be a regular file (`why`: more words for the message when it is not).
+fn input_kind(input: &Path, output: &Path, why: &str) -> Result<(Kind, std::fs::Metadata)> {
     let kind = Kind::of(input);
     let out_kind = Kind::of(output);
     if kind != out_kind {
@@ -543,11 +525,22 @@ fn open_input(input: &Path, output: &Path, opts: &Options) -> Result<(File, u64,
     let meta = std::fs::metadata(input).map_err(|e| Error::io("read", input, e))?;
     if !meta.is_file() {
         return Err(Error::Invalid(format!(
-            "the input {} is {}; gpucvt reads a regular file (it reads parts of the file by position, which a pipe cannot give: save the data to a file first)",
+            "the input {} is {}; gpucvt reads a regular file{why}",
             input.display(),
             file_type_name(&meta)
         )));
     }
+    Ok((kind, meta))
+}
+
+/// The checks every conversion makes before reading the input; the input opened, its length
+/// and kind.
+fn open_input(input: &Path, output: &Path, opts: &Options) -> Result<(File, u64, Kind)> {
+    let (kind, meta) = input_kind(
+        input,
+        output,
+        " (it reads parts of the file by position, which a pipe cannot give: save the data to a file first)",
+    )?;
     refuse_same(input, output)?;
     if let Some(b) = opts.block {
         b.check()?;

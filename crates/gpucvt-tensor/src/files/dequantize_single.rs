@@ -110,25 +110,8 @@ fn elements(
                 "{file}: block scales run over C-order data; this array is in Fortran order"
             )));
         }
-        let n = h
-            .elements()
-            .ok_or_else(|| Error::Corrupt(format!("{file}: the shape {:?} overflows", h.shape)))?;
         let item = item.unwrap_or(0) as u64;
-        let need = n.checked_mul(item);
-        let have = len.saturating_sub(h.header_len);
-        if need != Some(have) {
-            return Err(Error::Corrupt(format!(
-                "{file}: shape {} of {} needs {} bytes of data but the file has {have}{}",
-                shape_text(&h.shape),
-                h.descr,
-                need.map_or("too many".into(), |b| b.to_string()),
-                if need.is_some_and(|b| have < b) {
-                    " (truncated file)"
-                } else {
-                    ""
-                }
-            )));
-        }
+        h.data_elements(file, item, len)?;
         Elements {
             elem,
             shape: h.shape,

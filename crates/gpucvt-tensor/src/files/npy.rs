@@ -34,6 +34,30 @@ impl NpyHeader {
     pub fn elements(&self) -> Option<u64> {
         self.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d))
     }
+
+    /// The number of elements, checked against the data of a file `len` bytes long whose
+    /// elements are `item` bytes each (a truncated or overlong file is [`Error::Corrupt`]).
+    pub(crate) fn data_elements(&self, file: &str, item: u64, len: u64) -> Result<u64> {
+        let n = self.elements().ok_or_else(|| {
+            Error::Corrupt(format!("{file}: the shape {:?} overflows", self.shape))
+        })?;
+        let need = n.checked_mul(item);
+        let have = len.saturating_sub(self.header_len);
+        if need != Some(have) {
+            return Err(Error::Corrupt(format!(
+                "{file}: shape {} of {} needs {} bytes of data but the file has {have}{}",
+                shape_text(&self.shape),
+                self.descr,
+                need.map_or("too many".into(), |b| b.to_string()),
+                if need.is_some_and(|b| have < b) {
+                    " (truncated file)"
+                } else {
+                    ""
+                }
+            )));
+        }
+        Ok(n)
+    }
 }
 
 const MAGIC: &[u8] = b"\x93NUMPY";
@@ -351,24 +375,7 @@ pub(crate) fn read_input(f: &mut impl Read, file: &str, len: u64, opts: &Options
         })?,
     };
     let item = itemsize.unwrap_or(0) as u64;
-    let n = h
-        .elements()
-        .ok_or_else(|| Error::Corrupt(format!("{file}: the shape {:?} overflows", h.shape)))?;
-    let need = n.checked_mul(item);
-    let have = len.saturating_sub(h.header_len);
-    if need != Some(have) {
-        return Err(Error::Corrupt(format!(
-            "{file}: shape {} of {} needs {} bytes of data but the file has {have}{}",
-            shape_text(&h.shape),
-            h.descr,
-            need.map_or("too many".into(), |b| b.to_string()),
-            if need.is_some_and(|b| have < b) {
-                " (truncated file)"
-            } else {
-                ""
-            }
-        )));
-    }
+    h.data_elements(file, item, len)?;
     if h.fortran_order && opts.block.is_some() {
         return Err(Error::Unsupported(format!(
             "{file}: block scaling needs C order (the blocks run along the last axis), this array is in Fortran order"

@@ -1174,6 +1174,29 @@ mod tests {
     }
 }
 
+/// Asserts that two runs' statistics agree: every count and the largest error exactly, the
+/// error sums up to their order of addition.
+#[cfg(test)]
+fn assert_same_stats(got: &Stats, want: &Stats, what: &str) {
+    let counts = |t: &Stats| {
+        (
+            t.elements,
+            t.saturated,
+            t.flushed_to_zero,
+            t.nan,
+            t.nan_to_number,
+            t.overflow_to_inf,
+            t.blocks,
+            t.nan_blocks,
+            t.error_elements,
+            t.max_abs_error,
+        )
+    };
+    assert_eq!(counts(got), counts(want), "{what}");
+    let d = (got.sum_abs_error - want.sum_abs_error).abs();
+    assert!(d <= 1e-12 * want.sum_abs_error.max(1e-300), "{what}");
+}
+
 #[cfg(test)]
 mod streamed {
     use super::*;
@@ -1300,23 +1323,7 @@ mod streamed {
                 assert_eq!(got, q, "{what}");
                 assert_eq!(scales, s, "{what}");
                 assert_eq!(second, s2, "{what}");
-                let counts = |t: &Stats| {
-                    (
-                        t.elements,
-                        t.saturated,
-                        t.flushed_to_zero,
-                        t.nan,
-                        t.nan_to_number,
-                        t.overflow_to_inf,
-                        t.blocks,
-                        t.nan_blocks,
-                        t.error_elements,
-                        t.max_abs_error,
-                    )
-                };
-                assert_eq!(counts(&st), counts(&whole), "{what}");
-                let d = (st.sum_abs_error - whole.sum_abs_error).abs();
-                assert!(d <= 1e-12 * whole.sum_abs_error, "{what}");
+                assert_same_stats(&st, &whole, &what);
                 // Chunks of whole tiles (or any run of the one tile), of multiples of 8
                 // elements but at the ends of rows or matrices.
                 for (at, len) in qz.chunk_ranges(target) {
@@ -1434,23 +1441,7 @@ mod fast_stats {
                         let mut s = vec![0u32; qz.scale_count()];
                         let (fast, s2) = qz.quantize_auto(&x, None, &mut q, &mut s).unwrap();
                         let slow = general(&qz, &x, &q, s2);
-                        let counts = |t: &Stats| {
-                            (
-                                t.elements,
-                                t.saturated,
-                                t.flushed_to_zero,
-                                t.nan,
-                                t.nan_to_number,
-                                t.overflow_to_inf,
-                                t.blocks,
-                                t.nan_blocks,
-                                t.error_elements,
-                                t.max_abs_error,
-                            )
-                        };
-                        assert_eq!(counts(&fast), counts(&slow), "{what}");
-                        let d = (fast.sum_abs_error - slow.sum_abs_error).abs();
-                        assert!(d <= 1e-12 * slow.sum_abs_error.max(1e-300), "{what}");
+                        assert_same_stats(&fast, &slow, &what);
                         checked += 1;
                     }
                 }
