@@ -846,3 +846,24 @@ def test_mx_quantize_rbits_width_and_checks():
         gpucvt.mx_quantize(x, "e4m3", mode="rs", rbits=w, rbits_width=33)
     with pytest.raises(ValueError, match='rbits_width is only valid with mode="rs"'):
         gpucvt.mx_quantize(x, "e4m3", rbits_width=8)
+
+
+@pytest.mark.parametrize("recipe", ["nvfp4", "fp8-block128"])
+def test_tensors_of_many_chunks_read_back_with_safetensors(tmp_path, recipe):
+    """Tensors larger than the quantizer's chunks (about 1 Mi elements of whole tiles; the
+    tensor read twice for a second level or one scale per tensor): the file's bytes, read
+    by the safetensors package, are the independent reference's."""
+    rng = np.random.default_rng(21)
+    # Rows of 896 elements: pieces of parallel work (64 Ki elements) start inside rows.
+    x = (rng.standard_normal((1200, 896)) * np.exp2(rng.integers(-6, 6, (1200, 1)))).astype(
+        np.float32)
+    x[5, 7], x[1100, 3] = 0.0, -0.0
+    src, dst = tmp_path / "big.safetensors", tmp_path / "big-q.safetensors"
+    safetensors_numpy.save_file({"w": x}, str(src))
+    gpucvt.convert_file(src, dst, recipe=recipe, threads=2)
+    out = raw_tensors(dst)
+    data, sbytes, s2 = ref_file_bytes(x, recipe)
+    assert out["w"][2] == data, recipe
+    assert out["w_scale"][2] == sbytes, recipe
+    if s2 is not None:
+        assert out["w_scale_2"][2] == s2

@@ -469,8 +469,10 @@ impl Quantizer {
                         tile: t,
                     })
                 });
-                let lo = segs[0].tile;
-                let hi = segs[segs.len() - 1].tile;
+                // (A piece that starts inside a row comes back to the band's first tiles
+                // on the next row: its tiles are a range, but not in order.)
+                let lo = segs.iter().map(|s| s.tile).min().unwrap_or(0);
+                let hi = segs.iter().map(|s| s.tile).max().unwrap_or(0);
                 let mut m = vec![0u32; hi - lo + 1];
                 for s in &mut segs {
                     s.tile -= lo;
@@ -1339,6 +1341,51 @@ mod streamed {
                     }
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod pieces {
+    use super::*;
+    use crate::quant::{Block, ScaleFormat, ScaleRule};
+    use gpucvt_core::format::E4M3;
+    use gpucvt_core::Policy;
+
+    /// Tall tiles whose rows do not divide a piece of parallel work: a piece starts inside a
+    /// row and comes back to the band's first tiles on the next. Each tile's scale is its
+    /// own maximum's, computed here tile by tile.
+    #[test]
+    fn pieces_that_start_inside_rows() {
+        let sat = Policy {
+            satfinite: true,
+            ..Policy::default()
+        };
+        let conv = Conversion::new(F32, E4M3, Rounding::RN, sat);
+        let scaling = BlockScaling {
+            block: Block::Tile(128, 128),
+            axis: -1,
+            format: ScaleFormat::F32,
+            rule: ScaleRule::Floor,
+            second_level: false,
+            layout: ScaleLayout::Rows,
+        };
+        let (m, k) = (300usize, 700usize);
+        let qz = Quantizer::new(conv, &scaling, &[m as u64, k as u64]).unwrap();
+        let x: Vec<u32> = (0..m * k)
+            .map(|i| (((i * 7919) % 1009) as f32 - 500.0).to_bits())
+            .collect();
+        let mut q = vec![0u8; m * k];
+        let mut s = vec![0u32; qz.scale_count()];
+        qz.quantize_auto(&x, None, &mut q, &mut s).unwrap();
+        let ct = k.div_ceil(128);
+        for (t, &bits) in s.iter().enumerate() {
+            let (r0, c0) = (t / ct * 128, t % ct * 128);
+            let amax = (r0..(r0 + 128).min(m))
+                .flat_map(|r| (c0..(c0 + 128).min(k)).map(move |c| r * k + c))
+                .map(|i| f32::from_bits(x[i]).abs())
+                .fold(0.0f32, f32::max);
+            assert_eq!(f32::from_bits(bits), amax / 448.0, "tile {t}");
         }
     }
 }
