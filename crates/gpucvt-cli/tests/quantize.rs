@@ -757,6 +757,29 @@ fn fails(dir: &Path, args: &[&str], needle: &str) {
     assert!(!dir.join("e.safetensors").exists() && !dir.join("e.npy").exists());
 }
 
+/// A file whose data ends early, for every scaling the streamed quantizer does (one pass
+/// and two, `f32` and 16-bit sources): a clear error and no output.
+#[test]
+fn truncated_inputs_of_every_recipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let f16s: Vec<u8> = (0..256u16)
+        .flat_map(|i| (0x3c00 + i).to_le_bytes())
+        .collect();
+    for (name, dtype, bytes) in [
+        ("f32.safetensors", "F32", f32_bytes(&values(256, 5))),
+        ("f16.safetensors", "F16", f16s),
+    ] {
+        write_safetensors(&d.join(name), &[("w", dtype, vec![4, 64], bytes)]);
+        let b = std::fs::read(d.join(name)).unwrap();
+        std::fs::write(d.join(name), &b[..b.len() - 2]).unwrap();
+        for r in ["nvfp4", "fp8-tensor", "fp8-row", "fp8-block128", "mxfp4"] {
+            let args = ["convert", name, "-o", "e.safetensors", "--recipe", r];
+            fails(d, &args, "truncated file");
+        }
+    }
+}
+
 #[test]
 fn combinations_that_do_not_fit_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();

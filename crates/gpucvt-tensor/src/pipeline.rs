@@ -35,8 +35,8 @@ pub(crate) struct Tensor<'a, W> {
 #[derive(Default)]
 pub(crate) struct Buffers {
     outputs: Vec<Vec<u64>>,
-    /// A block-scaled tensor's chunk of element codes ([`crate::quant::Quantizer`]).
-    pub(crate) codes: Vec<u8>,
+    /// A block-scaled tensor's buffers ([`crate::quant::Quantizer`]).
+    pub(crate) quant: crate::quant::StreamBuffers<u8>,
 }
 
 /// Streams `n` elements of a tensor from `input` (from its position on, which is left just

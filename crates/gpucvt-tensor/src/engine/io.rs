@@ -26,7 +26,7 @@ pub(super) enum Source<'a> {
 
 /// Fills `buf` from byte `at` of `file` without moving its position (`UnexpectedEof` if the
 /// file ends first).
-pub(super) fn read_exact_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         std::os::unix::fs::FileExt::read_exact_at(file, buf, at)

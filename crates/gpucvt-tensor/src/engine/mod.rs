@@ -23,6 +23,7 @@ pub(crate) mod stats;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use io::read_exact_at;
 pub(crate) use plan::Plan;
 
 /// Elements per unit of parallel work (a multiple of every block size is chosen around it).

@@ -5,17 +5,20 @@
 
 use crate::dtype::Packing;
 use crate::engine::pack::{self, Le};
+use crate::engine::read_exact_at;
 use crate::error::{Error, Result};
 use crate::files::{Ctx, PlanKey};
-use crate::quant::Source;
-use crate::quant::{BlockScaling, Quantizer, ScaleFormat};
+use crate::quant::{
+    BlockScaling, ChunkSizes, Quantizer, ScaleFormat, ScaleLayout, Source, StreamBuffers,
+};
 use crate::Stats;
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::{Format, BF16, F16, F32};
 use gpucvt_core::round::Direction;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
+use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 use zerocopy::IntoBytes;
 
 /// One tensor to quantize.
@@ -40,16 +43,22 @@ pub(crate) struct Quantized {
 /// still in the cache when it is scaled, converted and counted.
 const CHUNK: u64 = 1 << 20;
 
+/// The largest tensor (elements) whose first pass (`--block tensor`, a second level) keeps
+/// its words in memory for the second (256 MiB of `f32`): read once instead of twice.
+const HOLD: u64 = 1 << 26;
+
 impl Ctx<'_> {
     /// Quantizes the next tensor of `f` chunk by chunk (whole tiles at a time), writing its
-    /// packed elements to `w` as they are made; returns the statistics and the scales.
-    /// One scale for the whole tensor, or a second level, need the tensor's amax first:
-    /// the tensor is read twice then (its start found again by seeking).
-    pub(crate) fn quantize_streamed(
+    /// packed elements to `w` as they are made (on a writer thread, while the next chunk
+    /// is quantized), and leaves `f` just after the tensor; returns the statistics and the
+    /// scales. One scale for the whole tensor, or a second level, need the tensor's amax
+    /// first: a tensor of at most [`HOLD`] elements is held in memory between the two
+    /// passes, a larger one is read twice.
+    pub(crate) fn quantize_streamed<W: Write + Send>(
         &mut self,
         f: &mut File,
         t: &QuantJob<'_>,
-        w: &mut impl Write,
+        w: &mut W,
         out_path: &Path,
     ) -> Result<Quantized> {
         let conv = t.key.conv;
@@ -61,87 +70,174 @@ impl Ctx<'_> {
         let start = f
             .stream_position()
             .map_err(|e| Error::io("read", self.input, e))?;
-        let mut src = FileWords {
+        let src = FileWords {
             f,
             path: self.input,
             src: conv.src,
             start,
-            raw: Vec::new(),
         };
-        let mut out = Packer {
-            w,
-            path: out_path,
-            data: Vec::new(),
-            dst_pack,
+        let sizes = ChunkSizes {
+            chunk: CHUNK,
+            hold: HOLD,
         };
         let pool = self.pool;
+        let threaded = qz.geometry().elements() > CHUNK;
         let (stats, scales, second) = if dst_pack.bits() <= 8 {
-            let mut codes = std::mem::take(&mut self.buffers.codes);
-            let r = qz.stream(pool, CHUNK, &mut src, random, &mut codes, |q, len| {
-                out.write(q)?;
-                self.tick(src_pack.bytes_for(len));
-                Ok(())
+            let mut bufs = std::mem::take(&mut self.buffers.quant);
+            let r = self.write_behind(w, out_path, threaded, |ctx, out| {
+                qz.stream(pool, sizes, &src, random, &mut bufs, |q, len| {
+                    out.send(dst_pack, q)?;
+                    ctx.tick(src_pack.bytes_for(len));
+                    Ok(())
+                })
             });
-            self.buffers.codes = codes;
+            self.buffers.quant = bufs;
             r?
         } else {
-            let mut codes = Vec::<u16>::new();
-            qz.stream(pool, CHUNK, &mut src, random, &mut codes, |q, len| {
-                out.write(q)?;
-                self.tick(src_pack.bytes_for(len));
-                Ok(())
+            let mut bufs = StreamBuffers::<u16>::default();
+            self.write_behind(w, out_path, threaded, |ctx, out| {
+                qz.stream(pool, sizes, &src, random, &mut bufs, |q, len| {
+                    out.send(dst_pack, q)?;
+                    ctx.tick(src_pack.bytes_for(len));
+                    Ok(())
+                })
             })?
         };
-        let laid = qz.lay_out(&scales);
-        let format = t.scaling.format;
-        let mut sbytes = Vec::with_capacity(laid.len() * format.bytes());
-        for s in laid {
-            match format {
-                ScaleFormat::Ue8m0 | ScaleFormat::Ue4m3 => sbytes.push(s as u8),
-                ScaleFormat::Bf16 => sbytes.extend_from_slice(&(s as u16).to_le_bytes()),
-                ScaleFormat::F32 => sbytes.extend_from_slice(&s.to_le_bytes()),
-            }
-        }
+        f.seek(SeekFrom::Start(
+            start + src_pack.bytes_for(qz.geometry().elements()),
+        ))
+        .map_err(|e| Error::io("read", self.input, e))?;
+        let laid = match t.scaling.layout {
+            ScaleLayout::Rows => scales,
+            ScaleLayout::Swizzled => qz.lay_out(&scales),
+        };
+        let sbytes: Vec<u8> = match t.scaling.format {
+            ScaleFormat::Ue8m0 | ScaleFormat::Ue4m3 => laid.iter().map(|&s| s as u8).collect(),
+            ScaleFormat::Bf16 => laid
+                .iter()
+                .flat_map(|&s| (s as u16).to_le_bytes())
+                .collect(),
+            ScaleFormat::F32 => laid.iter().flat_map(|s| s.to_le_bytes()).collect(),
+        };
         Ok(Quantized {
             stats,
             scales: sbytes,
             scale_2: second.map(|s| s.to_le_bytes()),
         })
     }
+
+    /// Runs `make` with an [`Out`] whose chunks a writer thread writes to `w` meanwhile
+    /// (or, for a tensor of one chunk, that writes them itself: a file of many small
+    /// tensors would otherwise start a thread per tensor); returns what `make` returns, or
+    /// the first error (a write error if the writer failed).
+    fn write_behind<W: Write + Send, R>(
+        &mut self,
+        w: &mut W,
+        out_path: &Path,
+        threaded: bool,
+        make: impl FnOnce(&mut Self, &mut Out<'_>) -> Result<R>,
+    ) -> Result<R> {
+        if !threaded {
+            let mut out = Out::Here {
+                w,
+                path: out_path,
+                buf: Vec::new(),
+            };
+            return make(self, &mut out);
+        }
+        std::thread::scope(|s| {
+            // Two chunks in flight at most; the buffers come back to be filled again.
+            let (tx, rx) = sync_channel::<Vec<u8>>(2);
+            let (back_tx, back_rx) = channel::<Vec<u8>>();
+            let writer = s.spawn(move || -> std::io::Result<()> {
+                for buf in rx {
+                    w.write_all(&buf)?;
+                    // The maker may have stopped; then the buffer is simply dropped.
+                    let _ = back_tx.send(buf);
+                }
+                Ok(())
+            });
+            let mut out = Out::Behind { tx, back: back_rx };
+            let made = make(self, &mut out);
+            drop(out);
+            let written = writer.join().expect("the writer thread does not panic");
+            // A failed write stops the maker (its send fails): the write error is the one
+            // to report.
+            written.map_err(|e| Error::io("write", out_path, e))?;
+            made
+        })
+    }
 }
 
-/// Packs chunks of element codes and writes them.
-struct Packer<'a, W> {
-    w: &'a mut W,
-    path: &'a Path,
-    data: Vec<u8>,
-    dst_pack: Packing,
+/// Where [`Ctx::write_behind`]'s chunks of element codes go, packed.
+enum Out<'a> {
+    /// To the writer thread, the buffers coming back on `back`.
+    Behind {
+        tx: SyncSender<Vec<u8>>,
+        back: Receiver<Vec<u8>>,
+    },
+    /// Written here.
+    Here {
+        w: &'a mut dyn Write,
+        path: &'a Path,
+        buf: Vec<u8>,
+    },
 }
 
-impl<W: Write> Packer<'_, W> {
-    fn write<D: Le>(&mut self, codes: &[D]) -> Result<()> {
-        self.data
-            .resize(self.dst_pack.bytes_for(codes.len() as u64) as usize, 0);
-        pack::pack(self.dst_pack, codes, &mut self.data);
-        self.w
-            .write_all(&self.data)
-            .map_err(|e| Error::io("write", self.path, e))
+impl Out<'_> {
+    /// Packs `codes` and writes them or sends them to be written. Byte codes are their own
+    /// packing: sent, the buffer itself goes, and `codes` gets one the writer has finished
+    /// with.
+    // (A `Vec`: sent, the byte buffer itself is swapped for another.)
+    #[allow(clippy::ptr_arg)]
+    fn send<D: Le + 'static>(&mut self, dst_pack: Packing, codes: &mut Vec<D>) -> Result<()> {
+        let pack_into = |buf: &mut Vec<u8>, codes: &[D]| {
+            buf.resize(dst_pack.bytes_for(codes.len() as u64) as usize, 0);
+            pack::pack(dst_pack, codes, buf);
+        };
+        match self {
+            Out::Here { w, path, buf } => {
+                let bytes: &[u8] = if dst_pack.bits() == 8 && D::BITS == 8 {
+                    codes.as_bytes()
+                } else {
+                    pack_into(buf, codes);
+                    buf
+                };
+                w.write_all(bytes).map_err(|e| Error::io("write", path, e))
+            }
+            Out::Behind { tx, back } => {
+                let mut buf = back.try_recv().unwrap_or_default();
+                let bytes = (dst_pack.bits() == 8)
+                    .then(|| (codes as &mut dyn std::any::Any).downcast_mut::<Vec<u8>>())
+                    .flatten();
+                match bytes {
+                    Some(bytes) => std::mem::swap(bytes, &mut buf),
+                    None => pack_into(&mut buf, codes),
+                }
+                // A closed channel: the writer failed, and its error is reported.
+                tx.send(buf)
+                    .map_err(|_| Error::Invalid("the writer stopped".into()))
+            }
+        }
     }
 }
 
 /// A tensor's elements in a file from `start` on, widened exactly to `f32` words.
 struct FileWords<'a> {
-    f: &'a mut File,
+    f: &'a File,
     path: &'a Path,
     /// Their format: `f32`, `bf16` or `f16`.
     src: Format,
     start: u64,
-    /// A buffer for 16-bit elements.
-    raw: Vec<u16>,
+}
+
+thread_local! {
+    /// A worker's buffer for 16-bit elements, kept from one piece to the next.
+    static RAW: std::cell::RefCell<Vec<u16>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Source for FileWords<'_> {
-    fn read(&mut self, x: &mut Vec<u32>, n: usize) -> Result<()> {
+    fn read_at(&self, x: &mut [u32], at: u64) -> Result<()> {
         let path = self.path;
         let read_error = |e: std::io::Error| {
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
@@ -153,35 +249,30 @@ impl Source for FileWords<'_> {
                 Error::io("read", path, e)
             }
         };
-        x.resize(n, 0);
+        let width = if self.src == F32 { 4 } else { 2 };
+        let from = self.start + at * width;
         if self.src == F32 {
-            self.f.read_exact(x.as_mut_bytes()).map_err(read_error)?;
+            read_exact_at(self.f, x.as_mut_bytes(), from).map_err(read_error)?;
             if cfg!(target_endian = "big") {
                 x.iter_mut().for_each(|w| *w = u32::from_le(*w));
             }
             return Ok(());
         }
-        let raw = &mut self.raw;
-        raw.resize(n, 0);
-        self.f.read_exact(raw.as_mut_bytes()).map_err(read_error)?;
-        if self.src == BF16 {
-            for (o, &h) in x.iter_mut().zip(raw.iter()) {
-                *o = (u16::from_le(h) as u32) << 16;
+        RAW.with_borrow_mut(|raw| {
+            raw.resize(x.len(), 0);
+            read_exact_at(self.f, raw.as_mut_bytes(), from).map_err(read_error)?;
+            if self.src == BF16 {
+                for (o, &h) in x.iter_mut().zip(raw.iter()) {
+                    *o = (u16::from_le(h) as u32) << 16;
+                }
+            } else {
+                debug_assert_eq!(self.src, F16);
+                // f16 widens exactly to f32.
+                for (o, &h) in x.iter_mut().zip(raw.iter()) {
+                    *o = (F16.decode(u16::from_le(h) as u64).to_f64_lossy() as f32).to_bits();
+                }
             }
-        } else {
-            debug_assert_eq!(self.src, F16);
-            // f16 widens exactly to f32.
-            for (o, &h) in x.iter_mut().zip(raw.iter()) {
-                *o = (F16.decode(u16::from_le(h) as u64).to_f64_lossy() as f32).to_bits();
-            }
-        }
-        Ok(())
-    }
-
-    fn rewind(&mut self) -> Result<()> {
-        self.f
-            .seek(SeekFrom::Start(self.start))
-            .map(|_| ())
-            .map_err(|e| Error::io("read", self.path, e))
+            Ok(())
+        })
     }
 }

@@ -27,6 +27,23 @@ pub(crate) struct TileWork {
     pub(crate) fast: bool,
 }
 
+/// How each tile of a chunk is scaled and counted: tile `t`'s [`TileWork`] is
+/// `table[index[t]]`. With 8-bit scales the index is the scales' bits (a tile's work depends
+/// only on its scale), so that a chunk's tiles share the few entries their scales take
+/// instead of each being given a copy; otherwise one entry per tile.
+#[derive(Clone, Copy)]
+pub(crate) struct Tiles<'a> {
+    pub(crate) table: &'a [TileWork],
+    pub(crate) index: &'a [u32],
+}
+
+impl Tiles<'_> {
+    #[inline(always)]
+    pub(crate) fn get(&self, t: usize) -> TileWork {
+        self.table[self.index[t] as usize]
+    }
+}
+
 /// A run of the elements of one tile within a piece: `start .. end` (relative to the
 /// piece), and the tile (relative to the first tile of the chunk).
 #[derive(Clone, Copy, Debug)]
@@ -140,7 +157,7 @@ pub(crate) struct ScaleJob<'a> {
     pub(crate) x: &'a [u32],
     pub(crate) y: &'a mut [u32],
     pub(crate) runs: Runs<'a>,
-    pub(crate) tiles: &'a [TileWork],
+    pub(crate) tiles: Tiles<'a>,
     pub(crate) exact: &'a mut Vec<(usize, i32)>,
 }
 
@@ -160,11 +177,11 @@ impl Vectorizable for ScaleJob<'_> {
             Runs::Listed(segs) => {
                 for s in segs {
                     let (xb, yb) = (&x[s.start..s.end], &mut y[s.start..s.end]);
-                    scale_run(xb, yb, tiles[s.tile].div, s.start, exact);
+                    scale_run(xb, yb, tiles.get(s.tile).div, s.start, exact);
                 }
             }
-            Runs::Uniform { c: 16, first } => scale_uniform::<16>(x, y, &tiles[first..], exact),
-            Runs::Uniform { first, .. } => scale_uniform::<32>(x, y, &tiles[first..], exact),
+            Runs::Uniform { c: 16, first } => scale_uniform::<16>(x, y, tiles, first, exact),
+            Runs::Uniform { first, .. } => scale_uniform::<32>(x, y, tiles, first, exact),
         }
     }
 }
@@ -174,12 +191,13 @@ impl Vectorizable for ScaleJob<'_> {
 fn scale_uniform<const C: usize>(
     x: &[u32],
     y: &mut [u32],
-    tiles: &[TileWork],
+    tiles: Tiles<'_>,
+    first: usize,
     exact: &mut Vec<(usize, i32)>,
 ) {
-    let runs = x.chunks_exact(C).zip(y.chunks_exact_mut(C)).zip(tiles);
-    for (j, ((xb, yb), t)) in runs.enumerate() {
-        scale_run(xb, yb, t.div, j * C, exact);
+    let runs = x.chunks_exact(C).zip(y.chunks_exact_mut(C));
+    for (j, (xb, yb)) in runs.enumerate() {
+        scale_run(xb, yb, tiles.get(first + j).div, j * C, exact);
     }
 }
 
@@ -222,7 +240,7 @@ pub(crate) struct StatsJob<'a, D> {
     pub(crate) x: &'a [u32],
     pub(crate) q: &'a [D],
     pub(crate) runs: Runs<'a>,
-    pub(crate) tiles: &'a [TileWork],
+    pub(crate) tiles: Tiles<'a>,
     pub(crate) codes: FastCodes,
     pub(crate) acc: &'a mut Groups,
     /// NaN, NaN to number, overflow to infinity, saturated, flushed, error elements.
@@ -273,7 +291,7 @@ fn count_runs<D: Word>(
     q: &[D],
     n: usize,
     run: impl Fn(usize) -> Segment,
-    tiles: &[TileWork],
+    tiles: Tiles<'_>,
     codes: FastCodes,
 ) {
     let arith = codes.arith;
@@ -283,7 +301,7 @@ fn count_runs<D: Word>(
     let mut i = 0;
     while i < n {
         let s = run(i);
-        if !tiles[s.tile].fast {
+        if !tiles.get(s.tile).fast {
             slow.push(s);
             i += 1;
             continue;
@@ -293,7 +311,7 @@ fn count_runs<D: Word>(
         let mut g = acc.restart();
         while j < n {
             let s = run(j);
-            let t = tiles[s.tile];
+            let t = tiles.get(s.tile);
             if !t.fast || len >= GROUP {
                 break;
             }
@@ -315,7 +333,7 @@ fn count_runs<D: Word>(
                 let s = run(k);
                 let (xb, qb) = (&x[s.start..s.end], &q[s.start..s.end]);
                 let mut g = acc.restart();
-                let r = tiles[s.tile].range;
+                let r = tiles.get(s.tile).range;
                 finite_groups::<true, false, D>(&mut g, &mut Odd::default(), xb, qb, &fv, r, tests);
                 if !acc.take(&g, s.end - s.start, counts) {
                     slow.push(s);
@@ -333,13 +351,13 @@ fn count_uniform<const C: usize, D: Word>(
     out: &mut Counted<'_>,
     x: &[u32],
     q: &[D],
-    tiles: &[TileWork],
+    tiles: Tiles<'_>,
     first: usize,
     codes: FastCodes,
 ) {
     let Counted { acc, counts, slow } = out;
     let n = x.len() / C;
-    let tiles = &tiles[first..first + n];
+    let tile = |j: usize| tiles.get(first + j);
     let seg = |j: usize| Segment {
         start: j * C,
         end: j * C + C,
@@ -348,14 +366,18 @@ fn count_uniform<const C: usize, D: Word>(
     let mut par = [BlockRange::default(); GROUP];
     let mut j = 0;
     while j < n {
-        if !tiles[j].fast {
+        if !tile(j).fast {
             slow.push(seg(j));
             j += 1;
             continue;
         }
         let mut e = j;
-        while e < n && e - j < GROUP / C && tiles[e].fast {
-            par[e - j] = tiles[e].range;
+        while e < n && e - j < GROUP / C {
+            let t = tile(e);
+            if !t.fast {
+                break;
+            }
+            par[e - j] = t.range;
             e += 1;
         }
         let mut g = acc.restart();
@@ -369,8 +391,8 @@ fn count_uniform<const C: usize, D: Word>(
         if !acc.take(&g, (e - j) * C, counts) {
             let arith = codes.arith;
             let fv = move |y: u32| arith.get(y);
-            for (k, t) in tiles.iter().enumerate().take(e).skip(j) {
-                let s = seg(k);
+            for k in j..e {
+                let (s, t) = (seg(k), tile(k));
                 let (xb, qb) = (&x[s.start..s.end], &q[s.start..s.end]);
                 let mut g = acc.restart();
                 let r = t.range;

@@ -5,7 +5,9 @@ use crate::engine::exp2i;
 use crate::engine::scale::max_magnitude;
 use crate::engine::stats::lanes::{BlockRange, Groups};
 use crate::error::{Error, Result};
-use crate::quant::fast::{saturation_key, FastCodes, Runs, ScaleJob, Segment, StatsJob, TileWork};
+use crate::quant::fast::{
+    saturation_key, FastCodes, Runs, ScaleJob, Segment, StatsJob, TileWork, Tiles,
+};
 use crate::quant::scale::{divisor, scale_bits, scale_value, Divisor, Element};
 use crate::quant::{
     swizzle, swizzle_dims, unswizzle, BlockScaling, Geometry, ScaleFormat, ScaleLayout,
@@ -16,6 +18,7 @@ use gpucvt_core::format::{Format, F32};
 use gpucvt_core::round::{Direction, Rounding};
 use gpucvt_kernels::{vectorized, Kernel, Vectorizable, Word};
 use rayon::prelude::*;
+use std::borrow::Cow;
 
 /// Quantizes one tensor (its `f32` words in memory) with block scales, and dequantizes it.
 ///
@@ -275,32 +278,60 @@ impl Quantizer {
     }
 
     /// Quantizes a tensor read chunk by chunk from `src` (chunks of whole tiles of about
-    /// `target` elements, [`Quantizer::chunk_ranges`]), each chunk's codes given to `sink`
-    /// as they are made (in `codes`, a buffer kept by the caller). One scale for the whole
-    /// tensor, or a second level, need the tensor's amax first: `src` is read twice then.
-    /// Returns the statistics, the row-major scales and the second-level scale. The work on
-    /// each chunk runs on `pool`; reading and `sink` on the caller's thread.
-    #[allow(clippy::too_many_arguments)]
+    /// `sizes.chunk` elements, [`Quantizer::chunk_ranges`]; the pool's workers read their
+    /// own pieces of each chunk), each chunk's codes given to `sink` as they are made (in
+    /// `bufs.codes`; `sink` may swap that buffer for another of the same kind). One scale
+    /// for the whole tensor, or a second level, need the tensor's amax first: a tensor of
+    /// at most `sizes.hold` elements is read once into `bufs.held` and quantized from there,
+    /// a larger one is read twice. Returns the statistics, the row-major scales and the
+    /// second-level scale. `sink` runs on the caller's thread.
     pub(crate) fn stream<D: Word + Send>(
         &self,
         pool: &rayon::ThreadPool,
-        target: u64,
-        src: &mut impl Source,
+        sizes: ChunkSizes,
+        src: &impl Source,
         random: Option<u64>,
-        codes: &mut Vec<D>,
-        mut sink: impl FnMut(&[D], u64) -> Result<()>,
+        bufs: &mut StreamBuffers<D>,
+        mut sink: impl FnMut(&mut Vec<D>, u64) -> Result<()>,
     ) -> Result<(Stats, Vec<u32>, Option<f32>)> {
-        let chunks = self.chunk_ranges(target);
+        let chunks = self.chunk_ranges(sizes.chunk);
         let tensor = self.scaling.block == crate::quant::Block::Tensor;
-        let mut x = Vec::new();
+        let n = self.geo.elements();
+        let held = self.needs_first_pass() && n <= sizes.hold;
+        // A held tensor's tile maxima are found in the first pass, while each piece just
+        // read is in the cache, and kept for the second.
+        let keep = held && !tensor;
+        if held && (bufs.held.len() as u64) < n {
+            bufs.held.resize(n as usize, 0);
+        }
+        if keep {
+            bufs.maxima.resize(self.scale_count(), 0);
+        }
+        let StreamBuffers {
+            x: xbuf,
+            held: hbuf,
+            maxima,
+            codes,
+        } = bufs;
         let first = if self.needs_first_pass() {
             let (mut all, mut fin) = (0u32, 0u32);
             for &(at, len) in &chunks {
-                src.read(&mut x, len as usize)?;
-                let (a, b) = pool.install(|| self.first_pass(&x, at));
+                let x = if held {
+                    &mut hbuf[at as usize..(at + len) as usize]
+                } else {
+                    xbuf.resize(len as usize, 0);
+                    &mut xbuf[..]
+                };
+                let (a, b) = if keep {
+                    let m = pool.install(|| self.read_maxima(src, x, at))?;
+                    let t0 = self.first_tile(at);
+                    maxima[t0..t0 + m.len()].copy_from_slice(&m);
+                    maxima_first_pass(&m)
+                } else {
+                    pool.install(|| self.read_first_pass(src, x, at))?
+                };
                 (all, fin) = (all.max(a), fin.max(b));
             }
-            src.rewind()?;
             // The one tile of `--block tensor` holds a NaN or an infinity if any chunk does.
             if tensor && all >= 0x7f80_0000 {
                 fin = 0;
@@ -317,26 +348,78 @@ impl Quantizer {
         let mut stats = Stats::default();
         for (i, &(at, len)) in chunks.iter().enumerate() {
             let n = len as usize;
-            src.read(&mut x, n)?;
             let t0 = self.first_tile(at);
             codes.resize(n, D::default());
             let words = random.map(Words::Stream);
-            let mut st = pool.install(|| {
-                let amax = match first {
-                    Some((all, _)) if tensor => vec![all],
-                    _ => self.chunk_maxima(&x, at),
+            let mut st = pool.install(|| -> Result<Stats> {
+                let (x, amax) = if tensor {
+                    let all = first.map_or(0, |f| f.0);
+                    let x = if held {
+                        &hbuf[at as usize..at as usize + n]
+                    } else {
+                        xbuf.resize(n, 0);
+                        read_pieces(src, &mut xbuf[..], at)?;
+                        &xbuf[..]
+                    };
+                    (x, Cow::Owned(vec![all]))
+                } else if keep {
+                    let t1 = self.first_tile(at + len - 1);
+                    let x = &hbuf[at as usize..at as usize + n];
+                    (x, Cow::Borrowed(&maxima[t0..=t1]))
+                } else {
+                    xbuf.resize(n, 0);
+                    let m = self.read_maxima(src, &mut xbuf[..], at)?;
+                    (&xbuf[..], Cow::Owned(m))
                 };
                 let sc = &mut scales[t0..t0 + amax.len()];
-                self.quantize_chunk(&x, at, &amax, second, words, &mut codes[..n], sc)
-            });
+                Ok(self.quantize_chunk(x, at, &amax, second, words, &mut codes[..n], sc))
+            })?;
             if tensor && i > 0 {
                 // The one block, counted with the first chunk.
                 (st.blocks, st.nan_blocks) = (0, 0);
             }
             stats.merge(&st);
-            sink(&codes[..n], len)?;
+            sink(codes, len)?;
         }
         Ok((stats, scales, second))
+    }
+
+    /// Reads the elements `x` (flat index `at` on, whole tiles) from `src` and returns
+    /// their tiles' maxima ([`Quantizer::chunk_maxima`]). Whole tiles one after another are
+    /// each piece's maxima found by the worker that read it, while it is in that core's
+    /// cache.
+    fn read_maxima(&self, src: &impl Source, x: &mut [u32], at: u64) -> Result<Vec<u32>> {
+        let c = self.geo.c as usize;
+        if self.rows_of_tiles() && (at as usize).is_multiple_of(c) && x.len().is_multiple_of(c) {
+            let mut out = vec![0u32; x.len() / c];
+            let per = (PIECE / c).max(1);
+            out.par_chunks_mut(per)
+                .zip(x.par_chunks_mut(per * c))
+                .enumerate()
+                .try_for_each(|(i, (o, p))| -> Result<()> {
+                    src.read_at(p, at + (i * per * c) as u64)?;
+                    vectorized(TileMaxima { x: p, c, out: o });
+                    Ok(())
+                })?;
+            return Ok(out);
+        }
+        read_pieces(src, x, at)?;
+        Ok(self.chunk_maxima(x, at))
+    }
+
+    /// Reads the elements `x` (flat index `at` on) from `src`, each piece by the worker
+    /// that then finds its largest magnitude while it is in that core's cache, and returns
+    /// [`Quantizer::first_pass`].
+    fn read_first_pass(&self, src: &impl Source, x: &mut [u32], at: u64) -> Result<(u32, u32)> {
+        let m = x
+            .par_chunks_mut(PIECE)
+            .enumerate()
+            .map(|(i, p)| -> Result<u32> {
+                src.read_at(p, at + (i * PIECE) as u64)?;
+                Ok(vectorized(Maxima(p)))
+            })
+            .try_reduce(|| 0, |a, b| Ok(a.max(b)))?;
+        Ok(self.first_pass(x, at, m))
     }
 
     /// Whether the scales need a first pass over the whole tensor: one scale for the
@@ -411,22 +494,16 @@ impl Quantizer {
     /// one; the amax of `--block tensor`), and the largest of the maxima of their tiles
     /// without NaN or infinity (a second level's amax). The tensor's are the largest of its
     /// chunks'.
-    pub(crate) fn first_pass(&self, x: &[u32], at: u64) -> (u32, u32) {
+    ///
+    /// `m` is the elements' largest magnitude, which the caller found while reading them.
+    fn first_pass(&self, x: &[u32], at: u64, m: u32) -> (u32, u32) {
         let finite = |m: u32| if m < 0x7f80_0000 { m } else { 0 };
-        let m = x
-            .par_chunks(PIECE)
-            .map(|p| vectorized(Maxima(p)))
-            .max()
-            .unwrap_or(0);
         if m < 0x7f80_0000 || self.scaling.block == crate::quant::Block::Tensor {
             // Every tile finite (or one tile, which may hold a NaN in another chunk: the
             // caller's maximum of the first numbers tells).
             return (m, finite(m));
         }
-        let maxima = self.chunk_maxima(x, at);
-        let all = maxima.iter().copied().max().unwrap_or(0);
-        let fin = maxima.into_iter().map(finite).max().unwrap_or(0);
-        (all, fin)
+        maxima_first_pass(&self.chunk_maxima(x, at))
     }
 
     /// The second-level scale of a tensor whose first pass ([`Quantizer::first_pass`]) gave
@@ -516,7 +593,11 @@ impl Quantizer {
             self.first_tile(at as u64)
         };
         // 1. Every tile's scale, what its elements are scaled by, and how they are counted.
-        let tiles = self.tile_work(amax, second, scales);
+        let (table, own) = self.tile_work(amax, second, scales);
+        let tiles = Tiles {
+            table: &table,
+            index: own.as_deref().unwrap_or(scales),
+        };
         // 2. The elements, in pieces in parallel.
         let mut st = x
             .par_chunks(PIECE)
@@ -527,7 +608,7 @@ impl Quantizer {
                 let work = Piece {
                     at: from,
                     t0,
-                    tiles: &tiles,
+                    tiles,
                     random: random.map(|s| (s, from as u64)),
                 };
                 self.piece(xs, qs, &work, scratch)
@@ -542,8 +623,14 @@ impl Quantizer {
     }
 
     /// The scales of tiles whose maxima are `amax` (their bits into `scales`), and how each
-    /// tile's elements are scaled and counted.
-    fn tile_work(&self, amax: &[u32], second: Option<f32>, scales: &mut [u32]) -> Vec<TileWork> {
+    /// tile's elements are scaled and counted: the table of [`Tiles`], and its index unless
+    /// that is the scales' bits (8-bit scales).
+    fn tile_work(
+        &self,
+        amax: &[u32],
+        second: Option<f32>,
+        scales: &mut [u32],
+    ) -> (Vec<TileWork>, Option<Vec<u32>>) {
         let s2 = second.map_or(1.0, |s| s as f64);
         let max = self.elem.max;
         let fast = self.codes.is_some();
@@ -570,53 +657,51 @@ impl Quantizer {
                 fast: fast && finite && factor.is_finite() && key.is_some(),
             }
         };
-        let mut tiles = vec![
-            TileWork {
-                div: Divisor::Pow2(0),
-                range: BlockRange::default(),
-                fast: false
-            };
-            amax.len()
-        ];
+        let none = TileWork {
+            div: Divisor::Pow2(0),
+            range: BlockRange::default(),
+            fast: false,
+        };
         if matches!(self.scaling.format, ScaleFormat::Ue8m0 | ScaleFormat::Ue4m3) {
             // Eight-bit scales: what a tile gets depends only on its scale's bits (and the
-            // tensor's second level), so each is worked out once per scale value (and
-            // worker).
+            // tensor's second level), so each value the scales take is worked out once.
             scales
                 .par_chunks_mut(4096)
-                .zip(tiles.par_chunks_mut(4096))
                 .zip(amax.par_chunks(4096))
-                .for_each(|((ss, ts), ms)| {
+                .for_each(|(ss, ms)| {
                     vectorized(ScaleBits {
                         q: self,
                         second,
                         amax: ms,
                         out: ss,
-                    });
-                    let mut by_bits: [Option<TileWork>; 256] = [None; 256];
-                    for (&bits, t) in ss.iter().zip(ts.iter_mut()) {
-                        let b = bits as usize & 0xff;
-                        *t = match by_bits[b] {
-                            Some(w) => w,
-                            None => {
-                                let w = work(bits);
-                                by_bits[b] = Some(w);
-                                w
-                            }
-                        };
-                    }
+                    })
                 });
+            let mut seen = [false; 256];
+            for &bits in scales.iter() {
+                seen[bits as usize & 0xff] = true;
+            }
+            let table = (0..256u32)
+                .map(|bits| {
+                    if seen[bits as usize] {
+                        work(bits)
+                    } else {
+                        none
+                    }
+                })
+                .collect();
+            (table, None)
         } else {
+            let mut table = vec![none; amax.len()];
             scales
                 .par_iter_mut()
-                .zip(tiles.par_iter_mut())
+                .zip(table.par_iter_mut())
                 .zip(amax.par_iter())
                 .for_each(|((s, t), &m)| {
                     *s = scale_bits(format, self.scaling.rule, &self.elem, m, second);
                     *t = work(*s);
                 });
+            (table, Some((0..amax.len() as u32).collect()))
         }
-        tiles
     }
 
     /// Quantizes a piece of the tensor (elements `w.at ..`): scaled, converted, fixed
@@ -720,7 +805,7 @@ impl Quantizer {
         }
         let table = self.table();
         for &s in slow.iter() {
-            let t = w.tiles[s.tile];
+            let t = w.tiles.get(s.tile);
             let (xb, qb, yb) = (&xs[s.start..s.end], &qs[s.start..s.end], &y[s.start..s.end]);
             self.count_slowly(xb, qb, yb, t.range.down, t.div, table, &mut st);
         }
@@ -901,15 +986,52 @@ impl Quantizer {
     }
 }
 
+/// [`Quantizer::first_pass`] of elements whose tiles' maxima are `maxima`.
+fn maxima_first_pass(maxima: &[u32]) -> (u32, u32) {
+    let finite = |m: u32| if m < 0x7f80_0000 { m } else { 0 };
+    let all = maxima.iter().copied().max().unwrap_or(0);
+    let fin = maxima.iter().copied().map(finite).max().unwrap_or(0);
+    (all, fin)
+}
+
 /// Elements per piece of parallel work.
 const PIECE: usize = 1 << 16;
 
-/// Where [`Quantizer::stream`] reads a tensor's `f32` words from.
-pub(crate) trait Source {
-    /// The next `n` words into `x` (resized to `n`).
-    fn read(&mut self, x: &mut Vec<u32>, n: usize) -> Result<()>;
-    /// Back to the first word.
-    fn rewind(&mut self) -> Result<()>;
+/// Where [`Quantizer::stream`] reads a tensor's `f32` words from: any part of it, from any
+/// thread.
+pub(crate) trait Source: Sync {
+    /// The words from flat index `at` on into `x` (filled).
+    fn read_at(&self, x: &mut [u32], at: u64) -> Result<()>;
+}
+
+/// Fills `x` with the words from flat index `at` on, each piece by a worker of the current
+/// pool.
+fn read_pieces(src: &impl Source, x: &mut [u32], at: u64) -> Result<()> {
+    x.par_chunks_mut(PIECE)
+        .enumerate()
+        .try_for_each(|(i, p)| src.read_at(p, at + (i * PIECE) as u64))
+}
+
+/// How [`Quantizer::stream`] cuts a tensor: chunks of about `chunk` elements, and the
+/// largest tensor (elements) that a first pass keeps in memory for the second.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ChunkSizes {
+    pub(crate) chunk: u64,
+    pub(crate) hold: u64,
+}
+
+/// The buffers [`Quantizer::stream`] works in, kept from one tensor to the next (so that
+/// each is allocated and faulted in once).
+#[derive(Default)]
+pub(crate) struct StreamBuffers<D> {
+    /// A chunk's `f32` words.
+    x: Vec<u32>,
+    /// A tensor's `f32` words, held between the two passes.
+    held: Vec<u32>,
+    /// Its tiles' maxima, found in the first pass.
+    maxima: Vec<u32>,
+    /// A chunk's element codes.
+    pub(crate) codes: Vec<D>,
 }
 
 /// A worker's buffers, kept from one piece to the next.
@@ -933,7 +1055,7 @@ struct Piece<'a> {
     at: usize,
     /// The first tile of its chunk (`tiles[0]`).
     t0: usize,
-    tiles: &'a [TileWork],
+    tiles: Tiles<'a>,
     /// The random words and the index of the first element (stochastic rounding).
     random: Option<(Words<'a>, u64)>,
 }
@@ -1206,23 +1328,18 @@ mod streamed {
     use gpucvt_core::format::{E2M1, E4M3, E5M2};
     use gpucvt_core::Policy;
 
-    /// A tensor in memory as a [`Source`].
+    /// A tensor in memory as a [`Source`], counting the words read.
     struct Slice<'a> {
         x: &'a [u32],
-        at: usize,
-        rewinds: usize,
+        read: std::sync::atomic::AtomicU64,
     }
 
     impl Source for Slice<'_> {
-        fn read(&mut self, x: &mut Vec<u32>, n: usize) -> Result<()> {
-            x.clear();
-            x.extend_from_slice(&self.x[self.at..self.at + n]);
-            self.at += n;
-            Ok(())
-        }
-        fn rewind(&mut self) -> Result<()> {
-            self.at = 0;
-            self.rewinds += 1;
+        fn read_at(&self, x: &mut [u32], at: u64) -> Result<()> {
+            let at = at as usize;
+            x.copy_from_slice(&self.x[at..at + x.len()]);
+            self.read
+                .fetch_add(x.len() as u64, std::sync::atomic::Ordering::Relaxed);
             Ok(())
         }
     }
@@ -1268,6 +1385,16 @@ mod streamed {
             (vec![3000], Block::Row, ScaleFormat::F32, false, E4M3),
             (vec![12, 50], Block::Tensor, ScaleFormat::F32, false, E4M3),
             (vec![4, 48], Block::Len(16), ScaleFormat::Ue8m0, false, E2M1),
+            // A second level over tiles whose maxima take the general loop (tall tiles),
+            // and over rows of three tiles.
+            (
+                vec![2, 7, 40],
+                Block::Tile(4, 16),
+                ScaleFormat::Ue4m3,
+                true,
+                E2M1,
+            ),
+            (vec![5, 48], Block::Len(16), ScaleFormat::Ue4m3, true, E2M1),
         ];
         for (shape, block, format, second_level, dst) in cases {
             let conv = Conversion::new(F32, dst, Rounding::RN, sat);
@@ -1298,30 +1425,39 @@ mod streamed {
             let (whole, s2) = pool
                 .install(|| qz.quantize_auto(&x, None, &mut q, &mut s))
                 .unwrap();
-            for target in [8u64, 40, 100, 1000] {
-                let what = format!("{shape:?} {block:?} {format:?} chunks of {target}");
-                let mut src = Slice {
+            for (target, hold) in [(8u64, 0u64), (40, n), (100, 0), (1000, n)] {
+                let what = format!(
+                    "{shape:?} {block:?} {format:?} chunks of {target}, tensors of {hold} held"
+                );
+                let src = Slice {
                     x: &x,
-                    at: 0,
-                    rewinds: 0,
+                    read: 0.into(),
                 };
                 let mut got = Vec::new();
-                let mut codes = Vec::new();
+                let mut bufs = StreamBuffers::default();
+                let sizes = ChunkSizes {
+                    chunk: target,
+                    hold,
+                };
                 let (st, scales, second) = qz
                     .stream(
                         &pool,
-                        target,
-                        &mut src,
+                        sizes,
+                        &src,
                         None,
-                        &mut codes,
-                        |c: &[u8], len| {
+                        &mut bufs,
+                        |c: &mut Vec<u8>, len| {
                             assert_eq!(c.len() as u64, len);
                             got.extend_from_slice(c);
+                            // The sink may keep the buffer and give another back.
+                            *c = vec![7; 3];
                             Ok(())
                         },
                     )
                     .unwrap();
-                assert_eq!(src.rewinds, qz.needs_first_pass() as usize, "{what}");
+                // Read twice only with a first pass and a tensor too large to hold.
+                let passes = 1 + (qz.needs_first_pass() && hold < n) as u64;
+                assert_eq!(src.read.into_inner(), passes * n, "{what}");
                 assert_eq!(got, q, "{what}");
                 assert_eq!(scales, s, "{what}");
                 assert_eq!(second, s2, "{what}");
@@ -1403,10 +1539,14 @@ mod fast_stats {
     fn general(qz: &Quantizer, x: &[u32], q: &[u16], second: Option<f32>) -> Stats {
         let amax = qz.chunk_maxima(x, 0);
         let mut scales = vec![0u32; amax.len()];
-        let tiles = qz.tile_work(&amax, second, &mut scales);
+        let (table, own) = qz.tile_work(&amax, second, &mut scales);
+        let tiles = Tiles {
+            table: &table,
+            index: own.as_deref().unwrap_or(&scales),
+        };
         let mut st = Stats::default();
         qz.segments(0, x.len(), |s, e, t| {
-            let w = tiles[t];
+            let w = tiles.get(t);
             let y: Vec<u32> = x[s..e]
                 .iter()
                 .map(|&v| match w.div {
