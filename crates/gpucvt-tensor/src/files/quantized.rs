@@ -8,9 +8,7 @@ use crate::engine::pack::{self, Le};
 use crate::engine::read_exact_at;
 use crate::error::{Error, Result};
 use crate::files::{Ctx, PlanKey};
-use crate::quant::{
-    BlockScaling, ChunkSizes, Quantizer, ScaleFormat, ScaleLayout, Source, StreamBuffers,
-};
+use crate::quant::{BlockScaling, Quantizer, ScaleFormat, ScaleLayout, Source, StreamBuffers};
 use crate::Stats;
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::{Format, BF16, F16, F32};
@@ -43,17 +41,12 @@ pub(crate) struct Quantized {
 /// still in the cache when it is scaled, converted and counted.
 const CHUNK: u64 = 1 << 20;
 
-/// The largest tensor (elements) whose first pass (`--block tensor`, a second level) keeps
-/// its words in memory for the second (256 MiB of `f32`): read once instead of twice.
-const HOLD: u64 = 1 << 26;
-
 impl Ctx<'_> {
     /// Quantizes the next tensor of `f` chunk by chunk (whole tiles at a time), writing its
     /// packed elements to `w` as they are made (on a writer thread, while the next chunk
     /// is quantized), and leaves `f` just after the tensor; returns the statistics and the
     /// scales. One scale for the whole tensor, or a second level, need the tensor's amax
-    /// first: a tensor of at most [`HOLD`] elements is held in memory between the two
-    /// passes, a larger one is read twice.
+    /// first: the tensor is read twice then.
     pub(crate) fn quantize_streamed<W: Write + Send>(
         &mut self,
         f: &mut File,
@@ -76,16 +69,12 @@ impl Ctx<'_> {
             src: conv.src,
             start,
         };
-        let sizes = ChunkSizes {
-            chunk: CHUNK,
-            hold: HOLD,
-        };
         let pool = self.pool;
         let threaded = qz.geometry().elements() > CHUNK;
         let (stats, scales, second) = if dst_pack.bits() <= 8 {
             let mut bufs = std::mem::take(&mut self.buffers.quant);
             let r = self.write_behind(w, out_path, threaded, |ctx, out| {
-                qz.stream(pool, sizes, &src, random, &mut bufs, |q, len| {
+                qz.stream(pool, CHUNK, &src, random, &mut bufs, |q, len| {
                     out.send(dst_pack, q)?;
                     ctx.tick(src_pack.bytes_for(len));
                     Ok(())
@@ -96,7 +85,7 @@ impl Ctx<'_> {
         } else {
             let mut bufs = StreamBuffers::<u16>::default();
             self.write_behind(w, out_path, threaded, |ctx, out| {
-                qz.stream(pool, sizes, &src, random, &mut bufs, |q, len| {
+                qz.stream(pool, CHUNK, &src, random, &mut bufs, |q, len| {
                     out.send(dst_pack, q)?;
                     ctx.tick(src_pack.bytes_for(len));
                     Ok(())

@@ -39,7 +39,7 @@ pub use geometry::{scale_shape, Geometry};
 pub use layout::{swizzle, swizzled_index, swizzled_len, unswizzle};
 pub use recipes::{Recipe, RECIPES};
 pub use run::{second_level_scale, Quantizer};
-pub(crate) use run::{ChunkSizes, Source, StreamBuffers};
+pub(crate) use run::{Source, StreamBuffers};
 pub use scale::{block_scale, divisor, scale_bits, scale_value, ue8m0_shared, Divisor, Element};
 
 use crate::error::{Error, Result};

@@ -18,7 +18,6 @@ use gpucvt_core::format::{Format, F32};
 use gpucvt_core::round::{Direction, Rounding};
 use gpucvt_kernels::{vectorized, Kernel, Vectorizable, Word};
 use rayon::prelude::*;
-use std::borrow::Cow;
 
 /// Quantizes one tensor (its `f32` words in memory) with block scales, and dequantizes it.
 ///
@@ -278,58 +277,31 @@ impl Quantizer {
     }
 
     /// Quantizes a tensor read chunk by chunk from `src` (chunks of whole tiles of about
-    /// `sizes.chunk` elements, [`Quantizer::chunk_ranges`]; the pool's workers read their
-    /// own pieces of each chunk), each chunk's codes given to `sink` as they are made (in
+    /// `target` elements, [`Quantizer::chunk_ranges`]; the pool's workers read their own
+    /// pieces of each chunk), each chunk's codes given to `sink` as they are made (in
     /// `bufs.codes`; `sink` may swap that buffer for another of the same kind). One scale
-    /// for the whole tensor, or a second level, need the tensor's amax first: a tensor of
-    /// at most `sizes.hold` elements is read once into `bufs.held` and quantized from there,
-    /// a larger one is read twice. Returns the statistics, the row-major scales and the
-    /// second-level scale. `sink` runs on the caller's thread.
+    /// for the whole tensor, or a second level, need the tensor's amax first: `src` is read
+    /// twice then. (Holding the tensor in memory between the passes was measured slower:
+    /// a second read lands in the cache, a held tensor comes back from memory.) Returns
+    /// the statistics, the row-major scales and the second-level scale. `sink` runs on the
+    /// caller's thread.
     pub(crate) fn stream<D: Word + Send>(
         &self,
         pool: &rayon::ThreadPool,
-        sizes: ChunkSizes,
+        target: u64,
         src: &impl Source,
         random: Option<u64>,
         bufs: &mut StreamBuffers<D>,
         mut sink: impl FnMut(&mut Vec<D>, u64) -> Result<()>,
     ) -> Result<(Stats, Vec<u32>, Option<f32>)> {
-        let chunks = self.chunk_ranges(sizes.chunk);
+        let chunks = self.chunk_ranges(target);
         let tensor = self.scaling.block == crate::quant::Block::Tensor;
-        let n = self.geo.elements();
-        let held = self.needs_first_pass() && n <= sizes.hold;
-        // A held tensor's tile maxima are found in the first pass, while each piece just
-        // read is in the cache, and kept for the second.
-        let keep = held && !tensor;
-        if held && (bufs.held.len() as u64) < n {
-            bufs.held.resize(n as usize, 0);
-        }
-        if keep {
-            bufs.maxima.resize(self.scale_count(), 0);
-        }
-        let StreamBuffers {
-            x: xbuf,
-            held: hbuf,
-            maxima,
-            codes,
-        } = bufs;
+        let StreamBuffers { x, codes } = bufs;
         let first = if self.needs_first_pass() {
             let (mut all, mut fin) = (0u32, 0u32);
             for &(at, len) in &chunks {
-                let x = if held {
-                    &mut hbuf[at as usize..(at + len) as usize]
-                } else {
-                    xbuf.resize(len as usize, 0);
-                    &mut xbuf[..]
-                };
-                let (a, b) = if keep {
-                    let m = pool.install(|| self.read_maxima(src, x, at))?;
-                    let t0 = self.first_tile(at);
-                    maxima[t0..t0 + m.len()].copy_from_slice(&m);
-                    maxima_first_pass(&m)
-                } else {
-                    pool.install(|| self.read_first_pass(src, x, at))?
-                };
+                x.resize(len as usize, 0);
+                let (a, b) = pool.install(|| self.read_first_pass(src, x, at))?;
                 (all, fin) = (all.max(a), fin.max(b));
             }
             // The one tile of `--block tensor` holds a NaN or an infinity if any chunk does.
@@ -349,27 +321,16 @@ impl Quantizer {
         for (i, &(at, len)) in chunks.iter().enumerate() {
             let n = len as usize;
             let t0 = self.first_tile(at);
+            x.resize(n, 0);
             codes.resize(n, D::default());
             let words = random.map(Words::Stream);
             let mut st = pool.install(|| -> Result<Stats> {
-                let (x, amax) = if tensor {
-                    let all = first.map_or(0, |f| f.0);
-                    let x = if held {
-                        &hbuf[at as usize..at as usize + n]
-                    } else {
-                        xbuf.resize(n, 0);
-                        read_pieces(src, &mut xbuf[..], at)?;
-                        &xbuf[..]
-                    };
-                    (x, Cow::Owned(vec![all]))
-                } else if keep {
-                    let t1 = self.first_tile(at + len - 1);
-                    let x = &hbuf[at as usize..at as usize + n];
-                    (x, Cow::Borrowed(&maxima[t0..=t1]))
-                } else {
-                    xbuf.resize(n, 0);
-                    let m = self.read_maxima(src, &mut xbuf[..], at)?;
-                    (&xbuf[..], Cow::Owned(m))
+                let amax = match first {
+                    Some((all, _)) if tensor => {
+                        read_pieces(src, x, at)?;
+                        vec![all]
+                    }
+                    _ => self.read_maxima(src, x, at)?,
                 };
                 let sc = &mut scales[t0..t0 + amax.len()];
                 Ok(self.quantize_chunk(x, at, &amax, second, words, &mut codes[..n], sc))
@@ -503,7 +464,10 @@ impl Quantizer {
             // caller's maximum of the first numbers tells).
             return (m, finite(m));
         }
-        maxima_first_pass(&self.chunk_maxima(x, at))
+        let maxima = self.chunk_maxima(x, at);
+        let all = maxima.iter().copied().max().unwrap_or(0);
+        let fin = maxima.into_iter().map(finite).max().unwrap_or(0);
+        (all, fin)
     }
 
     /// The second-level scale of a tensor whose first pass ([`Quantizer::first_pass`]) gave
@@ -986,14 +950,6 @@ impl Quantizer {
     }
 }
 
-/// [`Quantizer::first_pass`] of elements whose tiles' maxima are `maxima`.
-fn maxima_first_pass(maxima: &[u32]) -> (u32, u32) {
-    let finite = |m: u32| if m < 0x7f80_0000 { m } else { 0 };
-    let all = maxima.iter().copied().max().unwrap_or(0);
-    let fin = maxima.iter().copied().map(finite).max().unwrap_or(0);
-    (all, fin)
-}
-
 /// Elements per piece of parallel work.
 const PIECE: usize = 1 << 16;
 
@@ -1012,24 +968,12 @@ fn read_pieces(src: &impl Source, x: &mut [u32], at: u64) -> Result<()> {
         .try_for_each(|(i, p)| src.read_at(p, at + (i * PIECE) as u64))
 }
 
-/// How [`Quantizer::stream`] cuts a tensor: chunks of about `chunk` elements, and the
-/// largest tensor (elements) that a first pass keeps in memory for the second.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ChunkSizes {
-    pub(crate) chunk: u64,
-    pub(crate) hold: u64,
-}
-
 /// The buffers [`Quantizer::stream`] works in, kept from one tensor to the next (so that
 /// each is allocated and faulted in once).
 #[derive(Default)]
 pub(crate) struct StreamBuffers<D> {
     /// A chunk's `f32` words.
     x: Vec<u32>,
-    /// A tensor's `f32` words, held between the two passes.
-    held: Vec<u32>,
-    /// Its tiles' maxima, found in the first pass.
-    maxima: Vec<u32>,
     /// A chunk's element codes.
     pub(crate) codes: Vec<D>,
 }
@@ -1425,24 +1369,18 @@ mod streamed {
             let (whole, s2) = pool
                 .install(|| qz.quantize_auto(&x, None, &mut q, &mut s))
                 .unwrap();
-            for (target, hold) in [(8u64, 0u64), (40, n), (100, 0), (1000, n)] {
-                let what = format!(
-                    "{shape:?} {block:?} {format:?} chunks of {target}, tensors of {hold} held"
-                );
+            for target in [8u64, 40, 100, 1000] {
+                let what = format!("{shape:?} {block:?} {format:?} chunks of {target}");
                 let src = Slice {
                     x: &x,
                     read: 0.into(),
                 };
                 let mut got = Vec::new();
                 let mut bufs = StreamBuffers::default();
-                let sizes = ChunkSizes {
-                    chunk: target,
-                    hold,
-                };
                 let (st, scales, second) = qz
                     .stream(
                         &pool,
-                        sizes,
+                        target,
                         &src,
                         None,
                         &mut bufs,
@@ -1455,8 +1393,8 @@ mod streamed {
                         },
                     )
                     .unwrap();
-                // Read twice only with a first pass and a tensor too large to hold.
-                let passes = 1 + (qz.needs_first_pass() && hold < n) as u64;
+                // Read twice with a first pass, else once.
+                let passes = 1 + qz.needs_first_pass() as u64;
                 assert_eq!(src.read.into_inner(), passes * n, "{what}");
                 assert_eq!(got, q, "{what}");
                 assert_eq!(scales, s, "{what}");
