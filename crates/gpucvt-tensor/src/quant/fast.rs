@@ -329,18 +329,34 @@ fn count_runs<D: Word>(
             j += 1;
         }
         if !acc.take(&g, len, counts) {
-            for k in i..j {
-                let s = run(k);
-                let (xb, qb) = (&x[s.start..s.end], &q[s.start..s.end]);
-                let mut g = acc.restart();
-                let r = tiles.get(s.tile).range;
-                finite_groups::<true, false, D>(&mut g, &mut Odd::default(), xb, qb, &fv, r, tests);
-                if !acc.take(&g, s.end - s.start, counts) {
-                    slow.push(s);
-                }
-            }
+            let mut out = Counted { acc, counts, slow };
+            recount(&mut out, x, q, (i..j).map(&run), tiles, codes);
         }
         i = j;
+    }
+}
+
+/// Counts a group whose sums were not finite again run by run: the runs that still are not
+/// finite go to the general loop.
+#[inline(always)]
+fn recount<D: Word>(
+    out: &mut Counted<'_>,
+    x: &[u32],
+    q: &[D],
+    runs: impl Iterator<Item = Segment>,
+    tiles: Tiles<'_>,
+    codes: FastCodes,
+) {
+    let arith = codes.arith;
+    let fv = move |y: u32| arith.get(y);
+    for s in runs {
+        let (xb, qb) = (&x[s.start..s.end], &q[s.start..s.end]);
+        let mut g = out.acc.restart();
+        let r = tiles.get(s.tile).range;
+        finite_groups::<true, false, D>(&mut g, &mut Odd::default(), xb, qb, &fv, r, codes.tests);
+        if !out.acc.take(&g, s.end - s.start, out.counts) {
+            out.slow.push(s);
+        }
     }
 }
 
@@ -389,26 +405,8 @@ fn count_uniform<const C: usize, D: Word>(
             codes,
         );
         if !acc.take(&g, (e - j) * C, counts) {
-            let arith = codes.arith;
-            let fv = move |y: u32| arith.get(y);
-            for k in j..e {
-                let (s, t) = (seg(k), tile(k));
-                let (xb, qb) = (&x[s.start..s.end], &q[s.start..s.end]);
-                let mut g = acc.restart();
-                let r = t.range;
-                finite_groups::<true, false, D>(
-                    &mut g,
-                    &mut Odd::default(),
-                    xb,
-                    qb,
-                    &fv,
-                    r,
-                    codes.tests,
-                );
-                if !acc.take(&g, C, counts) {
-                    slow.push(s);
-                }
-            }
+            let mut out = Counted { acc, counts, slow };
+            recount(&mut out, x, q, (j..e).map(seg), tiles, codes);
         }
         j = e;
     }
