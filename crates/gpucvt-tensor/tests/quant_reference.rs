@@ -2,8 +2,9 @@
 //! and edge data: each element's block found from its multi-index, the scales computed in
 //! f64 (f64 division and multiplication of f32 operands rounded once to f32 are correctly
 //! rounded f32 operations), the element conversions by `gpucvt_reference`'s big-rational
-//! model, and the swizzled layout rebuilt from torchao's `to_blocked` reshape/permute
-//! description.
+//! model, the swizzled layout rebuilt from torchao's `to_blocked` reshape/permute
+//! description, and the summary's statistics counted element by element from those codes
+//! and scales.
 
 use gpucvt_core::format::{Format, BF16, E2M1, E2M3, E3M2, E4M3, E5M2, F32};
 use gpucvt_core::{Conversion, Policy, Rounding};
@@ -88,6 +89,25 @@ struct Expected {
     q: Vec<u8>,
     scales: Vec<u32>,
     s2: Option<f32>,
+    stats: Counts,
+    sum_abs_error: f64,
+}
+
+/// The summary's statistics, from the reference's codes and scales and the definitions in
+/// `gpucvt_tensor::Stats`: an element's error is |value(code) × its block's factor − x|, the
+/// factor being the scale's value (× the second level; 1 for a NaN scale).
+#[derive(Debug, Default, PartialEq)]
+struct Counts {
+    elements: u64,
+    nan: u64,
+    nan_to_number: u64,
+    overflow_to_inf: u64,
+    saturated: u64,
+    flushed_to_zero: u64,
+    blocks: u64,
+    nan_blocks: u64,
+    error_elements: u64,
+    max_abs_error: f64,
 }
 
 /// The scale index of every element, and the scale shape, from the multi-index.
@@ -212,7 +232,7 @@ fn expected(x: &[u32], shape: &[usize], b: &BlockScaling, elem: &Format) -> Expe
             }
         }
     }
-    let q = x
+    let q: Vec<u8> = x
         .iter()
         .zip(&which)
         .map(|(&w, &s)| match how[s] {
@@ -229,7 +249,61 @@ fn expected(x: &[u32], shape: &[usize], b: &BlockScaling, elem: &Format) -> Expe
             ),
         })
         .collect();
-    Expected { q, scales, s2 }
+    // The statistics, element by element.
+    let factor: Vec<f64> = (0..ns)
+        .map(|s| match (special[s], how[s]) {
+            (true, _) => 1.0,
+            (false, How::Pow2(k)) => 2f64.powi(-k),
+            (false, How::Div(t)) => t as f64,
+            (false, How::Mul(_)) => {
+                E4M3.decode(scales[s] as u64).to_f64_lossy() * s2.map_or(1.0, |p| p as f64)
+            }
+        })
+        .collect();
+    let mut st = Counts {
+        elements: x.len() as u64,
+        blocks: ns as u64,
+        nan_blocks: special.iter().filter(|&&sp| sp).count() as u64,
+        ..Counts::default()
+    };
+    let mut sum = 0.0;
+    for ((&w, &s), &c) in x.iter().zip(&which).zip(&q) {
+        let v = f32::from_bits(w) as f64;
+        let out = elem.decode(c as u64).to_f64_lossy();
+        if out.is_nan() {
+            st.nan += 1;
+        } else if v.is_nan() {
+            st.nan_to_number += 1;
+        } else if out.is_infinite() {
+            st.overflow_to_inf += v.is_finite() as u64;
+        } else {
+            // The element as it was converted: scaled by a power of two exactly, or the
+            // f32 quotient or product.
+            let scaled = match how[s] {
+                How::Pow2(k) => v * 2f64.powi(k),
+                How::Div(t) => f32_of(v / t as f64) as f64,
+                How::Mul(r) => f32_of(v * r as f64) as f64,
+            };
+            if scaled.abs() > e.max {
+                st.saturated += 1;
+            } else if out == 0.0 && v != 0.0 {
+                st.flushed_to_zero += 1;
+            }
+            if v.is_finite() {
+                let err = (out * factor[s] - v).abs();
+                st.error_elements += 1;
+                sum += err;
+                st.max_abs_error = st.max_abs_error.max(err);
+            }
+        }
+    }
+    Expected {
+        q,
+        scales,
+        s2,
+        stats: st,
+        sum_abs_error: sum,
+    }
 }
 
 /// Random data with the edges in some of its blocks: per element a magnitude class.
@@ -310,6 +384,27 @@ fn check(seed: u64, shape: &[usize], b: BlockScaling, elem: &Format) {
         assert_eq!(g, w, "{what}: element {i} = {:e}", f32::from_bits(x[i]));
     }
     assert_eq!(stats.blocks as usize, want.scales.len(), "{what}");
+    let got = Counts {
+        elements: stats.elements,
+        nan: stats.nan,
+        nan_to_number: stats.nan_to_number,
+        overflow_to_inf: stats.overflow_to_inf,
+        saturated: stats.saturated,
+        flushed_to_zero: stats.flushed_to_zero,
+        blocks: stats.blocks,
+        nan_blocks: stats.nan_blocks,
+        error_elements: stats.error_elements,
+        max_abs_error: stats.max_abs_error,
+    };
+    assert_eq!(got, want.stats, "{what}: statistics");
+    // The sum is added in another order (lanes, pieces): equal up to rounding.
+    let tol = 1e-12 * want.sum_abs_error.max(f64::MIN_POSITIVE);
+    assert!(
+        (stats.sum_abs_error - want.sum_abs_error).abs() <= tol,
+        "{what}: sum of errors {} against {}",
+        stats.sum_abs_error,
+        want.sum_abs_error
+    );
     if b.layout == ScaleLayout::Swizzled {
         // A 2-D scale matrix: rows × columns.
         let rows: usize = shape[..shape.len() - 1].iter().product();
