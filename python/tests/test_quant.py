@@ -867,3 +867,26 @@ def test_tensors_of_many_chunks_read_back_with_safetensors(tmp_path, recipe):
     assert out["w_scale"][2] == sbytes, recipe
     if s2 is not None:
         assert out["w_scale_2"][2] == s2
+
+
+@pytest.mark.parametrize("shape", [(8, 64), (1200, 896)])
+def test_sixteen_bit_elements_with_block_scales_read_back(tmp_path, shape):
+    """f16 elements with f32 block scales (codes of 16 bits, packed and written by the same
+    streamed writer as the recipes; one chunk, and more than one): the file's bytes, read by
+    the safetensors package, are NumPy's: each block's scale f32(amax / 65504), each element
+    f32(x / scale) rounded to f16 by NumPy."""
+    rng = np.random.default_rng(23)
+    x = (rng.standard_normal(shape) * np.exp2(rng.integers(-20, 20, (shape[0], 1)))).astype(
+        np.float32)
+    x[0, :32] = 0.0
+    src, dst = tmp_path / "x.safetensors", tmp_path / "q.safetensors"
+    safetensors_numpy.save_file({"w": x}, str(src))
+    gpucvt.convert_file(src, dst, to="f16", satfinite=True, block=32, scale="f32", threads=2)
+    out = raw_tensors(dst)
+    blocks = x.reshape(-1, 32)
+    amax = np.abs(blocks).max(axis=1)
+    s = np.maximum((amax / np.float32(65504.0)).astype(np.float32), F32_MIN_NORMAL)
+    codes = (blocks / s[:, None]).astype(np.float32).astype(np.float16)
+    assert out["w"][:2] == ("F16", list(shape))
+    assert out["w"][2] == codes.tobytes()
+    assert out["w_scale"][2] == s.astype("<f4").tobytes()

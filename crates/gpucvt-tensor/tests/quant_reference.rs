@@ -8,7 +8,7 @@
 
 use gpucvt_core::format::{Format, BF16, E2M1, E2M3, E3M2, E4M3, E5M2, F32};
 use gpucvt_core::{Conversion, Policy, Rounding};
-use gpucvt_reference::{reference, Rng};
+use gpucvt_reference::{exact_f64, reference, Rng, Val};
 use gpucvt_tensor::quant::{Block, BlockScaling, Quantizer, ScaleFormat, ScaleLayout, ScaleRule};
 
 fn sat(scale: i32) -> Policy {
@@ -22,6 +22,35 @@ fn sat(scale: i32) -> Policy {
 /// The reference code of the f32 word `w` × 2^`scale`, RN, satfinite.
 fn code(elem: &Format, w: u32, scale: i32) -> u8 {
     reference(&F32, w as u64, elem, Rounding::RN, &sat(scale)).bits as u8
+}
+
+/// The value of a code of `f` by the big-rational model's decoder (not the crate's tables).
+fn value(f: &Format, bits: u64) -> f64 {
+    match gpucvt_reference::decode(f, bits).val {
+        Val::Nan { .. } => f64::NAN,
+        Val::Inf { neg } => {
+            if neg {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            }
+        }
+        Val::Zero { neg } => {
+            if neg {
+                -0.0
+            } else {
+                0.0
+            }
+        }
+        Val::Num { neg, mag } => {
+            let m = exact_f64(&mag).expect("a narrow format's value is an f64");
+            if neg {
+                -m
+            } else {
+                m
+            }
+        }
+    }
 }
 
 /// An f32 operation done in f64 and rounded once.
@@ -223,7 +252,7 @@ fn expected(x: &[u32], shape: &[usize], b: &BlockScaling, elem: &Format) -> Expe
                 let q = q.clamp(0.015625, 448.0);
                 let byte = reference(&F32, q.to_bits() as u64, &E4M3, Rounding::RN, &sat(0)).bits;
                 scales[s] = byte as u32;
-                let sv = E4M3.decode(byte).to_f64_lossy();
+                let sv = value(&E4M3, byte);
                 let r = match s2 {
                     Some(p) => f32_of(f32_of(1.0 / p as f64) as f64 / sv),
                     None => f32_of(1.0 / sv),
@@ -255,9 +284,7 @@ fn expected(x: &[u32], shape: &[usize], b: &BlockScaling, elem: &Format) -> Expe
             (true, _) => 1.0,
             (false, How::Pow2(k)) => 2f64.powi(-k),
             (false, How::Div(t)) => t as f64,
-            (false, How::Mul(_)) => {
-                E4M3.decode(scales[s] as u64).to_f64_lossy() * s2.map_or(1.0, |p| p as f64)
-            }
+            (false, How::Mul(_)) => value(&E4M3, scales[s] as u64) * s2.map_or(1.0, |p| p as f64),
         })
         .collect();
     let mut st = Counts {
@@ -269,7 +296,7 @@ fn expected(x: &[u32], shape: &[usize], b: &BlockScaling, elem: &Format) -> Expe
     let mut sum = 0.0;
     for ((&w, &s), &c) in x.iter().zip(&which).zip(&q) {
         let v = f32::from_bits(w) as f64;
-        let out = elem.decode(c as u64).to_f64_lossy();
+        let out = value(elem, c as u64);
         if out.is_nan() {
             st.nan += 1;
         } else if v.is_nan() {
@@ -572,9 +599,7 @@ fn edge_blocks_exactly() {
                     assert_eq!(st.nan_blocks, 2, "{what}");
                     // The all-zero block quantizes to zeros of the input's signs, never NaN.
                     assert!(
-                        q[..32]
-                            .iter()
-                            .all(|&c| elem.decode(c as u64).to_f64_lossy() == 0.0),
+                        q[..32].iter().all(|&c| value(&elem, c as u64) == 0.0),
                         "{what}"
                     );
                 }
@@ -606,7 +631,7 @@ fn ragged_tiles_of_a_3d_tensor_stay_in_their_matrix() {
     let back = qz.dequantize(&q, &scales, None).unwrap();
     for i in 0..40 {
         let s = f32::from_bits(scales[which[i]]) as f64;
-        let v = E4M3.decode(q[i] as u64).to_f64_lossy() * s;
+        let v = value(&E4M3, q[i] as u64) * s;
         assert!(back[i] == v || (back[i].is_nan() && v.is_nan()), "{i}");
     }
 }

@@ -180,28 +180,26 @@ impl Out<'_> {
     // (A `Vec`: sent, the byte buffer itself is swapped for another.)
     #[allow(clippy::ptr_arg)]
     fn send<D: Le + 'static>(&mut self, dst_pack: Packing, codes: &mut Vec<D>) -> Result<()> {
-        let pack_into = |buf: &mut Vec<u8>, codes: &[D]| {
-            buf.resize(dst_pack.bytes_for(codes.len() as u64) as usize, 0);
-            pack::pack(dst_pack, codes, buf);
-        };
+        // Byte codes when the packing is a byte per element.
+        let bytes = (dst_pack.bits() == 8)
+            .then(|| (codes as &mut dyn std::any::Any).downcast_mut::<Vec<u8>>())
+            .flatten();
         match self {
             Out::Here { w, path, buf } => {
-                let bytes: &[u8] = if dst_pack.bits() == 8 && D::BITS == 8 {
-                    codes.as_bytes()
-                } else {
-                    pack_into(buf, codes);
-                    buf
+                let data: &[u8] = match bytes {
+                    Some(bytes) => bytes,
+                    None => {
+                        pack_into(dst_pack, codes, buf);
+                        buf
+                    }
                 };
-                w.write_all(bytes).map_err(|e| Error::io("write", path, e))
+                w.write_all(data).map_err(|e| Error::io("write", path, e))
             }
             Out::Behind { tx, back } => {
                 let mut buf = back.try_recv().unwrap_or_default();
-                let bytes = (dst_pack.bits() == 8)
-                    .then(|| (codes as &mut dyn std::any::Any).downcast_mut::<Vec<u8>>())
-                    .flatten();
                 match bytes {
                     Some(bytes) => std::mem::swap(bytes, &mut buf),
-                    None => pack_into(&mut buf, codes),
+                    None => pack_into(dst_pack, codes, &mut buf),
                 }
                 // A closed channel: the writer failed, and its error is reported.
                 tx.send(buf)
@@ -209,6 +207,12 @@ impl Out<'_> {
             }
         }
     }
+}
+
+/// `codes` packed into `buf` (resized to fit).
+fn pack_into<D: Le>(dst_pack: Packing, codes: &[D], buf: &mut Vec<u8>) {
+    buf.resize(dst_pack.bytes_for(codes.len() as u64) as usize, 0);
+    pack::pack(dst_pack, codes, buf);
 }
 
 /// A tensor's elements in a file from `start` on, widened exactly to `f32` words.

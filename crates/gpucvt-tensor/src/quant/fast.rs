@@ -297,18 +297,17 @@ fn count_runs<D: Word>(
     let arith = codes.arith;
     let fv = move |y: u32| arith.get(y);
     let tests = codes.tests;
-    let Counted { acc, counts, slow } = out;
     let mut i = 0;
     while i < n {
         let s = run(i);
         if !tiles.get(s.tile).fast {
-            slow.push(s);
+            out.slow.push(s);
             i += 1;
             continue;
         }
         // A group: the fast runs from `i` on, about GROUP elements.
         let (mut j, mut len) = (i, 0);
-        let mut g = acc.restart();
+        let mut g = out.acc.restart();
         while j < n {
             let s = run(j);
             let t = tiles.get(s.tile);
@@ -328,9 +327,8 @@ fn count_runs<D: Word>(
             len += s.end - s.start;
             j += 1;
         }
-        if !acc.take(&g, len, counts) {
-            let mut out = Counted { acc, counts, slow };
-            recount(&mut out, x, q, (i..j).map(&run), tiles, codes);
+        if !out.acc.take(&g, len, out.counts) {
+            recount(out, x, q, (i..j).map(&run), tiles, codes);
         }
         i = j;
     }
@@ -371,7 +369,6 @@ fn count_uniform<const C: usize, D: Word>(
     first: usize,
     codes: FastCodes,
 ) {
-    let Counted { acc, counts, slow } = out;
     let n = x.len() / C;
     let tile = |j: usize| tiles.get(first + j);
     let seg = |j: usize| Segment {
@@ -383,7 +380,7 @@ fn count_uniform<const C: usize, D: Word>(
     let mut j = 0;
     while j < n {
         if !tile(j).fast {
-            slow.push(seg(j));
+            out.slow.push(seg(j));
             j += 1;
             continue;
         }
@@ -396,7 +393,7 @@ fn count_uniform<const C: usize, D: Word>(
             par[e - j] = t.range;
             e += 1;
         }
-        let mut g = acc.restart();
+        let mut g = out.acc.restart();
         uniform_pass::<C, D>(
             &mut g,
             &x[j * C..e * C],
@@ -404,9 +401,8 @@ fn count_uniform<const C: usize, D: Word>(
             &par[..e - j],
             codes,
         );
-        if !acc.take(&g, (e - j) * C, counts) {
-            let mut out = Counted { acc, counts, slow };
-            recount(&mut out, x, q, (j..e).map(seg), tiles, codes);
+        if !out.acc.take(&g, (e - j) * C, out.counts) {
+            recount(out, x, q, (j..e).map(seg), tiles, codes);
         }
         j = e;
     }

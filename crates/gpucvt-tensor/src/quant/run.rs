@@ -975,7 +975,7 @@ pub(crate) struct StreamBuffers<D> {
     /// A chunk's `f32` words.
     x: Vec<u32>,
     /// A chunk's element codes.
-    pub(crate) codes: Vec<D>,
+    codes: Vec<D>,
 }
 
 /// A worker's buffers, kept from one piece to the next.
@@ -1143,16 +1143,12 @@ mod tests {
     use super::*;
     use crate::quant::{Block, ScaleFormat, ScaleRule};
     use gpucvt_core::format::E4M3;
-    use gpucvt_core::Policy;
 
     /// Given random words: the stream's own words give the stream's result, zero words give
     /// round-toward-zero, and the count and the rounding are checked.
     #[test]
     fn given_random_words() {
-        let sat = Policy {
-            satfinite: true,
-            ..Policy::default()
-        };
+        let sat = satfinite();
         let rs = Conversion::new(F32, E4M3, Rounding::stochastic(0, 8), sat);
         let rz = Conversion::new(F32, E4M3, Rounding::RZ, sat);
         let scaling = BlockScaling::mx(32, ScaleRule::Floor);
@@ -1192,10 +1188,7 @@ mod tests {
     /// quantized as if it were alone (a band of tiles must not run into the next matrix).
     #[test]
     fn ragged_tiles_stay_inside_each_matrix() {
-        let sat = Policy {
-            satfinite: true,
-            ..Policy::default()
-        };
+        let sat = satfinite();
         let conv = Conversion::new(F32, E4M3, Rounding::RN, sat);
         let scaling = BlockScaling {
             block: Block::Tile(4, 4),
@@ -1242,6 +1235,15 @@ mod tests {
     }
 }
 
+/// The policy the quantizer tests convert under: `.satfinite`, as the recipes do.
+#[cfg(test)]
+fn satfinite() -> gpucvt_core::Policy {
+    gpucvt_core::Policy {
+        satfinite: true,
+        ..gpucvt_core::Policy::default()
+    }
+}
+
 /// Asserts that two runs' statistics agree: every count and the largest error exactly, the
 /// error sums up to their order of addition.
 #[cfg(test)]
@@ -1270,7 +1272,6 @@ mod streamed {
     use super::*;
     use crate::quant::{Block, ScaleFormat, ScaleRule};
     use gpucvt_core::format::{E2M1, E4M3, E5M2};
-    use gpucvt_core::Policy;
 
     /// A tensor in memory as a [`Source`], counting the words read.
     struct Slice<'a> {
@@ -1293,10 +1294,7 @@ mod streamed {
     /// quantizing the whole tensor at once; the error sums agree up to their order.
     #[test]
     fn chunks_give_what_the_whole_tensor_gives() {
-        let sat = Policy {
-            satfinite: true,
-            ..Policy::default()
-        };
+        let sat = satfinite();
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
             .build()
@@ -1424,17 +1422,13 @@ mod pieces {
     use super::*;
     use crate::quant::{Block, ScaleFormat, ScaleRule};
     use gpucvt_core::format::E4M3;
-    use gpucvt_core::Policy;
 
     /// Tall tiles whose rows do not divide a piece of parallel work: a piece starts inside a
     /// row and comes back to the band's first tiles on the next. Each tile's scale is its
     /// own maximum's, computed here tile by tile.
     #[test]
     fn pieces_that_start_inside_rows() {
-        let sat = Policy {
-            satfinite: true,
-            ..Policy::default()
-        };
+        let sat = satfinite();
         let conv = Conversion::new(F32, E4M3, Rounding::RN, sat);
         let scaling = BlockScaling {
             block: Block::Tile(128, 128),
