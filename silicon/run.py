@@ -22,6 +22,19 @@ import harness  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 
 
+def packages(names):
+    """`name version` of each of `names` that is installed, comma-separated."""
+    from importlib import metadata
+
+    found = []
+    for n in names:
+        try:
+            found.append(f"{n} {metadata.version(n)}")
+        except metadata.PackageNotFoundError:
+            pass
+    return ", ".join(found) or "none found"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("outdir", type=Path)
@@ -98,6 +111,9 @@ def main(argv=None) -> int:
         "host": f"{platform.node()} ({platform.machine()})",
         "target": f"{cat.target}, PTX {cat.ptx_version}",
         "gpucvt": gpucvt.binary,
+        # The device machine's image provides these (nothing is installed there): recorded so
+        # that a run names the versions it used.
+        "packages": packages(["cupy", "cupy-cuda12x", "cupy-cuda13x", "numpy", "xxhash"]),
         "inputs": f"every input where it fit a {a.budget:.0f} s run, else a seeded sample of {a.sample} units (seed {a.seed}); 64-bit sources always sampled",
     }
     results = []

@@ -6,6 +6,17 @@ from typing import Any, List, NamedTuple, Optional, Sequence, Union
 import numpy as np
 import numpy.typing as npt
 
+__all__ = [
+    "cvt",
+    "mov",
+    "tile",
+    "check",
+    "cvt_forms",
+    "tile_ops",
+    "Diagnostic",
+    "IllegalInstruction",
+]
+
 class Diagnostic(NamedTuple):
     """One diagnostic, as ``gpucvt check --json`` reports it."""
 

@@ -1,7 +1,7 @@
 """The native module of gpucvt (internal: use the functions of ``gpucvt``)."""
 
 import os
-from typing import Any, List, Optional, Tuple, Union
+from typing import Any, List, Optional, Tuple, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -10,9 +10,10 @@ def formats() -> List[str]: ...
 def canonical_name(name: str) -> str: ...
 def format_info(name: str) -> dict[str, Any]: ...
 def values(name: str) -> npt.NDArray[np.float64]: ...
+@final
 class Converter:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         src_fmt: str,
         dst_fmt: str,
         out: np.dtype[Any],
@@ -22,7 +23,8 @@ class Converter:
         relu: bool = False,
         ftz: bool = False,
         rbits_width: Optional[int] = None,
-    ) -> None: ...
+    ) -> "Converter": ...
+    def check_out(self, a: npt.NDArray[Any], out: Any) -> npt.NDArray[Any]: ...
     def __call__(
         self,
         x: Any,
@@ -131,6 +133,7 @@ def mx_dequantize(
 ) -> npt.NDArray[np.float64]: ...
 def quant_recipe(name: str) -> Tuple[str, str]: ...
 
+@final
 class Instruction:
     @property
     def spelling(self) -> str: ...

@@ -341,12 +341,11 @@ def mx_dequantize(
         sw = np.ascontiguousarray(sa).view(word).reshape(-1).astype(np.uint32)
     else:
         sw = np.ascontiguousarray(sa).reshape(-1).view(np.uint8).astype(np.uint32)
-    s2 = None
+    s2: Optional[float] = None
     if scale_2 is not None:
-        s2 = np.float32(scale_2)
-        if float(s2) != float(np.asarray(scale_2, dtype=np.float64)):
+        s2 = float(np.float32(scale_2))
+        if s2 != float(np.asarray(scale_2, dtype=np.float64)):
             raise ValueError(f"scale_2 must be a float32 value, not {scale_2!r}")
-        s2 = float(s2)
     second = bool(scale_2 is not None) if recipe is None else False
     vals = _gpucvt.mx_dequantize(
         np.ascontiguousarray(codes).reshape(-1),

@@ -7,6 +7,7 @@ import pytest
 
 import gpucvt
 from conftest import FLOATS, ml_dtypes, words
+from peers import ml_dtypes_described
 
 
 def test_formats_lists_the_catalogue():
@@ -21,6 +22,7 @@ def test_formats_lists_the_catalogue():
 
 @pytest.mark.parametrize("fmt", [f for f in FLOATS])
 def test_finfo_matches_ml_dtypes(fmt):
+    ml_dtypes_described()
     want = ml_dtypes.finfo(FLOATS[fmt])
     got = gpucvt.finfo(FLOATS[fmt])
     assert got.name == fmt

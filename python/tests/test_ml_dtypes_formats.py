@@ -7,6 +7,7 @@ import pytest
 
 import gpucvt
 from conftest import ml_dtypes, words
+from peers import ml_dtypes_described
 
 NEW = {
     "e4m3ieee": ml_dtypes.float8_e4m3,
@@ -20,6 +21,7 @@ FNUZ = ["e4m3fnuz", "e5m2fnuz", "e4m3b11fnuz"]
 
 @pytest.mark.parametrize("fmt", NEW)
 def test_finfo_matches_ml_dtypes(fmt):
+    ml_dtypes_described()
     fi, ml = gpucvt.finfo(fmt), ml_dtypes.finfo(NEW[fmt])
     assert gpucvt.finfo(np.dtype(NEW[fmt])).name == fmt
     assert fi.dtype == np.dtype(NEW[fmt])
@@ -34,6 +36,7 @@ def test_finfo_matches_ml_dtypes(fmt):
 
 @pytest.mark.parametrize("fmt", NEW)
 def test_values_match_ml_dtypes(fmt):
+    ml_dtypes_described()
     v = gpucvt.values(fmt)
     want = np.arange(256, dtype=np.uint8).view(NEW[fmt]).astype(np.float64)
     assert (np.isnan(v) == np.isnan(want)).all()
@@ -48,12 +51,14 @@ def test_fnuz_rules(fmt):
     # NaN and infinities give the one NaN 0x80; -0 and a tiny negative value give +0; an
     # overflow rounded to nearest gives NaN.
     assert got == [0x80, 0x80, 0x80, 0x80, 0, 0, 0x80, 0x80]
-    assert got == words(x.astype(NEW[fmt])).tolist()
     # satfinite clamps infinities and overflows; NaN stays NaN.
     sf = words(gpucvt.astype(x, fmt, satfinite=True)).tolist()
     assert sf == [0x80, 0x80, 0x7F, 0xFF, 0, 0, 0x7F, 0xFF]
     # 0x80 is NaN as a source.
     assert np.isnan(gpucvt.astype(np.uint8([0x80]).view(NEW[fmt]), "f32")).all()
+    # ml_dtypes follows the same rules.
+    ml_dtypes_described()
+    assert got == words(x.astype(NEW[fmt])).tolist()
 
 
 def test_e4m3_names_keep_their_meaning():

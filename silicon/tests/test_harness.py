@@ -100,7 +100,7 @@ def test_nvidias_compilers_accept_every_generated_kernel(sm90, tmp_path):
 
     tools = nvidia_tools.find()
     if tools is None:
-        pytest.skip("NVIDIA's compiler packages are not installed (tests/requirements.txt)")
+        pytest.skip("NVIDIA's compiler packages are not installed (tests/requirements.lock)")
     lib, ptxas = tools
     shapes = harness.informative_order(sm90.shapes)
     status, log, ptx = nvidia_tools.nvrtc_ptx(lib, harness.cuda_source(shapes), "compute_90")

@@ -4,8 +4,7 @@
 //! show the arithmetic), or taken from Rust's own correctly rounded `f32`/`f64` parsing, never
 //! copied from the program's output.
 
-mod common;
-use common::run;
+use crate::common::run;
 
 /// Runs a command that must succeed; returns stdout.
 fn ok(args: &[&str]) -> String {
@@ -747,7 +746,7 @@ fn batch(input: &[u8]) -> Vec<String> {
 
 /// The `d = …` line of `gpucvt eval`.
 fn eval_d(args: &[&str]) -> String {
-    common::eval_value(args, "d = ")
+    crate::common::eval_value(args, "d = ")
 }
 
 #[test]

@@ -3,8 +3,7 @@
 //! code 2, a one-line message, and no output or temporary file left behind). Test files are
 //! generated in temporary folders.
 
-mod common;
-use common::gpucvt_in as gpucvt;
+use crate::common::gpucvt_in as gpucvt;
 
 use gpucvt::core::format::{self, Format};
 use gpucvt::core::{Conversion, Policy, Rounding};

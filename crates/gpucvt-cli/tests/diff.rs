@@ -1,13 +1,11 @@
 //! `gpucvt diff`: the real binary on small sweeps (16-bit sources exhaustively, f32 and f64
 //! sources sampled), JSON output and the error cases.
 
-mod common;
-
 /// Runs `gpucvt diff` with `args`.
 fn run(args: &[&str]) -> (i32, String, String) {
     let mut a = vec!["diff"];
     a.extend_from_slice(args);
-    common::run(&a)
+    crate::common::run(&a)
 }
 
 fn ok(args: &[&str]) -> String {

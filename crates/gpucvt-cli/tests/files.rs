@@ -3,8 +3,7 @@
 //! codes, and register values worked out by hand from the formats (the comments show the
 //! arithmetic).
 
-mod common;
-use common::gpucvt;
+use crate::common::gpucvt;
 
 use serde_json::Value as Json;
 

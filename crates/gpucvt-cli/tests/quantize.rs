@@ -4,8 +4,7 @@
 //! sidecars, `.npy` and raw dequantization against the `.safetensors` path, and the errors
 //! of combinations that do not fit.
 
-mod common;
-use common::gpucvt_in as gpucvt;
+use crate::common::gpucvt_in as gpucvt;
 
 use serde_json::{json, Value};
 use std::path::Path;

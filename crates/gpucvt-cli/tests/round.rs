@@ -2,8 +2,7 @@
 //! and policies, held as one snapshot: the library's round report and explanation, which the
 //! CLI and the Python package share, must keep printing exactly this.
 
-mod common;
-use common::run;
+use crate::common::run;
 
 /// The argument lists of the snapshot: every kind of rounding decision (exact, nearer, ties,
 /// directed, stochastic, forced), every policy event, and `--from` / `--bits` inputs.

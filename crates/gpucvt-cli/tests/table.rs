@@ -3,8 +3,7 @@
 //! them (a copy is in `tests/data/`). The differences must be exactly the ones
 //! `ptx-cvt.md` §6.0 lists, where ptxas 13.5 accepts more than the table says.
 
-mod common;
-use common::run as gpucvt;
+use crate::common::run as gpucvt;
 
 use gpucvt::ptx::table::{method_table, TABLE_15_TYPES, TABLE_16_TYPES};
 use gpucvt::ptx::PtxType;

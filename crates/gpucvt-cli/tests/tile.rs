@@ -3,8 +3,7 @@
 //! expected encodings are worked out by hand from the formats and `tile-ir.md` §3.3/§3.4 (the
 //! comments show the arithmetic), never copied from the program's output.
 
-mod common;
-use common::gpucvt;
+use crate::common::gpucvt;
 
 use serde_json::Value as Json;
 use std::io::Write;
@@ -33,7 +32,7 @@ fn fails(args: &[&str]) -> String {
 /// The `r = …` line of `gpucvt eval` on a Tile IR op.
 #[track_caller]
 fn result(args: &[&str]) -> String {
-    common::eval_value(args, "r = ")
+    crate::common::eval_value(args, "r = ")
 }
 
 /// `gpucvt eval --batch [extra]` on `input`: the output lines.

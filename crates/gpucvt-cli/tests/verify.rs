@@ -3,8 +3,7 @@
 //! Expected results come from the library's PTX model (`gpucvt::ptx::eval::evaluate_bits`),
 //! an independent path from the slice kernels the commands run.
 
-mod common;
-use common::{gpucvt_with, run};
+use crate::common::{gpucvt_with, run};
 
 use gpucvt::ptx::{eval::evaluate_bits, parse_instruction};
 

@@ -1,0 +1,7 @@
+//! The integration tests of this crate, as modules of one test binary: one link instead of
+//! one per file (the files stay where they were; `cargo test --test integration NAME`
+//! runs those whose path contains NAME, e.g. `tile::`).
+
+mod files;
+mod quant_reference;
+mod torchao;
