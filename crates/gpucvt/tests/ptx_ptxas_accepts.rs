@@ -6,7 +6,9 @@
 use std::collections::BTreeSet;
 
 use gpucvt::diag::{Diagnostic, Severity};
-use gpucvt::ptx::check::{check_form, check_source, legal_forms, OperandShape, ShapeOperand};
+use gpucvt::ptx::check::{
+    check_form, check_source, legal_forms, takes_optional_scale, OperandShape, ShapeOperand,
+};
 use gpucvt::ptx::parse::parse_file;
 use gpucvt::ptx::target::Target;
 
@@ -148,19 +150,26 @@ fn carriage_returns_end_lines() {
     assert_eq!((d.len(), d[0].span.line), (1, 7), "{d:#?}");
 }
 
+/// ptxas 13.5 on sm_107a accepts a third, `.b8` operand of the ue5m3x2 forms from f16x2 and
+/// bf16x2 without `.scaled::n1::ue8m0`, and rejects a `.b16` one (issue 41 §2; issue 28 had
+/// said any third operand was an error).
 #[test]
-fn ue5m3x2_takes_no_stray_third_operand() {
+fn ue5m3x2_takes_an_optional_b8_third_operand() {
     for src_ty in ["f16x2", "bf16x2"] {
         let text = format!(
             ".version 9.4\n.target sm_107a\n.entry k()\n{{\n.reg .b16 %d;\n.reg .b32 %a;\n.reg .b8 %x;\n\
+             .reg .b16 %y;\n\
              cvt.rn.satfinite.ue5m3x2.{src_ty} %d, %a, %x;\n\
-             cvt.rn.satfinite.ue5m3x2.{src_ty} %d, %a;\n}}\n"
+             cvt.rz.ue5m3x2.{src_ty} %d, %a, %x;\n\
+             cvt.rn.satfinite.ue5m3x2.{src_ty} %d, %a;\n\
+             cvt.rn.satfinite.ue5m3x2.{src_ty} %d, %a, %y;\n}}\n"
         );
         let e = errors(&text);
         assert_eq!(e.len(), 1, "{e:#?}");
         assert_eq!(
             (e[0].rule, e[0].span.line, e[0].span.col),
-            ("ptx.operand-count", 8, 27 + src_ty.len() as u32)
+            ("ptx.register-type", 12, 35 + src_ty.len() as u32),
+            "{e:#?}"
         );
     }
 }
@@ -187,7 +196,14 @@ fn every_legal_form_rejects_wrong_operand_counts() {
             more.push(ShapeOperand::Scalar);
             let mut fewer = natural.0.clone();
             fewer.pop();
-            for shape in [more, fewer] {
+            let mut shapes = vec![fewer];
+            if takes_optional_scale(&form) {
+                // One more is the optional scale operand: two more is the error.
+                assert!(check_form(&form, &OperandShape(more.clone()), t, v).is_ok());
+                more.push(ShapeOperand::Scalar);
+            }
+            shapes.push(more);
+            for shape in shapes {
                 let n = shape.len();
                 match check_form(&form, &OperandShape(shape), t, v) {
                     Err(d) => assert_eq!(

@@ -301,23 +301,10 @@ static VARIANTS: &[Variant] = &[
     cv(&[Ue8m0x2], &[F32], Rnd(RZ.0 | RP.0), NO, SF, Shape::Dab),
     cv(&[Ue8m0x2], &[Bf16x2], Rnd(RZ.0 | RP.0), NO, SF, Shape::Da),
     cv(&[Bf16x2], &[Ue8m0x2], RN, NO, NO, Shape::Da),
-    // s2f6x2 (PTX 9.1), with the optional per-element scale.
-    cv(
-        &[S2f6x2],
-        &[F32],
-        FRND2,
-        SF,
-        RELU.or(N2).or(PZO),
-        Shape::Dab,
-    ),
-    cv(
-        &[S2f6x2],
-        &[Bf16x2],
-        FRND2,
-        SF,
-        RELU.or(N2).or(PZO),
-        Shape::Da,
-    ),
+    // s2f6x2 (PTX 9.1), with the optional per-element scale. No `.pzo`: ptxas 13.5
+    // (sm_107a) answers "Illegal modifier '.pzo' for instruction 'cvt'".
+    cv(&[S2f6x2], &[F32], FRND2, SF, RELU.or(N2), Shape::Dab),
+    cv(&[S2f6x2], &[Bf16x2], FRND2, SF, RELU.or(N2), Shape::Da),
     cv(&[Bf16x2], &[S2f6x2], RN, NO, RELU.or(SF).or(N2), Shape::Da),
     // ue5m3x2 (PTX 9.4): `.rn/.rz/.rp` down (the n1 scale only with `.rn/.rz`), `.rn` up.
     cv(&[Ue5m3x2], &[F32], Rnd(FRND2.0 | RP.0), NO, SF, Shape::Dab),
@@ -1319,12 +1306,34 @@ fn shape_quirk(form: &CvtForm, shape: &OperandShape) -> bool {
     use ShapeOperand::{Scalar, Vector};
     // ptxas quirk (spec §6.1 item 10): `cvt.rn.satfinite{.relu}.e2m1x2.bf16x2 d, {a, b}` and
     // `d, {a, b, e, f}` are accepted. Matched to ptxas.
-    // (The stray third operand of `cvt….ue5m3x2.{f16x2,bf16x2} d, a, x`, also in item 10,
-    // is not copied: ptxas 13.5 answers "Arguments mismatch for instruction 'cvt'".)
+    // (The third operand of `cvt….ue5m3x2.{f16x2,bf16x2}`, also in item 10: see
+    // `takes_optional_scale`.)
     form.dtype == E2m1x2
         && form.atype == Bf16x2
         && form.scaled.is_none()
         && (shape.0 == [Scalar, Vector(2)] || shape.0 == [Scalar, Vector(4)])
+}
+
+/// Whether a form takes an optional third operand, a `.b8` scale factor, without the
+/// `.scaled::n1::ue8m0` qualifier. ptxas quirk (spec §6.1 item 10, re-measured with ptxas
+/// 13.5 on sm_107a): `cvt.{rn,rz}{.satfinite}.ue5m3x2.{f16x2,bf16x2} d, a, s` is accepted
+/// when `s` is an 8-bit register, and rejected with a 16-bit one ("Arguments mismatch"), so
+/// the operand is checked as `.scaled::n1::ue8m0`'s scale. Matched to ptxas.
+pub fn takes_optional_scale(form: &CvtForm) -> bool {
+    form.dtype == Ue5m3x2
+        && FP16X2.contains(&form.atype)
+        && form.scaled.is_none()
+        && matches!(form.rounding, Some(RoundMod::Rn | RoundMod::Rz))
+}
+
+/// The operand slots of `v` for an instruction written with `n` operands: the natural ones,
+/// plus the optional scale factor where [`takes_optional_scale`] and `n` say so.
+fn slots_for(v: &Variant, form: &CvtForm, n: usize) -> Vec<Slot> {
+    let mut want = slots(v, form);
+    if takes_optional_scale(form) && n == want.len() + 1 {
+        want.push(Slot::Scale(8));
+    }
+    want
 }
 
 fn check_shape(
@@ -1333,7 +1342,7 @@ fn check_shape(
     shape: &OperandShape,
     sp: &Spans<'_>,
 ) -> Option<Diagnostic> {
-    let want = slots(v, form);
+    let want = slots_for(v, form, shape.0.len());
     let want_shape: Vec<ShapeOperand> = want.iter().map(|s| s.kind()).collect();
     if shape.0 == want_shape || shape_quirk(form, shape) {
         return None;
@@ -1386,7 +1395,7 @@ fn check_registers(
 ) {
     let Some(ops) = &instr.operands else { return };
     let form = &instr.form;
-    let mut want = slots(v, form);
+    let mut want = slots_for(v, form, ops.len());
     let quirk = shape_quirk(form, &OperandShape::of(ops));
     if quirk {
         want = vec![Slot::D(E2m1x2), Slot::Vec4(Bf16x2)];
@@ -2273,6 +2282,49 @@ mod tests {
         assert!(ok("sm_13", "1.2", "cvt.rn.f64.s32 %f64_d, %s32_a;"));
     }
 
+    /// ptxas 13.5 on sm_107a (issue 41 §2): the ue5m3x2 forms from f16x2/bf16x2 take an
+    /// optional `.b8` scale operand with `.rn`/`.rz` (not `.rp`), and reject a `.b16` one;
+    /// `.relu`/`.pzo` and a missing rounding stay errors; `.pzo` is illegal on s2f6x2.
+    #[test]
+    fn ue5m3x2_optional_scale_and_s2f6x2_pzo() {
+        let on = |s: &str| run(s, "sm_107a", "9.4");
+        for src in ["f16x2", "bf16x2"] {
+            for head in ["cvt.rn", "cvt.rn.satfinite", "cvt.rz", "cvt.rz.satfinite"] {
+                let two = format!("{head}.ue5m3x2.{src} %b16_d, %b32_a;");
+                let three = format!("{head}.ue5m3x2.{src} %b16_d, %b32_a, %b8_s;");
+                assert!(on(&two).is_empty(), "{two}: {:?}", on(&two));
+                assert!(on(&three).is_empty(), "{three}: {:?}", on(&three));
+                let wide = format!("{head}.ue5m3x2.{src} %b16_d, %b32_a, %b16_s;");
+                let d = on(&wide);
+                assert_eq!(d.len(), 1, "{wide}: {d:?}");
+                assert_eq!(d[0].rule, "ptx.register-type", "{wide}");
+                assert!(d[0].message.contains("scale-factor"), "{}", d[0].message);
+                let four = format!("{head}.ue5m3x2.{src} %b16_d, %b32_a, %b8_s, %b8_t;");
+                assert_eq!(on(&four)[0].rule, "ptx.operand-count", "{four}");
+            }
+            for bad in [
+                format!("cvt.rp.ue5m3x2.{src} %b16_d, %b32_a, %b8_s;"),
+                format!("cvt.ue5m3x2.{src} %b16_d, %b32_a, %b8_s;"),
+                format!("cvt.rn.relu.ue5m3x2.{src} %b16_d, %b32_a, %b8_s;"),
+                format!("cvt.rn.pzo.ue5m3x2.{src} %b16_d, %b32_a, %b8_s;"),
+            ] {
+                assert!(!on(&bad).is_empty(), "{bad}");
+            }
+        }
+        // From f32 (d, a, b) there is no optional operand.
+        let d = on("cvt.rn.ue5m3x2.f32 %b16_d, %f32_a, %f32_b, %b8_s;");
+        assert_eq!(d[0].rule, "ptx.operand-count");
+        for bad in [
+            "cvt.rn.satfinite.pzo.s2f6x2.f32 %b16_d, %f32_a, %f32_b;",
+            "cvt.rn.relu.satfinite.pzo.s2f6x2.bf16x2 %b16_d, %b32_a;",
+        ] {
+            let d = on(bad);
+            assert!(!d.is_empty(), "{bad}");
+            assert!(d[0].message.contains(".pzo"), "{bad}: {}", d[0].message);
+        }
+        assert!(on("cvt.rn.satfinite.s2f6x2.f32 %b16_d, %f32_a, %f32_b;").is_empty());
+    }
+
     /// The sweep's counts of distinct legal forms per target (spec §6), less the 6 `cvt.pack`
     /// forms the sweep counted twice (register and immediate `c`).
     #[test]
@@ -2286,7 +2338,9 @@ mod tests {
             ("sm_100a", 985),
             ("sm_100f", 951),
             ("sm_103a", 985),
-            ("sm_107a", 1304),
+            // The spec's 1304 for sm_107a is a model's count, not ptxas's (the targets in
+            // parentheses); ptxas 13.5 rejects the 16 `.pzo` forms of s2f6x2 it counted.
+            ("sm_107a", 1288),
             ("sm_120a", 967),
             ("sm_120f", 951),
         ] {

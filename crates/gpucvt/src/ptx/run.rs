@@ -59,7 +59,7 @@
 //! assert_eq!(out.get("%h"), Some(0x3879));
 //! ```
 
-use super::check::check_file;
+use super::check::{check_file, takes_optional_scale};
 use super::eval::{evaluate, extend_to_register, operand_roles, role_bits, Role};
 use super::lexer::{lex, TokenKind};
 use super::parse::{
@@ -896,6 +896,18 @@ impl<'a> Machine<'a> {
             })
             .collect();
         let roles = operand_roles(form);
+        if takes_optional_scale(form) && flat.len() == roles.len() + 1 {
+            return Err(stop(
+                "ptx.run-operand",
+                format!(
+                    "ptxas accepts {} with a third, 8-bit operand and no .scaled::n1::ue8m0, \
+                     but what the hardware does with it is not documented; \
+                     write .scaled::n1::ue8m0 to scale by it, or drop it",
+                    form.spelling()
+                ),
+                i.span,
+            ));
+        }
         if roles.len() != flat.len() {
             return Err(stop(
                 "ptx.run-operand",
@@ -1305,6 +1317,35 @@ mod tests {
         .unwrap();
         assert_eq!(r.get("%f"), Some(0xc000_0000)); // -2.0
         assert_eq!(r.get("%r2"), Some(0xffff_fffe));
+    }
+
+    /// The ue5m3x2 form ptxas accepts with a stray 8-bit operand is refused with a message
+    /// that says why, not evaluated as something it may not be.
+    #[test]
+    fn the_optional_ue5m3_scale_operand_is_refused_with_its_reason() {
+        let src = ".version 9.4\n.target sm_107a\n.address_size 64\n.visible .entry k()\n{\n    \
+                   .reg .b32 %r;\n    .reg .b16 %h;\n    .reg .b8 %s;\n    \
+                   cvt.rn.ue5m3x2.f16x2 %h, %r, %s;\n}\n";
+        let e = run(
+            &parse_file(src),
+            &[
+                RunInput {
+                    name: "%r".into(),
+                    value: "0x3c003c00".into(),
+                },
+                RunInput {
+                    name: "%s".into(),
+                    value: "127".into(),
+                },
+            ],
+            &RunOptions::default(),
+        )
+        .unwrap_err();
+        let RunError::Stopped(d) = e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(d.rule, "ptx.run-operand");
+        assert!(d.message.contains("not documented"), "{}", d.message);
     }
 
     #[test]
