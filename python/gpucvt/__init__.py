@@ -413,6 +413,8 @@ def astype(
                 "separate array"
             )
         res = conv(_native(a, src), threads, seed, r, out)
+        if res is None:  # _native's array is C-ordered, aligned, native: never refused
+            raise RuntimeError("gpucvt: the converter refused a C-ordered copy of x")
     return res
 
 
@@ -450,7 +452,8 @@ def _converter(
 
 
 def _native(a: np.ndarray, fmt: str) -> np.ndarray:
-    """`a` as a C-ordered array in native byte order, of items of `fmt`'s container width."""
+    """`a` as a C-ordered, aligned array in native byte order, of items of `fmt`'s container
+    width."""
     bits = _container_of(fmt)
     if a.dtype.itemsize * 8 != bits:
         raise TypeError(
@@ -459,7 +462,11 @@ def _native(a: np.ndarray, fmt: str) -> np.ndarray:
         )
     if a.dtype.kind in "fiu" and not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
-    return np.ascontiguousarray(a)
+    if not (a.flags.c_contiguous and a.flags.aligned):
+        # A fresh array: ascontiguousarray would return a contiguous but misaligned one as
+        # it is.
+        a = np.array(a, order="C", copy=True)
+    return a
 
 
 from ._file import Summary, convert_file, dequantize_file  # noqa: E402

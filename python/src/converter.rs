@@ -266,6 +266,10 @@ impl Converter {
                 // caller's, checked by `check_out` (as many items of that width, writeable,
                 // contiguous, aligned, not overlapping `x`).
                 let src: &[$S] = unsafe { words(a) };
+                // The bytes of a sub-byte format (e2m1, e2m3, ...) with bits set above it are
+                // not its encodings: refused, as `gpucvt convert` refuses them.
+                gpucvt_kernels::check_encodings(&self.runner.kernel.conversion().src, src, 0)
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
                 match self.dst_bits {
                     8 => self.run::<$S, u8>(py, src, unsafe { words_mut(&out) }, random, threads),
                     16 => self.run::<$S, u16>(py, src, unsafe { words_mut(&out) }, random, threads),

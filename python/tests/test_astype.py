@@ -515,6 +515,47 @@ def test_bad_names_and_values_raise_value_error():
         gpucvt.values("f32")
 
 
+@pytest.mark.parametrize("fmt", ["e2m3", "e3m2", "e2m1"])
+def test_bits_above_a_sub_byte_format_are_an_error_as_in_the_cli(fmt, tmp_path):
+    # A byte with a bit set above the format's width is no encoding of it: refused, naming
+    # the element, in the words `gpucvt convert` uses; the valid bytes convert.
+    bits = gpucvt.finfo(fmt).bits
+    raw = np.arange(2**bits, dtype=np.uint8)
+    assert gpucvt.astype(raw.view(FLOATS[fmt]), "f32").shape == raw.shape
+    bad = raw.copy()
+    bad[5] |= 1 << bits
+    with pytest.raises(ValueError, match=rf"element 5 is 0x{bad[5]:x}, which is not a {fmt} encoding"):
+        gpucvt.astype(bad.view(FLOATS[fmt]), "f32")
+    b = gpucvt_bin()
+    if b is not None:
+        np.save(tmp_path / "x.npy", bad)
+        r = subprocess.run(
+            [b, "convert", str(tmp_path / "x.npy"), "-o", str(tmp_path / "y.npy"),
+             "--from", fmt, "--to", "f32"],
+            capture_output=True,
+            text=True,
+        )
+        assert r.returncode != 0
+        assert f"element 5 is 0x{bad[5]:x}, which is not a {fmt} encoding" in r.stderr
+
+
+@pytest.mark.parametrize("dst", ["bf16", "e4m3", "e2m1", "f16"])
+def test_misaligned_arrays_convert_like_aligned_ones(dst):
+    # A float32 view one byte into a buffer is contiguous but misaligned: converted through
+    # an aligned copy (once returned None, with out= left unwritten).
+    rng = np.random.default_rng(5)
+    want = rng.normal(0, 3, 1000).astype(np.float32)
+    buf = np.zeros(want.nbytes + 1, np.uint8)
+    x = buf[1:].view(np.float32)
+    x[:] = want
+    assert not x.flags.aligned and x.flags.c_contiguous
+    expect = words(gpucvt.astype(want, dst))
+    assert (words(gpucvt.astype(x, dst)) == expect).all()
+    out = np.empty(x.shape, gpucvt.astype(want[:1], dst).dtype)
+    assert gpucvt.astype(x, dst, out=out) is out
+    assert (words(out) == expect).all()
+
+
 def test_wrong_dtypes_raise_type_error():
     for bad in [np.array([1 + 2j]), np.array([True]), np.array(["a"]), np.array([None]),
                 np.zeros(2, [("a", np.float32)])]:

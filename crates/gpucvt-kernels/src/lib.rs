@@ -161,6 +161,68 @@ impl fmt::Display for BulkError {
 
 impl std::error::Error for BulkError {}
 
+/// A word of a slice that is not an encoding of its format: a format narrower than its
+/// container (e2m1, e2m3, e3m2, ue4m3, a narrow integer in a byte) leaves the container's high
+/// bits zero, and reading a word with any of them set as an encoding would drop them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StrayBits {
+    /// The format's name.
+    pub format: &'static str,
+    /// Its width in bits.
+    pub bits: u32,
+    /// The element's index (from the `first` given to [`check_encodings`]).
+    pub index: u64,
+    /// The word.
+    pub word: u64,
+}
+
+impl fmt::Display for StrayBits {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let StrayBits {
+            format,
+            bits,
+            index,
+            word,
+        } = self;
+        write!(
+            f,
+            "element {index} is 0x{word:x}, which is not a {format} encoding: {format} has \
+             {bits} bits and the bits above them must be zero"
+        )
+    }
+}
+
+impl std::error::Error for StrayBits {}
+
+/// Checks that every word of `src` is an encoding of `format` (no bit set above its width);
+/// `first` is the index `src[0]` has in the whole array, for the error.
+///
+/// ```
+/// use gpucvt_core::format::E2M1;
+/// let e = gpucvt_kernels::check_encodings(&E2M1, &[0x7u8, 0x17], 10).unwrap_err();
+/// assert_eq!((e.index, e.word), (11, 0x17));
+/// assert!(gpucvt_kernels::check_encodings(&E2M1, &[0xfu8], 0).is_ok());
+/// ```
+pub fn check_encodings<S: Word>(
+    format: &gpucvt_core::format::Format,
+    src: &[S],
+    first: u64,
+) -> Result<(), StrayBits> {
+    if format.width() >= S::BITS {
+        return Ok(());
+    }
+    let stray = !format.mask();
+    match src.iter().position(|w| w.to_u64() & stray != 0) {
+        None => Ok(()),
+        Some(i) => Err(StrayBits {
+            format: format.name,
+            bits: format.width(),
+            index: first + i as u64,
+            word: src[i].to_u64(),
+        }),
+    }
+}
+
 /// Which kernel a [`Kernel`] uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {

@@ -299,19 +299,8 @@ impl Plan {
         if f.width() >= container {
             return Ok(());
         }
-        let stray = !f.mask();
-        match src.iter().position(|w| w.to_u64() & stray != 0) {
-            None => Ok(()),
-            Some(i) => Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!(
-                    "element {} is 0x{:x}, which is not a {f} encoding: {f} has {} bits and the bits above them must be zero",
-                    first + i as u64,
-                    src[i].to_u64(),
-                    f.width()
-                ),
-            )),
-        }
+        gpucvt_kernels::check_encodings(&f, src, first)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))
     }
 
     /// Converts the words `src` into `dst` (as long), the first element having index `first`
