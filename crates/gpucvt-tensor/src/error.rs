@@ -33,7 +33,7 @@ pub enum Error {
     Refused(String),
     /// An existing output (or one of its sidecar files) is read-only: it is replaced or
     /// removed only when forced ([`crate::Options::force`]).
-    #[error("{} is read-only: it is replaced only when forced", path.display())]
+    #[error("{} is read-only: it is replaced or removed only when forced", path.display())]
     ReadOnly {
         /// The file.
         path: PathBuf,

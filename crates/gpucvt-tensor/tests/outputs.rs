@@ -352,6 +352,24 @@ fn the_metadata_is_what_was_written() {
         "{e}"
     );
     assert!(!d.join("c.npy").exists());
+    // Hostile ones: huge (not read whole), or a FIFO (not waited on).
+    std::fs::write(metadata_path(&q), vec![b' '; 2 << 20]).unwrap();
+    let e = dequantize(&q, &d.join("c.npy"), &to_f64())
+        .unwrap_err()
+        .to_string();
+    assert!(e.ends_with("it is 2097152 bytes long"), "{e}");
+    std::fs::remove_file(metadata_path(&q)).unwrap();
+    #[cfg(unix)]
+    if std::process::Command::new("mkfifo")
+        .arg(metadata_path(&q))
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        let e = dequantize(&q, &d.join("c.npy"), &to_f64())
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("it is not a regular file"), "{e}");
+    }
 }
 
 // ---------- the blocking read back ----------
@@ -553,7 +571,7 @@ fn a_read_only_output_is_replaced_only_when_forced() {
     );
     assert!(e
         .to_string()
-        .ends_with("q.npy is read-only: it is replaced only when forced"));
+        .ends_with("q.npy is read-only: it is replaced or removed only when forced"));
     assert_eq!(std::fs::read(&q).unwrap(), b"old");
     assert_eq!(listing(d), vec!["q.npy", "x.npy"]);
     let mut forced = plain(format::BF16);
@@ -677,16 +695,24 @@ fn a_cancelled_conversion_writes_nothing() {
         o.from = Some(format::F32);
         let flag = Arc::new(AtomicBool::new(false));
         o.cancel = Some(flag.clone());
-        let mut calls = 0;
-        let e = convert_file(&d.join("x.bin"), &d.join("y.bin"), &o, &mut |done, _| {
-            calls += 1;
-            if done > 0 {
-                flag.store(true, Ordering::Relaxed);
-            }
-        })
+        // It stops at the next chunk: no chunk is done after the flag is set.
+        let mut after = None;
+        let e = convert_file(
+            &d.join("x.bin"),
+            &d.join("y.bin"),
+            &o,
+            &mut |done, _| match after.as_mut() {
+                Some(n) => *n += 1,
+                None if done > 0 => {
+                    flag.store(true, Ordering::Relaxed);
+                    after = Some(0);
+                }
+                None => {}
+            },
+        )
         .unwrap_err();
         assert!(matches!(e, Error::Cancelled), "{e}");
-        assert!(calls >= 1);
+        assert_eq!(after, Some(0));
         assert_eq!(listing(d), vec!["x.bin", "y.bin"]);
         assert_eq!(std::fs::read(d.join("y.bin")).unwrap(), b"old");
     }

@@ -148,19 +148,33 @@ pub(crate) struct Recorded {
     pub(crate) scaling: BlockScaling,
 }
 
+/// The largest metadata file read (gpucvt's are a few hundred bytes).
+const MAX_METADATA: u64 = 1 << 20;
+
 /// The unit's metadata, if it has a metadata file.
 pub(crate) fn read_metadata(path: &Path) -> Result<Option<Recorded>> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("read", path, e)),
-    };
     let bad = |why: String| {
         Error::Corrupt(format!(
             "{}: not the metadata gpucvt writes beside a quantized file: {why}",
             path.display()
         ))
     };
+    // (Its type before it is opened: opening a FIFO would wait for a writer.)
+    let m = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("read", path, e)),
+    };
+    if !m.is_file() {
+        return Err(bad("it is not a regular file".into()));
+    }
+    if m.len() > MAX_METADATA {
+        return Err(bad(format!("it is {} bytes long", m.len())));
+    }
+    let mut f = File::open(path).map_err(|e| Error::io("open", path, e))?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut f, MAX_METADATA), &mut bytes)
+        .map_err(|e| Error::io("read", path, e))?;
     let meta: Metadata = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
     if meta.gpucvt != KIND {
         return Err(bad(format!(
