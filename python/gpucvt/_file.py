@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import operator
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+import signal
+import threading
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _gpucvt
 
@@ -100,6 +103,46 @@ class Summary:
         )
 
 
+class _Terminated(BaseException):
+    """Raised by the handler :func:`_terminating_signals` installs: the signal's number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _terminating_signals() -> Iterator[None]:
+    """Within it, SIGTERM and SIGHUP, whose default action ends the process at once (and would
+    leave the conversion's temporary files), raise instead: the conversion stops and removes
+    them, and then the signal is raised again with its default action, which ends the process
+    as it would have. Handlers the program set itself are left alone, and so is everything
+    outside the main thread (where Python runs no signal handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise _Terminated(signum)
+
+    saved = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:
+            saved[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    except _Terminated as t:
+        for sig, old in saved.items():
+            signal.signal(sig, old)
+        saved = {}
+        signal.raise_signal(t.signum)
+        raise
+    finally:
+        for sig, old in saved.items():
+            signal.signal(sig, old)
+
+
 def _names(x: Union[None, str, Sequence[str]], what: str) -> List[str]:
     if x is None:
         return []
@@ -140,6 +183,7 @@ def convert_file(
     scale_layout: Optional[str] = None,
     scale_2: bool = False,
     recipe: Optional[str] = None,
+    force: bool = False,
 ) -> Summary:
     """Convert a whole tensor file, exactly as ``gpucvt convert SRC -o DST [options]``.
 
@@ -157,13 +201,24 @@ def convert_file(
     ``ceil``, ``even``; ``scale_method`` is its old name), ``scale_layout`` (``rows``,
     ``swizzled``), ``scale_2`` (NVFP4's per-tensor scale): the CLI's ``--recipe``,
     ``--block``, ``--axis``, ``--scale``, ``--scale-rule``, ``--scale-layout``,
-    ``--scale-2``, read by the same library code. The GIL is released while converting.
+    ``--scale-2``, read by the same library code. ``force`` (``--force``) replaces a
+    read-only output (and its read-only sidecar files). ``.npy`` and raw outputs are written
+    as one unit with their sidecars (``DST_scale``, ``DST_scale_2``, and the metadata
+    ``DST.gpucvt.json`` with block scaling): sidecars of an earlier run that this one does
+    not write are removed, and concurrent calls into one output leave one call's unit.
+
+    The GIL is released while converting. Ctrl-C (``KeyboardInterrupt``) stops the
+    conversion as it does the CLI's: the temporary files are removed, nothing is written,
+    and the exception is raised; so do SIGTERM and SIGHUP (in the main thread, where no
+    handler of the program's own is set for them), which then end the process as they
+    would have.
 
     >>> import gpucvt  # doctest: +SKIP
     >>> gpucvt.convert_file("model.safetensors", "model-nvfp4.safetensors", recipe="nvfp4")  # doctest: +SKIP
 
     Returns a :class:`Summary`. Raises ``ValueError`` for bad options and data (with the
-    CLI's message) and ``OSError`` for files that cannot be read or written.
+    CLI's message), ``PermissionError`` for a read-only output without ``force``, and
+    ``OSError`` for files that cannot be read or written.
     """
     from . import _format_of
 
@@ -188,33 +243,35 @@ def convert_file(
         rbits_width = operator.index(rbits_width)
         if not 1 <= rbits_width <= 32:
             raise ValueError(f"rbits_width must be 1 to 32, not {rbits_width}")
-    text = _gpucvt.convert_file(
-        os.fspath(src),
-        os.fspath(dst),
-        to=None if to is None else (to if isinstance(to, str) else _format_of(to)),
-        mode=mode,
-        satfinite=bool(satfinite),
-        sat=bool(sat),
-        relu=bool(relu),
-        ftz=bool(ftz),
-        pzo=bool(pzo),
-        rbits_width=rbits_width,
-        cvt=cvt,
-        from_=None if from_ is None else (from_ if isinstance(from_, str) else _format_of(from_)),
-        tensors=_names(tensor, "tensor"),
-        exclude=_names(exclude, "exclude"),
-        strict=bool(strict),
-        threads=threads,
-        seed=seed,
-        block=_block_text(block),
-        scale=_opt_str(scale, "scale"),
-        scale_rule=_opt_str(scale_rule, "scale_rule"),
-        dry_run=bool(dry_run),
-        recipe=_opt_str(recipe, "recipe"),
-        axis=_axis(axis),
-        scale_layout=_opt_str(scale_layout, "scale_layout"),
-        scale_2=bool(scale_2),
-    )
+    with _terminating_signals():
+        text = _gpucvt.convert_file(
+            os.fspath(src),
+            os.fspath(dst),
+            to=None if to is None else (to if isinstance(to, str) else _format_of(to)),
+            mode=mode,
+            satfinite=bool(satfinite),
+            sat=bool(sat),
+            relu=bool(relu),
+            ftz=bool(ftz),
+            pzo=bool(pzo),
+            rbits_width=rbits_width,
+            cvt=cvt,
+            from_=None if from_ is None else (from_ if isinstance(from_, str) else _format_of(from_)),
+            tensors=_names(tensor, "tensor"),
+            exclude=_names(exclude, "exclude"),
+            strict=bool(strict),
+            threads=threads,
+            seed=seed,
+            block=_block_text(block),
+            scale=_opt_str(scale, "scale"),
+            scale_rule=_opt_str(scale_rule, "scale_rule"),
+            dry_run=bool(dry_run),
+            recipe=_opt_str(recipe, "recipe"),
+            axis=_axis(axis),
+            scale_layout=_opt_str(scale_layout, "scale_layout"),
+            scale_2=bool(scale_2),
+            force=bool(force),
+        )
     return Summary(json.loads(text))
 
 
@@ -232,6 +289,7 @@ def dequantize_file(
     threads: Optional[int] = None,
     from_: Any = None,
     recipe: Optional[str] = None,
+    force: bool = False,
 ) -> Summary:
     """Dequantize a block-scaled file, exactly as ``gpucvt convert SRC -o DST --dequantize
     [--to TO] [options]``: the exact products ``q × s (× s2)`` rounded once to ``to``
@@ -246,12 +304,15 @@ def dequantize_file(
 
     ``.npy`` and raw: the file with the sidecars :func:`convert_file` wrote beside it
     (``X_scale.npy``, and ``X_scale_2.npy`` with a second level; raw: ``X_scale.EXT``);
-    ``dst`` is of the same kind. ``from_`` (``--from``) or ``recipe`` names the elements'
-    format where the file does not (``|u1`` and ``<u2`` arrays, raw data); the blocking
-    comes from ``block``/``recipe``, else (``.npy``) from the scale array's shape and dtype
-    (one-byte scales are ue8m0 unless ``scale="ue4m3"`` or a ``_scale_2`` file says
-    otherwise). Raw data needs ``block`` or ``recipe``. The GIL is released while
-    converting.
+    ``dst`` is of the same kind. The metadata ``X.npy.gpucvt.json`` written with them gives
+    the element format and the blocking, and scale files whose checksums it does not record
+    are refused. Without it (a file gpucvt did not write), ``from_`` (``--from``) or
+    ``recipe`` names the elements' format where the file does not (``|u1`` and ``<u2``
+    arrays, raw data); the blocking comes from ``block``/``recipe``, else (``.npy``) from
+    the scale array's shape and dtype where they tell it unambiguously (one-byte scales are
+    ue8m0 unless ``scale="ue4m3"`` or a ``_scale_2`` file says otherwise). Raw data without
+    metadata needs ``block`` or ``recipe``. ``force`` replaces a read-only output. The GIL is
+    released while converting, and signals stop it as for :func:`convert_file`.
 
     >>> import gpucvt  # doctest: +SKIP
     >>> gpucvt.convert_file("w.safetensors", "w-mx.safetensors", recipe="mxfp8")  # doctest: +SKIP
@@ -260,24 +321,27 @@ def dequantize_file(
     >>> gpucvt.dequantize_file("q.npy", "back.npy", recipe="nvfp4")  # doctest: +SKIP
 
     Returns a :class:`Summary`. Raises ``ValueError`` for bad options and data (with the
-    CLI's message) and ``OSError`` for files that cannot be read or written.
+    CLI's message), ``PermissionError`` for a read-only output without ``force``, and
+    ``OSError`` for files that cannot be read or written.
     """
     from . import _format_of
     from ._quant import _axis, _block_text, _opt_str, _threads
 
     t = _threads(threads)
-    text = _gpucvt.dequantize_file(
-        os.fspath(src),
-        os.fspath(dst),
-        to=to if isinstance(to, str) else _format_of(to),
-        block=_block_text(block),
-        axis=_axis(axis),
-        scale=_opt_str(scale, "scale"),
-        scale_rule=_opt_str(scale_rule, "scale_rule"),
-        scale_layout=_opt_str(scale_layout, "scale_layout"),
-        scale_2=bool(scale_2),
-        threads=0 if t is None else t,
-        from_=None if from_ is None else (from_ if isinstance(from_, str) else _format_of(from_)),
-        recipe=_opt_str(recipe, "recipe"),
-    )
+    with _terminating_signals():
+        text = _gpucvt.dequantize_file(
+            os.fspath(src),
+            os.fspath(dst),
+            to=to if isinstance(to, str) else _format_of(to),
+            block=_block_text(block),
+            axis=_axis(axis),
+            scale=_opt_str(scale, "scale"),
+            scale_rule=_opt_str(scale_rule, "scale_rule"),
+            scale_layout=_opt_str(scale_layout, "scale_layout"),
+            scale_2=bool(scale_2),
+            threads=0 if t is None else t,
+            from_=None if from_ is None else (from_ if isinstance(from_, str) else _format_of(from_)),
+            recipe=_opt_str(recipe, "recipe"),
+            force=bool(force),
+        )
     return Summary(json.loads(text))

@@ -83,6 +83,7 @@ def convert_file(
     axis: Optional[int] = None,
     scale_layout: Optional[str] = None,
     scale_2: bool = False,
+    force: bool = False,
 ) -> str: ...
 def dequantize_file(
     src: str,
@@ -97,6 +98,7 @@ def dequantize_file(
     threads: int = 0,
     from_: Optional[str] = None,
     recipe: Optional[str] = None,
+    force: bool = False,
 ) -> str: ...
 def mx_quantize(
     x: npt.NDArray[np.uint32],

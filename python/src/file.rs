@@ -5,10 +5,67 @@
 //! returned as the JSON text `gpucvt convert --json` prints.
 
 use gpucvt_tensor::{Built, ConvertRequest, Error, ScalingRequest};
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyPermissionError, PyValueError};
 use pyo3::prelude::*;
 use serde::Serialize;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often a running conversion lets Python run its signal handlers.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Runs `work` on a thread of its own while this thread, taking the GIL every
+/// [`SIGNAL_POLL`], runs Python's signal handlers. A handler that raises (Ctrl-C's
+/// `KeyboardInterrupt`; `gpucvt._file` makes SIGTERM and SIGHUP raise too) sets `cancel`,
+/// which the library polls between chunks: the work stops, its temporaries removed and
+/// nothing written, and the handler's exception is raised.
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    cancel: &AtomicBool,
+    work: impl FnOnce() -> T + Send,
+) -> PyResult<T> {
+    std::thread::scope(|s| {
+        let (tx, mut rx) = channel::<()>();
+        let worker = s.spawn(move || {
+            let r = work();
+            let _ = tx.send(());
+            r
+        });
+        let mut raised = None;
+        loop {
+            // (A receiver cannot be shared, so it goes to the GIL-free closure and back.)
+            let (waited, back) = py.detach(move || (rx.recv_timeout(SIGNAL_POLL), rx));
+            rx = back;
+            if !matches!(waited, Err(RecvTimeoutError::Timeout)) {
+                break;
+            }
+            if let Err(e) = py.check_signals() {
+                cancel.store(true, Ordering::Relaxed);
+                raised = Some(e);
+                break;
+            }
+        }
+        let r = py
+            .detach(|| worker.join())
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        match raised {
+            Some(e) => Err(e),
+            None => Ok(r),
+        }
+    })
+}
+
+/// The library's error as a Python exception, with the keyword that lifts a refusal.
+fn to_py(e: Error) -> PyErr {
+    match e {
+        Error::Io { .. } => PyOSError::new_err(e.to_string()),
+        Error::ReadOnly { .. } => PyPermissionError::new_err(format!("{e} (force=True)")),
+        _ => PyValueError::new_err(e.to_string()),
+    }
+}
 
 #[derive(Serialize)]
 struct Json<'a> {
@@ -30,9 +87,11 @@ struct PlanJson<'a> {
 }
 
 /// `gpucvt convert INPUT -o OUTPUT [options]`; returns the `--json` summary (or, with
-/// `dry_run`, the plan) as JSON text. The GIL is released while converting.
+/// `dry_run`, the plan) as JSON text. The GIL is released while converting, and taken back
+/// every 50 ms to run signal handlers: one that raises stops the conversion
+/// ([`interruptible`]).
 #[pyfunction]
-#[pyo3(signature = (src, dst, to=None, mode="rn", satfinite=false, sat=false, relu=false, ftz=false, pzo=false, rbits_width=None, cvt=None, from_=None, tensors=Vec::new(), exclude=Vec::new(), strict=false, threads=0, seed=0, block=None, scale=None, scale_rule=None, dry_run=false, recipe=None, axis=None, scale_layout=None, scale_2=false))]
+#[pyo3(signature = (src, dst, to=None, mode="rn", satfinite=false, sat=false, relu=false, ftz=false, pzo=false, rbits_width=None, cvt=None, from_=None, tensors=Vec::new(), exclude=Vec::new(), strict=false, threads=0, seed=0, block=None, scale=None, scale_rule=None, dry_run=false, recipe=None, axis=None, scale_layout=None, scale_2=false, force=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn convert_file(
     py: Python<'_>,
@@ -61,6 +120,7 @@ pub fn convert_file(
     axis: Option<i64>,
     scale_layout: Option<String>,
     scale_2: bool,
+    force: bool,
 ) -> PyResult<String> {
     let bad = |m: String| PyValueError::new_err(m);
     // What clap checks for the CLI.
@@ -133,8 +193,14 @@ pub fn convert_file(
         threads,
         seed,
         block,
+        force,
     };
-    let Built { options, mut label } = request.build().map_err(|e| bad(e.to_string()))?;
+    let Built {
+        mut options,
+        mut label,
+    } = request.build().map_err(|e| bad(e.to_string()))?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    options.cancel = Some(cancel.clone());
     if let (Some(r), Some(x)) = (
         recipe,
         sreq.expansion(mode).map_err(|e| bad(e.to_string()))?,
@@ -143,10 +209,6 @@ pub fn convert_file(
     }
     let input = src.display().to_string();
     let output = dst.display().to_string();
-    let to_py = |e: Error| match e {
-        Error::Io { .. } => PyOSError::new_err(e.to_string()),
-        _ => PyValueError::new_err(e.to_string()),
-    };
     let json = |r: Result<String, serde_json::Error>| {
         r.map_err(|e| PyValueError::new_err(format!("cannot write the summary: {e}")))
     };
@@ -162,9 +224,10 @@ pub fn convert_file(
             plan: &plan,
         }));
     }
-    let summary = py
-        .detach(|| gpucvt_tensor::convert_file(&src, &dst, &options, &mut |_, _| {}))
-        .map_err(to_py)?;
+    let summary = interruptible(py, &cancel, || {
+        gpucvt_tensor::convert_file(&src, &dst, &options, &mut |_, _| {})
+    })?
+    .map_err(to_py)?;
     json(serde_json::to_string(&Json {
         input,
         output,
@@ -174,9 +237,10 @@ pub fn convert_file(
 }
 
 /// `gpucvt convert INPUT -o OUTPUT --dequantize [--to TO] [block options]`; returns the
-/// `--json` summary as JSON text. The GIL is released while converting.
+/// `--json` summary as JSON text. The GIL is released while converting, and signal handlers
+/// run as in [`convert_file`].
 #[pyfunction]
-#[pyo3(signature = (src, dst, to="f32", block=None, axis=None, scale=None, scale_rule=None, scale_layout=None, scale_2=false, threads=0, from_=None, recipe=None))]
+#[pyo3(signature = (src, dst, to="f32", block=None, axis=None, scale=None, scale_rule=None, scale_layout=None, scale_2=false, threads=0, from_=None, recipe=None, force=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn dequantize_file(
     py: Python<'_>,
@@ -192,6 +256,7 @@ pub fn dequantize_file(
     threads: usize,
     from_: Option<String>,
     recipe: Option<String>,
+    force: bool,
 ) -> PyResult<String> {
     let bad = |m: String| PyValueError::new_err(m);
     let to = *gpucvt_tensor::lookup_format(to, "--to").map_err(|e| bad(e.to_string()))?;
@@ -204,16 +269,17 @@ pub fn dequantize_file(
         layout: scale_layout,
         second_level: scale_2,
     };
-    let opts = sreq
+    let mut opts = sreq
         .dequantize(to, from_.as_deref(), threads)
         .map_err(|e| bad(e.to_string()))?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    opts.force = force;
+    opts.cancel = Some(cancel.clone());
     let label = format!("dequantize to {}", to.name);
-    let summary = py
-        .detach(|| gpucvt_tensor::dequantize_file(&src, &dst, &opts, &mut |_, _| {}))
-        .map_err(|e| match e {
-            Error::Io { .. } => PyOSError::new_err(e.to_string()),
-            _ => PyValueError::new_err(e.to_string()),
-        })?;
+    let summary = interruptible(py, &cancel, || {
+        gpucvt_tensor::dequantize_file(&src, &dst, &opts, &mut |_, _| {})
+    })?
+    .map_err(to_py)?;
     serde_json::to_string(&Json {
         input: src.display().to_string(),
         output: dst.display().to_string(),

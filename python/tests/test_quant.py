@@ -766,6 +766,11 @@ def test_raw_dequantize_file_and_errors(tmp_path):
     gpucvt.dequantize_file(q, back, from_="float4_e2m1fn", block=16, scale="ue4m3",
                            scale_2=True)
     np.testing.assert_array_equal(np.fromfile(back, dtype=np.float32), want)
+    # The metadata written beside it says everything; without it (another program's file)
+    # raw data needs the format and the blocking.
+    gpucvt.dequantize_file(q, back)
+    np.testing.assert_array_equal(np.fromfile(back, dtype=np.float32), want)
+    (tmp_path / "q.bin.gpucvt.json").unlink()
     with pytest.raises(ValueError, match="records neither its shape nor how it was blocked"):
         gpucvt.dequantize_file(q, tmp_path / "e.bin", from_="e2m1")
     with pytest.raises(ValueError, match="give the format of its elements with --from"):

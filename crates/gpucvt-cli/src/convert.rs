@@ -123,6 +123,10 @@ pub struct Args {
     /// --block/--recipe (and --axis, --scale, --scale-layout, --scale-2) the blocking.
     #[arg(long, conflicts_with_all = ["cvt", "mode", "satfinite", "sat", "relu", "ftz", "pzo"])]
     pub dequantize: bool,
+    /// Replace a read-only output (and replace or remove read-only sidecar files of a .npy
+    /// or raw output); without it they are an error.
+    #[arg(long)]
+    pub force: bool,
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
@@ -397,6 +401,7 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
         threads: a.threads,
         seed: a.seed,
         block,
+        force: a.force,
     };
     let Built {
         options: opts,
@@ -410,8 +415,7 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
         label = format!("recipe {}: {x}", r.name);
     }
     if a.dry_run {
-        let plan = gpucvt_tensor::plan_file(&a.input, &a.output, &opts)
-            .map_err(|e| CliError(e.to_string()))?;
+        let plan = gpucvt_tensor::plan_file(&a.input, &a.output, &opts).map_err(message)?;
         let out = if a.json {
             to_json(&PlanJson {
                 input: a.input.display().to_string(),
@@ -464,9 +468,10 @@ fn dequantize(a: &Args, sreq: &ScalingRequest) -> Result<Done, CliError> {
         Some(t) => *gpucvt_tensor::lookup_format(t, "--to").map_err(|e| CliError(e.to_string()))?,
         None => gpucvt_core::format::F32,
     };
-    let opts = sreq
+    let mut opts = sreq
         .dequantize(to, a.from.as_deref(), a.threads)
         .map_err(|e| CliError(e.to_string()))?;
+    opts.force = a.force;
     let label = format!("dequantize to {}", to.name);
     let summary = with_progress("dequantizing", |p| {
         gpucvt_tensor::dequantize_file(&a.input, &a.output, &opts, p)
@@ -489,7 +494,15 @@ fn with_progress(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    result.map_err(|e| CliError(e.to_string()))
+    result.map_err(message)
+}
+
+/// The library's error as the CLI says it, with the option that lifts a refusal.
+fn message(e: gpucvt_tensor::Error) -> CliError {
+    match e {
+        gpucvt_tensor::Error::ReadOnly { .. } => CliError(format!("{e} (--force)")),
+        _ => CliError(e.to_string()),
+    }
 }
 
 /// The summary as `--json` (written as it is produced: the summary of a file of a million

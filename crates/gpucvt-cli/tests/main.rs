@@ -11,4 +11,5 @@ mod quantize;
 mod round;
 mod table;
 mod tile;
+mod units;
 mod verify;

@@ -328,7 +328,12 @@ fn npy_sidecars_for_both_levels() {
     let h = npy_header(&d.join("r_scale.npy"));
     assert!(h.contains("'shape': (4, 1)") && h.contains("<f4"), "{h}");
 
-    // Dequantization of an |u1 array needs its element format, and says so.
+    // Dequantization of an |u1 array takes its element format from the metadata; without
+    // it (another program's file), it needs it, and says so.
+    let (code, _, err) = gpucvt(d, &["convert", "q.npy", "-o", "d.npy", "--dequantize"]);
+    assert_eq!(code, 0, "{err}");
+    std::fs::remove_file(d.join("d.npy")).unwrap();
+    std::fs::remove_file(d.join("q.npy.gpucvt.json")).unwrap();
     let (code, _, err) = gpucvt(d, &["convert", "q.npy", "-o", "d.npy", "--dequantize"]);
     assert_eq!(code, 2);
     assert!(
@@ -545,6 +550,11 @@ fn npy_and_raw_dequantize_errors() {
     quantize(d, "x.npy", "q.npy", "mxfp8", &[]);
     quantize(d, "x.npy", "n.npy", "nvfp4", &[]);
     quantize(d, "x.bin", "q.bin", "mxfp8", &["--from", "f32"]);
+    // These are the checks of files without gpucvt's metadata (another program's): with it,
+    // the blocking is read from it (tests/units.rs).
+    for m in ["q.npy", "n.npy", "q.bin"] {
+        std::fs::remove_file(d.join(format!("{m}.gpucvt.json"))).unwrap();
+    }
     let npy_run = |input: &'static str, more: &[&'static str]| -> Vec<&'static str> {
         let mut a = vec!["convert", input, "-o", "e.npy", "--dequantize"];
         a.extend_from_slice(more);

@@ -1,6 +1,6 @@
 //! Why a file conversion failed.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Why a file conversion failed. Every variant carries a complete, one-line message naming
 /// the file (and tensor) concerned; no output file is left behind.
@@ -31,6 +31,17 @@ pub enum Error {
     /// conversion fails with it).
     #[error("{0}")]
     Refused(String),
+    /// An existing output (or one of its sidecar files) is read-only: it is replaced or
+    /// removed only when forced ([`crate::Options::force`]).
+    #[error("{} is read-only: it is replaced or removed only when forced", path.display())]
+    ReadOnly {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The caller's cancel flag was set ([`crate::Options::cancel`]): the temporaries were
+    /// removed and nothing was written.
+    #[error("interrupted: nothing was written")]
+    Cancelled,
     /// The output read back differs from what was converted (a bug in gpucvt, or storage
     /// that does not keep what it is given); the output was not kept.
     #[error("internal error: {0}")]

@@ -33,7 +33,11 @@
 //!
 //! - **Output**: written to a temporary file in the destination folder and renamed at the
 //!   end; on any error the temporary is removed and nothing is left. An output that is the
-//!   input (same path or same file) is refused.
+//!   input (same path or same file) is refused. A replaced output keeps its mode (and owner,
+//!   where the process may); a read-only one is refused unless [`Options::force`]. A `.npy`
+//!   or raw output and its sidecars (scales, second-level scale, the metadata
+//!   [`metadata_path`]) are one unit: renamed into place together under a lock, the
+//!   sidecars a run does not write removed (`files/unit.rs`).
 //! - **Packing** (`.safetensors` and raw): `e2m1` (`F4`) two elements per byte, the first
 //!   in the low nibble; `e2m3`/`e3m2` (`F6_E2M3`/`F6_E3M2`) four elements per three bytes as
 //!   a little-endian bit stream (element `i` in bits `6i…6i+5`), which is the dense 6-bit
@@ -104,10 +108,12 @@ use files::single::single_layout;
 use files::Ctx;
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::Format;
-use output::{file_type_name, refuse_same, refuse_special};
+use output::{file_type_name, refuse_read_only, refuse_same, refuse_special};
 use serde::Serialize;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// Chooses the conversion for a tensor from its element format; a format it does not take
 /// is an [`Error::Refused`] saying why (for example "cvt.rn.f16.f32 converts f32 elements,
@@ -140,6 +146,13 @@ pub struct Options {
     pub seed: u64,
     /// MX block scaling.
     pub block: Option<BlockScaling>,
+    /// Replace a read-only output (and remove or replace read-only sidecar files of a
+    /// `.npy` or raw output); without it they are an [`Error::ReadOnly`].
+    pub force: bool,
+    /// A flag another thread may set to stop the conversion: it is polled between chunks
+    /// (a few MiB), and a set flag stops it with [`Error::Cancelled`], its temporaries
+    /// removed and nothing written.
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Options {
@@ -155,7 +168,17 @@ impl Options {
             threads: 0,
             seed: 0,
             block: None,
+            force: false,
+            cancel: None,
         }
+    }
+}
+
+/// [`Error::Cancelled`] if the caller's cancel flag is set.
+pub(crate) fn check_cancel(flag: Option<&AtomicBool>) -> Result<()> {
+    match flag {
+        Some(f) if f.load(Ordering::Relaxed) => Err(Error::Cancelled),
+        _ => Ok(()),
     }
 }
 
@@ -358,6 +381,20 @@ pub fn scale_2_path(output: &Path) -> PathBuf {
     sidecar_path(output, "_scale_2")
 }
 
+/// The metadata file of a block-scaled `.npy` or raw output: the output's name with
+/// `.gpucvt.json` after it (`out.npy` → `out.npy.gpucvt.json`). It records the element
+/// format, the shape, the block scaling and a checksum of the data and of each scale file,
+/// so that a dequantization reads the blocking back and refuses scale files that do not
+/// belong to the data.
+pub fn metadata_path(output: &Path) -> PathBuf {
+    let mut name = output
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(".gpucvt.json");
+    output.with_file_name(name)
+}
+
 fn sidecar_path(output: &Path, suffix: &str) -> PathBuf {
     let stem = output
         .file_stem()
@@ -380,9 +417,12 @@ fn sidecar_path(output: &Path, suffix: &str) -> PathBuf {
 ///
 /// `.npy` and raw: the one tensor, with the sidecar scale files [`scale_path`] (and
 /// [`scale_2_path`]) of the input, as [`convert_file`] writes them; the output is of the
-/// input's kind. The element format comes from the `.npy` dtype where it tells (`<f2`),
-/// else from [`DequantizeOptions::elements`]; the blocking from
-/// [`DequantizeOptions::block`], else (`.npy`) from the scale array's shape and dtype.
+/// input's kind. With the metadata file [`metadata_path`] that [`convert_file`] writes
+/// beside them, the element format and the blocking come from it, and a part whose
+/// checksum it does not record is refused ([`Error::Corrupt`]). Without it, the element
+/// format comes from the `.npy` dtype where it tells (`<f2`), else from
+/// [`DequantizeOptions::elements`]; the blocking from [`DequantizeOptions::block`], else
+/// (`.npy`) from the scale array's shape and dtype where they tell it unambiguously.
 pub fn dequantize_file(
     input: &Path,
     output: &Path,
@@ -408,6 +448,12 @@ pub fn dequantize_file(
         )));
     }
     refuse_same(input, output)?;
+    if kind == Kind::Safetensors {
+        refuse_read_only(output, opts.force)?;
+    } else {
+        let read = files::unit::Unit::of(input);
+        files::unit::check_unit(&read.parts(), &files::unit::Unit::of(output), opts.force)?;
+    }
     let mut notes = Vec::new();
     let threads = clamp_threads(opts.threads, &mut notes);
     let pool = rayon::ThreadPoolBuilder::new()
@@ -460,6 +506,7 @@ pub fn convert_file(
         total: len,
         progress,
         buffers: pipeline::Buffers::default(),
+        raw: kind == Kind::Raw,
     };
     let mut summary = match kind {
         Kind::Safetensors => {
@@ -544,13 +591,18 @@ fn open_input(input: &Path, output: &Path, opts: &Options) -> Result<(File, u64,
     refuse_same(input, output)?;
     if let Some(b) = opts.block {
         b.check()?;
-        if kind != Kind::Safetensors {
-            for side in [scale_path(output), scale_2_path(output)] {
-                if let Ok(m) = std::fs::metadata(&side) {
-                    refuse_special(&side, &m)?;
-                }
-                refuse_same(input, &side)?;
+    }
+    if kind == Kind::Safetensors {
+        refuse_read_only(output, opts.force)?;
+    } else {
+        let unit = files::unit::Unit::of(output);
+        files::unit::check_unit(&[input], &unit, opts.force)?;
+        if let Some(b) = opts.block {
+            let mut written = vec![unit.scale.as_path(), unit.meta.as_path()];
+            if b.second_level {
+                written.push(&unit.scale_2);
             }
+            files::unit::check_names(&unit, &written)?;
         }
     }
     if (!opts.tensors.is_empty() || !opts.exclude.is_empty()) && kind != Kind::Safetensors {

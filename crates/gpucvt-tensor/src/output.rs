@@ -93,6 +93,26 @@ pub(crate) fn refuse_same(input: &Path, output: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The longest file name the common file systems take (ext4, XFS, Btrfs, ZFS, APFS, NTFS).
+pub(crate) const NAME_MAX: usize = 255;
+
+/// What a temporary's name adds to the output's: a dot before it, then a dot, six random
+/// characters and this suffix after it.
+const TEMP_SUFFIX: &str = ".gpucvt-tmp";
+const TEMP_EXTRA: usize = 2 + 6 + TEMP_SUFFIX.len();
+
+/// The longest start of `name` that is at most `room` bytes, cut at a character boundary.
+pub(crate) fn truncated(name: &str, room: usize) -> &str {
+    if name.len() <= room {
+        return name;
+    }
+    let mut end = room;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
+}
+
 /// A temporary file beside `path`, renamed to it by [`Temp::finish`] and removed if dropped
 /// (or by [`remove_temporaries`] on a signal).
 pub(crate) struct Temp {
@@ -121,6 +141,17 @@ pub(crate) fn live_temporaries() -> std::sync::MutexGuard<'static, Vec<PathBuf>>
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// Held while the parts of an output are renamed into place, so that a signal handler's
+/// [`remove_temporaries`] waits for the renames to end instead of stopping the process
+/// between them (which would leave an output whose parts come from two runs).
+static COMMITTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+pub(crate) fn committing() -> std::sync::MutexGuard<'static, ()> {
+    COMMITTING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Registers a temporary file that [`remove_temporaries`] removes if the process is stopped
 /// while it exists. Every output temporary of this crate is registered; a caller that writes
 /// temporaries of its own (the CLI's `sweep --out`) registers them too.
@@ -137,10 +168,52 @@ pub fn unregister_temporary(path: &Path) {
 }
 
 /// Removes every registered temporary file: for a signal handler (SIGINT, SIGTERM) to call
-/// before the process exits, so that an interrupted conversion leaves nothing behind.
+/// before the process exits, so that an interrupted conversion leaves nothing behind. An
+/// output whose parts are being renamed into place is finished first (that takes
+/// milliseconds), so that it is never left half old, half new.
 pub fn remove_temporaries() {
+    let _committing = committing();
     for p in live_temporaries().drain(..) {
         let _ = std::fs::remove_file(p);
+    }
+}
+
+/// Whether an existing file is read-only: no write permission for anyone (the mode's write
+/// bits, not what the process may do: root may write anything).
+fn read_only(m: &std::fs::Metadata) -> bool {
+    m.permissions().readonly()
+}
+
+/// Refuses to replace or remove `path` if it is a read-only file, unless `force`.
+pub(crate) fn refuse_read_only(path: &Path, force: bool) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() && read_only(&m) && !force => Err(Error::ReadOnly {
+            path: path.to_path_buf(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Gives `file` the permission bits of `like` and, where the process may, its owner and
+/// group (a process that may not give a file away may still give it one of its groups).
+/// Best effort: a file system that keeps no modes or owners keeps the temporary's.
+fn take_attributes(file: &std::fs::File, like: &std::fs::Metadata) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{fchown, MetadataExt, PermissionsExt};
+        if let Ok(mine) = file.metadata() {
+            if (mine.uid(), mine.gid()) != (like.uid(), like.gid())
+                && fchown(file, Some(like.uid()), Some(like.gid())).is_err()
+            {
+                let _ = fchown(file, None, Some(like.gid()));
+            }
+        }
+        // The permission bits only: a set-user-ID bit is not carried to new contents.
+        let _ = file.set_permissions(std::fs::Permissions::from_mode(like.mode() & 0o777));
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file.set_permissions(like.permissions());
     }
 }
 
@@ -154,16 +227,25 @@ impl Temp {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        // The target's name is in the temporary's, so that a leftover says what it was.
-        let prefix = format!(".{name}.");
-        let mut b = tempfile::Builder::new();
-        b.prefix(&prefix).suffix(".gpucvt-tmp");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            b.permissions(std::fs::Permissions::from_mode(0o644));
+        // The target's name is in the temporary's, so that a leftover says what it was; cut
+        // short where the whole would be longer than a file name may be.
+        let prefix = format!(".{}.", truncated(&name, NAME_MAX - TEMP_EXTRA));
+        let create = |prefix: &str| {
+            let mut b = tempfile::Builder::new();
+            b.prefix(prefix).suffix(TEMP_SUFFIX);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                b.permissions(std::fs::Permissions::from_mode(0o644));
+            }
+            b.tempfile_in(dir)
+        };
+        let file = match create(&prefix) {
+            // A file system whose names are shorter still: a temporary without the name.
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidFilename => create(".gpucvt."),
+            r => r,
         }
-        let file = b.tempfile_in(dir).map_err(|e| Error::Io {
+        .map_err(|e| Error::Io {
             context: format!(
                 "cannot create the output {}: cannot create a file in {}",
                 path.display(),
@@ -179,7 +261,21 @@ impl Temp {
         })
     }
 
-    pub(crate) fn finish(self) -> Result<()> {
+    /// Renames the temporary to its path, with the mode and owner of the file it replaces;
+    /// a read-only file is replaced only with `force`.
+    pub(crate) fn finish(self, force: bool) -> Result<()> {
+        refuse_read_only(&self.path, force)?;
+        self.finish_like(None)
+    }
+
+    /// Renames the temporary to its path, with the mode and owner of the file it replaces,
+    /// or of `like` where there is none (a new sidecar gets its output's). The caller has
+    /// checked that the file may be replaced.
+    pub(crate) fn finish_like(self, like: Option<&std::fs::Metadata>) -> Result<()> {
+        let existing = std::fs::metadata(&self.path).ok().filter(|m| m.is_file());
+        if let Some(m) = existing.as_ref().or(like) {
+            take_attributes(self.file.as_file(), m);
+        }
         let path = self.path;
         self.file
             .persist(&path)

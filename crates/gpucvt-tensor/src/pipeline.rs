@@ -20,6 +20,27 @@ pub(crate) const CHUNK_BYTES: u64 = 8 << 20;
 pub(crate) struct Io<'a> {
     pub input_path: &'a Path,
     pub output_path: &'a Path,
+    /// Whether the input is raw data (no header), for the message of a file that ends early.
+    pub raw: bool,
+    /// The caller's cancel flag, polled before each chunk.
+    pub cancel: Option<&'a std::sync::atomic::AtomicBool>,
+}
+
+/// The message of an input that ends before its data does: with a header, before the end
+/// the header gives; raw data, whose length was taken when the conversion started, was
+/// shortened meanwhile.
+pub(crate) fn ends_early(path: &Path, raw: bool) -> Error {
+    Error::Corrupt(if raw {
+        format!(
+            "{}: the file ends before its data was read: it was shortened while it was being converted (truncated file)",
+            path.display()
+        )
+    } else {
+        format!(
+            "{}: the data ends before the header says it does (truncated file)",
+            path.display()
+        )
+    })
 }
 
 /// One tensor's elements: `n` of them from `input` (from its position on) into `output`.
@@ -63,16 +84,14 @@ pub(crate) fn run<W: Write + Send>(
         return Ok(stats);
     }
     let read_error = |e: std::io::Error| match e.kind() {
-        std::io::ErrorKind::UnexpectedEof => Error::Corrupt(format!(
-            "{}: the data ends before the header says it does (truncated file)",
-            io.input_path.display()
-        )),
+        std::io::ErrorKind::UnexpectedEof => ends_early(io.input_path, io.raw),
         // (The kernels' report of an element that is not an encoding of its format.)
         std::io::ErrorKind::InvalidData => {
             Error::Corrupt(format!("{}: {e}", io.input_path.display()))
         }
         _ => Error::io("read", io.input_path, e),
     };
+    crate::check_cancel(io.cancel)?;
     let start = input.stream_position().map_err(read_error)?;
     let file: &File = input;
     if n <= chunk {
@@ -124,6 +143,7 @@ pub(crate) fn run<W: Write + Send>(
         let result = (|| -> Result<()> {
             let (mut first, mut at) = (0u64, start);
             while first < n {
+                crate::check_cancel(io.cancel)?;
                 let m = chunk.min(n - first);
                 let in_bytes = plan.src_pack.bytes_for(m);
                 let out_bytes = plan.dst_pack.bytes_for(m) as usize;

@@ -73,6 +73,8 @@ pub struct ConvertRequest {
     pub seed: u64,
     /// `--block` with `--scale-method`.
     pub block: Option<BlockScaling>,
+    /// `--force`: replace a read-only output.
+    pub force: bool,
 }
 
 impl Default for ConvertRequest {
@@ -94,6 +96,7 @@ impl Default for ConvertRequest {
             threads: 0,
             seed: 0,
             block: None,
+            force: false,
         }
     }
 }
@@ -124,6 +127,7 @@ impl ConvertRequest {
         options.threads = self.threads;
         options.seed = self.seed;
         options.block = self.block;
+        options.force = self.force;
         Ok(Built { options, label })
     }
 
@@ -406,6 +410,7 @@ impl ScalingRequest {
             elements,
             scale,
             threads,
+            ..crate::DequantizeOptions::default()
         })
     }
 

@@ -3,5 +3,6 @@
 //! runs those whose path contains NAME, e.g. `tile::`).
 
 mod files;
+mod outputs;
 mod quant_reference;
 mod torchao;

@@ -24,6 +24,8 @@ use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// What [`crate::dequantize_file`] does.
 #[derive(Clone, Debug)]
@@ -44,6 +46,11 @@ pub struct DequantizeOptions {
     pub scale: Option<ScaleFormat>,
     /// Worker threads (0: one per core).
     pub threads: usize,
+    /// Replace a read-only output (and remove read-only sidecar files of a `.npy` or raw
+    /// output); without it they are an [`Error::ReadOnly`].
+    pub force: bool,
+    /// A flag another thread may set to stop the dequantization ([`crate::Options::cancel`]).
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Default for DequantizeOptions {
@@ -54,6 +61,8 @@ impl Default for DequantizeOptions {
             elements: None,
             scale: None,
             threads: 0,
+            force: false,
+            cancel: None,
         }
     }
 }
@@ -76,56 +85,114 @@ fn scale_format(d: Dtype) -> Option<ScaleFormat> {
     })
 }
 
+/// Why [`infer`] found no blocking.
+pub(crate) enum NotInferred {
+    /// No blocking gives scales of that shape.
+    NoFit,
+    /// Tiles of several sizes give scales of that shape, and none is the evident one: the
+    /// sides that fit, (low, high) for the rows and the columns.
+    Ambiguous([(u64, u64); 2]),
+}
+
+/// The side of the tiles that cut an axis of `n` elements into `s` (the last one may be
+/// ragged). Every side from ⌈n/s⌉ to ⌊(n−1)/(s−1)⌋ does, and they cut the axis
+/// differently: one side is taken only where it is the only one, or where it is the power
+/// of two in that range and no other side divides the axis exactly (DeepSeek's 128 × 128
+/// tiles, ragged or not). Otherwise the range is returned.
+fn tile_side(n: u64, s: u64) -> std::result::Result<u64, Option<(u64, u64)>> {
+    if s == 0 || n == 0 {
+        return Err(None);
+    }
+    if s == 1 {
+        return Ok(n);
+    }
+    let (lo, hi) = (n.div_ceil(s), (n - 1) / (s - 1));
+    if lo > hi {
+        return Err(None);
+    }
+    if lo == hi {
+        return Ok(lo);
+    }
+    let p = lo.next_power_of_two();
+    if p <= hi && (!n.is_multiple_of(s) || n / s == p) {
+        return Ok(p);
+    }
+    Err(Some((lo, hi)))
+}
+
 /// The block scaling that maps a tensor of `shape` to scales of `sshape` (row-major), read
 /// off the shapes: a scalar is one scale per tensor; one axis divided is blocks of N along
-/// it (1: per row); the last two divided, R×C tiles (the smallest power of two that gives
-/// the count, for ragged edges).
-pub(crate) fn infer(shape: &[u64], sshape: &[u64]) -> Option<(Block, i64)> {
+/// it (1: per row); the last two divided, R×C tiles where the sides are evident
+/// ([`tile_side`]).
+pub(crate) fn infer(
+    shape: &[u64],
+    sshape: &[u64],
+) -> std::result::Result<(Block, i64), NotInferred> {
     if sshape.is_empty()
         || (sshape.iter().product::<u64>() == 1
             && shape.iter().product::<u64>() > 1
             && sshape.len() != shape.len())
     {
-        return Some((Block::Tensor, -1));
+        return Ok((Block::Tensor, -1));
     }
     if sshape.len() != shape.len() {
-        return None;
+        return Err(NotInferred::NoFit);
     }
     let diff: Vec<usize> = (0..shape.len())
         .filter(|&i| shape[i] != sshape[i])
         .collect();
     let nd = shape.len() as i64;
     match diff[..] {
-        [] => Some((Block::Len(1), -1)),
+        [] => Ok((Block::Len(1), -1)),
         [a] => {
             if sshape[a] == 0 || !shape[a].is_multiple_of(sshape[a]) {
-                return None;
+                return Err(NotInferred::NoFit);
             }
             let axis = a as i64 - nd;
             if sshape[a] == 1 {
-                Some((Block::Row, axis))
+                Ok((Block::Row, axis))
             } else {
-                Some((Block::Len(shape[a] / sshape[a]), axis))
+                Ok((Block::Len(shape[a] / sshape[a]), axis))
             }
         }
         [a, b] if a + 2 == shape.len() && b + 1 == shape.len() => {
-            let side = |n: u64, s: u64| -> Option<u64> {
-                if s == 0 {
-                    return None;
+            match (
+                tile_side(shape[a], sshape[a]),
+                tile_side(shape[b], sshape[b]),
+            ) {
+                (Ok(r), Ok(c)) => Ok((Block::Tile(r, c), -1)),
+                (Err(None), _) | (_, Err(None)) => Err(NotInferred::NoFit),
+                (r, c) => {
+                    let range = |x: std::result::Result<u64, Option<(u64, u64)>>| match x {
+                        Ok(t) => (t, t),
+                        Err(r) => r.unwrap_or_default(),
+                    };
+                    Err(NotInferred::Ambiguous([range(r), range(c)]))
                 }
-                let mut t = n.div_ceil(s).next_power_of_two();
-                if n.div_ceil(t) != s {
-                    t = n.div_ceil(s);
-                }
-                (n.div_ceil(t) == s).then_some(t)
-            };
-            Some((
-                Block::Tile(side(shape[a], sshape[a])?, side(shape[b], sshape[b])?),
-                -1,
-            ))
+            }
         }
-        _ => None,
+        _ => Err(NotInferred::NoFit),
     }
+}
+
+/// The message of an ambiguous tiling ([`NotInferred::Ambiguous`]) of `what`, whose scales
+/// `sname` have the shape `sshape`.
+pub(crate) fn ambiguous(what: &str, sname: &str, sshape: &[u64], sides: [(u64, u64); 2]) -> String {
+    let side = |(lo, hi): (u64, u64)| {
+        if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo} to {hi}")
+        }
+    };
+    format!(
+        "{what}: its scales {sname} (shape {}) fit tiles of several sizes ({} rows by {} columns), which cut it differently; give the block it was quantized with (for example {}x{}) or its recipe",
+        crate::files::shape_text(sshape),
+        side(sides[0]),
+        side(sides[1]),
+        sides[0].0,
+        sides[1].0
+    )
 }
 
 /// Dequantizes a `.safetensors` file (see the module).
@@ -190,10 +257,15 @@ pub(crate) fn dequantize_safetensors(
             None => match opts.block {
                 Some(b) => b,
                 None => {
-                    let (block, axis) = infer(&shape, &sshape).ok_or_else(|| {
-                        Error::Invalid(format!(
-                            "{what}: cannot tell how its scales {sname:?} (shape {sshape:?}) block it (shape {shape:?}); give --block (and --axis)"
-                        ))
+                    let (block, axis) = infer(&shape, &sshape).map_err(|e| {
+                        Error::Invalid(match e {
+                            NotInferred::NoFit => format!(
+                                "{what}: cannot tell how its scales {sname:?} (shape {sshape:?}) block it (shape {shape:?}); give --block (and --axis)"
+                            ),
+                            NotInferred::Ambiguous(sides) => {
+                                ambiguous(&what, &format!("{sname:?}"), &sshape, sides)
+                            }
+                        })
                     })?;
                     BlockScaling {
                         block,
@@ -330,6 +402,7 @@ pub(crate) fn dequantize_safetensors(
         if dropped.contains(&i) && !jobs.contains_key(&i) {
             continue;
         }
+        crate::check_cancel(opts.cancel.as_deref())?;
         let bytes = read_at(&mut f, info)?;
         done += bytes.len() as u64;
         let data = match jobs.get(&i) {
@@ -411,7 +484,8 @@ pub(crate) fn dequantize_safetensors(
         summary.total.merge(&st);
     }
     selfcheck::verify_safetensors(tmp.file.path(), output, &regions)?;
-    tmp.finish()?;
+    crate::check_cancel(opts.cancel.as_deref())?;
+    tmp.finish(opts.force)?;
     Ok(summary)
 }
 

@@ -1,18 +1,22 @@
 //! Dequantization of a `.npy` or raw file that was block-scaled: the element file with the
 //! sidecars `convert` writes beside it (`X_scale.EXT`, and `X_scale_2.EXT` with a second
-//! level). Neither kind of file records how it was blocked, so the blocking comes from the
-//! options; a `.npy` scale array's shape (and dtype) can tell it too, as a safetensors
-//! scale tensor's can. The output is one file of the input's kind.
+//! level), and the metadata file `X.EXT.gpucvt.json` that records how it was blocked and a
+//! checksum of each part ([`crate::files::unit`]): the blocking is read from it, and parts
+//! that do not match it are refused. Without a metadata file (a file gpucvt did not write)
+//! the blocking comes from the options; a `.npy` scale array's shape (and dtype) can tell
+//! it too where it is unambiguous, as a safetensors scale tensor's can. The output is one
+//! file of the input's kind.
 
 use crate::dtype::{self, container_bytes, dense_packing, format_of_npy, Packing};
 use crate::engine::pack::unpack;
 use crate::error::{Error, Result};
-use crate::files::dequantize::{encode, infer, DequantizeOptions};
+use crate::files::dequantize::{ambiguous, encode, infer, DequantizeOptions, NotInferred};
 use crate::files::selfcheck::{self, Hashing, Region};
+use crate::files::unit::{self, read_metadata, Unit, UnitLock};
 use crate::files::{npy, shape_text};
 use crate::output::{refuse_same, Temp};
 use crate::quant::{BlockScaling, Quantizer, ScaleFormat, ScaleLayout, ScaleRule};
-use crate::{scale_2_path, scale_path, Stats, Summary, TensorSummary};
+use crate::{check_cancel, metadata_path, scale_2_path, scale_path, Stats, Summary, TensorSummary};
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::{Format, F32};
 use gpucvt_core::{Policy, Rounding};
@@ -74,13 +78,13 @@ fn elements(
     f: &mut File,
     file: &str,
     len: u64,
-    opts: &DequantizeOptions,
+    given: Option<Format>,
     npy: bool,
 ) -> Result<Elements> {
     let e = if npy {
         let h = npy::read_header(f, file)?;
         let item = dtype::npy_itemsize(&h.descr);
-        let elem = match (opts.elements, format_of_npy(&h.descr)) {
+        let elem = match (given, format_of_npy(&h.descr)) {
             (_, None) => {
                 return Err(Error::Unsupported(format!(
                     "{file}: dtype {:?} cannot hold quantized elements; numeric little-endian dtypes (|u1 <u2 <f2 …) can",
@@ -119,7 +123,7 @@ fn elements(
             pack: Packing::Bytes(item as usize),
         }
     } else {
-        let elem = opts.elements.ok_or_else(|| {
+        let elem = given.ok_or_else(|| {
             Error::Invalid(format!(
                 "{file} is raw data (not .npy or .safetensors): give the format of its elements with --from (e4m3, e2m1, …) or --recipe"
             ))
@@ -147,6 +151,14 @@ fn elements(
     Ok(e)
 }
 
+/// The error for metadata `meta` that does not describe the data file `file`.
+fn not_its(file: &str, meta: &Path, why: String) -> Error {
+    Error::Corrupt(format!(
+        "{file} does not match its metadata {}: {why}",
+        meta.display()
+    ))
+}
+
 /// Dequantizes a `.npy` (`npy`) or raw file with its sidecar scale files (see the module).
 pub(crate) fn dequantize_single(
     input: &Path,
@@ -157,26 +169,61 @@ pub(crate) fn dequantize_single(
     npy: bool,
 ) -> Result<Summary> {
     let file = input.display().to_string();
-    let mut f = File::open(input).map_err(|e| Error::io("open", input, e))?;
-    let len = f.metadata().map_err(|e| Error::io("read", input, e))?.len();
-    let el = elements(&mut f, &file, len, opts, npy)?;
-    let (sp, sp2) = (scale_path(input), scale_2_path(input));
-    for side in [&sp, &sp2] {
+    let (sp, sp2, mp) = (scale_path(input), scale_2_path(input), metadata_path(input));
+    for (side, what) in [(&sp, "scale"), (&sp2, "scale"), (&mp, "metadata")] {
         refuse_same(side, output).map_err(|_| {
             Error::Invalid(format!(
-                "the output {} is the input's scale file {}; choose another output path",
+                "the output {} is the input's {what} file {}; choose another output path",
                 output.display(),
                 side.display()
             ))
         })?;
     }
-    let (mut sf, slen) = open_sidecar(&sp)?.ok_or_else(|| {
+    // Every part is opened under the unit's shared lock (a writer renames its parts in
+    // under the exclusive one); once open, a rename does not change what is read.
+    let lock = UnitLock::shared(input);
+    let mut f = File::open(input).map_err(|e| Error::io("open", input, e))?;
+    let len = f.metadata().map_err(|e| Error::io("read", input, e))?.len();
+    let recorded = read_metadata(&mp)?;
+    let side = open_sidecar(&sp)?;
+    let side_2 = open_sidecar(&sp2)?;
+    lock.release();
+    let given = match (opts.elements, recorded.as_ref().map(|r| r.elements)) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(Error::Invalid(format!(
+                "{file}: its metadata {} records {b} elements, not {a}",
+                mp.display()
+            )))
+        }
+        (a, b) => a.or(b),
+    };
+    let el = elements(&mut f, &file, len, given, npy)?;
+    let (mut sf, slen) = side.ok_or_else(|| {
         Error::Invalid(format!(
             "{file}: its block scales {} are missing (gpucvt convert writes them beside the quantized file: the name with _scale before the extension)",
             sp.display()
         ))
     })?;
-    let side_2 = open_sidecar(&sp2)?;
+    if let Some(r) = &recorded {
+        if el.shape != r.meta.shape {
+            return Err(not_its(
+                &file,
+                &mp,
+                format!(
+                    "it records the shape {}, and the data has the shape {}",
+                    shape_text(&r.meta.shape),
+                    shape_text(&el.shape)
+                ),
+            ));
+        }
+        if r.meta.scale_2.is_none() && side_2.is_some() {
+            return Err(Error::Corrupt(format!(
+                "{} does not belong to {file}: its metadata {} records no second-level scale",
+                sp2.display(),
+                mp.display()
+            )));
+        }
+    }
 
     // The second-level scale: one f32.
     let s2 = match side_2 {
@@ -233,14 +280,27 @@ pub(crate) fn dequantize_single(
         (None, Vec::new(), 0)
     };
     let second = s2.is_some();
-    let scaling = match opts.block {
-        Some(b) => b,
-        None if !npy => {
+    let scaling = match (&recorded, opts.block) {
+        (Some(r), given) => {
+            // The rule chose the scales; reading them back does not depend on it.
+            let differs = given.is_some_and(|b| BlockScaling { rule: r.scaling.rule, ..b } != r.scaling)
+                || opts.scale.is_some_and(|s| s != r.scaling.format);
+            if differs {
+                return Err(Error::Invalid(format!(
+                    "{file}: its metadata {} records the blocking {}, which the blocking given contradicts; leave it out to use the recorded one",
+                    mp.display(),
+                    r.scaling.describe()
+                )));
+            }
+            r.scaling
+        }
+        (None, Some(b)) => b,
+        (None, None) if !npy => {
             return Err(Error::Invalid(format!(
                 "{file} is raw data, which records neither its shape nor how it was blocked: give --block (with --axis, --scale, --scale-layout, --scale-2 as when it was quantized) or --recipe"
             )))
         }
-        None => {
+        (None, None) => {
             let d = sdescr.as_deref().unwrap_or_default();
             let format = match opts.scale {
                 Some(s) => s,
@@ -258,13 +318,18 @@ pub(crate) fn dequantize_single(
                     }
                 },
             };
-            let (block, axis) = infer(&el.shape, &sshape).ok_or_else(|| {
-                Error::Invalid(format!(
-                    "{file}: cannot tell how its scales {} (shape {}) block it (shape {}); give --block (and --axis) or --recipe",
-                    sp.display(),
-                    shape_text(&sshape),
-                    shape_text(&el.shape)
-                ))
+            let (block, axis) = infer(&el.shape, &sshape).map_err(|e| {
+                Error::Invalid(match e {
+                    NotInferred::NoFit => format!(
+                        "{file}: cannot tell how its scales {} (shape {}) block it (shape {}); give --block (and --axis) or --recipe",
+                        sp.display(),
+                        shape_text(&sshape),
+                        shape_text(&el.shape)
+                    ),
+                    NotInferred::Ambiguous(sides) => {
+                        ambiguous(&file, &sp.display().to_string(), &sshape, sides)
+                    }
+                })
             })?;
             BlockScaling {
                 block,
@@ -342,6 +407,15 @@ pub(crate) fn dequantize_single(
     f.seek(SeekFrom::Start(el.data_start))
         .map_err(|e| Error::io("read", input, e))?;
     let bytes = read_exact(&mut f, input, len - el.data_start)?;
+    if let Some(r) = &recorded {
+        if !r.meta.data.matches(&bytes) {
+            return Err(not_its(
+                &file,
+                &mp,
+                "the data's checksum differs from the one it records: the file was changed or replaced after it was quantized, and its scale files may not belong to it; quantize it again".into(),
+            ));
+        }
+    }
     let width = el.elem.width();
     let stray = |i: usize, c: u64| {
         Error::Invalid(format!(
@@ -370,6 +444,22 @@ pub(crate) fn dequantize_single(
     sf.seek(SeekFrom::Start(sstart))
         .map_err(|e| Error::io("read", &sp, e))?;
     let sb = read_exact(&mut sf, &sp, count * sbytes)?;
+    if let Some(r) = &recorded {
+        let s2_ok = match (&r.meta.scale_2, &s2) {
+            (Some(p), Some(v)) => p.matches(&v.to_le_bytes()),
+            _ => true,
+        };
+        for (ok, path) in [(r.meta.scale.matches(&sb), &sp), (s2_ok, &sp2)] {
+            if !ok {
+                return Err(Error::Corrupt(format!(
+                    "{} does not belong to {file}: its checksum differs from the one its metadata {} records (scales of another run?); quantize it again",
+                    path.display(),
+                    mp.display()
+                )));
+            }
+        }
+    }
+    check_cancel(opts.cancel.as_deref())?;
     let written: Vec<u32> = match scaling.format {
         ScaleFormat::Ue8m0 | ScaleFormat::Ue4m3 => sb.iter().map(|&b| b as u32).collect(),
         ScaleFormat::Bf16 => sb
@@ -384,6 +474,7 @@ pub(crate) fn dequantize_single(
     let scales = qz.read_layout(&written)?;
     let values = pool.install(|| qz.dequantize(&q, &scales, s2))?;
     drop(q);
+    check_cancel(opts.cancel.as_deref())?;
     let to = opts.to;
     let data = pool.install(|| encode(&values, &to));
     let nan = values.iter().filter(|v| v.is_nan()).count() as u64;
@@ -426,7 +517,17 @@ pub(crate) fn dequantize_single(
             },
         ],
     )?;
-    tmp.finish()?;
+    unit::commit(
+        &Unit::of(output),
+        unit::Written {
+            data: tmp,
+            scale: None,
+            scale_2: None,
+            meta: None,
+        },
+        opts.force,
+        &|| check_cancel(opts.cancel.as_deref()),
+    )?;
     let stats = Stats {
         elements: n as u64,
         nan,

@@ -13,6 +13,7 @@ pub(crate) mod raw;
 pub(crate) mod safetensors;
 pub(crate) mod selfcheck;
 pub(crate) mod single;
+pub(crate) mod unit;
 
 use crate::dtype::{container_bytes, dense_packing, Packing};
 use crate::engine::Plan;
@@ -35,6 +36,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) total: u64,
     pub(crate) progress: &'a mut dyn FnMut(u64, u64),
     pub(crate) buffers: pipeline::Buffers,
+    /// The input is raw data (no header).
+    pub(crate) raw: bool,
 }
 
 pub(crate) fn shape_text(shape: &[u64]) -> String {
@@ -244,6 +247,8 @@ impl Ctx<'_> {
         let io = pipeline::Io {
             input_path: self.input,
             output_path: self.output,
+            raw: self.raw,
+            cancel: self.opts.cancel.as_deref(),
         };
         let pool = self.pool;
         let mut done = self.done;

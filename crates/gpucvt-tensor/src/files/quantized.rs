@@ -63,11 +63,14 @@ impl Ctx<'_> {
         let start = f
             .stream_position()
             .map_err(|e| Error::io("read", self.input, e))?;
+        let cancel = self.opts.cancel.as_deref();
         let src = FileWords {
             f,
             path: self.input,
             src: conv.src,
             start,
+            raw: self.raw,
+            cancel,
         };
         let pool = self.pool;
         let threaded = qz.geometry().elements() > CHUNK;
@@ -75,6 +78,7 @@ impl Ctx<'_> {
             let mut bufs = std::mem::take(&mut self.buffers.quant);
             let r = self.write_behind(w, out_path, threaded, |ctx, out| {
                 qz.stream(pool, CHUNK, &src, random, &mut bufs, |q, len| {
+                    crate::check_cancel(cancel)?;
                     out.send(dst_pack, q)?;
                     ctx.tick(src_pack.bytes_for(len));
                     Ok(())
@@ -86,6 +90,7 @@ impl Ctx<'_> {
             let mut bufs = StreamBuffers::<u16>::default();
             self.write_behind(w, out_path, threaded, |ctx, out| {
                 qz.stream(pool, CHUNK, &src, random, &mut bufs, |q, len| {
+                    crate::check_cancel(cancel)?;
                     out.send(dst_pack, q)?;
                     ctx.tick(src_pack.bytes_for(len));
                     Ok(())
@@ -222,6 +227,10 @@ struct FileWords<'a> {
     /// Their format: `f32`, `bf16` or `f16`.
     src: Format,
     start: u64,
+    /// The input is raw data (no header).
+    raw: bool,
+    /// The caller's cancel flag, polled at each read (the workers read a chunk's pieces).
+    cancel: Option<&'a std::sync::atomic::AtomicBool>,
 }
 
 thread_local! {
@@ -231,13 +240,11 @@ thread_local! {
 
 impl Source for FileWords<'_> {
     fn read_at(&self, x: &mut [u32], at: u64) -> Result<()> {
+        crate::check_cancel(self.cancel)?;
         let path = self.path;
         let read_error = |e: std::io::Error| {
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                Error::Corrupt(format!(
-                    "{}: the data ends before the header says it does (truncated file)",
-                    path.display()
-                ))
+                crate::pipeline::ends_early(path, self.raw)
             } else {
                 Error::io("read", path, e)
             }

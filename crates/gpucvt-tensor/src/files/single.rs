@@ -1,15 +1,18 @@
-//! `.npy` and raw conversions: one tensor, its block scales in a sidecar file.
+//! `.npy` and raw conversions: one tensor, its block scales in a sidecar file, written with
+//! its metadata as one unit ([`crate::files::unit`]).
 
 use crate::dtype::{self, Packing};
 use crate::engine::{splitmix64, Plan};
 use crate::error::{Error, Result};
 use crate::files::quantized::QuantJob;
 use crate::files::selfcheck::{self, Hashing, Region};
+use crate::files::unit::{self, Metadata, Part, Unit};
 use crate::files::{decide, npy, raw, scale_outputs, short_region, Ctx, PlanKey, Scaled};
 use crate::output::Temp;
 use crate::quant::ScaleFormat;
 use crate::{
-    scale_2_path, scale_path, FilePlan, Options, PlannedTensor, Stats, Summary, TensorSummary,
+    check_cancel, metadata_path, scale_2_path, scale_path, FilePlan, Options, PlannedTensor, Stats,
+    Summary, TensorSummary,
 };
 use gpucvt_core::format::Format;
 use std::fs::File;
@@ -185,7 +188,27 @@ impl Ctx<'_> {
         };
         let hashes = self.write_single(f, &l, &plan, &mut outputs)?;
         verify_single(&l, &outputs, &hashes, self.output)?;
-        let (scale, scale_2) = outputs.finish(&l)?;
+        let meta = match l.key.scaled.scaling() {
+            Some(scaling) => Some(write_metadata(self.output, &l, &hashes, &scaling)?),
+            None => None,
+        };
+        let scale = outputs.side.as_ref().map(|(_, p)| p.display().to_string());
+        let scale_2 = outputs
+            .side_2
+            .as_ref()
+            .map(|(_, p)| p.display().to_string());
+        let cancel = self.opts.cancel.as_deref();
+        unit::commit(
+            &Unit::of(self.output),
+            unit::Written {
+                data: outputs.out,
+                scale: outputs.side.map(|(t, _)| t),
+                scale_2: outputs.side_2.map(|(t, _)| t),
+                meta,
+            },
+            self.opts.force,
+            &|| check_cancel(cancel),
+        )?;
         let stats = hashes.stats;
         let mut total = Stats::default();
         total.merge(&stats);
@@ -364,29 +387,49 @@ fn verify_single(l: &SingleLayout, o: &Outputs, h: &Hashes, out_path: &Path) -> 
     Ok(())
 }
 
-impl Outputs {
-    /// Renames the sidecar, then the output, into place (the sidecar is removed again if the
-    /// output cannot be); returns the sidecar's path as the summary shows it.
-    fn finish(self, l: &SingleLayout) -> Result<(Option<String>, Option<String>)> {
-        let scale = self.side.as_ref().map(|(_, p)| p.display().to_string());
-        let scale_2 = self.side_2.as_ref().map(|(_, p)| p.display().to_string());
-        if let Some((s, _)) = self.side {
-            s.finish()?;
-        }
-        if let Some((s, _)) = self.side_2 {
-            if let Err(e) = s.finish() {
-                if let Some((p, _, _)) = &l.scale {
-                    let _ = std::fs::remove_file(p);
-                }
-                return Err(e);
-            }
-        }
-        if let Err(e) = self.out.finish() {
-            for (p, _, _) in l.scale.iter().chain(&l.scale_2) {
-                let _ = std::fs::remove_file(p);
-            }
-            return Err(e);
-        }
-        Ok((scale, scale_2))
+/// The unit's metadata ([`Metadata`]) written to a temporary beside `output` and read back.
+fn write_metadata(
+    output: &Path,
+    l: &SingleLayout,
+    h: &Hashes,
+    scaling: &crate::quant::BlockScaling,
+) -> Result<Temp> {
+    let part = |side: &Option<(PathBuf, Vec<u8>, u64)>, hash: Option<(u64, u64)>| {
+        side.as_ref()
+            .zip(hash)
+            .map(|((p, _, bytes), (_, hash))| Part::new(p, *bytes, hash))
+    };
+    let scale = part(&l.scale, h.side).ok_or_else(|| {
+        crate::Error::Internal(format!(
+            "{}: a block-scaled output without its scales (please report this)",
+            output.display()
+        ))
+    })?;
+    let meta = Metadata {
+        gpucvt: unit::KIND.to_string(),
+        elements: l.key.conv.dst.name.to_string(),
+        shape: l.shape.clone(),
+        scaling: scaling.describe(),
+        data: Part::new(output, l.data_bytes(), h.data),
+        scale,
+        scale_2: part(&l.scale_2, h.side_2),
+    };
+    let mut text = serde_json::to_vec_pretty(&meta)
+        .map_err(|e| crate::Error::Internal(format!("cannot write the metadata: {e}")))?;
+    text.push(b'\n');
+    let path = metadata_path(output);
+    let mut t = Temp::new(&path)?;
+    t.file
+        .as_file_mut()
+        .write_all(&text)
+        .and_then(|_| t.file.as_file_mut().flush())
+        .map_err(|e| Error::io("write", &path, e))?;
+    let back = std::fs::read(t.file.path()).map_err(|e| Error::io("read", &path, e))?;
+    if back != text {
+        return Err(Error::Internal(format!(
+            "{}: the written file does not read back as written; no output was kept (please report this)",
+            path.display()
+        )));
     }
+    Ok(t)
 }

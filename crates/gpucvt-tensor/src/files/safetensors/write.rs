@@ -58,6 +58,7 @@ impl Ctx<'_> {
         let mut plans = Plans::default();
         let mut buf = Vec::new();
         for mut e in layout.entries {
+            crate::check_cancel(self.opts.cancel.as_deref())?;
             let scale_region = match e.action {
                 StAction::Copy | StAction::Keep(_) => {
                     self.copy_tensor(f, &mut w, e.in_bytes, &mut buf)?;
@@ -148,7 +149,8 @@ impl Ctx<'_> {
         drop(w.into_inner());
         drop(scale_file);
         selfcheck::verify_safetensors(tmp.file.path(), &out_path, &done.regions)?;
-        tmp.finish()?;
+        crate::check_cancel(self.opts.cancel.as_deref())?;
+        tmp.finish(self.opts.force)?;
         Ok(Summary {
             kind: "safetensors",
             tensors: done.tensors,
@@ -170,6 +172,7 @@ impl Ctx<'_> {
         let mut left = bytes;
         buf.resize((1 << 20).min(bytes as usize), 0);
         while left > 0 {
+            crate::check_cancel(self.opts.cancel.as_deref())?;
             let m = left.min(buf.len() as u64) as usize;
             f.read_exact(&mut buf[..m]).map_err(|err| {
                 if err.kind() == std::io::ErrorKind::UnexpectedEof {
