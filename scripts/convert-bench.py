@@ -6,7 +6,7 @@ ratios measured in one run (alternating, so that both see the same machine).
 
 Each run removes the previous outputs and syncs first, so that `cp` and gpucvt both write
 a new file from the page cache. Prints the median seconds of each command and its ratio to
-`cp`'s median. The conversions are the README's: e4m3, bf16, MXFP4, MXFP8, and every
+`cp`'s median. The conversions are the guide's (docs/speed.md): e4m3, bf16, MXFP4, MXFP8, and every
 `--recipe` (every conversion includes the writer's read-back self-check); `--only NAME`
 (repeatable) runs some of them.
 """

@@ -3,7 +3,7 @@
     python3 silicon/run.py OUTDIR [--target sm_90] [--budget SECONDS] [--forms N]
 
 Writes OUTDIR/report.md, OUTDIR/results.json, OUTDIR/forms.ptx (the statements checked),
-OUTDIR/kernels.cu (what ran) and OUTDIR/log.txt. See silicon/README.md.
+OUTDIR/kernels.cu (what ran) and OUTDIR/log.txt. See docs/silicon.md.
 """
 
 from __future__ import annotations

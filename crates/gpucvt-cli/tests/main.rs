@@ -6,6 +6,7 @@ mod cli;
 mod common;
 mod convert;
 mod diff;
+mod docs;
 mod files;
 mod quantize;
 mod round;

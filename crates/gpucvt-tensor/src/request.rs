@@ -29,7 +29,7 @@ pub fn lookup_format(name: &str, option: &str) -> Result<&'static Format> {
                     None => String::new(),
                 };
                 format!(
-                    "unknown format {name:?} for {option}{hint}; accepted: {}, and the ml_dtypes, safetensors and MLIR names the README lists",
+                    "unknown format {name:?} for {option}{hint}; accepted: {}, and their ml_dtypes, safetensors and MLIR names",
                     Format::names().collect::<Vec<_>>().join(", ")
                 )
             }

@@ -52,3 +52,8 @@ pub mod unknown;
 pub mod visa;
 
 pub use error::Error;
+
+/// The Rust examples of the README run as doctests of this crate.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;
