@@ -7,6 +7,7 @@ mod common;
 mod convert;
 mod diff;
 mod files;
+mod interfaces;
 mod quantize;
 mod round;
 mod table;
