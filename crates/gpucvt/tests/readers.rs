@@ -1,0 +1,146 @@
+//! Hostile and unlucky inputs to the vISA and Tile IR readers: old Mac line ends, a byte
+//! order mark, declarations after the code, long alias chains, many errors on one line.
+
+use gpucvt::diag::{Diagnostic, Severity};
+use gpucvt::visa::check::{check, check_source, CheckOptions};
+use gpucvt::visa::parse::parse;
+use gpucvt::visa::run::{execute, ExecOptions};
+use std::time::Instant;
+
+const MISTAKES: &str = include_str!("../../../examples/visa/mistakes.visaasm");
+const F_TO_HF: &str = include_str!("../../../examples/visa/f_to_hf.visaasm");
+
+/// What `check_source` gave before it streamed: the whole kernel read, then checked.
+fn whole(text: &str) -> Vec<Diagnostic> {
+    let (k, mut all) = parse(text);
+    all.extend(check(&k, &CheckOptions::default()));
+    all.sort_by_key(|d| (d.span.line, d.span.col));
+    all
+}
+
+/// Text whose lines end with `end`.
+fn with_line_ends(text: &str, end: &str) -> String {
+    text.lines().map(|l| format!("{l}{end}")).collect()
+}
+
+/// A `.visaasm` file with CR-only line ends reads as its lines, not as one: the same
+/// diagnostics at the same lines and columns as with LF or CRLF, and `run` executes its
+/// movs.
+#[test]
+fn visa_reads_cr_only_line_ends() {
+    let lf = check_source(MISTAKES, &CheckOptions::default());
+    assert!(lf.iter().filter(|d| d.severity == Severity::Error).count() > 5);
+    for end in ["\r", "\r\n"] {
+        let text = with_line_ends(MISTAKES, end);
+        let got = check_source(&text, &CheckOptions::default());
+        let key = |v: &[Diagnostic]| -> Vec<(u32, u32, &'static str, String)> {
+            v.iter()
+                .map(|d| (d.span.line, d.span.col, d.rule, d.message.clone()))
+                .collect()
+        };
+        assert_eq!(key(&got), key(&lf), "line ends {end:?}");
+    }
+    let cr = with_line_ends(F_TO_HF, "\r");
+    let (k, diags) = parse(&cr);
+    assert!(diags.is_empty(), "{diags:?}");
+    let (k_lf, _) = parse(F_TO_HF);
+    assert_eq!(k.stmts.len(), k_lf.stmts.len());
+    assert!(k.stmts.len() > 1);
+    let init = [("vector331".to_string(), vec![0x3f80_0000u64; 16])];
+    let movs = |k| {
+        execute(k, &init, &ExecOptions::default())
+            .unwrap()
+            .movs
+            .len()
+    };
+    assert_eq!((movs(&k), movs(&k_lf)), (2, 2));
+}
+
+/// A byte order mark is named, not shown as an invisible character.
+#[test]
+fn visa_names_a_byte_order_mark() {
+    let d = check_source("\u{feff}.version 3.6\n", &CheckOptions::default());
+    assert_eq!(d.len(), 1);
+    assert!(d[0].message.contains("U+FEFF"), "{}", d[0].message);
+    assert!(d[0].message.contains("byte order mark"), "{}", d[0].message);
+    assert!(!d[0].message.contains('\u{feff}'));
+    let d = check_source(".version 3.6\n\u{200b}mov\n", &CheckOptions::default());
+    assert!(d[0].message.contains("U+200B"), "{}", d[0].message);
+    let d = check_source("@\n", &CheckOptions::default());
+    assert_eq!(d[0].message, "unexpected character `@`");
+}
+
+/// The streaming checker gives exactly what reading the whole kernel gave: on the examples,
+/// and on a kernel that declares a variable after the code that uses it.
+#[test]
+fn visa_streaming_check_is_the_whole_kernel_check() {
+    let late = "\
+.version 3.6
+.kernel k
+.decl A v_type=G type=f num_elts=8
+mov (M1, 8) B(0,0)<1> A(0,0)<1;1,0>
+mov (M1, 8) B(0,0)<1> Z(0,0)<1;1,0>
+.decl B v_type=G type=hf num_elts=8
+.decl A v_type=G type=d num_elts=8
+mov (M1, 16) B(0,0)<1> A(0,0)<1;1,0>
+";
+    for text in [MISTAKES, F_TO_HF, late] {
+        assert_eq!(check_source(text, &CheckOptions::default()), whole(text));
+    }
+    // B is declared after its use: no `visa.undeclared` for it.
+    let d = check_source(late, &CheckOptions::default());
+    assert!(
+        !d.iter().any(|d| d.message.contains("`B` is not declared")),
+        "{d:?}"
+    );
+    assert!(d.iter().any(|d| d.message.contains("`Z` is not declared")));
+}
+
+/// A chain of 20,000 aliases, each of the one before, resolves in linear time (it walked
+/// the chain from every alias, and looked each step up by a scan of all declarations).
+#[test]
+fn visa_long_alias_chains_are_linear() {
+    let chain = |n: usize| {
+        let mut s = String::from(".decl V0 v_type=G type=ud num_elts=8\n");
+        for i in 1..n {
+            s.push_str(&format!(
+                ".decl V{i} v_type=G type=ud num_elts=8 alias=<V{}, 0>\n",
+                i - 1
+            ));
+        }
+        s.push_str(&format!("mov (M1, 8) V{}(0,0)<1> 0x1:ud\n", n - 1));
+        s
+    };
+    let time = |n: usize| {
+        let text = chain(n);
+        let t = Instant::now();
+        let d = check_source(&text, &CheckOptions::default());
+        assert!(d.is_empty(), "{:?}", &d[..d.len().min(3)]);
+        t.elapsed().as_secs_f64()
+    };
+    let (small, large) = (time(2_000), time(20_000));
+    assert!(
+        large < 40.0 * small.max(1e-3),
+        "2,000 aliases: {small:.3} s, 20,000: {large:.3} s"
+    );
+    // A cycle and a missing target are still found, for every alias on the way.
+    let d = check_source(
+        ".decl A v_type=G type=ud num_elts=8 alias=<B, 0>\n\
+         .decl B v_type=G type=ud num_elts=8 alias=<A, 0>\n\
+         .decl C v_type=G type=ud num_elts=8 alias=<A, 0>\n\
+         .decl D v_type=G type=ud num_elts=8 alias=<E, 4>\n\
+         .decl F v_type=G type=ud num_elts=8 alias=<D, 4>\n",
+        &CheckOptions::default(),
+    );
+    let msgs: Vec<&str> = d.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(
+        msgs,
+        [
+            "the alias of `A` forms a cycle",
+            "the alias of `B` forms a cycle",
+            "the alias of `C` forms a cycle",
+            "`D` aliases `E`, which is not declared",
+            "`F` aliases `E`, which is not declared",
+        ]
+    );
+}
