@@ -12,7 +12,7 @@
 use crate::args::{PtxTarget, TileOptions};
 use crate::common::{CliError, Done};
 use crate::input::{is_mlir, name_value, read_source, Dialect};
-use crate::output::{table, to_json, NoteJson, UnknownJson};
+use crate::output::{render_diagnostics, table, to_json, NoteJson, UnknownJson};
 use gpucvt::diag::Diagnostic;
 use gpucvt::ptx::parse::parse_file;
 use gpucvt::ptx::run::{run as run_ptx, RunError, RunInput, RunOptions};
@@ -122,6 +122,8 @@ fn run_tile(a: &Args) -> Result<Done, CliError> {
     }
     let text = std::fs::read_to_string(&a.file)
         .map_err(|e| CliError(format!("cannot read {}: {e}", a.file.display())))?;
+    // As `check` reads it: the source lines shown under diagnostics are the reader's.
+    let text = gpucvt::tile::check::source_text(text);
     let path = a.file.display().to_string();
     let args = a
         .arg
@@ -148,10 +150,7 @@ fn run_tile(a: &Args) -> Result<Done, CliError> {
 }
 
 fn failed(path: &str, text: &str, diags: &[Diagnostic], what: &str) -> Done {
-    let mut err = String::new();
-    for d in diags {
-        err.push_str(&d.render(path, text));
-    }
+    let mut err = render_diagnostics(path, text, diags, "");
     err.push_str(&format!("{path}: {what}\n"));
     Done {
         out: String::new(),

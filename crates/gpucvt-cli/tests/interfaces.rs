@@ -199,3 +199,99 @@ fn convert_cvt_refuses_mode() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--mode") && err.contains("--cvt"), "{err}");
 }
+
+/// `--threads` has one rule in every subcommand (and in Python): at most four per core,
+/// with a note, as `convert` always did.
+#[test]
+fn thread_counts_are_clamped_in_every_subcommand() {
+    for args in [
+        &["verify", "cvt.rn.f16x2.e4m3x2", "--threads", "100000"][..],
+        &[
+            "sweep",
+            "cvt.rn.f16x2.e4m3x2",
+            "--hash",
+            "--threads",
+            "100000",
+        ][..],
+    ] {
+        let (code, _, err) = gpucvt(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(
+            err.contains("note: 100000 threads asked for; using "),
+            "{args:?}: {err}"
+        );
+    }
+    let (code, _, err) = gpucvt(&["verify", "cvt.rn.f16x2.e4m3x2", "--threads", "2"]);
+    assert_eq!(code, 0);
+    assert!(!err.contains("threads asked for"), "{err}");
+}
+
+/// The reproduction: a 300 KB `.ptx` whose one long line holds 15,000 errors made
+/// `check` write 4 GB (each diagnostic repeated the whole line) and `run` run out of
+/// memory. Every command shows a window of the line and at most 10,000 diagnostics, then
+/// says how many more there are; the count line still counts them all.
+#[test]
+fn diagnostics_of_long_lines_stay_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let ptx = dir.path().join("long.ptx");
+    let head = ".version 8.0\n.target sm_90\n.entry k()\n{\n .reg .f32 %f;\n .reg .b16 %h;\n";
+    std::fs::write(
+        &ptx,
+        format!("{head}{}\n}}\n", " cvt.f16.f32 %h, %f;".repeat(15_000)),
+    )
+    .unwrap();
+    let p = ptx.to_str().unwrap();
+    let (code, out, _) = gpucvt(&["check", p]);
+    assert_eq!(code, 1);
+    assert!(out.len() < 4 << 20, "check wrote {} bytes", out.len());
+    assert!(
+        out.contains(": 5000 more diagnostics not shown (the first 10000 are; --json lists all)")
+    );
+    assert!(
+        out.ends_with(": 15000 errors, 0 warnings\n"),
+        "{}",
+        &out[out.len() - 200..]
+    );
+    let (code, out, err) = gpucvt(&["run", p]);
+    assert_eq!(code, 1);
+    assert!(out.is_empty());
+    assert!(err.len() < 4 << 20, "run wrote {} bytes", err.len());
+    assert!(err.contains(": 5000 more diagnostics not shown (the first 10000 are)"));
+    assert!(err.ends_with("the file has errors (see gpucvt check); nothing was run\n"));
+    // A long line in the other dialects, and a message that quotes a huge token.
+    let visa = dir.path().join("long.visaasm");
+    std::fs::write(
+        &visa,
+        format!(
+            "mov (M1, 8) {}(0,0)<1> A(0,0)<1;1,0>\n",
+            "V".repeat(300_000)
+        ),
+    )
+    .unwrap();
+    let mlir = dir.path().join("long.mlir");
+    std::fs::write(
+        &mlir,
+        format!(
+            "cuda_tile.module @m {{\n  entry @k(%x: tile<f32>) {{\n    %y = ftof %x : tile<f32> -> tile<{}>\n    return\n  }}\n}}\n",
+            "q".repeat(300_000)
+        ),
+    )
+    .unwrap();
+    let tok = dir.path().join("token.ptx");
+    std::fs::write(
+        &tok,
+        format!("{head} cvt.rn.{}.f32 %h, %f;\n}}\n", "x".repeat(300_000)),
+    )
+    .unwrap();
+    for f in [&visa, &mlir, &tok] {
+        for cmd in ["check", "run"] {
+            let (code, out, err) = gpucvt(&[cmd, f.to_str().unwrap()]);
+            assert_eq!(code, 1, "{cmd} {f:?}: {err}");
+            assert!(
+                out.len() + err.len() < 8000,
+                "{cmd} {f:?}: {} bytes",
+                out.len() + err.len()
+            );
+        }
+    }
+}
