@@ -50,8 +50,9 @@ pub struct Args {
     pub entry: Option<String>,
     /// An initial value, repeatable. PTX: `%f1=1.5`, `%r2=0x3f800000`, `%h=1.0,-2` (packed
     /// lanes, most significant first), `%p=1`, read for the register's declared type. vISA:
-    /// `V33=[1.0,2.5,…]`, element 0 first, read for the variable's type. Also supplies what
-    /// an instruction gpucvt does not execute writes (a load, an `add`): the value is kept.
+    /// `V33=[1.0,2.5,…]`, element 0 first, read for the variable's type. Also what every
+    /// instruction gpucvt does not execute (a load, an `add`) writes to it, also after a mov
+    /// replaced it (Triton's masked loads).
     #[arg(long = "set", value_name = "NAME=VALUE", allow_hyphen_values = true)]
     pub set: Vec<String>,
     /// Tile IR: an argument's value, repeatable: `%a=[1.0,2.5,…]` (row-major; nested

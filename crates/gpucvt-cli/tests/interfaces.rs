@@ -295,3 +295,24 @@ fn diagnostics_of_long_lines_stay_small() {
         }
     }
 }
+
+/// The issue's Triton kernel through `gpucvt run`: `--set %r1=…` is what the masked load
+/// writes after `mov.u32 %r1, 0x0`, and the notes say that the mov replaced it.
+#[test]
+fn run_set_supplies_a_masked_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = dir.path().join("masked.ptx");
+    std::fs::write(
+        &k,
+        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n\
+         .reg .pred %p<2>;\n.reg .b32 %r<3>;\n.reg .b16 %rs<3>;\n.reg .b64 %rd<2>;\n\
+         ld.param.b64 %rd1,[p];\nmov.u32 %r1, 0x0;\n@%p1 ld.global.b32 %r1, [%rd1+0];\n\
+         mov.b32 {%rs1,%rs2}, %r1;\ncvt.f32.f16 %r2, %rs2;\n}\n",
+    )
+    .unwrap();
+    let (code, out, err) = gpucvt(&["run", k.to_str().unwrap(), "--set", "%r1=0x3c004000"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("0x3f800000"), "{out}");
+    assert!(out.contains("which replaces its --set value"), "{out}");
+    assert!(out.contains("%r1 takes the --set value again"), "{out}");
+}
