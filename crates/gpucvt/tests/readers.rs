@@ -144,3 +144,57 @@ fn visa_long_alias_chains_are_linear() {
         ]
     );
 }
+
+/// MLIR's line breaks are white space: 4,000 ops on one line are 4,000 ops, each verified
+/// (they gave one diagnostic, "unexpected text after the operation", for the whole line),
+/// while text after an op that starts no op is still an error.
+#[test]
+fn tile_reads_many_ops_on_one_line() {
+    use gpucvt::tile::check::check_source as tile_check;
+    use gpucvt::tile::types::SpecVersion;
+    let line: Vec<String> = (0..4000)
+        .map(|i| format!("%a{i} = bitcast %n : tile<4xi32> -> tile<4xi16>"))
+        .collect();
+    let text = format!(
+        "cuda_tile.module @m {{\n  entry @k(%n: tile<4xi32>) {{\n    {}\n    return\n  }}\n}}\n",
+        line.join(" ")
+    );
+    let d = tile_check(&text, SpecVersion::LATEST);
+    let errors: Vec<&Diagnostic> = d.iter().filter(|d| d.severity == Severity::Error).collect();
+    assert_eq!(errors.len(), 4000, "{:?}", &errors[..errors.len().min(3)]);
+    assert!(errors
+        .iter()
+        .all(|e| e.span.line == 3 && e.rule != "tile.syntax"));
+    let cols: std::collections::HashSet<u32> = errors.iter().map(|e| e.span.col).collect();
+    assert_eq!(cols.len(), 4000);
+    // Legal ops on one line are read and run as separate ops.
+    let two = "cuda_tile.module @m {\n  entry @k(%x: tile<f32>) {\n    %a = ftof %x : tile<f32> -> tile<f16> %b = ftof %a : tile<f16> -> tile<f32> return\n  }\n}\n";
+    assert!(tile_check(two, SpecVersion::LATEST)
+        .iter()
+        .all(|d| d.severity != Severity::Error));
+    let junk = "cuda_tile.module @m {\n  entry @k(%x: tile<f32>) {\n    %a = ftof %x : tile<f32> -> tile<f16> junk\n    return\n  }\n}\n";
+    let d = tile_check(junk, SpecVersion::LATEST);
+    assert!(
+        d.iter()
+            .any(|d| d.message == "unexpected text after the operation"),
+        "{d:?}"
+    );
+}
+
+/// `.mlir` text with CR-only line ends reads as its lines, as LF text does.
+#[test]
+fn tile_reads_cr_only_line_ends() {
+    use gpucvt::tile::check::{check_source as tile_check, source_text};
+    use gpucvt::tile::types::SpecVersion;
+    let lf = include_str!("../../../examples/tile/mistakes.mlir");
+    let key = |t: &str| -> Vec<(u32, u32, &'static str)> {
+        tile_check(&source_text(t.to_string()), SpecVersion::LATEST)
+            .iter()
+            .map(|d| (d.span.line, d.span.col, d.rule))
+            .collect()
+    };
+    let want = key(lf);
+    assert!(want.len() >= 4);
+    assert_eq!(key(&with_line_ends(lf, "\r")), want);
+    assert_eq!(key(&with_line_ends(lf, "\r\n")), want);
+}

@@ -1506,12 +1506,48 @@ impl<'a> Reader<'a> {
     /// break, a comment, the `}` of the block, or the end of the text).
     fn end_of_op(&mut self) -> PResult<()> {
         self.trailing_loc();
+        let before = self.pos;
         self.ws_inline();
         match self.peek() {
             None | Some(b'\n') | Some(b'\r') | Some(b'}') => Ok(()),
             Some(b'/') if self.starts("//") => Ok(()),
+            // MLIR's line breaks are white space: another op may follow on the same line.
+            _ if self.pos > before && self.op_follows() => Ok(()),
             _ => Err(self.err(RULE_SYNTAX, "unexpected text after the operation", self.pos)),
         }
+    }
+
+    /// Whether an op starts at the current position: results (`%y =`, `%a, %b =`), a
+    /// generic op (`"cuda_tile.…"`), or the name of an op the reader models.
+    fn op_follows(&mut self) -> bool {
+        let save = self.pos;
+        let r = match self.peek() {
+            Some(b'%') => {
+                self.pos += 1;
+                while self.peek().is_some_and(|b| {
+                    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.' | b'-')
+                }) {
+                    self.pos += 1;
+                }
+                self.ws_inline();
+                if self.peek() == Some(b':') {
+                    self.pos += 1;
+                    self.digits();
+                    self.ws_inline();
+                }
+                matches!(self.peek(), Some(b',')) || (self.starts("=") && !self.starts("=="))
+            }
+            Some(b'"') => self.starts("\"cuda_tile."),
+            Some(b) if is_ident_start(b) => {
+                let id = self.ident_here().unwrap_or("");
+                let short = id.strip_prefix("cuda_tile.").unwrap_or(id);
+                OpKind::from_name(short).is_some()
+                    || matches!(short, "constant" | "return" | "yield")
+            }
+            _ => false,
+        };
+        self.pos = save;
+        r
     }
 
     /// Reads the rest of an op the reader does not model as balanced text: brackets,
