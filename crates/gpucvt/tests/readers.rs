@@ -198,3 +198,66 @@ fn tile_reads_cr_only_line_ends() {
     assert_eq!(key(&with_line_ends(lf, "\r")), want);
     assert_eq!(key(&with_line_ends(lf, "\r\n")), want);
 }
+
+/// What the Tile IR `check_source` gave before it streamed: the whole file read, then
+/// checked; each diagnostic once (it listed the reader's twice where two of them share a
+/// position: `dedup` removed only adjacent copies).
+fn tile_whole(text: &str) -> Vec<Diagnostic> {
+    use gpucvt::tile::check::check_file;
+    use gpucvt::tile::parse::parse_file;
+    let file = parse_file(text);
+    let mut d = check_file(&file, gpucvt::tile::types::SpecVersion::LATEST);
+    d.extend(file.notes.iter().cloned());
+    d.sort_by_key(|d| (d.span.line, d.span.col));
+    let mut seen = std::collections::HashSet::new();
+    d.retain(|x| seen.insert(x.clone()));
+    d
+}
+
+fn mlir_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            mlir_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "mlir") {
+            out.push(p);
+        }
+    }
+}
+
+/// The streaming Tile IR checker gives what reading the whole file gave, on every `.mlir`
+/// file of the tests and the examples, and on generic functions whose block label (their
+/// arguments) comes after a statement, or that are malformed.
+#[test]
+fn tile_streaming_check_is_the_whole_file_check() {
+    use gpucvt::tile::check::{check_source as tile_check, source_text};
+    use gpucvt::tile::types::SpecVersion;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    mlir_files(&root.join("tests/data/tile"), &mut files);
+    mlir_files(&root.join("../../examples/tile"), &mut files);
+    assert!(files.len() > 30, "{}", files.len());
+    let mut texts: Vec<String> = files
+        .iter()
+        .map(|p| source_text(std::fs::read_to_string(p).unwrap()))
+        .collect();
+    let generic = "\"cuda_tile.module\"() <{sym_name = \"m\"}> ({\n\
+        \"cuda_tile.entry\"() <{sym_name = \"k\"}> ({\n\
+        ^bb0(%x: tile<f32>):\n\
+        %y = ftof %x : tile<f32> -> tile<f16>\n\
+        %z = ftof %w : tile<f32> -> tile<f16>\n\
+        ^bb1(%w: tile<f32>):\n\
+        \"cuda_tile.return\"() : () -> ()\n\
+        }) : () -> ()\n\
+        }) : () -> ()\n";
+    texts.push(generic.to_string());
+    texts.push(generic.replace("}) : () -> ()\n}) : () -> ()\n", ""));
+    texts.push(generic.replace("^bb1(%w: tile<f32>):\n", ""));
+    for (i, t) in texts.iter().enumerate() {
+        assert_eq!(
+            tile_check(t, SpecVersion::LATEST),
+            tile_whole(t),
+            "text {i}"
+        );
+    }
+}
