@@ -406,7 +406,9 @@ pub fn source_text(text: String) -> String {
 /// after a statement in a generic function's body (its arguments declared late) makes a
 /// second reading of the whole file.
 pub fn check_source(text: &str, v: SpecVersion) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
+    // The diagnostics of the functions of each open module (the reader leaves a malformed
+    // module out with its functions), innermost last; the file's at the bottom.
+    let mut modules: Vec<Vec<Diagnostic>> = vec![Vec::new()];
     let mut current: Option<(Scope, Vec<Diagnostic>, bool)> = None;
     let mut late = false;
     let file = super::parse::read_functions(text, &mut |e| match e {
@@ -430,12 +432,23 @@ pub fn check_source(text: &str, v: SpecVersion) -> Vec<Diagnostic> {
             }
         }
         Event::End => {
-            if let Some((_, mut diags, _)) = current.take() {
-                out.append(&mut diags);
+            if let (Some((_, mut diags, _)), Some(m)) = (current.take(), modules.last_mut()) {
+                m.append(&mut diags);
             }
         }
         Event::Abort => current = None,
+        Event::Module => modules.push(Vec::new()),
+        Event::ModuleEnd | Event::ModuleAbort if modules.len() > 1 => {
+            let mut inner = modules.pop().unwrap_or_default();
+            if matches!(e, Event::ModuleEnd) {
+                if let Some(m) = modules.last_mut() {
+                    m.append(&mut inner);
+                }
+            }
+        }
+        Event::ModuleEnd | Event::ModuleAbort => {}
     });
+    let mut out = modules.into_iter().flatten().collect::<Vec<_>>();
     if late {
         let file = super::parse::parse_file(text);
         out = check_file(&file, v);

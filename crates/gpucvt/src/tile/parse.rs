@@ -292,6 +292,12 @@ pub(crate) enum Event<'e> {
     End,
     /// The function was malformed and is left out (as [`parse_file`] leaves it out).
     Abort,
+    /// A module begins.
+    Module,
+    /// The module ended well-formed.
+    ModuleEnd,
+    /// The module was malformed and is left out with every function in it.
+    ModuleAbort,
 }
 
 /// How deep regions (ops inside the bodies of ops) and dense literal brackets may nest.
@@ -926,11 +932,21 @@ impl<'a> Reader<'a> {
             };
             let short = word.strip_prefix("cuda_tile.").unwrap_or(&word);
             let r = match short {
-                "module" | "builtin.module" if generic => {
-                    let _ = self.string_here();
-                    self.generic_module(start, modules)
+                "module" | "builtin.module" => {
+                    self.emit(Event::Module);
+                    let m = if generic {
+                        let _ = self.string_here();
+                        self.generic_module(start, modules)
+                    } else {
+                        self.module(modules)
+                    };
+                    self.emit(if m.is_ok() {
+                        Event::ModuleEnd
+                    } else {
+                        Event::ModuleAbort
+                    });
+                    m
                 }
-                "module" | "builtin.module" => self.module(modules),
                 "entry" | "testing$func" if in_module => {
                     let f = if generic {
                         let _ = self.string_here();
