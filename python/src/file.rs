@@ -163,10 +163,11 @@ pub fn convert_file(
         }
         _ => {}
     }
-    if cvt.is_some() && (satfinite || sat || relu || ftz || pzo || rbits_width.is_some()) {
+    let moded = mode != gpucvt::ptx::RoundMod::Rn;
+    if cvt.is_some() && (moded || satfinite || sat || relu || ftz || pzo || rbits_width.is_some()) {
         return Err(bad(
-            "cvt= is a whole PTX form: its modifiers are in it (satfinite, sat, relu, ftz, pzo \
-             and rbits_width go with to=)"
+            "cvt= is a whole PTX form: its rounding and modifiers are in it (mode, satfinite, \
+             sat, relu, ftz, pzo and rbits_width go with to=)"
                 .to_string(),
         ));
     }

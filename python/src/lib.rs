@@ -341,19 +341,15 @@ impl Runner {
     }
 }
 
-/// The number of threads: `threads`, or every core the process may use.
+/// The number of threads: `threads`, or every core the process may use; at most a few per
+/// core, by the rule every front end shares ([`gpucvt_kernels::threads::Threads`]).
 fn thread_count(threads: Option<usize>) -> PyResult<usize> {
     match threads {
         Some(0) => Err(PyValueError::new_err(
             "threads must be at least 1 (None: every core)",
         )),
-        Some(t) => Ok(t),
-        None => {
-            // Read once: the standard library reads the cgroup quota files on every call
-            // (tens of microseconds, most of a small conversion's time).
-            static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-            Ok(*CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())))
-        }
+        Some(t) => Ok(gpucvt_kernels::threads::Threads::new(t).used),
+        None => Ok(gpucvt_kernels::threads::cores()),
     }
 }
 

@@ -15,7 +15,7 @@ use gpucvt::ptx::RoundMod;
 use gpucvt::tile::eval::Semantics;
 use gpucvt::tile::types::SpecVersion;
 use gpucvt::visa::cr0::Cr0;
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 
 /// The PTX modifiers that clamp, flush and fix signs: `--satfinite --sat --relu --ftz --pzo`.
 #[derive(clap::Args, Debug, Clone, Copy, Default)]
@@ -352,4 +352,151 @@ pub fn target(text: &str) -> Result<Target, ParseError> {
 /// `--ptx-version`.
 pub fn ptx_version(text: &str) -> Result<PtxVersion, ParseError> {
     text.parse()
+}
+
+/// The command line with every operand that starts with `-` (`-1e-8`, `-inf`, `-0x1p0`)
+/// kept an operand: clap reads such a word as short options unless it is a plain decimal,
+/// and an operand list that takes any hyphenated word would swallow the options after it
+/// (`--json`). When a word after the subcommand starts with `-`, is not `-` or `--`, and its
+/// first letter is none of the subcommand's short options (`-h`, `-o`), the words are
+/// reordered as `SUBCOMMAND OPTIONS… -- OPERANDS…`, each option with its value, so that
+/// clap reads the same options and the same operands in the same order. Any other command
+/// line is returned as it is.
+pub fn hyphen_operands(cli: &clap::Command, argv: Vec<OsString>) -> Vec<OsString> {
+    let mut cli = cli.clone();
+    // Builds the generated `--help` / `-h` into every subcommand.
+    cli.build();
+    let Some(sub) = argv
+        .get(1)
+        .and_then(|a| a.to_str())
+        .and_then(|name| cli.find_subcommand(name))
+    else {
+        return argv;
+    };
+    if sub.get_positionals().next().is_none() {
+        return argv;
+    }
+    let mut options = Vec::new();
+    let mut operands = Vec::new();
+    let mut hyphenated = false;
+    let mut words = argv[2..].iter();
+    while let Some(w) = words.next() {
+        let bytes = w.as_encoded_bytes();
+        if bytes == b"--" {
+            operands.extend(words.by_ref().cloned());
+            break;
+        }
+        if let Some(long) = bytes.strip_prefix(b"--") {
+            options.push(w.clone());
+            if !long.contains(&b'=') {
+                let takes_value = sub.get_arguments().any(|a| {
+                    a.get_action().takes_values()
+                        && (a.get_long().is_some_and(|l| l.as_bytes() == long)
+                            || a.get_all_aliases()
+                                .is_some_and(|al| al.iter().any(|x| x.as_bytes() == long)))
+                });
+                if takes_value {
+                    options.extend(words.next().cloned());
+                }
+            }
+            continue;
+        }
+        if bytes.len() > 1 && bytes[0] == b'-' {
+            let first = w.to_str().and_then(|s| s[1..].chars().next());
+            let short = first.and_then(|c| sub.get_arguments().find(|a| a.get_short() == Some(c)));
+            if let Some(a) = short {
+                options.push(w.clone());
+                // `-o FILE` (a value glued on, `-oFILE`, needs no next word).
+                if a.get_action().takes_values() && bytes.len() == 2 {
+                    options.extend(words.next().cloned());
+                }
+                continue;
+            }
+            hyphenated = true;
+        }
+        operands.push(w.clone());
+    }
+    if !hyphenated {
+        return argv;
+    }
+    let mut out = argv[..2].to_vec();
+    out.extend(options);
+    out.push(OsString::from("--"));
+    out.extend(operands);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hyphen_operands;
+    use std::ffi::OsString;
+
+    fn cli() -> clap::Command {
+        clap::Command::new("t")
+            .subcommand(
+                clap::Command::new("eval")
+                    .arg(clap::Arg::new("args").num_args(0..))
+                    .arg(
+                        clap::Arg::new("json")
+                            .long("json")
+                            .action(clap::ArgAction::SetTrue),
+                    )
+                    .arg(clap::Arg::new("target").long("target").visible_alias("sm")),
+            )
+            .subcommand(
+                clap::Command::new("convert")
+                    .arg(clap::Arg::new("input"))
+                    .arg(clap::Arg::new("output").short('o')),
+            )
+            .subcommand(clap::Command::new("formats"))
+    }
+
+    fn words(line: &str) -> Vec<OsString> {
+        line.split(' ').map(OsString::from).collect()
+    }
+
+    fn join(v: Vec<OsString>) -> String {
+        v.iter()
+            .map(|w| w.to_str().unwrap())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn hyphenated_operands_go_after_the_options() {
+        let t = |line: &str| join(hyphen_operands(&cli(), words(line)));
+        assert_eq!(
+            t("t eval cvt.rn.f16.f32 -1e-8 --json"),
+            "t eval --json -- cvt.rn.f16.f32 -1e-8"
+        );
+        assert_eq!(
+            t("t eval cvt -inf --target sm_90 -0x1p0 --json"),
+            "t eval --target sm_90 --json -- cvt -inf -0x1p0"
+        );
+        assert_eq!(
+            t("t eval cvt -inf --sm sm_90 --target=-x"),
+            "t eval --sm sm_90 --target=-x -- cvt -inf"
+        );
+        // An option's value is its value, whatever it looks like.
+        assert_eq!(
+            t("t eval --target -1 cvt -2"),
+            "t eval --target -1 -- cvt -2"
+        );
+        // Words after `--` stay operands; the short options keep their meaning.
+        assert_eq!(t("t eval cvt -1 -- --json"), "t eval -- cvt -1 --json");
+        assert_eq!(t("t eval cvt -nan -h"), "t eval -h -- cvt -nan");
+        assert_eq!(t("t convert -x -o -y"), "t convert -o -y -- -x");
+        // Unchanged: nothing hyphenated, no operands, or no such subcommand.
+        for same in [
+            "t eval cvt 1.5 --json",
+            "t eval cvt -- -inf",
+            "t eval -h",
+            "t convert a -o b",
+            "t formats -x",
+            "t nosuch -x",
+            "t",
+        ] {
+            assert_eq!(t(same), same);
+        }
+    }
 }

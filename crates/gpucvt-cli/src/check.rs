@@ -11,7 +11,7 @@
 use crate::args::{PtxTarget, TileVersion};
 use crate::common::{CliError, Done};
 use crate::input::{is_mlir, read_source, Dialect};
-use crate::output::to_json;
+use crate::output::{render_diagnostics, to_json};
 use gpucvt::diag::{Diagnostic, Severity};
 use gpucvt::visa::check::CheckOptions;
 use serde::Serialize;
@@ -56,12 +56,6 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
         return run_tile(a);
     }
     let (dialect, text) = read_source(&a.file)?;
-    // The PTX lexer ends a line at a lone CR too; the source lines shown under the
-    // diagnostics are split at '\n', so give them the same text (same offsets).
-    let text = match dialect {
-        Dialect::Ptx => gpucvt::diag::lone_cr_to_lf(text),
-        Dialect::Visa => text,
-    };
     let diags = match dialect {
         Dialect::Ptx => gpucvt::ptx::check::check_source(&text, a.ptx.target(), a.ptx.ptx_version),
         Dialect::Visa => {
@@ -125,29 +119,8 @@ fn report(a: &Args, text: &str, diags: &[Diagnostic]) -> Result<Done, CliError> 
     })
 }
 
-/// How many diagnostics the text output shows per file; the count line still counts all
-/// of them, and `--json` lists all of them. A file with more is broken throughout, and
-/// printing each source line again would only bury the first problems.
-pub const MAX_RENDERED: usize = 10_000;
-
 fn render(path: &str, text: &str, diags: &[Diagnostic]) -> String {
-    let mut s = String::new();
-    // (A line table costs 16 bytes a line: none is needed when there is nothing to show.)
-    let lines: Vec<&str> = if diags.is_empty() {
-        Vec::new()
-    } else {
-        text.split('\n').collect()
-    };
-    for d in diags.iter().take(MAX_RENDERED) {
-        s.push_str(&d.render_in(path, text, &lines));
-        s.push('\n');
-    }
-    if diags.len() > MAX_RENDERED {
-        s.push_str(&format!(
-            "{path}: {} more diagnostics not shown (the first {MAX_RENDERED} are; --json lists all)\n",
-            diags.len() - MAX_RENDERED
-        ));
-    }
+    let mut s = render_diagnostics(path, text, diags, "; --json lists all");
     let errors = diags
         .iter()
         .filter(|d| d.severity == Severity::Error)

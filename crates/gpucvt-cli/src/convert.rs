@@ -48,7 +48,7 @@ pub struct Args {
     pub rbits_width: Option<u32>,
     /// A PTX cvt form instead of --to and its options, e.g. 'cvt.rn.satfinite.e4m3x2.f32':
     /// each element is one lane; the tensor's dtype must be the form's source type.
-    #[arg(long, value_name = "FORM", conflicts_with_all = ["to", "satfinite", "sat", "relu", "ftz", "pzo", "rbits_width"])]
+    #[arg(long, value_name = "FORM", conflicts_with_all = ["to", "mode", "satfinite", "sat", "relu", "ftz", "pzo", "rbits_width"])]
     pub cvt: Option<String>,
     /// Element format of raw input (f32, bf16, e4m3, …); for .npy input, reinterpret the
     /// integer container (<u2 as bf16, |u1 as e4m3, …). With --dequantize: the format of

@@ -49,8 +49,8 @@ pub struct Args {
     /// vISA move (`'mov.sat hf <- f'`) — then the source operands in instruction order:
     /// decimals (1.5, -2), hexadecimal floats (0x1.8p3), raw bit patterns (0x3f800000), or
     /// for packed operands a comma list of lane values, most significant lane first
-    /// (1.0,-2). Omit them with --batch. (Write `--` before an operand like -inf.)
-    #[arg(value_name = "INSTRUCTION OPERAND", allow_negative_numbers = true)]
+    /// (1.0,-2); a leading `-` is a sign (-1e-8, -inf, -0x1p0). Omit them with --batch.
+    #[arg(value_name = "INSTRUCTION OPERAND")]
     pub args: Vec<String>,
     /// Read `<instruction> <0x operand>...` lines from stdin and write one result line per
     /// input line (`0x…` or `error: …`).
@@ -88,8 +88,11 @@ pub fn run(a: &Args) -> Result<String, CliError> {
     if a.batch {
         let stdin = std::io::stdin();
         let stdout = std::io::stdout();
+        // The answers are flushed each time the input buffer runs dry: a buffer as large as
+        // a pipe's keeps that to one flush per 64 KiB of a stream.
+        let input = std::io::BufReader::with_capacity(1 << 16, stdin.lock());
         Batch::new(opts)
-            .run(stdin.lock(), std::io::BufWriter::new(stdout.lock()))
+            .run(input, std::io::BufWriter::new(stdout.lock()))
             .map_err(|e| CliError(format!("cannot read stdin or write stdout: {e}")))?;
         return Ok(String::new());
     }

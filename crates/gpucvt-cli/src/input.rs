@@ -29,7 +29,7 @@ pub enum Dialect {
     Visa,
 }
 
-/// Reads a source file and tells its dialect by extension (`.ptx` or `.visaasm`; callers
+/// Reads a source file (each lone CR an LF) and tells its dialect by extension (`.ptx` or `.visaasm`; callers
 /// take `.mlir` files before this, and the message names all three).
 pub fn read_source(path: &Path) -> Result<(Dialect, String), CliError> {
     let dialect = match path.extension().and_then(|e| e.to_str()) {
@@ -44,7 +44,9 @@ pub fn read_source(path: &Path) -> Result<(Dialect, String), CliError> {
     };
     let text = std::fs::read_to_string(path)
         .map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?;
-    Ok((dialect, text))
+    // The readers end a line at a lone CR too; the source lines shown under diagnostics are
+    // split at '\n', so they get the same text (same offsets).
+    Ok((dialect, gpucvt::diag::lone_cr_to_lf(text)))
 }
 
 /// Whether `path` names a CUDA Tile IR file (`.mlir`, any case).

@@ -39,7 +39,7 @@ mod values;
 mod verify;
 
 use clap::error::ErrorKind;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use common::Done;
 use std::io::Write;
 use std::process::ExitCode;
@@ -179,7 +179,9 @@ Examples:
   gpucvt round 1.1 --to bf16 --mode rs --rbits 0x1234 --rbits-width 16";
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    // Operands such as -1e-8, -inf and -0x1p0 are operands, not options.
+    let argv = args::hyphen_operands(&Cli::command(), std::env::args_os().collect());
+    let cli = match Cli::try_parse_from(argv) {
         Ok(cli) => cli,
         // Usage errors exit with 2, on one line like the subcommands' own errors.
         Err(e)
@@ -224,8 +226,9 @@ fn main() -> ExitCode {
             e.flush()
         }) {
             Ok(()) => ExitCode::from(done.code),
-            // A closed pipe (`gpucvt values f16 | head`) is not an error of ours.
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+            // A closed pipe (`gpucvt values f16 | head`) is not an error of ours; the exit
+            // code is still the subcommand's (`gpucvt check bad.ptx | head` fails).
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(done.code),
             Err(e) => {
                 let _ = writeln!(
                     std::io::stderr(),

@@ -2,8 +2,38 @@
 //! progress bar of the long-running subcommands.
 
 use crate::common::CliError;
+use gpucvt::diag::Diagnostic;
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
+
+/// How many diagnostics the text output shows per file, in every command; a line then says
+/// how many more there are. A file with more is broken throughout, and showing each
+/// source line again would only bury the first problems.
+pub const MAX_RENDERED: usize = 10_000;
+
+/// The diagnostics of one file as a compiler prints them (each with its source line, cut
+/// around the span when long: [`Diagnostic::render_in`]): the first [`MAX_RENDERED`], then
+/// `PATH: N more diagnostics not shown (the first … are{hint})`.
+pub fn render_diagnostics(path: &str, text: &str, diags: &[Diagnostic], hint: &str) -> String {
+    let mut s = String::new();
+    // (A line table costs 16 bytes a line: none is needed when there is nothing to show.)
+    let lines: Vec<&str> = if diags.is_empty() {
+        Vec::new()
+    } else {
+        text.split('\n').collect()
+    };
+    for d in diags.iter().take(MAX_RENDERED) {
+        s.push_str(&d.render_in(path, text, &lines));
+        s.push('\n');
+    }
+    if diags.len() > MAX_RENDERED {
+        s.push_str(&format!(
+            "{path}: {} more diagnostics not shown (the first {MAX_RENDERED} are{hint})\n",
+            diags.len() - MAX_RENDERED
+        ));
+    }
+    s
+}
 
 /// Pretty JSON with a final newline.
 pub fn to_json<T: Serialize>(value: &T) -> Result<String, CliError> {

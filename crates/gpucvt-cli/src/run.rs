@@ -12,7 +12,7 @@
 use crate::args::{PtxTarget, TileOptions};
 use crate::common::{CliError, Done};
 use crate::input::{is_mlir, name_value, read_source, Dialect};
-use crate::output::{table, to_json, NoteJson, UnknownJson};
+use crate::output::{render_diagnostics, table, to_json, NoteJson, UnknownJson};
 use gpucvt::diag::Diagnostic;
 use gpucvt::ptx::parse::parse_file;
 use gpucvt::ptx::run::{run as run_ptx, RunError, RunInput, RunOptions};
@@ -50,8 +50,9 @@ pub struct Args {
     pub entry: Option<String>,
     /// An initial value, repeatable. PTX: `%f1=1.5`, `%r2=0x3f800000`, `%h=1.0,-2` (packed
     /// lanes, most significant first), `%p=1`, read for the register's declared type. vISA:
-    /// `V33=[1.0,2.5,…]`, element 0 first, read for the variable's type. Also supplies what
-    /// an instruction gpucvt does not execute writes (a load, an `add`): the value is kept.
+    /// `V33=[1.0,2.5,…]`, element 0 first, read for the variable's type. Also what every
+    /// instruction gpucvt does not execute (a load, an `add`) writes to it, also after a mov
+    /// replaced it (Triton's masked loads).
     #[arg(long = "set", value_name = "NAME=VALUE", allow_hyphen_values = true)]
     pub set: Vec<String>,
     /// Tile IR: an argument's value, repeatable: `%a=[1.0,2.5,…]` (row-major; nested
@@ -122,6 +123,8 @@ fn run_tile(a: &Args) -> Result<Done, CliError> {
     }
     let text = std::fs::read_to_string(&a.file)
         .map_err(|e| CliError(format!("cannot read {}: {e}", a.file.display())))?;
+    // As `check` reads it: the source lines shown under diagnostics are the reader's.
+    let text = gpucvt::tile::check::source_text(text);
     let path = a.file.display().to_string();
     let args = a
         .arg
@@ -148,10 +151,7 @@ fn run_tile(a: &Args) -> Result<Done, CliError> {
 }
 
 fn failed(path: &str, text: &str, diags: &[Diagnostic], what: &str) -> Done {
-    let mut err = String::new();
-    for d in diags {
-        err.push_str(&d.render(path, text));
-    }
+    let mut err = render_diagnostics(path, text, diags, "");
     err.push_str(&format!("{path}: {what}\n"));
     Done {
         out: String::new(),

@@ -521,10 +521,7 @@ pub fn run(a: &RunArgs) -> Result<Done, CliError> {
     if !diags.is_empty() {
         diags.sort_by_key(|d| (d.span.line, d.span.col));
         diags.dedup();
-        let mut err = String::new();
-        for d in &diags {
-            err.push_str(&d.render(a.path, a.text));
-        }
+        let mut err = crate::output::render_diagnostics(a.path, a.text, &diags, "");
         err.push_str(&format!(
             "{}: the file has errors (see gpucvt check); nothing was run\n",
             a.path

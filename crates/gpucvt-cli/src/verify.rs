@@ -10,6 +10,7 @@ use gpucvt::ptx::slices::verify::{self, Inputs, Report};
 use gpucvt::ptx::slices::Path;
 use gpucvt::ptx::CvtForm;
 use serde::Serialize;
+use std::io::Write;
 use std::time::Instant;
 
 /// Options of `gpucvt verify`.
@@ -50,9 +51,15 @@ pub fn form_of(text: &str, target: &TargetArg) -> Result<CvtForm, CliError> {
     }
 }
 
+/// The worker pool of `--threads`, by the rule every front end shares (at most a few per
+/// core; a note on stderr when fewer than asked for are used).
 pub fn pool(threads: &Threads) -> Result<rayon::ThreadPool, CliError> {
+    let t = gpucvt::kernels::threads::Threads::new(threads.count());
+    if let Some(n) = t.note() {
+        let _ = writeln!(std::io::stderr(), "note: {n}");
+    }
     rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.count())
+        .num_threads(t.used)
         .build()
         .map_err(|e| CliError(format!("cannot start worker threads: {e}")))
 }

@@ -8,6 +8,7 @@ mod convert;
 mod diff;
 mod docs;
 mod files;
+mod interfaces;
 mod quantize;
 mod round;
 mod table;

@@ -78,6 +78,7 @@ mod plan;
 mod portable;
 pub mod random;
 mod streams;
+pub mod threads;
 mod widen;
 mod word;
 

@@ -539,20 +539,12 @@ pub fn plan_file(input: &Path, output: &Path, opts: &Options) -> Result<FilePlan
     }
 }
 
-/// At most this many worker threads per core: more only adds switching and memory.
-const THREADS_PER_CORE: usize = 4;
-
+/// The worker threads for `asked` (0: one per core), by the rule every front end shares
+/// ([`gpucvt_kernels::threads::Threads`]), with a note when fewer are used.
 fn clamp_threads(asked: usize, notes: &mut Vec<String>) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let most = cores * THREADS_PER_CORE;
-    if asked > most {
-        notes.push(format!(
-            "{asked} threads asked for; using {most} ({THREADS_PER_CORE} per core on this machine's {cores})"
-        ));
-        most
-    } else {
-        asked
-    }
+    let t = gpucvt_kernels::threads::Threads::new(asked);
+    notes.extend(t.note());
+    t.used
 }
 
 /// The kind of the input file, which the output's must be, and its metadata; the input

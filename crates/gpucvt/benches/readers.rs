@@ -95,6 +95,40 @@ fn visa_kernel(n: usize) -> String {
     s
 }
 
+/// A vISA kernel of `n` declarations, each an alias of the one before.
+fn visa_aliases(n: usize) -> String {
+    let mut s = String::from(".decl V0 v_type=G type=ud num_elts=8\n");
+    for i in 1..n {
+        s.push_str(&format!(
+            ".decl V{i} v_type=G type=ud num_elts=8 alias=<V{}, 0>\n",
+            i - 1
+        ));
+    }
+    s
+}
+
+/// A vISA kernel of `n` moves on one line ended by lone CRs (old Mac line ends) but one:
+/// each line an error, rendered with its source line.
+fn visa_cr_lines(n: usize) -> String {
+    "mov (M1, 8) D(0,0)<1> Z(0,0)<1;1,0>\r".repeat(n)
+}
+
+/// `n` Tile IR ops on one line, each with a verifier error.
+fn tile_one_line(n: usize) -> String {
+    let ops: Vec<String> = (0..n)
+        .map(|i| format!("%a{i} = bitcast %n : tile<4xi32> -> tile<4xi16>"))
+        .collect();
+    format!(
+        "cuda_tile.module @m {{\n  entry @k(%n: tile<4xi32>) {{\n    {}\n    return\n  }}\n}}\n",
+        ops.join(" ")
+    )
+}
+
+/// A PTX line of `n` statements, each an error, rendered with (a window of) the line.
+fn ptx_long_line(n: usize) -> String {
+    ptx_errors(n).replace(";\n", "; ")
+}
+
 /// One `eval --batch` line of `n` repeated modifiers.
 fn batch_modifiers(n: usize) -> String {
     format!("cvt{}.f16.f32 0x3f800000\n", ".rn".repeat(n))
@@ -123,7 +157,7 @@ fn render(path: &str, text: &str, diags: &[Diagnostic]) -> usize {
 fn main() {
     // (name, n, the input for a size, what reads it)
     type Reader = (&'static str, usize, fn(usize) -> String, fn(&str));
-    let readers: [Reader; 8] = [
+    let readers: [Reader; 13] = [
         ("ptx check, valid statements", 20_000, ptx_valid, |t| {
             black_box(check_source(t, None, None));
         }),
@@ -136,12 +170,33 @@ fn main() {
                 black_box(render("f.ptx", t, &d));
             },
         ),
+        (
+            "ptx check + render, one long line",
+            2_000,
+            ptx_long_line,
+            |t| {
+                let d = check_source(t, None, None);
+                black_box(render("f.ptx", t, &d));
+            },
+        ),
         ("ptx check, nested blocks", 5_000, ptx_nested, |t| {
             black_box(check_source(t, None, None));
         }),
         ("tile parse + verify, ops", 2_000, tile_module, |t| {
             let f = gpucvt::tile::parse::parse_file(t);
             black_box(check_file(&f, SpecVersion::LATEST));
+        }),
+        (
+            "tile check + render, ops on one line",
+            1_000,
+            tile_one_line,
+            |t| {
+                let d = gpucvt::tile::check::check_source(t, SpecVersion::LATEST);
+                black_box(render("f.mlir", t, &d));
+            },
+        ),
+        ("tile check (streaming), ops", 2_000, tile_module, |t| {
+            black_box(gpucvt::tile::check::check_source(t, SpecVersion::LATEST));
         }),
         ("tile parse, nested constant", 5_000, tile_nested, |t| {
             black_box(gpucvt::tile::parse::parse_file(t));
@@ -152,6 +207,25 @@ fn main() {
                 &gpucvt::visa::check::CheckOptions::default(),
             ));
         }),
+        ("visa check, alias chain", 2_000, visa_aliases, |t| {
+            black_box(gpucvt::visa::check::check_source(
+                t,
+                &gpucvt::visa::check::CheckOptions::default(),
+            ));
+        }),
+        (
+            "visa check + render, CR-only lines",
+            5_000,
+            visa_cr_lines,
+            |t| {
+                let t = gpucvt::diag::lone_cr_to_lf(t.to_string());
+                let d = gpucvt::visa::check::check_source(
+                    &t,
+                    &gpucvt::visa::check::CheckOptions::default(),
+                );
+                black_box(render("f.visaasm", &t, &d));
+            },
+        ),
         (
             "eval --batch, one line of modifiers",
             20_000,

@@ -304,6 +304,10 @@ impl Batch {
     /// Runs over every line of `input`, writing one line per input line to `output`.
     /// Returns the number of lines.
     ///
+    /// The answers are written in blocks, and flushed whenever the input has no more bytes
+    /// already buffered (before a read that may wait): a program that writes one line and
+    /// waits for its answer gets it, while a stream keeps the block writes.
+    ///
     /// # Errors
     /// Only I/O errors; bad lines produce `error:` lines.
     pub fn run(&mut self, input: impl BufRead, mut output: impl Write) -> std::io::Result<u64> {
@@ -311,9 +315,21 @@ impl Batch {
         let mut buf = String::with_capacity(1 << 16);
         let mut line = Vec::new();
         let mut input = input;
+        // Whether the input's buffer was used up (the next fill may wait for the writer), and
+        // whether `output` holds bytes not yet flushed.
+        let mut drained = true;
+        let mut unflushed = false;
         loop {
             line.clear();
-            let (read, too_long) = read_line_capped(&mut input, &mut line)?;
+            let (read, too_long) = read_line_capped(&mut input, &mut line, &mut drained, || {
+                if !buf.is_empty() || unflushed {
+                    output.write_all(buf.as_bytes())?;
+                    buf.clear();
+                    output.flush()?;
+                    unflushed = false;
+                }
+                Ok(())
+            })?;
             if read == 0 {
                 break;
             }
@@ -329,6 +345,7 @@ impl Batch {
             if buf.len() >= 1 << 15 {
                 output.write_all(buf.as_bytes())?;
                 buf.clear();
+                unflushed = true;
             }
         }
         output.write_all(buf.as_bytes())?;
@@ -339,20 +356,27 @@ impl Batch {
 
 /// Reads one line (through its `\n`) into `line`, keeping at most [`MAX_LINE`] bytes of it
 /// (plus the `\n`): returns the bytes read and whether the line was longer (then `line` is
-/// empty). Memory stays bounded whatever the input.
+/// empty). Memory stays bounded whatever the input. `drained` says whether the input's
+/// buffer is known to be empty, so that the next fill may wait: `before_wait` runs then.
 fn read_line_capped(
     input: &mut impl BufRead,
     line: &mut Vec<u8>,
+    drained: &mut bool,
+    mut before_wait: impl FnMut() -> std::io::Result<()>,
 ) -> std::io::Result<(usize, bool)> {
     let mut read = 0;
     let mut too_long = false;
     loop {
+        if *drained {
+            before_wait()?;
+        }
         let avail = match input.fill_buf() {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
         if avail.is_empty() {
+            *drained = true;
             return Ok((read, too_long));
         }
         let (used, done) = match avail.iter().position(|&b| b == b'\n') {
@@ -368,6 +392,7 @@ fn read_line_capped(
                 line.extend_from_slice(&avail[..used]);
             }
         }
+        *drained = used == avail.len();
         input.consume(used);
         read += used;
         if done {
@@ -559,6 +584,77 @@ mod tests {
             "{}",
             lines[10]
         );
+    }
+
+    /// A co-process writes a line and waits for its answer: every answer must be flushed
+    /// before the evaluator reads again (when nothing more is buffered).
+    #[test]
+    fn answers_are_flushed_before_each_wait_for_input() {
+        use std::cell::RefCell;
+        use std::rc::Rc;
+        struct Out {
+            pending: Vec<u8>,
+            flushed: Rc<RefCell<Vec<u8>>>,
+        }
+        impl Write for Out {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.pending.extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                self.flushed.borrow_mut().append(&mut self.pending);
+                Ok(())
+            }
+        }
+        // One line per read, as a pipe gives a writer's lines; each read records how many
+        // answers had been flushed by then.
+        struct In {
+            lines: Vec<&'static str>,
+            flushed: Rc<RefCell<Vec<u8>>>,
+            seen: Vec<usize>,
+        }
+        impl std::io::Read for In {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let answers = self
+                    .flushed
+                    .borrow()
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
+                self.seen.push(answers);
+                if self.lines.is_empty() {
+                    return Ok(0);
+                }
+                let l = self.lines.remove(0).as_bytes();
+                buf[..l.len()].copy_from_slice(l);
+                Ok(l.len())
+            }
+        }
+        let flushed = Rc::new(RefCell::new(Vec::new()));
+        let mut input = In {
+            lines: vec![
+                "cvt.rn.f16.f32 0x3f800000\n",
+                "cvt.rn.f16.",
+                "f32 0x40000000\n",
+                "zz\n",
+            ],
+            flushed: flushed.clone(),
+            seen: Vec::new(),
+        };
+        let out = Out {
+            pending: Vec::new(),
+            flushed: flushed.clone(),
+        };
+        let n = Batch::new(Options::default())
+            .run(std::io::BufReader::new(&mut input), out)
+            .unwrap();
+        assert_eq!(n, 3);
+        // Before the reads: nothing asked, 1 answer, 1 (the second line is incomplete), 2, 3.
+        assert_eq!(input.seen, [0, 1, 1, 2, 3]);
+        let out = String::from_utf8(flushed.borrow().clone()).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[..2], ["0x3c00", "0x4000"]);
+        assert!(lines[2].starts_with("error: "), "{out}");
     }
 
     #[test]

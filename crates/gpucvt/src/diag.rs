@@ -62,7 +62,7 @@ impl Diagnostic {
         Diagnostic {
             severity: Severity::Error,
             rule,
-            message: message.into(),
+            message: capped(message.into()),
             span,
         }
     }
@@ -72,7 +72,7 @@ impl Diagnostic {
         Diagnostic {
             severity: Severity::Warning,
             rule,
-            message: message.into(),
+            message: capped(message.into()),
             span,
         }
     }
@@ -82,10 +82,26 @@ impl Diagnostic {
         Diagnostic {
             severity: Severity::Note,
             rule,
-            message: message.into(),
+            message: capped(message.into()),
             span,
         }
     }
+}
+
+/// The longest message a diagnostic keeps, in bytes: a message that quotes a huge token
+/// (a 300 KB identifier) is cut with `…`, so that no diagnostic is much larger than this.
+pub const MAX_MESSAGE: usize = 1000;
+
+fn capped(mut m: String) -> String {
+    if m.len() > MAX_MESSAGE {
+        let mut cut = MAX_MESSAGE - '…'.len_utf8();
+        while !m.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        m.truncate(cut);
+        m.push('…');
+    }
+    m
 }
 
 impl Severity {
@@ -149,25 +165,85 @@ impl Diagnostic {
         };
         let number = self.span.line.to_string();
         let pad = " ".repeat(number.len());
-        let col = self.span.col.max(1) as usize - 1;
-        let chars: Vec<char> = line_text.chars().collect();
-        let lead: String = chars
-            .iter()
-            .take(col)
-            .map(|&c| if c == '\t' { '\t' } else { ' ' })
-            .collect();
+        let (shown, lead, room) = echo(source, line_text, &self.span);
         let width = source
             .get(self.span.start..self.span.end)
-            .map_or(1, |t| t.split('\n').next().unwrap_or("").chars().count())
-            .min(chars.len().saturating_sub(col))
+            .map_or(1, |t| {
+                t.split('\n')
+                    .next()
+                    .unwrap_or("")
+                    .chars()
+                    .take(room.saturating_add(1))
+                    .count()
+            })
+            .min(room)
             .max(1);
         format!(
-            "{path}:{}:{}: {head}\n{pad} |\n{number} | {line_text}\n{pad} | {lead}{}\n",
+            "{path}:{}:{}: {head}\n{pad} |\n{number} | {shown}\n{pad} | {lead}{}\n",
             self.span.line,
             self.span.col,
             "^".repeat(width)
         )
     }
+}
+
+/// At most this many characters of a source line are shown under a diagnostic: a longer
+/// line (minified code, a generated table) is cut around the span, so that each diagnostic
+/// stays a few lines long however long its line is.
+pub const ECHO_CHARS: usize = 160;
+
+/// Of those, at most this many come before the span.
+const ECHO_BEFORE: usize = 60;
+
+/// The part of `line` (a line of `source`) shown under a diagnostic at `span`, `…` where it
+/// is cut; the caret line's lead up to the span (tabs kept so that the carets line up); and
+/// how many characters are shown from the span on (the most the carets may cover). The work
+/// is linear in what is shown, not in the line's length.
+fn echo(source: &str, line: &str, span: &Span) -> (String, String, usize) {
+    // The span's byte offset in the line: `line` is a slice of `source`.
+    let line_start = (line.as_ptr() as usize).wrapping_sub(source.as_ptr() as usize);
+    let at = span.start.checked_sub(line_start).filter(|&i| {
+        line_start
+            .checked_add(line.len())
+            .is_some_and(|e| e <= source.len())
+            && i <= line.len()
+            && line.is_char_boundary(i)
+    });
+    let at = match at {
+        Some(i) => i,
+        // Not a slice of `source` (or the span lies elsewhere): by the column.
+        None => line
+            .char_indices()
+            .nth(span.col.max(1) as usize - 1)
+            .map_or(line.len(), |(i, _)| i),
+    };
+    let (before, after) = line.split_at(at);
+    let from = before
+        .char_indices()
+        .rev()
+        .nth(ECHO_BEFORE - 1)
+        .map_or(0, |(i, _)| i);
+    let before = &before[from..];
+    let shown_before = before.chars().count();
+    let room = ECHO_CHARS - shown_before;
+    let to = after
+        .char_indices()
+        .nth(room)
+        .map_or(after.len(), |(i, _)| i);
+    let after_shown = &after[..to];
+    let mut shown = String::new();
+    let mut lead = String::new();
+    if from > 0 {
+        shown.push('…');
+        lead.push(' ');
+    }
+    shown.push_str(before);
+    shown.push_str(after_shown);
+    if to < after.len() {
+        shown.push('…');
+    }
+    lead.extend(before.chars().map(|c| if c == '\t' { '\t' } else { ' ' }));
+    (shown, lead, after_shown.chars().count())
 }
 
 impl fmt::Display for Diagnostic {
@@ -203,6 +279,53 @@ pub fn lone_cr_to_lf(text: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A diagnostic on a line of a million characters shows a window around its span, not
+    /// the whole line.
+    #[test]
+    fn long_lines_are_cut_around_the_span() {
+        let mut src = "x".repeat(1_000_000);
+        src.replace_range(500_000..500_003, "bad");
+        src.push_str("\nnext\n");
+        let d = Diagnostic::error("r", "m", Span::locate(&src, 500_000, 500_003));
+        let r = d.render("f", &src);
+        assert!(r.len() < 600, "{} bytes", r.len());
+        let lines: Vec<&str> = r.lines().collect();
+        assert_eq!(lines[0], "f:1:500001: error[r]: m");
+        let shown = lines[2].strip_prefix("1 | ").unwrap();
+        assert!(shown.starts_with('…') && shown.ends_with('…'), "{shown}");
+        assert_eq!(shown.chars().count(), ECHO_CHARS + 2);
+        // The carets stand under `bad`.
+        let carets = lines[3].strip_prefix("  | ").unwrap();
+        let col = carets.find('^').unwrap();
+        assert_eq!(&carets[col..], "^^^");
+        assert_eq!(shown.chars().skip(col).take(3).collect::<String>(), "bad");
+        // A span to the end of a long line gets at most the carets of what is shown.
+        let d = Diagnostic::error("r", "m", Span::locate(&src, 10, 1_000_000));
+        let r = d.render("f", &src);
+        assert!(r.len() < 800, "{} bytes", r.len());
+        // Short lines are shown whole, as before.
+        let s = "ab\tcd";
+        let d = Diagnostic::error("r", "m", Span::locate(s, 3, 5));
+        assert_eq!(
+            d.render("f", s),
+            "f:1:4: error[r]: m\n  |\n1 | ab\tcd\n  |   \t^^\n"
+        );
+    }
+
+    #[test]
+    fn messages_are_capped() {
+        let d = Diagnostic::error(
+            "r",
+            format!("'{}' is unknown", "é".repeat(5000)),
+            Span::default(),
+        );
+        assert!(d.message.len() <= MAX_MESSAGE && d.message.ends_with('…'));
+        assert_eq!(
+            Diagnostic::note("r", "short", Span::default()).message,
+            "short"
+        );
+    }
 
     #[test]
     fn locate_counts_lines_and_columns() {

@@ -6,9 +6,11 @@
 //! instruction. Then:
 //! - a conversion that reads an unknown value stops with an error that names the instruction
 //!   (its text and line:column) and the option that supplies the value ([`Supply`]);
-//! - a value the user supplied for a name that a skipped instruction writes is kept: the user
-//!   stands in for the instruction (a value that a *modelled* instruction writes replaces
-//!   whatever was there, supplied or not);
+//! - a value the user supplied for a name stands for what every skipped instruction writes
+//!   to it: the user stands in for the instruction (a load, even one after a `mov` of a
+//!   default, as Triton writes masked loads). A value that a *modelled* instruction writes
+//!   replaces whatever was there, supplied or not, with a note that says by what; a later
+//!   skipped write gives the supplied value again;
 //! - an unknown value that no conversion reads is no error: outputs show it as unknown
 //!   ([`Unknown::describe`]) rather than a made-up value.
 //!
@@ -154,13 +156,15 @@ fn trim_opcode(w: &str) -> &str {
 }
 
 /// The note for a skipped instruction: `head` (`ld.global.f32 not executed: only mov, cvt and
-/// cvt.pack run`), then what it writes: the names now unknown and those that keep a value the
-/// user supplied.
+/// cvt.pack run`), then what it writes: the names now unknown, those that keep a value the
+/// user supplied, and those that take it again (a modelled instruction had replaced it, and
+/// the user's value stands for every write a skipped instruction makes).
 pub fn skipped_note(
     rule: &'static str,
     head: &str,
     unknown: &[String],
     kept: &[String],
+    again: &[String],
     supply: Supply,
     span: Span,
 ) -> Diagnostic {
@@ -177,6 +181,14 @@ pub fn skipped_note(
             "; {} {} the {} value",
             kept.join(", "),
             if kept.len() == 1 { "keeps" } else { "keep" },
+            supply.flag()
+        ));
+    }
+    if !again.is_empty() {
+        m.push_str(&format!(
+            "; {} {} the {} value again",
+            again.join(", "),
+            if again.len() == 1 { "takes" } else { "take" },
             supply.flag()
         ));
     }
@@ -211,12 +223,13 @@ mod tests {
             "ld not executed",
             &["%f1".into(), "%f2".into()],
             &["%f3".into()],
+            &["%f4".into()],
             Supply::Set,
             at,
         );
         assert_eq!(
             d.message,
-            "ld not executed; %f1, %f2 are unknown; %f3 keeps the --set value"
+            "ld not executed; %f1, %f2 are unknown; %f3 keeps the --set value; %f4 takes the --set value again"
         );
         let u = Unknown::new("addf", at, "%y", Supply::Arg);
         let e = u.read_error("t", "%w", at);

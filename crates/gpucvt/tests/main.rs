@@ -10,6 +10,7 @@ mod ptx_ptxas_accepts;
 mod ptx_slices;
 mod ptx_values;
 mod ptxas_legality;
+mod readers;
 mod run_unknown;
 mod tile;
 mod tile_no_panic;

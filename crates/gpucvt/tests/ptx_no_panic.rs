@@ -292,3 +292,30 @@ fn cr_only_files_read_like_lf_files() {
     exercise_file(&lf.replace('\n', "\r\n"));
     exercise_file("\r\r\r{\r}\r");
 }
+
+/// Hostile files: one line of 15,000 errors (300 KB), a 300,000-character token, a byte
+/// order mark and invisible characters, CR-only line ends. Each is read, checked and run,
+/// and each diagnostic renders in a few hundred bytes.
+#[test]
+fn hostile_files_never_panic_and_stay_small() {
+    let head = ".version 8.0\n.target sm_90\n.entry k()\n{\n .reg .f32 %f;\n .reg .b16 %h;\n";
+    let files = [
+        format!("{head}{}\n}}\n", " cvt.f16.f32 %h, %f;".repeat(15_000)),
+        format!("{head} cvt.rn.{}.f32 %h, %f;\n}}\n", "x".repeat(300_000)),
+        format!("\u{feff}{head} cvt\u{200b}.rn.f16.f32 %h, %f;\u{0}\n}}\n"),
+        format!("{head} cvt.rn.f16.f32 %h, %f;\n}}\n").replace('\n', "\r"),
+    ];
+    for text in &files {
+        exercise_file(text);
+        let d = gpucvt::ptx::check::check_source(text, None, None);
+        let lines: Vec<&str> = text.split('\n').collect();
+        for x in d.iter().take(200) {
+            assert!(x.render_in("f.ptx", text, &lines).len() < 2000, "{x:?}");
+        }
+        let _ = gpucvt::ptx::run::run(
+            &parse_file(text),
+            &[],
+            &gpucvt::ptx::run::RunOptions::default(),
+        );
+    }
+}

@@ -275,3 +275,115 @@ fn tile_unread_unmodelled_results_stay_unknown() {
         "addf not evaluated: only constants and conversion ops run; %y is unknown"
     );
 }
+
+/// The issue's reproduction: Triton's masked load, `mov.u32 %r1, 0x0` (the `other` value)
+/// then `@%p1 ld.global.b32 %r1, […]`. A `--set %r1=…` stands for what the load writes,
+/// also after the mov replaced it; the notes say when a `--set` value is replaced, and by
+/// what, and so does an error about such a register.
+const TRITON: &str = "\
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<3>;
+    .reg .b16 %rs<3>;
+    .reg .b64 %rd<2>;
+    ld.param.b64 %rd1, [p];
+    mov.u32 %r1, 0x0;
+    @%p1 ld.global.b32 %r1, [%rd1+0];
+    mov.b32 {%rs1, %rs2}, %r1;
+    cvt.f32.f16 %r2, %rs2;
+}
+";
+
+fn triton(sets: &[(&str, &str)]) -> Result<gpucvt::ptx::run::RunResult, RunError> {
+    let inputs: Vec<RunInput> = sets
+        .iter()
+        .map(|(n, v)| RunInput {
+            name: n.to_string(),
+            value: v.to_string(),
+        })
+        .collect();
+    run(&parse_file(TRITON), &inputs, &RunOptions::default())
+}
+
+#[test]
+fn ptx_set_stands_for_a_masked_load_after_its_default() {
+    // The high half 0x3c00 is f16 1.0: %r2 = f32 1.0.
+    let r = triton(&[("%r1", "0x3c004000")]).unwrap();
+    assert_eq!(r.get("%r2"), Some(0x3f80_0000));
+    assert_eq!(r.get("%r1"), Some(0x3c00_4000));
+    let notes: Vec<(&str, &str)> = r
+        .notes
+        .iter()
+        .map(|n| (n.rule, n.message.as_str()))
+        .collect();
+    assert!(
+        notes.contains(&(
+            "ptx.run-set-replaced",
+            "%r1 is written by `mov.u32 %r1, 0` at 11:5, which replaces its --set value; a skipped instruction that writes %r1 later gives it the --set value again"
+        )),
+        "{notes:?}"
+    );
+    assert!(
+        notes.contains(&(
+            "ptx.run-skipped",
+            "ld.global.b32 not executed: only mov, cvt and cvt.pack run; %r1 takes the --set value again"
+        )),
+        "{notes:?}"
+    );
+    // The mask off (%p1 = 0): the load writes nothing, %r1 is the mov's 0.
+    let r = triton(&[("%r1", "0x3c004000"), ("%p1", "0")]).unwrap();
+    assert_eq!(r.get("%r2"), Some(0));
+    // Without the value: the error names the load and asks for %r1.
+    let Err(RunError::Stopped(d)) = triton(&[]) else {
+        panic!("expected a stop")
+    };
+    assert!(
+        d.message
+            .starts_with("%rs2 is unknown (from %r1): `@%p1 ld.global.b32 %r1, [%rd1+0]` at 12:5")
+            && d.message.ends_with("--set %r1=…"),
+        "{}",
+        d.message
+    );
+    // A value given for %rs2 is replaced by the unpacking mov: the error says so, and by
+    // what.
+    let Err(RunError::Stopped(d)) = triton(&[("%rs2", "1.0")]) else {
+        panic!("expected a stop")
+    };
+    assert!(
+        d.message.ends_with(
+            "--set %r1=… (the --set %rs2 value was replaced by `mov.b32 {%rs1, %rs2}, %r1` at 13:5)"
+        ),
+        "{}",
+        d.message
+    );
+}
+
+/// The same rule for vISA: an initial value stands for every skipped write of its
+/// elements, also after a mov replaced it (with a note).
+#[test]
+fn visa_initial_values_stand_for_every_skipped_write() {
+    let text = "\
+.decl V v_type=G type=f num_elts=8
+.decl H v_type=G type=hf num_elts=8
+mov (M1, 8) V(0,0)<1> 0x0:f
+send (M1, 8) 0x0:ud 0x0:ud V(0,0)
+mov (M1, 8) H(0,0)<1> V(0,0)<1;1,0>
+";
+    let (k, d) = parse_visa(text);
+    assert!(d.is_empty(), "{d:?}");
+    let init = vec![initial_value(&k, "V", &["2.0"; 8].join(",")).unwrap()];
+    let r = execute(&k, &init, &ExecOptions::default()).unwrap();
+    assert_eq!(r.get("H").unwrap(), &[0x4000; 8]);
+    let msgs: Vec<&str> = r.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert!(msgs.contains(
+        &"this mov writes 8 elements from 0 to 7 of V, replacing their --set value; a skipped instruction that writes them later gives them the --set value again"
+    ), "{msgs:?}");
+    assert!(
+        msgs.contains(&"send not executed: only mov runs; V takes the --set value again"),
+        "{msgs:?}"
+    );
+}

@@ -5,7 +5,7 @@
 use gpucvt::diag::{Diagnostic, Span};
 use gpucvt::instr::{Instr, Options};
 use gpucvt::ptx::Target;
-use gpucvt::tile::check::{check_file, verify_op};
+use gpucvt::tile::check::{check_file, check_source, verify_op};
 use gpucvt::tile::eval::Semantics;
 use gpucvt::tile::parse::{parse_file, parse_op, Op};
 use gpucvt::tile::run::{run_entry, RunOptions};
@@ -55,6 +55,13 @@ fn positioned(diags: &[Diagnostic], text: &str) {
 fn exercise(text: &str) -> usize {
     let f = parse_file(text);
     positioned(&f.diagnostics, text);
+    // The streaming checker gives what checking the whole file gives (each diagnostic once).
+    let mut whole = check_file(&f, SpecVersion::LATEST);
+    whole.extend(f.notes.iter().cloned());
+    whole.sort_by_key(|d| (d.span.line, d.span.col));
+    let mut seen = std::collections::HashSet::new();
+    whole.retain(|d| seen.insert(d.clone()));
+    assert_eq!(check_source(text, SpecVersion::LATEST), whole, "{text:?}");
     let mut n = f.diagnostics.len();
     for v in SpecVersion::ALL {
         let d = check_file(&f, v);
@@ -346,4 +353,39 @@ fn many_ops_positions() {
     positioned(&d, &text);
     assert_eq!(d.len(), 1);
     assert_eq!((d[0].span.line, d[0].span.col), (n as u32 + 3, 5));
+}
+
+/// Hostile files: CR-only line ends, a byte order mark, a line of 300,000 characters, a huge
+/// type name, 4,000 ops on one line, junk after an op. Each is read, checked (streaming and
+/// whole), run, and its diagnostics rendered in a few hundred bytes each.
+#[test]
+fn hostile_files_never_panic_and_stay_small() {
+    let (_, quantize) = files()
+        .into_iter()
+        .find(|(n, _)| n.ends_with("quantize.mlir"))
+        .unwrap();
+    let ops: Vec<String> = (0..4000)
+        .map(|i| format!("%a{i} = bitcast %n : tile<4xi32> -> tile<4xi16>"))
+        .collect();
+    let wrap = |body: &str| {
+        format!("cuda_tile.module @m {{\n  entry @k(%x: tile<f32>, %n: tile<4xi32>) {{\n    {body}\n    return\n  }}\n}}\n")
+    };
+    let files = [
+        quantize.replace('\n', "\r"),
+        format!("\u{feff}{quantize}"),
+        wrap(&ops.join(" ")),
+        wrap(&format!(
+            "%y = ftof %x : tile<f32> -> tile<{}>",
+            "q".repeat(300_000)
+        )),
+        wrap(&"%y = ftof %x : tile<f32> -> tile<f16> junk ".repeat(5_000)),
+        wrap(&"@ ".repeat(100_000)),
+    ];
+    for text in &files {
+        let text = gpucvt::tile::check::source_text(text.clone());
+        exercise(&text);
+        for d in check_source(&text, SpecVersion::LATEST) {
+            assert!(d.render("f.mlir", &text).len() < 2000, "{d:?}");
+        }
+    }
 }

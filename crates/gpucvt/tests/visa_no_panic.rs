@@ -1,7 +1,7 @@
 //! The `.visaasm` reader, checker and executor never panic: random text, token soup, and
 //! the example kernels with random edits, run with random initial values.
 
-use gpucvt::visa::check::{check, symbols, CheckOptions};
+use gpucvt::visa::check::{check, check_source, symbols, CheckOptions};
 use gpucvt::visa::cr0::Cr0;
 use gpucvt::visa::eval::{
     mov_plan_with, AltMode, BfPairs, Denormals, DfToUb, MovOptions, NanRule, QNegativeOverflow,
@@ -158,9 +158,13 @@ fn options() -> impl Strategy<Value = MovOptions> {
 
 /// Parses, checks and runs a text with initial values drawn from `seed` bits.
 fn exercise(text: &str, seed: &[u64], cr0: u32, mov: MovOptions, grf64: bool) {
-    let (k, _) = parse(text);
+    let (k, mut whole) = parse(text);
     let grf_bytes = if grf64 { 64 } else { 32 };
-    let _ = check(&k, &CheckOptions { grf_bytes, mov });
+    let copts = CheckOptions { grf_bytes, mov };
+    whole.extend(check(&k, &copts));
+    whole.sort_by_key(|d| (d.span.line, d.span.col));
+    // The streaming checker gives what checking the whole kernel gives.
+    assert_eq!(check_source(text, &copts), whole, "{text:?}");
     let syms = symbols(&k);
     let mut init = Vec::new();
     let mut it = seed.iter().copied().cycle();
@@ -290,6 +294,40 @@ fn multi_byte_characters_anywhere() {
             let edited = format!("{}{}{}", &text[..at], wide[k % wide.len()], &text[at..]);
             let (kernel, _) = parse(&edited);
             let _ = check(&kernel, &CheckOptions::default());
+        }
+    }
+}
+
+/// Hostile files: CR-only line ends, a byte order mark and other invisible characters, a
+/// line of 300,000 characters, a huge name, a long alias chain, declarations after the code.
+/// Each is read, checked (streaming and whole), run, and its diagnostics rendered in a few
+/// hundred bytes each.
+#[test]
+fn hostile_files_never_panic_and_stay_small() {
+    let mut chain = String::from(".decl V0 v_type=G type=ud num_elts=8\n");
+    for i in 1..3000 {
+        chain.push_str(&format!(
+            ".decl V{i} v_type=G type=ud num_elts=8 alias=<V{}, 0>\n",
+            i - 1
+        ));
+    }
+    let files = [
+        EXAMPLES[2].replace('\n', "\r"),
+        format!("\u{feff}{}", EXAMPLES[0]),
+        "mov\u{200b} (M1, 8) A(0,0)<1> B(0,0)<1;1,0>\n\u{0}\u{7f}\n".to_string(),
+        format!(
+            "mov (M1, 8) {}(0,0)<1> B(0,0)<1;1,0>\n",
+            "V".repeat(300_000)
+        ),
+        format!("{}\n", "mov (M1, 8) A(0,0)<1> B(0,0)<1;1,0> ".repeat(8_000)),
+        chain,
+        format!("mov (M1, 8) B(0,0)<1> A(0,0)<1;1,0>\n{}", EXAMPLES[1]),
+    ];
+    for text in &files {
+        exercise(text, &[1, 2, 3], 0, MovOptions::default(), false);
+        let d = check_source(text, &CheckOptions::default());
+        for x in &d {
+            assert!(x.render("f.visaasm", text).len() < 2000, "{x:?}");
         }
     }
 }

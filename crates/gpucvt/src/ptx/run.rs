@@ -32,9 +32,11 @@
 //!   be false), and the destination of a `mov` from a special register, become unknown. A
 //!   `cvt` or a guard that reads an unknown register stops (rule `ptx.run-unknown`) naming
 //!   the instruction and `--set`; a `mov` copies the unknown along. A register given with
-//!   `--set` keeps that value through skipped writes (the user stands in for the load); a
-//!   modelled write replaces it. Unknown registers are listed with
-//!   [`RegValue::unknown`] set.
+//!   `--set` gets that value at every skipped write (the user stands in for the load, also
+//!   after a `mov` of a default: Triton's `mov.u32 %r1, 0x0; @%p1 ld.global.b32 %r1, […]`);
+//!   a modelled write replaces it, with a note (rule `ptx.run-set-replaced`) naming the
+//!   instruction, which an error about the register repeats. Unknown registers are listed
+//!   with [`RegValue::unknown`] set.
 //!
 //! The file is checked first (reader and [`check_file`]); a file with errors is not run.
 //!
@@ -403,6 +405,16 @@ pub fn describe(ty: PtxType, bits: u64) -> String {
 // ---------------------------------------------------------------------------------------
 // The machine.
 
+/// What a skipped write did to a register with a `--set` value.
+enum Supplied {
+    /// No `--set` value: the register is unknown.
+    No,
+    /// It still held its `--set` value, and keeps it.
+    Kept,
+    /// A modelled instruction had replaced it: it takes the `--set` value again.
+    Again,
+}
+
 /// One register slot: a scalar register or one element of a vector register.
 #[derive(Clone, Debug)]
 struct Slot {
@@ -418,6 +430,11 @@ struct Machine<'a> {
     unknown: HashMap<String, Unknown>,
     /// Registers that still hold their `--set` value.
     user: HashSet<String>,
+    /// The `--set` values: what every skipped instruction writes to their registers.
+    supplied: HashMap<String, (u64, PtxType)>,
+    /// For a register whose `--set` value a modelled instruction replaced: that instruction
+    /// (`` `mov.u32 %r1, 0x0` at 7:5 ``).
+    replaced: HashMap<String, String>,
     written: Vec<String>,
     notes: Vec<Diagnostic>,
     executed: usize,
@@ -517,8 +534,16 @@ impl<'a> Machine<'a> {
 
     /// Reads a declared register; an error if it has no value or an unknown one.
     fn read_slot(&self, s: &Slot, span: Span) -> Result<u64, RunError> {
-        self.fetch(s, span)?
-            .map_err(|u| RunError::Stopped(u.read_error("ptx.run-unknown", &s.key, span)))
+        self.fetch(s, span)?.map_err(|u| {
+            let mut d = u.read_error("ptx.run-unknown", &s.key, span);
+            if let Some(by) = self.replaced.get(&s.key) {
+                d.message.push_str(&format!(
+                    " (the --set {} value was replaced by {by})",
+                    s.key
+                ));
+            }
+            RunError::Stopped(d)
+        })
     }
 
     /// Reads a declared register that may be unknown (what a `mov` copies); an error if it
@@ -539,6 +564,24 @@ impl<'a> Machine<'a> {
         })
     }
 
+    /// A modelled instruction (`by`, its text, at `span`) is about to write `s`: when `s`
+    /// holds its `--set` value, a note says that the value is replaced, and by what.
+    fn replacing(&mut self, s: &Slot, by: &str, span: Span) {
+        if !self.user.remove(&s.key) {
+            return;
+        }
+        let what = format!("`{by}` at {}:{}", span.line, span.col);
+        self.notes.push(Diagnostic::warning(
+            "ptx.run-set-replaced",
+            format!(
+                "{} is written by {what}, which replaces its --set value; a skipped instruction that writes {} later gives it the --set value again",
+                s.key, s.key
+            ),
+            span,
+        ));
+        self.replaced.insert(s.key.clone(), what);
+    }
+
     fn write(&mut self, s: &Slot, bits: u64, written_as: PtxType) {
         let bits = bits & mask(s.ty.bits());
         self.unknown.remove(&s.key);
@@ -553,19 +596,30 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// A write by a skipped instruction (or a copy of an unknown value): the register
-    /// becomes unknown unless it holds its `--set` value, which it keeps. Returns whether it
-    /// kept it.
-    fn write_unknown(&mut self, s: &Slot, u: Unknown) -> bool {
+    /// A write by a skipped instruction: the register becomes unknown, unless it has a
+    /// `--set` value, which stands for what the instruction writes.
+    fn write_unknown(&mut self, s: &Slot, u: Unknown) -> Supplied {
         if self.user.contains(&s.key) {
-            return true;
+            return Supplied::Kept;
         }
+        if let Some(&v) = self.supplied.get(&s.key) {
+            self.unknown.remove(&s.key);
+            self.values.insert(s.key.clone(), v);
+            self.user.insert(s.key.clone());
+            self.replaced.remove(&s.key);
+            return Supplied::Again;
+        }
+        self.set_unknown(s, u);
+        Supplied::No
+    }
+
+    /// `s` becomes unknown (a skipped write, or a `mov` of an unknown value).
+    fn set_unknown(&mut self, s: &Slot, u: Unknown) {
         self.values.remove(&s.key);
         self.unknown.insert(s.key.clone(), u);
         if !self.written.contains(&s.key) {
             self.written.push(s.key.clone());
         }
-        false
     }
 
     /// Skips an instruction: a note, and what it writes becomes unknown.
@@ -594,12 +648,13 @@ impl<'a> Machine<'a> {
                 _ => {}
             }
         }
+        let mut again = Vec::new();
         for s in slots {
             let u = Unknown::new(text, span, s.key.clone(), Supply::Set);
-            if self.write_unknown(&s, u) {
-                kept.push(s.key);
-            } else {
-                unknown.push(s.key);
+            match self.write_unknown(&s, u) {
+                Supplied::Kept => kept.push(s.key),
+                Supplied::Again => again.push(s.key),
+                Supplied::No => unknown.push(s.key),
             }
         }
         self.notes.push(skipped_note(
@@ -607,6 +662,7 @@ impl<'a> Machine<'a> {
             head,
             &unknown,
             &kept,
+            &again,
             Supply::Set,
             span,
         ));
@@ -724,18 +780,18 @@ impl<'a> Machine<'a> {
             );
             return Ok(());
         }
+        let text = format!(
+            "mov.{} {}, {}",
+            ty.name(),
+            operand_text(&m.dst),
+            operand_text(&m.src)
+        );
         // The source value (`Err`: an unknown one, copied along).
         let mut value: Result<u64, Unknown> = Ok(0);
         match &m.src.kind {
             OperandKind::Reg(r) => match self.slot(r, m.src.span)? {
                 Some(s) => value = self.fetch(&s, m.src.span)?.map(|v| v & mask(width)),
                 None => {
-                    let text = format!(
-                        "mov.{} {}, {}",
-                        ty.name(),
-                        operand_text(&m.dst),
-                        operand_text(&m.src)
-                    );
                     let dests = operand_regs(&m.dst);
                     self.skip(
                         &format!(
@@ -814,8 +870,8 @@ impl<'a> Machine<'a> {
                             m.dst.span,
                         ));
                     };
-                    self.user.remove(&s.key);
-                    self.write_unknown(&s, u.clone());
+                    self.replacing(&s, &text, m.span);
+                    self.set_unknown(&s, u.clone());
                 }
                 self.executed += 1;
                 return Ok(());
@@ -832,6 +888,7 @@ impl<'a> Machine<'a> {
                     ));
                 };
                 let bits = extend_to_register(ty, value, s.ty.bits());
+                self.replacing(&s, &text, m.span);
                 self.write(&s, bits, if s.ty.bits() == width { ty } else { s.ty });
             }
             OperandKind::Vector(elems) => {
@@ -848,6 +905,7 @@ impl<'a> Machine<'a> {
                                 ));
                             };
                             let part = (value >> (w * i as u32)) & mask(w);
+                            self.replacing(&s, &text, m.span);
                             self.write(&s, part, s.ty);
                         }
                         _ => {
@@ -975,6 +1033,12 @@ impl<'a> Machine<'a> {
                     extend_to_register(form.dtype, out.bits, reg_bits)
                 };
                 let written_as = if form.pack { PtxType::B32 } else { form.dtype };
+                let by = format!(
+                    "{} {}",
+                    form.spelling(),
+                    ops.iter().map(operand_text).collect::<Vec<_>>().join(", ")
+                );
+                self.replacing(&s, &by, i.span);
                 self.write(&s, bits, written_as);
             }
             _ => {
@@ -1011,7 +1075,9 @@ fn operand_text(o: &Operand) -> String {
             v.iter().map(operand_text).collect::<Vec<_>>().join(", ")
         ),
         OperandKind::Sink => "_".to_string(),
-        OperandKind::Imm(_) => "…".to_string(),
+        OperandKind::Imm(Immediate::Int(n)) => n.to_string(),
+        OperandKind::Imm(Immediate::F32(b)) => format!("0f{b:08X}"),
+        OperandKind::Imm(Immediate::F64(b)) => format!("0d{b:016X}"),
     }
 }
 
@@ -1190,6 +1256,8 @@ pub fn run(file: &PtxFile, inputs: &[RunInput], opts: &RunOptions) -> Result<Run
         values: HashMap::new(),
         unknown: HashMap::new(),
         user: HashSet::new(),
+        supplied: HashMap::new(),
+        replaced: HashMap::new(),
         written: Vec::new(),
         notes: Vec::new(),
         executed: 0,
@@ -1229,6 +1297,7 @@ pub fn run(file: &PtxFile, inputs: &[RunInput], opts: &RunOptions) -> Result<Run
             );
         }
         m.values.insert(slot.key.clone(), (bits, slot.ty));
+        m.supplied.insert(slot.key.clone(), (bits, slot.ty));
         m.user.insert(slot.key.clone());
     }
     m.block(body)?;

@@ -23,7 +23,7 @@
 //!   the older parser or type constraint would (the type list of the class is the one of the
 //!   selected version).
 
-use super::parse::{ConvOp, Op, Spanned, Stmt, TileFile, ValueType};
+use super::parse::{Arg, Binding, ConvOp, Event, Op, Spanned, Stmt, TileFile, ValueType};
 use super::types::{ElemType, Element, OpKind, RoundingMode, SpecVersion, TileType};
 use crate::diag::{Diagnostic, Span};
 use std::collections::HashMap;
@@ -400,14 +400,104 @@ pub fn source_text(text: String) -> String {
 
 /// Every diagnostic of a Tile IR source at a version, the reader's notes included, in
 /// position order: what `gpucvt check FILE.mlir` reports. Give it [`source_text`]'s text.
+///
+/// Each statement is checked as soon as it is read and then dropped, so that memory follows
+/// the values a function defines (their names and types), not the text. A block label
+/// after a statement in a generic function's body (its arguments declared late) makes a
+/// second reading of the whole file.
 pub fn check_source(text: &str, v: SpecVersion) -> Vec<Diagnostic> {
-    let file = super::parse::parse_file(text);
-    let mut diags = file.diagnostics.clone();
-    diags.extend(check_file(&file, v));
-    diags.extend(file.notes.iter().cloned());
+    // The diagnostics of the functions of each open module (the reader leaves a malformed
+    // module out with its functions), innermost last; the file's at the bottom.
+    let mut modules: Vec<Vec<Diagnostic>> = vec![Vec::new()];
+    let mut current: Option<(Scope, Vec<Diagnostic>, bool)> = None;
+    let mut late = false;
+    let file = super::parse::read_functions(text, &mut |e| match e {
+        Event::Function(f) => {
+            let mut scope = Scope::default();
+            let mut diags = Vec::new();
+            define_args(&f.args, &f.other_args, &mut scope, v, &mut diags);
+            current = Some((scope, diags, false));
+        }
+        Event::Labels(bindings) => {
+            if let Some((scope, diags, seen_stmt)) = &mut current {
+                late |= *seen_stmt;
+                let (args, others) = split_args(bindings);
+                define_args(&args, &others, scope, v, diags);
+            }
+        }
+        Event::Stmt(st) => {
+            if let Some((scope, diags, seen_stmt)) = &mut current {
+                *seen_stmt = true;
+                check_stmt(&st, scope, v, diags);
+            }
+        }
+        Event::End => {
+            if let (Some((_, mut diags, _)), Some(m)) = (current.take(), modules.last_mut()) {
+                m.append(&mut diags);
+            }
+        }
+        Event::Abort => current = None,
+        Event::Module => modules.push(Vec::new()),
+        Event::ModuleEnd | Event::ModuleAbort if modules.len() > 1 => {
+            let mut inner = modules.pop().unwrap_or_default();
+            if matches!(e, Event::ModuleEnd) {
+                if let Some(m) = modules.last_mut() {
+                    m.append(&mut inner);
+                }
+            }
+        }
+        Event::ModuleEnd | Event::ModuleAbort => {}
+    });
+    let mut out = modules.into_iter().flatten().collect::<Vec<_>>();
+    if late {
+        let file = super::parse::parse_file(text);
+        out = check_file(&file, v);
+        out.retain(|d| !file.diagnostics.contains(d));
+    }
+    let mut diags = file.diagnostics;
+    diags.append(&mut out);
+    diags.extend(file.notes);
     diags.sort_by_key(|d| (d.span.line, d.span.col));
-    diags.dedup();
+    let mut seen = std::collections::HashSet::new();
+    diags.retain(|d| seen.insert(d.clone()));
     diags
+}
+
+/// Block-label bindings as a function's arguments: the tiles, and the others.
+fn split_args(bindings: &[Binding]) -> (Vec<Arg>, Vec<Binding>) {
+    let mut args = Vec::new();
+    let mut others = Vec::new();
+    for b in bindings {
+        match &b.ty {
+            ValueType::Tile(ty) => args.push(Arg {
+                name: b.name.clone(),
+                ty: ty.clone(),
+                span: b.span,
+            }),
+            _ => others.push(b.clone()),
+        }
+    }
+    (args, others)
+}
+
+/// A function's arguments into its scope: tiles (with their element types' versions
+/// checked), then the others.
+fn define_args(
+    args: &[Arg],
+    others: &[Binding],
+    scope: &mut Scope,
+    v: SpecVersion,
+    out: &mut Vec<Diagnostic>,
+) {
+    for a in args {
+        check_type_version(&a.ty, a.span, v, out);
+        let k = scope.tile(&a.ty);
+        scope.define(&a.name, k);
+    }
+    for a in others {
+        let k = scope.of(&a.ty);
+        scope.define(&a.name, k);
+    }
 }
 
 /// Every diagnostic of a file at a version: the reader's, then for each function in order,
@@ -419,62 +509,105 @@ pub fn check_file(file: &TileFile, v: SpecVersion) -> Vec<Diagnostic> {
     for m in &file.modules {
         for f in &m.functions {
             let mut scope = Scope::default();
-            for a in &f.args {
-                check_type_version(&a.ty, a.span, v, &mut out);
-                scope.define(&a.name, Known::Tile(&a.ty));
+            define_args(&f.args, &f.other_args, &mut scope, v, &mut out);
+            for s in &f.body {
+                check_stmt(s, &mut scope, v, &mut out);
             }
-            for a in &f.other_args {
-                scope.define(&a.name, Known::of(&a.ty));
-            }
-            check_body(&f.body, &mut scope, v, &mut out);
         }
     }
     out
 }
 
-/// What the checker knows of a value's type.
-#[derive(Clone, Copy)]
-enum Known<'a> {
-    Tile(&'a TileType),
-    Other(&'a str),
+/// What the checker knows of a value's type: an index into the scope's types.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Known {
+    Tile(u32),
+    Other(u32),
     /// Defined by an op gpucvt does not model, or bound without a type.
     Unknown,
 }
 
-impl<'a> Known<'a> {
-    fn of(t: &'a ValueType) -> Known<'a> {
+/// The values in scope, each name with what is known of its type (the distinct types kept
+/// once: a function of a million values of a few types keeps a few types). Leaving a region
+/// drops what it defined, through an undo log kept only inside regions.
+#[derive(Default)]
+struct Scope {
+    map: HashMap<Box<str>, Known>,
+    undo: Vec<(Box<str>, Option<Known>)>,
+    /// How many regions enclose the statement being checked.
+    regions: usize,
+    tiles: Vec<TileType>,
+    tile_ids: HashMap<TileType, u32>,
+    others: Vec<String>,
+    other_ids: HashMap<String, u32>,
+}
+
+impl Scope {
+    fn tile(&mut self, t: &TileType) -> Known {
+        if let Some(&i) = self.tile_ids.get(t) {
+            return Known::Tile(i);
+        }
+        let i = u32::try_from(self.tiles.len()).unwrap_or(u32::MAX);
+        self.tiles.push(t.clone());
+        self.tile_ids.insert(t.clone(), i);
+        Known::Tile(i)
+    }
+
+    fn other(&mut self, t: &str) -> Known {
+        if let Some(&i) = self.other_ids.get(t) {
+            return Known::Other(i);
+        }
+        let i = u32::try_from(self.others.len()).unwrap_or(u32::MAX);
+        self.others.push(t.to_string());
+        self.other_ids.insert(t.to_string(), i);
+        Known::Other(i)
+    }
+
+    fn of(&mut self, t: &ValueType) -> Known {
         match t {
-            ValueType::Tile(t) => Known::Tile(t),
-            ValueType::Other(s) => Known::Other(s),
+            ValueType::Tile(t) => self.tile(t),
+            ValueType::Other(s) => self.other(s),
             ValueType::Unknown => Known::Unknown,
         }
     }
-}
 
-/// The values in scope: one map, with an undo log so that leaving a region drops what it
-/// defined without copying the map for each region.
-#[derive(Default)]
-struct Scope<'a> {
-    map: HashMap<&'a str, Known<'a>>,
-    undo: Vec<(&'a str, Option<Known<'a>>)>,
-}
-
-impl<'a> Scope<'a> {
-    fn define(&mut self, name: &'a str, k: Known<'a>) {
-        let old = self.map.insert(name, k);
-        self.undo.push((name, old));
+    fn define(&mut self, name: &str, k: Known) {
+        let old = self.map.insert(name.into(), k);
+        if self.regions > 0 {
+            self.undo.push((name.into(), old));
+        }
     }
 
-    fn restore(&mut self, mark: usize) {
+    fn contains(&self, name: &str) -> bool {
+        self.map.contains_key(name)
+    }
+
+    /// Enters a region: the mark to leave it by.
+    fn enter(&mut self) -> usize {
+        self.regions += 1;
+        self.undo.len()
+    }
+
+    fn leave(&mut self, mark: usize) {
         while self.undo.len() > mark {
             let Some((name, old)) = self.undo.pop() else {
                 break;
             };
             match old {
                 Some(k) => self.map.insert(name, k),
-                None => self.map.remove(name),
+                None => self.map.remove(&name),
             };
         }
+        self.regions = self.regions.saturating_sub(1);
+    }
+
+    fn describe(&self, k: Known) -> String {
+        match k {
+            Known::Tile(i) => self.tiles.get(i as usize).map(ToString::to_string),
+            Known::Other(i) => self.others.get(i as usize).cloned(),
+            Known::Unknown => None,
+        }
+        .unwrap_or_default()
     }
 }
 
@@ -482,54 +615,50 @@ fn undeclared(o: &Spanned<String>) -> Diagnostic {
     Diagnostic::error(RULE_SSA, "use of undeclared SSA value name", o.span)
 }
 
-fn check_body<'a>(
-    body: &'a [Stmt],
-    scope: &mut Scope<'a>,
-    v: SpecVersion,
-    out: &mut Vec<Diagnostic>,
-) {
-    for s in body {
-        match &s.op {
-            Op::Constant(c) => {
-                check_type_version(&c.ty, s.span, v, out);
-                if let Some(r) = s.results.first() {
-                    scope.define(&r.value, Known::Tile(&c.ty));
+fn check_stmt(s: &Stmt, scope: &mut Scope, v: SpecVersion, out: &mut Vec<Diagnostic>) {
+    match &s.op {
+        Op::Constant(c) => {
+            check_type_version(&c.ty, s.span, v, out);
+            if let Some(r) = s.results.first() {
+                let k = scope.tile(&c.ty);
+                scope.define(&r.value, k);
+            }
+        }
+        Op::Convert(c) => {
+            if let Some(d) = use_check(c.operand.as_ref(), &c.src.value, scope) {
+                out.push(d);
+            } else {
+                out.extend(verify_op(c, v));
+            }
+            if let Some(r) = s.results.first() {
+                let k = scope.tile(&c.dst.value);
+                scope.define(&r.value, k);
+            }
+        }
+        Op::Return(ops) => {
+            for o in ops {
+                if !scope.contains(&o.value) {
+                    out.push(undeclared(o));
                 }
             }
-            Op::Convert(c) => {
-                if let Some(d) = use_check(c.operand.as_ref(), &c.src.value, scope) {
-                    out.push(d);
-                } else {
-                    out.extend(verify_op(c, v));
-                }
-                if let Some(r) = s.results.first() {
-                    scope.define(&r.value, Known::Tile(&c.dst.value));
-                }
-            }
-            Op::Return(ops) => {
-                for o in ops {
-                    if !scope.map.contains_key(o.value.as_str()) {
-                        out.push(undeclared(o));
+        }
+        Op::Other(_) => {
+            for r in &s.regions {
+                let mark = scope.enter();
+                for a in &r.args {
+                    // A header name already in scope is a use, not a new value.
+                    if !matches!(a.ty, ValueType::Unknown) || !scope.contains(&a.name) {
+                        let k = scope.of(&a.ty);
+                        scope.define(&a.name, k);
                     }
                 }
+                for st in &r.body {
+                    check_stmt(st, scope, v, out);
+                }
+                scope.leave(mark);
             }
-            Op::Other(_) => {
-                for r in &s.regions {
-                    let mark = scope.undo.len();
-                    for a in &r.args {
-                        // A header name already in scope is a use, not a new value.
-                        if !matches!(a.ty, ValueType::Unknown)
-                            || !scope.map.contains_key(a.name.as_str())
-                        {
-                            scope.define(&a.name, Known::of(&a.ty));
-                        }
-                    }
-                    check_body(&r.body, scope, v, out);
-                    scope.restore(mark);
-                }
-                for r in &s.results {
-                    scope.define(&r.value, Known::Unknown);
-                }
+            for r in &s.results {
+                scope.define(&r.value, Known::Unknown);
             }
         }
     }
@@ -538,15 +667,14 @@ fn check_body<'a>(
 fn use_check(
     operand: Option<&Spanned<String>>,
     ty: &TileType,
-    scope: &Scope<'_>,
+    scope: &Scope,
 ) -> Option<Diagnostic> {
     let o = operand?;
     let prior = match scope.map.get(o.value.as_str()) {
         None => return Some(undeclared(o)),
         Some(Known::Unknown) => return None,
-        Some(Known::Tile(t)) if *t == ty => return None,
-        Some(Known::Tile(t)) => t.to_string(),
-        Some(Known::Other(t)) => t.to_string(),
+        Some(&Known::Tile(i)) if scope.tiles.get(i as usize) == Some(ty) => return None,
+        Some(&k) => scope.describe(k),
     };
     Some(Diagnostic::error(
         RULE_SSA,

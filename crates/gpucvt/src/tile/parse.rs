@@ -271,57 +271,101 @@ struct Reader<'a> {
     /// how often, in order of first use.
     skipped: Vec<(String, Span, usize)>,
     skipped_index: HashMap<String, usize>,
+    /// A streaming reader's listener: the functions' statements go to it as they are read,
+    /// and the functions keep none ([`read_functions`]).
+    stream: Option<&'a mut dyn FnMut(Event<'_>)>,
+    /// Whether the block labels of the function body being read declare its arguments (the
+    /// generic form).
+    labels_are_args: bool,
+}
+
+/// What a streaming reader ([`read_functions`]) tells as it reads a function.
+pub(crate) enum Event<'e> {
+    /// A function begins: its name and the arguments of its signature (none in the generic
+    /// form, whose block labels give them); its body is empty.
+    Function(&'e Function),
+    /// The block label of a generic function's body, with the arguments it declares.
+    Labels(&'e [Binding]),
+    /// A statement of the function's body (regions included), in source order.
+    Stmt(Stmt),
+    /// The function ended well-formed.
+    End,
+    /// The function was malformed and is left out (as [`parse_file`] leaves it out).
+    Abort,
+    /// A module begins.
+    Module,
+    /// The module ended well-formed.
+    ModuleEnd,
+    /// The module was malformed and is left out with every function in it.
+    ModuleAbort,
 }
 
 /// How deep regions (ops inside the bodies of ops) and dense literal brackets may nest.
 /// Deeper input gets a diagnostic: the reader recurses on both, and the stack is finite.
 const MAX_DEPTH: usize = 100;
 
-/// The byte offset of every line start, built once, so that a position's line is a binary
-/// search rather than a scan from the start of the text. A line ends at `\n`, `\r\n` or a
-/// lone `\r`.
+/// Lines and columns of positions, found by counting from the furthest position located so
+/// far (no table of line starts: memory does not follow the text). A line ends at `\n`,
+/// `\r\n` or a lone `\r`. The reader asks for positions mostly in increasing order; one
+/// behind the furthest (a statement's start, once the statement is read) costs its
+/// distance from there, so reading stays linear.
 struct Lines {
-    starts: Vec<usize>,
-    /// The last position located (line index, offset, column): positions are mostly asked
-    /// for in increasing order, so counting a column's characters resumes from there rather
-    /// than from the line start (a very long line stays linear).
-    memo: Cell<(usize, usize, u32)>,
+    /// Where the first line starts (after a byte order mark).
+    first: usize,
+    /// The furthest position located: (offset, line index, offset of its line's start,
+    /// column).
+    memo: Cell<(usize, usize, usize, u32)>,
+}
+
+fn line_break_at(bytes: &[u8], i: usize) -> bool {
+    bytes[i] == b'\n' || (bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n'))
+}
+
+/// The characters (bytes that start one) in `bytes[from..to]` (none when `to <= from`).
+fn chars_in(bytes: &[u8], from: usize, to: usize) -> u32 {
+    bytes.get(from..to).map_or(0, |b| {
+        b.iter().filter(|&&c| c & 0xc0 != 0x80).count() as u32
+    })
 }
 
 impl Lines {
-    fn new(bytes: &[u8], first: usize) -> Lines {
-        let mut starts = vec![first];
-        for (i, &b) in bytes.iter().enumerate().skip(first) {
-            if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
-                starts.push(i + 1);
-            }
-        }
+    fn new(first: usize) -> Lines {
         Lines {
-            starts,
-            memo: Cell::new((0, first, 1)),
+            first,
+            memo: Cell::new((first, 0, first, 1)),
         }
     }
 
     fn span(&self, bytes: &[u8], start: usize, end: usize) -> Span {
         let start = start.min(bytes.len());
-        let line = self
-            .starts
-            .partition_point(|&s| s <= start)
-            .saturating_sub(1);
-        let line_start = self.starts[line].min(start);
-        let (ml, mpos, mcol) = self.memo.get();
-        let (from, base) = if ml == line && mpos >= line_start && mpos <= start {
-            (mpos, mcol)
+        let (pos, line, line_start, col) = self.memo.get();
+        let (line, col) = if start >= pos {
+            let (mut line, mut line_start) = (line, line_start);
+            for i in pos..start {
+                if line_break_at(bytes, i) {
+                    line += 1;
+                    line_start = i + 1;
+                }
+            }
+            let col = if line_start > pos {
+                1 + chars_in(bytes, line_start, start)
+            } else {
+                col + chars_in(bytes, pos, start)
+            };
+            self.memo.set((start, line, line_start, col));
+            (line, col)
         } else {
-            (line_start, 1)
+            let breaks = (start..pos).filter(|&i| line_break_at(bytes, i)).count();
+            if breaks == 0 {
+                (line, col.saturating_sub(chars_in(bytes, start, pos)).max(1))
+            } else {
+                let ls = (self.first..start)
+                    .rev()
+                    .find(|&i| line_break_at(bytes, i))
+                    .map_or(self.first, |i| i + 1);
+                (line - breaks, 1 + chars_in(bytes, ls, start))
+            }
         };
-        // Characters, not bytes: count the bytes that start one.
-        let col = base
-            + bytes[from..start]
-                .iter()
-                .filter(|&&b| b & 0xc0 != 0x80)
-                .count() as u32;
-        self.memo.set((line, start, col));
         Span {
             start,
             end: end.max(start).min(bytes.len()),
@@ -354,9 +398,17 @@ impl<'a> Reader<'a> {
             bytes: text.as_bytes(),
             pos: first,
             diags: Vec::new(),
-            lines: Lines::new(text.as_bytes(), first),
+            lines: Lines::new(first),
             skipped: Vec::new(),
             skipped_index: HashMap::new(),
+            stream: None,
+            labels_are_args: false,
+        }
+    }
+
+    fn emit(&mut self, e: Event<'_>) {
+        if let Some(f) = self.stream.as_mut() {
+            f(e);
         }
     }
 
@@ -880,11 +932,21 @@ impl<'a> Reader<'a> {
             };
             let short = word.strip_prefix("cuda_tile.").unwrap_or(&word);
             let r = match short {
-                "module" | "builtin.module" if generic => {
-                    let _ = self.string_here();
-                    self.generic_module(start, modules)
+                "module" | "builtin.module" => {
+                    self.emit(Event::Module);
+                    let m = if generic {
+                        let _ = self.string_here();
+                        self.generic_module(start, modules)
+                    } else {
+                        self.module(modules)
+                    };
+                    self.emit(if m.is_ok() {
+                        Event::ModuleEnd
+                    } else {
+                        Event::ModuleAbort
+                    });
+                    m
                 }
-                "module" | "builtin.module" => self.module(modules),
                 "entry" | "testing$func" if in_module => {
                     let f = if generic {
                         let _ = self.string_here();
@@ -892,8 +954,10 @@ impl<'a> Reader<'a> {
                     } else {
                         self.function()
                     };
+                    self.emit(if f.is_ok() { Event::End } else { Event::Abort });
                     f.map(|f| {
-                        if let Some(fs) = funcs.as_deref_mut() {
+                        // A streaming reader keeps no functions.
+                        if let (Some(fs), None) = (funcs.as_deref_mut(), &self.stream) {
                             fs.push(f);
                         }
                     })
@@ -1062,7 +1126,21 @@ impl<'a> Reader<'a> {
         let mut args = Vec::new();
         let mut other_args = Vec::new();
         let mut labels = Vec::new();
-        let body = self.body_statements(0, &mut labels)?;
+        if self.stream.is_some() {
+            let header = Function {
+                name: name.clone(),
+                span: self.span(start, self.token_end(start + 1) + 1),
+                test_func,
+                args: Vec::new(),
+                other_args: Vec::new(),
+                body: Vec::new(),
+            };
+            self.emit(Event::Function(&header));
+        }
+        self.labels_are_args = true;
+        let body = self.body_statements(0, &mut labels);
+        self.labels_are_args = false;
+        let body = body?;
         for b in labels {
             match b.ty {
                 ValueType::Tile(ty) => args.push(Arg {
@@ -1208,6 +1286,18 @@ impl<'a> Reader<'a> {
             }
         }
         self.pos += 1;
+        if self.stream.is_some() {
+            let header = Function {
+                name: name.value.clone(),
+                span: kw.span,
+                test_func,
+                args: std::mem::take(&mut args),
+                other_args: std::mem::take(&mut other_args),
+                body: Vec::new(),
+            };
+            self.emit(Event::Function(&header));
+            (args, other_args) = (header.args, header.other_args);
+        }
         let body = self.body_statements(0, &mut Vec::new())?;
         if !self.eat("}") {
             return Err(self.err(RULE_SYNTAX, "expected '}' to close the body", self.pos));
@@ -1242,7 +1332,12 @@ impl<'a> Reader<'a> {
                 Some(b'}') => return Ok(body),
                 Some(b'^') => {
                     match self.block_label() {
-                        Ok(b) => labels.extend(b),
+                        Ok(b) => {
+                            if depth == 0 && self.labels_are_args {
+                                self.emit(Event::Labels(&b));
+                            }
+                            labels.extend(b);
+                        }
                         Err(d) => {
                             self.diags.extend(d);
                             self.skip_statement();
@@ -1253,7 +1348,12 @@ impl<'a> Reader<'a> {
                 _ => {}
             }
             let start = self.pos;
-            match self.statement(false, depth) {
+            // A region's labels are not the function's arguments.
+            let labels_are_args = std::mem::replace(&mut self.labels_are_args, false);
+            let stmt = self.statement(false, depth);
+            self.labels_are_args = labels_are_args;
+            match stmt {
+                Ok(Some(s)) if depth == 0 && self.stream.is_some() => self.emit(Event::Stmt(s)),
                 Ok(Some(s)) => body.push(s),
                 Ok(None) => {}
                 Err(d) => {
@@ -1506,12 +1606,48 @@ impl<'a> Reader<'a> {
     /// break, a comment, the `}` of the block, or the end of the text).
     fn end_of_op(&mut self) -> PResult<()> {
         self.trailing_loc();
+        let before = self.pos;
         self.ws_inline();
         match self.peek() {
             None | Some(b'\n') | Some(b'\r') | Some(b'}') => Ok(()),
             Some(b'/') if self.starts("//") => Ok(()),
+            // MLIR's line breaks are white space: another op may follow on the same line.
+            _ if self.pos > before && self.op_follows() => Ok(()),
             _ => Err(self.err(RULE_SYNTAX, "unexpected text after the operation", self.pos)),
         }
+    }
+
+    /// Whether an op starts at the current position: results (`%y =`, `%a, %b =`), a
+    /// generic op (`"cuda_tile.…"`), or the name of an op the reader models.
+    fn op_follows(&mut self) -> bool {
+        let save = self.pos;
+        let r = match self.peek() {
+            Some(b'%') => {
+                self.pos += 1;
+                while self.peek().is_some_and(|b| {
+                    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.' | b'-')
+                }) {
+                    self.pos += 1;
+                }
+                self.ws_inline();
+                if self.peek() == Some(b':') {
+                    self.pos += 1;
+                    self.digits();
+                    self.ws_inline();
+                }
+                matches!(self.peek(), Some(b',')) || (self.starts("=") && !self.starts("=="))
+            }
+            Some(b'"') => self.starts("\"cuda_tile."),
+            Some(b) if is_ident_start(b) => {
+                let id = self.ident_here().unwrap_or("");
+                let short = id.strip_prefix("cuda_tile.").unwrap_or(id);
+                OpKind::from_name(short).is_some()
+                    || matches!(short, "constant" | "return" | "yield")
+            }
+            _ => false,
+        };
+        self.pos = save;
+        r
     }
 
     /// Reads the rest of an op the reader does not model as balanced text: brackets,
@@ -1879,7 +2015,12 @@ impl Lit {
 
 /// Reads a file: every `cuda_tile.module` in it, with the syntax errors found. Never panics.
 pub fn parse_file(text: &str) -> TileFile {
+    read(text, None)
+}
+
+fn read<'a>(text: &'a str, stream: Option<&'a mut dyn FnMut(Event<'_>)>) -> TileFile {
     let mut r = Reader::new(text);
+    r.stream = stream;
     let modules = r.file();
     let notes = r
         .skipped
@@ -1902,6 +2043,15 @@ pub fn parse_file(text: &str) -> TileFile {
         diagnostics: r.diags,
         notes,
     }
+}
+
+/// [`parse_file`] for a reader that needs one statement at a time (the checker): each
+/// function's header, block labels and statements go to `on_event` as they are read, and
+/// are dropped when it returns, so that memory does not follow the file. Returns the file
+/// without its functions (modules are kept, with no functions); the diagnostics and notes
+/// are [`parse_file`]'s.
+pub(crate) fn read_functions(text: &str, on_event: &mut dyn FnMut(Event<'_>)) -> TileFile {
+    read(text, Some(on_event))
 }
 
 /// Reads one conversion op written on its own, as in `ftof %x rounding<zero> : tile<f32> ->
@@ -1946,6 +2096,47 @@ pub fn parse_tile_type(text: &str) -> Result<TileType, Vec<Diagnostic>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The counting locator gives every position the line and column a scan from the start
+    /// gives (lone CR, CRLF and LF line ends, multi-byte characters, a byte order mark), in
+    /// any order of asking.
+    #[test]
+    fn positions_match_a_scan_from_the_start() {
+        let text = "\u{feff}ab\r\ncdé\rf\n\n  x\r\r\néé y\nlast";
+        let bytes = text.as_bytes();
+        let first = 3;
+        // The reference: lines end at \n, \r\n or a lone \r; columns count characters; the
+        // first line starts after the mark.
+        let reference = |p: usize| -> (u32, u32) {
+            let (mut line, mut ls) = (1u32, first);
+            for i in first..p {
+                if line_break_at(bytes, i) {
+                    line += 1;
+                    ls = i + 1;
+                }
+            }
+            (line, 1 + chars_in(bytes, ls, p))
+        };
+        let boundaries: Vec<usize> = (first..=text.len())
+            .filter(|&i| text.is_char_boundary(i))
+            .collect();
+        let mut orders = vec![
+            boundaries.clone(),
+            boundaries.iter().rev().copied().collect(),
+        ];
+        let mut zigzag = Vec::new();
+        for w in boundaries.chunks(3) {
+            zigzag.extend(w.iter().rev());
+        }
+        orders.push(zigzag);
+        for order in orders {
+            let lines = Lines::new(first);
+            for &p in &order {
+                let sp = lines.span(bytes, p, p);
+                assert_eq!((sp.line, sp.col), reference(p), "at {p}");
+            }
+        }
+    }
 
     fn one(text: &str) -> Result<Constant, Vec<Diagnostic>> {
         let src = format!("cuda_tile.module @m {{ entry @k() {{\n %c = {text}\n }} }}");

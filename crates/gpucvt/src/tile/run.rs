@@ -225,6 +225,7 @@ pub fn run_entry_given(
                 &format!("{op_name} not evaluated: only constants and conversion ops run"),
                 &now_unknown,
                 &kept,
+                &[],
                 Supply::Arg,
                 s.span,
             ));

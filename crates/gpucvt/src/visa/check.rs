@@ -39,8 +39,8 @@
 use super::cr0::Cr0;
 use super::eval::{mov_plan_with, MovOptions};
 use super::parse::{
-    align_names, Decl, DstOperand, Kernel, Mov, PredControl, SrcMod, SrcOperand, Stmt, TypeName,
-    VarKind,
+    align_names, Decl, DstOperand, Item, Kernel, Mov, PredControl, SrcMod, SrcOperand, Stmt,
+    TypeName, VarKind,
 };
 use super::types::VisaType;
 use crate::diag::{Diagnostic, Span};
@@ -97,10 +97,10 @@ pub const NULL_NAME: &str = "%null";
 /// The symbol table of a kernel: every well-formed declaration, aliases resolved.
 /// Malformed declarations are left out (the checker reports them).
 pub fn symbols(k: &Kernel) -> HashMap<String, VarInfo> {
-    symbols_and_diags(k).0
+    symbols_and_diags(&k.decls).0
 }
 
-fn symbols_and_diags(k: &Kernel) -> (HashMap<String, VarInfo>, Vec<Diagnostic>) {
+fn symbols_and_diags(decls: &[Decl]) -> (HashMap<String, VarInfo>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let mut table: HashMap<String, VarInfo> = HashMap::new();
     table.insert(
@@ -116,7 +116,7 @@ fn symbols_and_diags(k: &Kernel) -> (HashMap<String, VarInfo>, Vec<Diagnostic>) 
     );
     let mut seen: HashMap<&str, Span> = HashMap::new();
     let mut aliases: Vec<&Decl> = Vec::new();
-    for d in &k.decls {
+    for d in decls {
         if let Some(first) = seen.get(d.name.as_str()) {
             diags.push(Diagnostic::error(
                 "visa.decl-duplicate",
@@ -280,36 +280,28 @@ fn symbols_and_diags(k: &Kernel) -> (HashMap<String, VarInfo>, Vec<Diagnostic>) 
             aliases.push(d);
         }
     }
-    // Resolve aliases (a chain ends at a variable without alias; cycles are errors).
+    // Resolve aliases (a chain ends at a variable without alias; cycles are errors), each
+    // declaration's chain once.
+    let mut chains = Chains::new(decls);
     for d in aliases {
         let Some(alias) = &d.alias else { continue };
-        let mut offset = alias.offset;
-        let mut target = alias.target.clone();
-        let mut steps = 0;
-        let resolved = loop {
-            steps += 1;
-            if steps > k.decls.len() + 1 || target == d.name {
+        let (resolved, offset) = match chains.of(&d.name) {
+            Chain::Root(root, offset) => (Some(root), offset),
+            Chain::Cycle => {
                 diags.push(Diagnostic::error(
                     "visa.decl-alias",
                     format!("the alias of `{}` forms a cycle", d.name),
                     alias.span,
                 ));
-                break None;
+                (None, 0)
             }
-            let Some(td) = k.decls.iter().find(|x| x.name == target) else {
+            Chain::Missing(target) => {
                 diags.push(Diagnostic::error(
                     "visa.decl-alias",
                     format!("`{}` aliases `{target}`, which is not declared", d.name),
                     alias.span,
                 ));
-                break None;
-            };
-            match &td.alias {
-                Some(a2) => {
-                    offset = offset.saturating_add(a2.offset);
-                    target = a2.target.clone();
-                }
-                None => break Some(target.clone()),
+                (None, 0)
             }
         };
         let Some(root) = resolved else {
@@ -351,6 +343,71 @@ fn symbols_and_diags(k: &Kernel) -> (HashMap<String, VarInfo>, Vec<Diagnostic>) 
         info.byte_offset = offset;
     }
     (table, diags)
+}
+
+/// Where a name's chain of aliases ends.
+#[derive(Clone, Debug)]
+enum Chain {
+    /// At this variable without alias, this many bytes in.
+    Root(String, u64),
+    /// At a name nothing declares.
+    Missing(String),
+    /// Nowhere: it runs in a circle.
+    Cycle,
+}
+
+/// The alias chains of a kernel's declarations (the first declaration of each name), each
+/// followed once: a kernel of `n` aliases resolves in O(n), however long its chains.
+struct Chains<'d> {
+    decls: &'d [Decl],
+    first: HashMap<&'d str, usize>,
+    done: Vec<Option<Chain>>,
+}
+
+impl<'d> Chains<'d> {
+    fn new(decls: &'d [Decl]) -> Chains<'d> {
+        let mut first = HashMap::new();
+        for (i, d) in decls.iter().enumerate() {
+            first.entry(d.name.as_str()).or_insert(i);
+        }
+        Chains {
+            decls,
+            first,
+            done: vec![None; decls.len()],
+        }
+    }
+
+    /// The end of `name`'s chain, and the bytes its aliases add up to on the way.
+    fn of(&mut self, name: &str) -> Chain {
+        let mut path: Vec<usize> = Vec::new();
+        let mut on_path = std::collections::HashSet::new();
+        let mut name = name;
+        let mut end = loop {
+            let Some(&i) = self.first.get(name) else {
+                break Chain::Missing(name.to_string());
+            };
+            if let Some(c) = &self.done[i] {
+                break c.clone();
+            }
+            if !on_path.insert(i) {
+                break Chain::Cycle;
+            }
+            path.push(i);
+            match &self.decls[i].alias {
+                Some(a) => name = &a.target,
+                None => break Chain::Root(name.to_string(), 0),
+            }
+        };
+        for &i in path.iter().rev() {
+            end = match (&self.decls[i].alias, end) {
+                (None, _) => Chain::Root(self.decls[i].name.clone(), 0),
+                (Some(a), Chain::Root(r, off)) => Chain::Root(r, off.saturating_add(a.offset)),
+                (Some(_), other) => other,
+            };
+            self.done[i] = Some(end.clone());
+        }
+        end
+    }
 }
 
 /// The element indices (in elements of the operand's type, from the variable's start) a
@@ -395,38 +452,77 @@ const EXEC_SIZES: [u64; 6] = [1, 2, 4, 8, 16, 32];
 /// assert_eq!(d[0].span.line, 3);
 /// ```
 pub fn check_source(text: &str, opts: &CheckOptions) -> Vec<Diagnostic> {
-    let (k, mut all) = super::parse::parse(text);
-    all.extend(check(&k, opts));
+    // Each instruction is checked as soon as it is read, against the declarations read so
+    // far, so that memory does not follow the file. That is the whole-kernel answer when
+    // the declarations come first, as compilers write them; a `.decl` after an instruction
+    // makes a second reading, with every declaration known before the first instruction.
+    let mut decls: Vec<Decl> = Vec::new();
+    let mut table: Option<HashMap<String, VarInfo>> = None;
+    let mut late = false;
+    let mut checks = Vec::new();
+    let (_, mut all) = super::parse::read(text, &mut |item| match item {
+        Item::Decl(d) => {
+            late |= table.is_some();
+            decls.push(d);
+        }
+        Item::Stmt(st) if !late => {
+            let t = table.get_or_insert_with(|| symbols_and_diags(&decls).0);
+            check_stmt(&st, t, opts, &mut checks);
+        }
+        Item::Stmt(_) => {}
+    });
+    let (table, mut decl_diags) = symbols_and_diags(&decls);
+    if late {
+        checks.clear();
+        super::parse::read(text, &mut |item| {
+            if let Item::Stmt(st) = item {
+                check_stmt(&st, &table, opts, &mut checks);
+            }
+        });
+    }
+    decl_diags.append(&mut checks);
+    decl_diags.sort_by_key(|d| (d.span.start, d.span.end));
+    all.append(&mut decl_diags);
     all.sort_by_key(|d| (d.span.line, d.span.col));
     all
 }
 
 /// Checks a parsed kernel. The diagnostics are in source order.
 pub fn check(k: &Kernel, opts: &CheckOptions) -> Vec<Diagnostic> {
-    let (table, mut diags) = symbols_and_diags(k);
+    let (table, mut diags) = symbols_and_diags(&k.decls);
     for s in &k.stmts {
-        match s {
-            Stmt::Mov(m) => check_mov(m, &table, opts, &mut diags),
-            Stmt::Skipped(sk) => {
-                if sk
-                    .first_operand
-                    .as_deref()
-                    .is_some_and(|o| o.starts_with(CR0_NAME))
-                {
-                    diags.push(Diagnostic::warning(
-                        "visa.unsupported",
-                        format!(
-                            "`{}` writes %cr0 but only mov is executed: its change of rounding or denormal mode is not modelled",
-                            sk.mnemonic
-                        ),
-                        sk.span,
-                    ));
-                }
-            }
-        }
+        check_stmt(s, &table, opts, &mut diags);
     }
     diags.sort_by_key(|d| (d.span.start, d.span.end));
     diags
+}
+
+/// Checks one instruction against the symbol table.
+fn check_stmt(
+    s: &Stmt,
+    table: &HashMap<String, VarInfo>,
+    opts: &CheckOptions,
+    diags: &mut Vec<Diagnostic>,
+) {
+    match s {
+        Stmt::Mov(m) => check_mov(m, table, opts, diags),
+        Stmt::Skipped(sk) => {
+            if sk
+                .first_operand
+                .as_deref()
+                .is_some_and(|o| o.starts_with(CR0_NAME))
+            {
+                diags.push(Diagnostic::warning(
+                    "visa.unsupported",
+                    format!(
+                        "`{}` writes %cr0 but only mov is executed: its change of rounding or denormal mode is not modelled",
+                        sk.mnemonic
+                    ),
+                    sk.span,
+                ));
+            }
+        }
+    }
 }
 
 fn untyped(v: &VarInfo, span: Span, diags: &mut Vec<Diagnostic>) {

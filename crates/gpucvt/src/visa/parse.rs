@@ -406,9 +406,10 @@ fn ident_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '@'
 }
 
-/// Tokens of one line (`base` = byte offset of the line in the text).
-fn lex_line(line: &str, base: usize) -> Vec<Token<'_>> {
-    let mut out = Vec::new();
+/// The tokens of one line into `out`, emptied first (`base` = byte offset of the line in the
+/// text).
+fn lex_line<'a>(line: &'a str, base: usize, out: &mut Vec<Token<'a>>) {
+    out.clear();
     let mut it = line.char_indices().peekable();
     while let Some((i, c)) = it.next() {
         if c.is_whitespace() {
@@ -464,42 +465,60 @@ fn lex_line(line: &str, base: usize) -> Vec<Token<'_>> {
             end: base + end,
         });
     }
-    out
 }
 
-/// Line starts, for computing line and column of a byte offset quickly.
+/// Positions in the line being read: the reader works one line at a time, so a span's line
+/// is the current one and its column counts from the line's start (no table of every
+/// line's start is kept).
 struct Locator<'a> {
     text: &'a str,
-    starts: Vec<usize>,
+    /// 1-based number of the current line.
+    line: u32,
+    /// Byte offset of its first byte.
+    start: usize,
 }
 
 impl<'a> Locator<'a> {
-    fn new(text: &'a str) -> Self {
-        let mut starts = vec![0];
-        for (i, b) in text.bytes().enumerate() {
-            if b == b'\n' {
-                starts.push(i + 1);
-            }
-        }
-        Locator { text, starts }
-    }
-
     fn span(&self, start: usize, end: usize) -> Span {
-        let start = start.min(self.text.len());
+        let start = start.min(self.text.len()).max(self.start);
         let end = end.max(start).min(self.text.len());
-        let line = match self.starts.binary_search(&start) {
-            Ok(i) => i,
-            Err(i) => i - 1,
-        };
-        let ls = self.starts[line];
-        let col = self.text.get(ls..start).map_or(0, |s| s.chars().count()) + 1;
+        let col = self
+            .text
+            .get(self.start..start)
+            .map_or(0, |s| s.chars().count())
+            + 1;
         Span {
             start,
             end,
-            line: line as u32 + 1,
+            line: self.line,
             col: col as u32,
         }
     }
+}
+
+/// The lines of `text` with their byte offsets: a line ends at `\n`, `\r\n` or a lone `\r`
+/// (old Mac line ends), as the PTX and Tile IR readers end them. The `\r` of `\r\n` stays
+/// in its line (the lexer takes it as white space).
+pub(crate) fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let bytes = text.as_bytes();
+    let mut at = 0usize;
+    std::iter::from_fn(move || {
+        if at > bytes.len() {
+            return None;
+        }
+        let from = at;
+        let mut i = from;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
+                break;
+            }
+            i += 1;
+        }
+        at = i + 1;
+        // Line ends are ASCII: `from..i` are character boundaries.
+        Some((from, text.get(from..i).unwrap_or("")))
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -634,6 +653,23 @@ impl<'a> Line<'a, '_> {
     }
 }
 
+/// The message for a character no token starts with, naming it by its code point when it
+/// does not show (a byte order mark, a control or format character, a space other than
+/// ASCII's).
+fn unexpected_character(c: char) -> String {
+    let invisible = c.is_control()
+        || c.is_whitespace()
+        || matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{feff}');
+    let code = format!("U+{:04X}", u32::from(c));
+    match c {
+        '\u{feff}' => format!(
+            "unexpected character {code}, a byte order mark (save the file as UTF-8 without one)"
+        ),
+        _ if invisible => format!("unexpected invisible character {code}"),
+        _ => format!("unexpected character `{c}`"),
+    }
+}
+
 /// A decimal or `0x` hexadecimal unsigned integer that fits in 64 bits.
 fn parse_uint(s: &str) -> Option<u64> {
     if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
@@ -652,36 +688,80 @@ fn parse_uint(s: &str) -> Option<u64> {
 /// the grammar, `visa.imm` for immediates, `visa.decl` for malformed declarations), and the
 /// line with the problem is left out of the kernel.
 pub fn parse(text: &str) -> (Kernel, Vec<Diagnostic>) {
-    let loc = Locator::new(text);
-    let mut k = Kernel::default();
+    let mut decls = Vec::new();
+    let mut stmts = Vec::new();
+    let (header, diags) = read(text, &mut |item| match item {
+        Item::Decl(d) => decls.push(d),
+        Item::Stmt(s) => stmts.push(s),
+    });
+    let k = Kernel {
+        version: header.version,
+        name: header.name,
+        decls,
+        stmts,
+    };
+    (k, diags)
+}
+
+/// A declaration or an instruction, as [`read`] hands them over.
+pub(crate) enum Item {
+    Decl(Decl),
+    Stmt(Stmt),
+}
+
+/// What a kernel says of itself: [`Kernel`] without its declarations and instructions.
+#[derive(Default)]
+pub(crate) struct Header {
+    pub(crate) version: Option<(u32, u32)>,
+    pub(crate) name: Option<String>,
+}
+
+/// [`parse`] one line at a time: each declaration and instruction goes to `on_item` as soon
+/// as its line is read, so that a reader that needs only one at once (the checker) holds
+/// no more than a line. Returns the header and the reader's diagnostics.
+pub(crate) fn read(text: &str, on_item: &mut dyn FnMut(Item)) -> (Header, Vec<Diagnostic>) {
+    let mut out = Out {
+        header: Header::default(),
+        on_item,
+    };
     let mut diags = Vec::new();
-    let mut base = 0usize;
-    for raw in text.split('\n') {
-        let line_start = base;
-        base += raw.len() + 1;
+    let mut toks = Vec::new();
+    for (number, (line_start, raw)) in lines(text).enumerate() {
         let content = match raw.find("//") {
             Some(i) => &raw[..i],
             None => raw,
         };
-        let toks = lex_line(content, line_start);
+        lex_line(content, line_start, &mut toks);
         if toks.is_empty() {
             continue;
         }
         let end = toks.last().map_or(line_start, |t| t.end);
+        let loc = Locator {
+            text,
+            line: u32::try_from(number + 1).unwrap_or(u32::MAX),
+            start: line_start,
+        };
         let mut line = Line {
-            toks,
+            toks: std::mem::take(&mut toks),
             i: 0,
             loc: &loc,
             end,
         };
-        if let Err(d) = parse_line(&mut line, &mut k, &mut diags) {
+        if let Err(d) = parse_line(&mut line, &mut out, &mut diags) {
             diags.push(d);
         }
+        toks = line.toks;
     }
-    (k, diags)
+    (out.header, diags)
 }
 
-fn parse_line(l: &mut Line<'_, '_>, k: &mut Kernel, diags: &mut Vec<Diagnostic>) -> PResult<()> {
+/// Where the reader puts what it reads.
+struct Out<'s> {
+    header: Header,
+    on_item: &'s mut dyn FnMut(Item),
+}
+
+fn parse_line(l: &mut Line<'_, '_>, k: &mut Out<'_>, diags: &mut Vec<Diagnostic>) -> PResult<()> {
     if let Some(Token {
         tok: Tok::Bad(c),
         start,
@@ -691,7 +771,7 @@ fn parse_line(l: &mut Line<'_, '_>, k: &mut Kernel, diags: &mut Vec<Diagnostic>)
         let msg = if *c == '"' {
             "unterminated string".to_string()
         } else {
-            format!("unexpected character `{c}`")
+            unexpected_character(*c)
         };
         return Err(Diagnostic::error(
             "visa.syntax",
@@ -718,7 +798,7 @@ fn parse_line(l: &mut Line<'_, '_>, k: &mut Kernel, diags: &mut Vec<Diagnostic>)
 fn directive(
     l: &mut Line<'_, '_>,
     name: &str,
-    k: &mut Kernel,
+    k: &mut Out<'_>,
     diags: &mut Vec<Diagnostic>,
 ) -> PResult<()> {
     match name {
@@ -737,7 +817,7 @@ fn directive(
             let maj = parts.next().and_then(|p| p.parse::<u32>().ok());
             let min = parts.next().and_then(|p| p.parse::<u32>().ok());
             match (maj, min) {
-                (Some(a), Some(b)) => k.version = Some((a, b)),
+                (Some(a), Some(b)) => k.header.version = Some((a, b)),
                 _ => {
                     return Err(Diagnostic::error(
                         "visa.syntax",
@@ -754,12 +834,12 @@ fn directive(
                 _ => return Err(l.error("a kernel name")),
             };
             l.i += 1;
-            k.name = Some(name);
+            k.header.name = Some(name);
             Ok(())
         }
         "decl" => {
             let d = decl(l, diags)?;
-            k.decls.push(d);
+            (k.on_item)(Item::Decl(d));
             Ok(())
         }
         // Other directives (.input, .kernel_attr, .implicit_*, …) do not matter here.
@@ -878,7 +958,7 @@ fn decl(l: &mut Line<'_, '_>, diags: &mut Vec<Diagnostic>) -> PResult<Decl> {
     Ok(d)
 }
 
-fn instruction(l: &mut Line<'_, '_>, k: &mut Kernel, diags: &mut Vec<Diagnostic>) -> PResult<()> {
+fn instruction(l: &mut Line<'_, '_>, k: &mut Out<'_>, diags: &mut Vec<Diagnostic>) -> PResult<()> {
     let start = l.pos();
     let pred = if l.peek() == Some(Tok::Punct('(')) {
         Some(predicate(l)?)
@@ -912,7 +992,7 @@ fn instruction(l: &mut Line<'_, '_>, k: &mut Kernel, diags: &mut Vec<Diagnostic>
         };
         l.i = save;
         let span = l.loc.span(start, l.end);
-        k.stmts.push(Stmt::Skipped(Skipped {
+        (k.on_item)(Item::Stmt(Stmt::Skipped(Skipped {
             mnemonic,
             first_operand,
             pred,
@@ -924,7 +1004,7 @@ fn instruction(l: &mut Line<'_, '_>, k: &mut Kernel, diags: &mut Vec<Diagnostic>
                 .unwrap_or("")
                 .to_string(),
             span,
-        }));
+        })));
         return Ok(());
     }
     let mut sat = false;
@@ -947,14 +1027,14 @@ fn instruction(l: &mut Line<'_, '_>, k: &mut Kernel, diags: &mut Vec<Diagnostic>
     let dst = dst_operand(l)?;
     let src = src_operand(l)?;
     l.expect_end()?;
-    k.stmts.push(Stmt::Mov(Box::new(Mov {
+    (k.on_item)(Item::Stmt(Stmt::Mov(Box::new(Mov {
         pred,
         sat,
         exec,
         dst,
         src,
         span: l.loc.span(start, l.end),
-    })));
+    }))));
     Ok(())
 }
 

@@ -18,8 +18,9 @@
 //! gathers, atomics: the whole variable); stores and scatters write no variable. A `mov`
 //! that reads an unknown element (or is predicated by an unknown predicate) stops with an
 //! error (rule `visa.run-unknown`) naming the instruction and `--set`. Elements given an
-//! initial value keep it through skipped writes (the user stands in for the instruction);
-//! a `mov` replaces them. Unknown elements are listed in [`Written::unknown`].
+//! initial value get it at every skipped write (the user stands in for the instruction);
+//! a `mov` replaces them, with a note (rule `visa.run-set-replaced`). Unknown elements are
+//! listed in [`Written::unknown`].
 //!
 //! ```
 //! use gpucvt::visa::{parse::parse, run::{execute, ExecOptions}};
@@ -137,6 +138,22 @@ struct Machine {
     /// Per root variable, per byte (per element for predicates): what the byte holds when
     /// it is not a value a mov wrote.
     marks: HashMap<String, Vec<Mark>>,
+    /// Per root variable, per byte (per element for predicates, 0 or 1): the initial value
+    /// given, which every skipped instruction's write of it gives again.
+    supplied: HashMap<String, Vec<Option<u8>>>,
+    /// Notes of movs that replaced initial values.
+    replaced: Vec<Diagnostic>,
+}
+
+/// What a skipped write did to an element with an initial value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Supplied {
+    /// No initial value: the element is unknown.
+    No,
+    /// It still held its initial value, and keeps it.
+    Kept,
+    /// A mov had replaced it: it takes the initial value again.
+    Again,
 }
 
 /// Where a byte's value came from, when not from a mov.
@@ -201,26 +218,68 @@ impl Machine {
         }
     }
 
-    /// A skipped instruction writes element `idx`: unknown, unless it holds an initial
-    /// value. Returns whether it kept that value.
+    /// A skipped instruction writes element `idx`: unknown, unless it was given an initial
+    /// value, which stands for what the instruction writes.
     fn write_unknown(
         &mut self,
         v: &VarInfo,
         ty: Option<VisaType>,
         idx: u64,
         origin: usize,
-    ) -> bool {
+    ) -> Supplied {
         let Some((a, b)) = self.mark_range(v, ty, idx) else {
-            return false;
+            return Supplied::No;
         };
+        let given: Option<Vec<u8>> = self
+            .supplied
+            .get(&v.root)
+            .and_then(|s| s.get(a..b))
+            .and_then(|s| s.iter().copied().collect());
         let Some(m) = self.marks.get_mut(&v.root).and_then(|m| m.get_mut(a..b)) else {
-            return false;
+            return Supplied::No;
         };
         if m.iter().all(|x| *x == Mark::User) {
-            return true;
+            return Supplied::Kept;
         }
-        m.fill(Mark::Unknown(origin));
-        false
+        let Some(given) = given else {
+            m.fill(Mark::Unknown(origin));
+            return Supplied::No;
+        };
+        m.fill(Mark::User);
+        if v.kind == VarKind::Predicate {
+            if let Some(p) = self.preds.get_mut(&v.root).and_then(|p| p.get_mut(a)) {
+                *p = given.first() == Some(&1);
+            }
+        } else if let Some(bytes) = self.bytes.get_mut(&v.root).and_then(|x| x.get_mut(a..b)) {
+            bytes.copy_from_slice(&given);
+        }
+        Supplied::Again
+    }
+
+    /// Records the initial value of element `idx` (already written).
+    fn supply(&mut self, v: &VarInfo, ty: Option<VisaType>, idx: u64) {
+        let Some((a, b)) = self.mark_range(v, ty, idx) else {
+            return;
+        };
+        let now: Vec<u8> = if v.kind == VarKind::Predicate {
+            let bit = self.preds.get(&v.root).and_then(|p| p.get(a)).copied();
+            vec![u8::from(bit.unwrap_or(false))]
+        } else {
+            match self.bytes.get(&v.root).and_then(|x| x.get(a..b)) {
+                Some(x) => x.to_vec(),
+                None => return,
+            }
+        };
+        let len = self.marks.get(&v.root).map_or(0, Vec::len);
+        let slots = self
+            .supplied
+            .entry(v.root.clone())
+            .or_insert_with(|| vec![None; len]);
+        if let Some(s) = slots.get_mut(a..b) {
+            for (slot, byte) in s.iter_mut().zip(now) {
+                *slot = Some(byte);
+            }
+        }
     }
 
     fn read(&self, v: &VarInfo, ty: VisaType, idx: u64) -> Option<u64> {
@@ -296,6 +355,8 @@ pub fn execute(
         syms,
         origins: Vec::new(),
         marks: HashMap::new(),
+        supplied: HashMap::new(),
+        replaced: Vec::new(),
     };
     for v in m.syms.values() {
         match v.kind {
@@ -348,6 +409,7 @@ pub fn execute(
                 }
                 for i in 0..vals.len() as u64 {
                     m.set_marks(&v, None, i, Mark::User);
+                    m.supply(&v, None, i);
                 }
             }
             (super::parse::VarKind::General, Some(t)) => {
@@ -360,6 +422,7 @@ pub fn execute(
                     } else {
                         m.write(&v, t, i as u64, x);
                         m.set_marks(&v, Some(t), i as u64, Mark::User);
+                        m.supply(&v, Some(t), i as u64);
                     }
                 }
             }
@@ -392,6 +455,7 @@ pub fn execute(
             }
         }
     }
+    warnings.append(&mut m.replaced);
     warnings.sort_by_key(|d| (d.span.start, d.span.end));
     let values = written
         .into_iter()
@@ -522,6 +586,7 @@ fn skip(m: &mut Machine, sk: &Skipped, written: &mut Vec<String>) -> Option<Diag
     let head = format!("{} not executed: only mov runs", shown.opcode());
     let mut unknown = Vec::new();
     let mut kept = Vec::new();
+    let mut again = Vec::new();
     // The operands after the execution size group (when the reader found one).
     let after = sk
         .exec
@@ -553,13 +618,16 @@ fn skip(m: &mut Machine, sk: &Skipped, written: &mut Vec<String>) -> Option<Diag
                     }
                     _ => (0..v.num_elts).collect(),
                 };
-                let (mut any_unknown, mut any_kept) = (false, false);
+                let (mut any_unknown, mut any_kept, mut any_again) = (false, false, false);
                 for idx in elements {
-                    if m.write_unknown(&v, ty, idx, origin) {
-                        any_kept = true;
-                    } else {
-                        any_unknown = true;
+                    match m.write_unknown(&v, ty, idx, origin) {
+                        Supplied::Kept => any_kept = true,
+                        Supplied::Again => any_again = true,
+                        Supplied::No => any_unknown = true,
                     }
+                }
+                if any_again {
+                    again.push(name.to_string());
                 }
                 if any_unknown {
                     unknown.push(name.to_string());
@@ -578,6 +646,7 @@ fn skip(m: &mut Machine, sk: &Skipped, written: &mut Vec<String>) -> Option<Diag
         &head,
         &unknown,
         &kept,
+        &again,
         Supply::Set,
         sk.span,
     ))
@@ -760,6 +829,7 @@ fn run_mov(
     // Convert and write.
     let mut flags = Flags::empty();
     let mut channels = 0;
+    let mut replaced = Vec::new();
     for (i, inp) in inputs.iter().enumerate() {
         let Some(v) = inp else { continue };
         let out = plan.run_value(v);
@@ -767,6 +837,9 @@ fn run_mov(
         channels += 1;
         if let Some((_, var)) = &dvar {
             let idx = dst_element(dbase, dh, i as u64);
+            if m.marks_of(var, Some(dty), idx).contains(&Mark::User) {
+                replaced.push(idx);
+            }
             if !m.write(var, dty, idx, out.bits) {
                 return Ok(None);
             }
@@ -774,6 +847,20 @@ fn run_mov(
         }
     }
     if let Some((name, _)) = dvar {
+        if let (Some(first), Some(last)) = (replaced.first(), replaced.last()) {
+            let which = if first == last {
+                format!("element {first}")
+            } else {
+                format!("{} elements from {first} to {last}", replaced.len())
+            };
+            m.replaced.push(Diagnostic::warning(
+                "visa.run-set-replaced",
+                format!(
+                    "this mov writes {which} of {name}, replacing their --set value; a skipped instruction that writes them later gives them the --set value again"
+                ),
+                mv.span,
+            ));
+        }
         if !written.contains(&name) {
             written.push(name);
         }
