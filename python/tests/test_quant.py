@@ -26,6 +26,8 @@ ELEMS = {
     "e2m1": (ml_dtypes.float4_e2m1fn, 6.0, 2, 1, 0x7),
 }
 F32_MIN_NORMAL = np.float32(2.0**-126)
+# The least non-zero NVFP4 second level: 2^121 / 2^-6 (the element factor) is still an f32.
+SECOND_LEVEL_MIN = np.float32(2.0**-121)
 SCALE_NAN = {"ue8m0": 0xFF, "ue4m3": 0x7F, "f32": 0x7FC00000, "bf16": 0x7FC0}
 
 
@@ -120,7 +122,8 @@ def ref_quantize(x, elem, block=32, axis=-1, scale="ue8m0", rule="floor", scale_
         # Over the blocks without NaN or infinity.
         fin = amaxbits[amaxbits < 0x7F800000]
         t = fin.max().view(np.float32) if fin.size else np.float32(0)
-        s2 = max(np.float32(t / np.float32(448.0 * mx)), F32_MIN_NORMAL)
+        s2 = (np.float32(0) if t == 0
+              else max(np.float32(t / np.float32(448.0 * mx)), SECOND_LEVEL_MIN))
     bits = np.zeros(nb, dtype=np.uint32)
     y = np.zeros(flat.size, dtype=np.float64)
     for b in range(nb):
@@ -143,6 +146,10 @@ def ref_quantize(x, elem, block=32, axis=-1, scale="ue8m0", rule="floor", scale_
             sb = np.float32(s).astype(ml_dtypes.bfloat16)
             bits[b] = int(sb.view(np.uint16))
             y[sel] = xb / np.float32(sb)
+        elif scale == "ue4m3" and s2 is not None and s2 == 0:
+            # An all-zero tensor: every block's scale is 0 and its elements are ±0.
+            bits[b] = 0
+            y[sel] = xb * 0.0
         elif scale == "ue4m3":
             q = np.float32(amax[b] / np.float32(mx))
             if s2 is not None:
@@ -257,6 +264,44 @@ def test_nvfp4_two_levels_match_the_reference(shape):
     np.testing.assert_array_equal(words(q2), words(q))
     np.testing.assert_array_equal(sr, s)
     assert s22 == s2
+
+
+def test_nvfp4_near_zero():
+    """Issue 41 §3: an all-zero tensor (s2 = 0, scales 0, elements 0: TransformerEngine's
+    rule), all-subnormal bf16 with negative zeros and an all-subnormal f32 tensor (s2 =
+    2^-121, so every factor is finite), a zero block beside an infinite one; the reference's
+    bytes, hand-computed codes, and the exact dequantized values (0 for zero blocks)."""
+    m = np.array([0x0000, 0x8000, 0x0001, 0x8001, 0x0010, 0x8010, 0x0020, 0x8020, 0x0030,
+                  0x8030, 0x0040, 0x8040, 0x0060, 0x8060, 0x007F, 0x807F], np.uint16)
+    bf = m.view(ml_dtypes.bfloat16).reshape(1, 16)
+    tiny = (np.arange(1, 17) * 1e-42).astype(np.float32).reshape(1, 16)
+    zero_inf = np.float32([[0.0] * 16 + [-np.inf] * 16])
+    cases = {
+        "zeros": (np.zeros((1, 16), np.float32), [0] * 16, [0], 0.0),
+        # A subnormal m x 2^-133 times the factor 2^127 is m / 64, rounded ties to even.
+        "bf16": (bf, [0, 8, 0, 8, 0, 8, 1, 9, 2, 10, 2, 10, 3, 11, 4, 12], [8], 2.0**-121),
+        "f32": (tiny, [0] * 16, [8], 2.0**-121),
+        "zero and -inf": (zero_inf, [0] * 16 + [15] * 16, [0, 0x7F], 0.0),
+    }
+    for name, (x, codes, scales, s2) in cases.items():
+        q, s, t = gpucvt.mx_quantize(x, recipe="nvfp4")
+        x32 = np.asarray(x, dtype=np.float32)
+        rq, rs, rs2 = ref_quantize(x32, "e2m1", 16, -1, "ue4m3", scale_2=True)
+        assert t == rs2 == np.float32(s2), name
+        np.testing.assert_array_equal(words(s).reshape(-1), rs.reshape(-1), err_msg=name)
+        np.testing.assert_array_equal(words(q).reshape(-1), rq.reshape(-1), err_msg=name)
+        assert words(q).reshape(-1).tolist() == codes, name
+        assert words(s).reshape(-1).tolist() == scales, name
+        back = gpucvt.mx_dequantize(q, s, recipe="nvfp4", scale_2=t, dtype=np.float64)
+        want = ref_dequantize(q, s, "e2m1", 16, -1, "ue4m3", t).astype(np.float64)
+        np.testing.assert_array_equal(back.astype(np.float32), want, err_msg=name)
+        finite = np.repeat(words(s).reshape(-1) != 0x7F, 16)
+        assert np.isfinite(back.reshape(-1)[finite]).all(), name
+        assert np.isnan(back.reshape(-1)[~finite]).all(), name
+        assert (back.reshape(-1)[finite & (x32.reshape(-1) == 0)] == 0).all(), name
+    # One level: the zeros get the smallest normal scale 0x08, elements 0.
+    q, s = gpucvt.mx_quantize(np.zeros((1, 16), np.float32), "e2m1", block=16, scale="ue4m3")
+    assert words(s).tolist() == [[8]] and not words(q).any()
 
 
 def test_inputs_widen_exactly_from_bf16_and_f16():
@@ -415,9 +460,10 @@ def test_torchao_vectors():
         if kind == "nvfp4" and kw["scale_2"]:
             t2 = case["scale_2"]
             if t2 in (0, 0xFFFFFFFF) or (t2 & 0x7F800000) == 0x7F800000:
-                # Surprise 10: torchao's per-tensor scale of an all-zero tensor is 0, of a
-                # tensor holding NaN is NaN, and then every block is NaN; gpucvt's is over
-                # the finite elements and at least f32's smallest normal.
+                # Surprise 10: torchao's per-tensor scale of an all-zero tensor is 0, and then
+                # every block is NaN; gpucvt's is 0 too, with scales 0 and zero elements (as
+                # TransformerEngine). Of a tensor holding NaN torchao's is NaN; gpucvt's is
+                # over the finite elements. test_nvfp4_near_zero checks gpucvt's.
                 continue
         out = gpucvt.mx_quantize(x, **kw)
         q, s = out[0], out[1]

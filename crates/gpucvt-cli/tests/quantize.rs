@@ -957,3 +957,106 @@ fn ragged_tiles_of_a_3d_tensor_round_trip() {
         .collect();
     assert_eq!(worst, token.parse::<f64>().unwrap());
 }
+
+/// The tensor `name` of a `.safetensors` file: (dtype, shape, bytes).
+fn tensor_of(path: &Path, name: &str) -> (String, Vec<usize>, Vec<u8>) {
+    let (_, ts) = read_safetensors(path);
+    let t = get(&ts, name);
+    (t.1.clone(), t.2.clone(), t.3.clone())
+}
+
+/// NVFP4 near zero (issue 41 §3), end to end: an all-zero tensor gets elements 0, the scale
+/// 0x00 and s2 = 0 (TransformerEngine's rule) and dequantizes to zeros, in `.safetensors` and
+/// `.npy`; bf16 subnormals with negative zeros and an all-subnormal f32 tensor get s2 =
+/// 2^-121, the scale 0x08 and so the factor 2^127: codes worked out by hand (a bf16
+/// subnormal m × 2^-133 becomes m / 64, rounded to e2m1 with ties to even), and exact
+/// dequantized values.
+#[test]
+fn nvfp4_zero_and_tiny_tensors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let m: [u16; 16] = [
+        0x0000, 0x8000, 0x0001, 0x8001, 0x0010, 0x8010, 0x0020, 0x8020, 0x0030, 0x8030, 0x0040,
+        0x8040, 0x0060, 0x8060, 0x007f, 0x807f,
+    ];
+    let bf: Vec<u8> = m.iter().flat_map(|h| h.to_le_bytes()).collect();
+    let tiny: Vec<f32> = (1..=16).map(|k| (k as f64 * 1e-42) as f32).collect();
+    write_safetensors(
+        &d.join("z.safetensors"),
+        &[
+            ("z", "F32", vec![1, 16], vec![0; 64]),
+            ("b", "BF16", vec![1, 16], bf),
+            ("t", "F32", vec![1, 16], f32_bytes(&tiny)),
+        ],
+    );
+    let (code, js, err) = gpucvt(
+        d,
+        &[
+            "convert",
+            "z.safetensors",
+            "-o",
+            "q.safetensors",
+            "--recipe",
+            "nvfp4",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let q = d.join("q.safetensors");
+    let s2_min = 2f32.powi(-121).to_le_bytes().to_vec();
+    assert_eq!(tensor_of(&q, "z"), ("F4".into(), vec![1, 16], vec![0; 8]));
+    assert_eq!(tensor_of(&q, "z_scale").2, [0x00]);
+    assert_eq!(tensor_of(&q, "z_scale_2").2, 0f32.to_le_bytes());
+    // Codes 0 8 0 8 0 8 1 9 2 10 2 10 3 11 4 12, two per byte, the first in the low nibble.
+    let packed = [0x80, 0x80, 0x80, 0x91, 0xa2, 0xa2, 0xb3, 0xc4];
+    assert_eq!(tensor_of(&q, "b").2, packed);
+    assert_eq!(tensor_of(&q, "b_scale").2, [0x08]);
+    assert_eq!(tensor_of(&q, "b_scale_2").2, s2_min);
+    assert_eq!(tensor_of(&q, "t").2, [0; 8]);
+    assert_eq!(tensor_of(&q, "t_scale").2, [0x08]);
+    assert_eq!(tensor_of(&q, "t_scale_2").2, s2_min);
+    let v: Value = serde_json::from_str(&js).unwrap();
+    let t = &v["tensors"][2]["stats"];
+    assert_eq!(
+        (t["flushed_to_zero"].as_u64(), t["nan"].as_u64()),
+        (Some(16), Some(0))
+    );
+    // Dequantized exactly: zeros, and value(code) × 2^-6 × 2^-121.
+    dequantize(d, "q.safetensors", "back.safetensors", &["--to", "f64"]);
+    let p = d.join("back.safetensors");
+    assert_eq!(tensor_of(&p, "z").2, vec![0; 128]);
+    assert!(f64s(&tensor_of(&p, "t").2, 16).iter().all(|&x| x == 0.0));
+    let e2m1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+    let want: Vec<f64> = [0u8, 8, 0, 8, 0, 8, 1, 9, 2, 10, 2, 10, 3, 11, 4, 12]
+        .iter()
+        .map(|&c| {
+            let v = e2m1[(c & 7) as usize] * 2f64.powi(-127);
+            if c & 8 != 0 {
+                -v
+            } else {
+                v
+            }
+        })
+        .collect();
+    let got = f64s(&tensor_of(&p, "b").2, 16);
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g.to_bits(), w.to_bits(), "{got:?}");
+    }
+
+    // The same zeros through .npy sidecars.
+    npy(&d.join("z.npy"), &[1, 16], &[0; 64]);
+    let (code, _, err) = gpucvt(
+        d,
+        &["convert", "z.npy", "-o", "zq.npy", "--recipe", "nvfp4"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let side = |f: &str, n: usize| {
+        let b = std::fs::read(d.join(f)).unwrap();
+        b[b.len() - n..].to_vec()
+    };
+    assert_eq!(side("zq.npy", 16), vec![0; 16]);
+    assert_eq!(side("zq_scale.npy", 1), [0]);
+    assert_eq!(side("zq_scale_2.npy", 4), 0f32.to_le_bytes());
+    let back = dequantize(d, "zq.npy", "zb.npy", &["--recipe", "nvfp4", "--to", "f64"]);
+    assert!(f64s(&back, 16).iter().all(|&x| x == 0.0));
+}

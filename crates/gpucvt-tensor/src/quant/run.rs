@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::quant::fast::{
     saturation_key, FastCodes, Runs, ScaleJob, Segment, StatsJob, TileWork, Tiles,
 };
-use crate::quant::scale::{divisor, scale_bits, scale_value, Divisor, Element};
+use crate::quant::scale::{divisor, scale_bits, scale_value, Divisor, Element, SECOND_LEVEL_MIN};
 use crate::quant::{
     swizzle, swizzle_dims, unswizzle, BlockScaling, Geometry, ScaleFormat, ScaleLayout,
 };
@@ -154,8 +154,8 @@ impl Quantizer {
     }
 
     /// The per-tensor second-level scale of the elements `x` (with a second level):
-    /// `RN_f32(amax / (448 × max))`, `amax` over the blocks without NaN or infinity, at least
-    /// `f32`'s smallest normal.
+    /// [`second_level_scale`] of the largest magnitude over the blocks without NaN or
+    /// infinity.
     pub fn tensor_scale(&self, x: &[u32]) -> Option<f32> {
         if !self.scaling.second_level {
             return None;
@@ -200,11 +200,7 @@ impl Quantizer {
         q: &mut [D],
         scales: &mut [u32],
     ) -> Result<Stats> {
-        if self.scaling.second_level && second.is_none() {
-            return Err(Error::Invalid(
-                "quantize: the second-level scale is missing".into(),
-            ));
-        }
+        self.check_second(second)?;
         self.run(x, second, random.map(Words::Stream), q, scales)
             .map(|r| r.0)
     }
@@ -232,13 +228,29 @@ impl Quantizer {
                 x.len()
             )));
         }
-        if self.scaling.second_level && second.is_none() {
-            return Err(Error::Invalid(
-                "quantize: the second-level scale is missing".into(),
-            ));
-        }
+        self.check_second(second)?;
         self.run(x, second, Some(Words::Given(rbits)), q, scales)
             .map(|r| r.0)
+    }
+
+    /// A given second-level scale: present with a second level, and 0 or a finite `f32` of
+    /// at least [`SECOND_LEVEL_MIN`] ([`second_level_scale`] gives no other), so that every
+    /// element factor is finite.
+    fn check_second(&self, second: Option<f32>) -> Result<()> {
+        match second {
+            None if self.scaling.second_level => Err(Error::Invalid(
+                "quantize: the second-level scale is missing".into(),
+            )),
+            Some(s)
+                if self.scaling.second_level
+                    && !(s == 0.0 || (s.is_finite() && s >= SECOND_LEVEL_MIN)) =>
+            {
+                Err(Error::Invalid(format!(
+                    "quantize: the second-level scale must be 0 or a finite float of at least 2^-121 (below it the element factor 1/(s2 x s) is not a finite f32), not {s:e}"
+                )))
+            }
+            _ => Ok(()),
+        }
     }
 
     fn run<D: Word + Send>(
@@ -1125,10 +1137,24 @@ impl Vectorizable for SegmentMaxima<'_> {
     }
 }
 
-/// The per-tensor scale of a second level: `RN_f32(amax / (448 × max))`, at least `f32`'s
-/// smallest normal (an all-zero tensor).
+/// The per-tensor scale of a second level: `RN_f32(amax / (448 × max))`, at least
+/// [`SECOND_LEVEL_MIN`] (2^-121, so that no element factor is infinite); 0 for an all-zero
+/// tensor (`amax` 0), whose blocks then all get the scale 0 and zero elements, as
+/// TransformerEngine's NVFP4 quantizes it.
+///
+/// ```
+/// use gpucvt_tensor::quant::second_level_scale;
+/// assert_eq!(second_level_scale(7.75, 6.0), 7.75 / 2688.0);
+/// assert_eq!(second_level_scale(0.0, 6.0), 0.0);
+/// assert_eq!(second_level_scale(1e-40, 6.0), 2f32.powi(-121));
+/// ```
 pub fn second_level_scale(amax: f32, elem_max: f32) -> f32 {
-    (amax / (448.0 * elem_max)).max(f32::MIN_POSITIVE)
+    if amax == 0.0 {
+        return 0.0;
+    }
+    // 448 × max in f64: exact for every element format (in f32 it overflows for bf16's).
+    let s = (amax as f64 / (448.0 * elem_max as f64)) as f32;
+    s.max(SECOND_LEVEL_MIN)
 }
 
 /// Every encoding's value of a format of at most 16 bits.
