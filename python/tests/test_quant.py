@@ -205,6 +205,15 @@ def edge_data(shape, rng, specials=True):
     return x.reshape(shape)
 
 
+def finite_for(x, scale):
+    """`x` for a file quantized with `scale`: without NaN and infinities (zeros instead)
+    unless the scale is ue8m0, since files keep a tensor holding them unquantized under
+    the other scales (test_non_finite_tensors_are_kept)."""
+    if scale == "ue8m0":
+        return x
+    return np.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0)
+
+
 RULES = ["floor", "rceil", "ceil", "even"]
 LAYOUTS = [
     # shape, block, axis
@@ -574,8 +583,10 @@ def ref_file_bytes(x, recipe):
 def test_convert_file_recipes_and_dequantize_file(tmp_path):
     rng = np.random.default_rng(9)
     tensors = {
+        # With a NaN (element [1, 34]) and a -inf.
         "a.weight": edge_data((64, 96), rng),
-        "b.weight": edge_data((3, 32, 64), rng).astype(ml_dtypes.bfloat16),
+        "b.weight": np.nan_to_num(edge_data((3, 32, 64), rng), nan=0.0, posinf=0.0,
+                                  neginf=0.0).astype(ml_dtypes.bfloat16),
         "norm": rng.standard_normal(64).astype(np.float32),
         "ids": np.arange(10, dtype=np.int64),
     }
@@ -589,7 +600,21 @@ def test_convert_file_recipes_and_dequantize_file(tmp_path):
         out = raw_tensors(dst)
         for name in ("norm", "ids"):
             assert out[name][2] == tensors[name].tobytes()
-        for name in ("a.weight", "b.weight"):
+        converted = ["a.weight", "b.weight"]
+        if RECIPES[recipe][2] == "ue8m0":
+            # MX: the NaN scale for the blocks holding the NaN and the -inf, named in a note.
+            assert summary.kept == []
+            assert summary.notes == [
+                "a.weight: 2 of its 192 blocks hold a NaN or an infinity and got the NaN "
+                "scale, so they read back as NaN (64 of its 6144 elements are NaN)"]
+        else:
+            # Any other scale would be NaN: a.weight is kept, unchanged, saying why.
+            ((name, reason),) = summary.kept
+            assert name == "a.weight" and reason.startswith("element [1, 34] is NaN: the ")
+            assert out["a.weight"][2] == tensors["a.weight"].tobytes()
+            assert "a.weight_scale" not in out and summary.notes == []
+            converted = ["b.weight"]
+        for name in converted:
             res = gpucvt.mx_quantize(tensors[name], recipe=recipe, packed=True)
             assert out[name][2] == res[0].tobytes(), (recipe, name)
             assert out[name + "_scale"][2] == res[1].tobytes(), (recipe, name)
@@ -608,7 +633,7 @@ def test_convert_file_recipes_and_dequantize_file(tmp_path):
         assert d.conversion == "dequantize to f32"
         deq = safetensors_numpy.load_file(str(back))
         assert sorted(deq) == sorted(tensors)
-        for name in ("a.weight", "b.weight"):
+        for name in converted:
             res = gpucvt.mx_quantize(tensors[name], recipe=recipe)
             kw = {"scale_2": res[2]} if len(res) == 3 else {}
             want = gpucvt.mx_dequantize(res[0], res[1], recipe=recipe, **kw)
@@ -620,7 +645,7 @@ def test_convert_file_recipes_and_dequantize_file(tmp_path):
 def test_npy_sidecars_read_back_with_numpy(tmp_path, recipe):
     """A .npy input: the output and its `_scale` / `_scale_2` sidecars, read by numpy."""
     rng = np.random.default_rng(12)
-    x = edge_data((6, 64), rng)
+    x = finite_for(edge_data((6, 64), rng), RECIPES[recipe][2])
     src, dst = tmp_path / "w.npy", tmp_path / "q.npy"
     np.save(src, x)
     gpucvt.convert_file(src, dst, recipe=recipe)
@@ -644,7 +669,7 @@ def test_npy_sidecars_read_back_with_numpy(tmp_path, recipe):
 
 def test_convert_file_block_options(tmp_path):
     rng = np.random.default_rng(10)
-    x = edge_data((40, 64), rng)
+    x = finite_for(edge_data((40, 64), rng), "bf16")
     src = tmp_path / "x.safetensors"
     safetensors_numpy.save_file({"w": x}, str(src))
     dst = tmp_path / "y.safetensors"
@@ -773,7 +798,7 @@ def test_npy_dequantize_file_reads_back_with_numpy(tmp_path, recipe):
     to float32, whether the recipe or only the element format (the blocking then read off
     the scale array) is given."""
     rng = np.random.default_rng(21)
-    x = edge_data((6, 64), rng)
+    x = finite_for(edge_data((6, 64), rng), RECIPES[recipe][2])
     src, q = tmp_path / "w.npy", tmp_path / "q.npy"
     np.save(src, x)
     gpucvt.convert_file(src, q, recipe=recipe)
@@ -846,7 +871,7 @@ def stream_words(seed, n):
 @pytest.mark.parametrize("recipe", list(RECIPES))
 def test_mx_quantize_rs_words(tmp_path, recipe):
     rng = np.random.default_rng(23)
-    x = edge_data((6, 64), rng)
+    x = finite_for(edge_data((6, 64), rng), RECIPES[recipe][2])
     n = x.size
     rz = gpucvt.mx_quantize(x, recipe=recipe, mode="rz")
     # All-zero words round toward zero.
@@ -936,3 +961,55 @@ def test_sixteen_bit_elements_with_block_scales_read_back(tmp_path, shape):
     assert out["w"][:2] == ("F16", list(shape))
     assert out["w"][2] == codes.tobytes()
     assert out["w_scale"][2] == s.astype("<f4").tobytes()
+
+
+def test_non_finite_tensors_are_kept(tmp_path):
+    """Issue 41 §4: a -inf mask under f32 and ue4m3 scales is kept unquantized, with the
+    element and why, while the other tensors are quantized; strict=True and a .npy input
+    make it an error. MX quantizes it with the NaN scale and a note."""
+    mask = np.zeros((4, 32), np.float32)
+    mask[1, 3] = -np.inf
+    rng = np.random.default_rng(31)
+    w = finite_for(edge_data((4, 64), rng), "f32")
+    src = tmp_path / "m.safetensors"
+    safetensors_numpy.save_file({"mask": mask, "w": w}, str(src))
+    for recipe, scope in [
+        ("nvfp4", "the ue4m3 scale of its block of 16 would be NaN"),
+        ("fp8-tensor", "the tensor's one f32 scale would be NaN"),
+        ("fp8-row", "the f32 scale of its row would be NaN"),
+        ("fp8-block128", "the f32 scale of its 128x128 tile would be NaN"),
+    ]:
+        dst = tmp_path / f"k-{recipe}.safetensors"
+        summary = gpucvt.convert_file(src, dst, recipe=recipe)
+        ((name, reason),) = summary.kept
+        assert name == "mask" and reason.startswith(f"element [1, 3] is -inf: {scope}")
+        assert [t.name for t in summary.tensors] == ["w"] and summary.total.nan == 0
+        out = raw_tensors(dst)
+        assert out["mask"] == ("F32", [4, 32], mask.tobytes())
+        assert "mask_scale" not in out and "w_scale" in out
+        with pytest.raises(ValueError, match=r"element \[1, 3\] is -inf"):
+            gpucvt.convert_file(src, tmp_path / "e.safetensors", recipe=recipe, strict=True)
+    np.save(tmp_path / "mask.npy", mask)
+    with pytest.raises(ValueError, match=r"mask.npy: element \[1, 3\] is -inf: the f32"):
+        gpucvt.convert_file(tmp_path / "mask.npy", tmp_path / "e.npy", recipe="fp8-row")
+    assert not (tmp_path / "e.npy").exists()
+    summary = gpucvt.convert_file(src, tmp_path / "x.safetensors", recipe="mxfp8")
+    assert summary.kept == [] and summary.tensors[0].stats.nan == 32
+    assert summary.notes == [
+        "mask: 1 of its 4 blocks hold a NaN or an infinity and got the NaN scale, so they "
+        "read back as NaN (32 of its 128 elements are NaN)"]
+
+
+def test_zero_size_tensors_are_kept(tmp_path):
+    """Issue 41 §6: a tensor without elements is kept unchanged by every recipe."""
+    src = tmp_path / "m.safetensors"
+    rng = np.random.default_rng(32)
+    safetensors_numpy.save_file({"e": np.zeros((16, 0), np.float32),
+                                 "w": finite_for(edge_data((4, 64), rng), "f32")}, str(src))
+    for recipe in RECIPES:
+        summary = gpucvt.convert_file(src, tmp_path / "k.safetensors", recipe=recipe)
+        assert summary.kept == [
+            ("e", "it has no elements (shape [16, 0]): there is nothing to block-scale")]
+        assert raw_tensors(tmp_path / "k.safetensors")["e"] == ("F32", [16, 0], b"")
+    with pytest.raises(ValueError, match="no elements"):
+        gpucvt.mx_quantize(np.zeros((0, 32), np.float32), recipe="fp8-row")

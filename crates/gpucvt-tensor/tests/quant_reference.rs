@@ -308,7 +308,10 @@ fn expected(x: &[u32], shape: &[usize], b: &BlockScaling, elem: &Format) -> Expe
     for ((&w, &s), &c) in x.iter().zip(&which).zip(&q) {
         let v = f32::from_bits(w) as f64;
         let out = value(elem, c as u64);
-        if out.is_nan() {
+        if special[s] {
+            // A NaN scale: the element's value is NaN, whatever its code.
+            st.nan += 1;
+        } else if out.is_nan() {
             st.nan += 1;
         } else if v.is_nan() {
             st.nan_to_number += 1;

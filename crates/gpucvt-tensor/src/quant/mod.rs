@@ -22,9 +22,9 @@
 //!   `s2 = 0`, every block scale 0 and zero elements (TransformerEngine's rule).
 //!
 //! A block holding a NaN or an infinity gets the scale format's NaN (`0xff`, `0x7f`, the
-//! canonical `f32`/`bf16` NaN) and its elements are converted unscaled. No element factor is
-//! infinite or NaN. Dequantization is the exact product `q × s (× s2)`, rounded once to the
-//! output format.
+//! canonical `f32`/`bf16` NaN) and its elements are converted unscaled; they all read back as
+//! NaN (the statistics count them so). No element factor is infinite or NaN. Dequantization
+//! is the exact product `q × s (× s2)`, rounded once to the output format.
 //!
 //! `quant/geometry.rs` maps a shape and a block to tiles over matrices, `quant/scale.rs`
 //! computes each block's scale, `quant/layout.rs` is the swizzled layout, `quant/run.rs` the
@@ -42,7 +42,7 @@ pub use geometry::{scale_shape, Geometry};
 pub use layout::{swizzle, swizzled_index, swizzled_len, unswizzle};
 pub use recipes::{Recipe, RECIPES};
 pub use run::{second_level_scale, Quantizer};
-pub(crate) use run::{Source, StreamBuffers};
+pub(crate) use run::{Maxima, Source, StreamBuffers};
 pub use scale::{
     block_scale, divisor, scale_bits, scale_value, ue8m0_shared, Divisor, Element, SECOND_LEVEL_MIN,
 };

@@ -293,23 +293,30 @@ impl Quantizer {
     /// pieces of each chunk), each chunk's codes given to `sink` as they are made (in
     /// `bufs.codes`; `sink` may swap that buffer for another of the same kind). One scale
     /// for the whole tensor, or a second level, need the tensor's amax first: `src` is read
-    /// twice then. (Holding the tensor in memory between the passes was measured slower:
+    /// twice then, unless `amax` gives the largest magnitude of a tensor without NaN or
+    /// infinity. (Holding the tensor in memory between the passes was measured slower:
     /// a second read lands in the cache, a held tensor comes back from memory.) Returns
     /// the statistics, the row-major scales and the second-level scale. `sink` runs on the
     /// caller's thread.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn stream<D: Word + Send>(
         &self,
         pool: &rayon::ThreadPool,
         target: u64,
         src: &impl Source,
         random: Option<u64>,
+        amax: Option<u32>,
         bufs: &mut StreamBuffers<D>,
         mut sink: impl FnMut(&mut Vec<D>, u64) -> Result<()>,
     ) -> Result<(Stats, Vec<u32>, Option<f32>)> {
         let chunks = self.chunk_ranges(target);
         let tensor = self.scaling.block == crate::quant::Block::Tensor;
         let StreamBuffers { x, codes } = bufs;
-        let first = if self.needs_first_pass() {
+        let first = if let (true, Some(m)) = (self.needs_first_pass(), amax) {
+            // Every tile finite: the largest of their maxima is the tensor's.
+            debug_assert!(m < 0x7f80_0000);
+            Some((m, m))
+        } else if self.needs_first_pass() {
             let (mut all, mut fin) = (0u32, 0u32);
             for &(at, len) in &chunks {
                 x.resize(len as usize, 0);
@@ -631,12 +638,14 @@ impl Quantizer {
                 div: d,
                 range,
                 fast: fast && finite && factor.is_finite() && key.is_some(),
+                nan_scale: !finite,
             }
         };
         let none = TileWork {
             div: Divisor::Pow2(0),
             range: BlockRange::default(),
             fast: false,
+            nan_scale: false,
         };
         if matches!(self.scaling.format, ScaleFormat::Ue8m0 | ScaleFormat::Ue4m3) {
             // Eight-bit scales: what a tile gets depends only on its scale's bits (and the
@@ -783,7 +792,7 @@ impl Quantizer {
         for &s in slow.iter() {
             let t = w.tiles.get(s.tile);
             let (xb, qb, yb) = (&xs[s.start..s.end], &qs[s.start..s.end], &y[s.start..s.end]);
-            self.count_slowly(xb, qb, yb, t.range.down, t.div, table, &mut st);
+            self.count_slowly(xb, qb, yb, &t, table, &mut st);
         }
         st.elements += counts[5];
         st.saturated += counts[3];
@@ -842,18 +851,24 @@ impl Quantizer {
         }
     }
 
-    /// The statistics of elements that may be NaN or infinite on either side (see [`Stats`]).
-    #[allow(clippy::too_many_arguments)]
+    /// The statistics of elements of one tile (`t`) that may be NaN or infinite on either
+    /// side (see [`Stats`]); `yb`: their scaled words.
     fn count_slowly<D: Word>(
         &self,
         xb: &[u32],
         qb: &[D],
         yb: &[u32],
-        factor: f64,
-        d: Divisor,
+        t: &TileWork,
         table: &[f64],
         st: &mut Stats,
     ) {
+        if t.nan_scale {
+            // A NaN scale makes every value of the tile NaN, whatever its code.
+            st.elements += xb.len() as u64;
+            st.nan += xb.len() as u64;
+            return;
+        }
+        let (factor, d) = (t.range.down, t.div);
         let max = self.elem.max as f64;
         for ((&w, qv), &yw) in xb.iter().zip(qb).zip(yb) {
             let x = f32::from_bits(w) as f64;
@@ -1064,7 +1079,7 @@ impl Vectorizable for ScaleBits<'_> {
 }
 
 /// The largest magnitude of `f32` words ([`max_magnitude`]), as work for [`vectorized`].
-struct Maxima<'a>(&'a [u32]);
+pub(crate) struct Maxima<'a>(pub(crate) &'a [u32]);
 
 impl Vectorizable for Maxima<'_> {
     type Output = u32;
@@ -1407,6 +1422,7 @@ mod streamed {
                         target,
                         &src,
                         None,
+                        None,
                         &mut bufs,
                         |c: &mut Vec<u8>, len| {
                             assert_eq!(c.len() as u64, len);
@@ -1513,15 +1529,7 @@ mod fast_stats {
                     Divisor::Mul(r) => (f32::from_bits(v) * r).to_bits(),
                 })
                 .collect();
-            qz.count_slowly(
-                &x[s..e],
-                &q[s..e],
-                &y,
-                w.range.down,
-                w.div,
-                &qz.table,
-                &mut st,
-            );
+            qz.count_slowly(&x[s..e], &q[s..e], &y, &w, &qz.table, &mut st);
         });
         st.blocks = amax.len() as u64;
         st.nan_blocks = amax.iter().filter(|&&m| m >= 0x7f80_0000).count() as u64;
