@@ -197,8 +197,11 @@ def mx_quantize(
     ``float32``, bf16 as ``bfloat16`` (or ``uint16``); shaped as the scales are (the
     blocked axis divided by N, tiles rounded up, the blocked axis made 1 for ``"row"``, a
     0-d array for ``"tensor"``; swizzled: the leading axes and the padded swizzled length).
-    ``scale_2`` is a ``numpy.float32``. A block holding a NaN or an infinity gets the scale
-    format's NaN and its elements are converted unscaled. The GIL is released while
+    ``scale_2`` is a ``numpy.float32``: ``amax / 2688`` (over the blocks without NaN or
+    infinity), at least ``2**-121`` so that every element factor is finite; 0 for an all-zero
+    tensor, whose scales are then 0 and its elements ±0. A block holding a NaN or an infinity
+    gets the scale format's NaN and its elements are converted unscaled (they all read back
+    as NaN). The GIL is released while
     quantizing. Raises ``ValueError`` with the CLI's messages for bad options and shapes.
 
     >>> import numpy as np, gpucvt
@@ -211,6 +214,9 @@ def mx_quantize(
     (0.00037202381645329297, [[126]])
     >>> gpucvt.mx_dequantize(q, s, "e2m1", block=16, scale="ue4m3", scale_2=s2)[0, :2]
     array([1., 1.], dtype=float32)
+    >>> q, s, s2 = gpucvt.mx_quantize(np.zeros((1, 16), np.float32), recipe="nvfp4")
+    >>> float(s2), s.tolist(), int(q.view(np.uint8).max())
+    (0.0, [[0]], 0)
     """
     from . import _format_of
 
@@ -290,7 +296,7 @@ def mx_dequantize(
     ``layout`` says). ``elem``, ``block``, ``axis``, ``scale``, ``layout`` and ``recipe``
     describe the quantization as for :func:`mx_quantize` (``method`` is accepted and does
     not matter: the scales are given); ``scale_2``: the per-tensor scale of a second level
-    (``scale_2=True`` or ``recipe="nvfp4"`` at quantization), a float32 value.
+    (``scale_2=True`` or ``recipe="nvfp4"`` at quantization), a float32 value of at least 0.
 
     >>> import numpy as np, gpucvt
     >>> q, s = gpucvt.mx_quantize(np.float32([[0.1, 0.2, 6.5, -3.0]]), "e4m3", block=4)

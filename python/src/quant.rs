@@ -256,9 +256,10 @@ pub fn mx_dequantize<'py>(
         _ => {}
     }
     if let Some(s) = scale_2 {
-        if !(s.is_finite() && s > 0.0) {
+        // (0 is an all-zero tensor's.)
+        if !(s.is_finite() && s >= 0.0) {
             return Err(bad(format!(
-                "scale_2 must be a positive finite float32, not {s}"
+                "scale_2 must be a finite float32 of at least 0, not {s}"
             )));
         }
     }

@@ -26,6 +26,8 @@ ELEMS = {
     "e2m1": (ml_dtypes.float4_e2m1fn, 6.0, 2, 1, 0x7),
 }
 F32_MIN_NORMAL = np.float32(2.0**-126)
+# The least non-zero NVFP4 second level: 2^121 / 2^-6 (the element factor) is still an f32.
+SECOND_LEVEL_MIN = np.float32(2.0**-121)
 SCALE_NAN = {"ue8m0": 0xFF, "ue4m3": 0x7F, "f32": 0x7FC00000, "bf16": 0x7FC0}
 
 
@@ -120,7 +122,8 @@ def ref_quantize(x, elem, block=32, axis=-1, scale="ue8m0", rule="floor", scale_
         # Over the blocks without NaN or infinity.
         fin = amaxbits[amaxbits < 0x7F800000]
         t = fin.max().view(np.float32) if fin.size else np.float32(0)
-        s2 = max(np.float32(t / np.float32(448.0 * mx)), F32_MIN_NORMAL)
+        s2 = (np.float32(0) if t == 0
+              else max(np.float32(t / np.float32(448.0 * mx)), SECOND_LEVEL_MIN))
     bits = np.zeros(nb, dtype=np.uint32)
     y = np.zeros(flat.size, dtype=np.float64)
     for b in range(nb):
@@ -143,6 +146,10 @@ def ref_quantize(x, elem, block=32, axis=-1, scale="ue8m0", rule="floor", scale_
             sb = np.float32(s).astype(ml_dtypes.bfloat16)
             bits[b] = int(sb.view(np.uint16))
             y[sel] = xb / np.float32(sb)
+        elif scale == "ue4m3" and s2 is not None and s2 == 0:
+            # An all-zero tensor: every block's scale is 0 and its elements are ±0.
+            bits[b] = 0
+            y[sel] = xb * 0.0
         elif scale == "ue4m3":
             q = np.float32(amax[b] / np.float32(mx))
             if s2 is not None:
@@ -196,6 +203,15 @@ def edge_data(shape, rng, specials=True):
             x[130] = np.nan
             x[170] = -np.inf
     return x.reshape(shape)
+
+
+def finite_for(x, scale):
+    """`x` for a file quantized with `scale`: without NaN and infinities (zeros instead)
+    unless the scale is ue8m0, since files keep a tensor holding them unquantized under
+    the other scales (test_non_finite_tensors_are_kept)."""
+    if scale == "ue8m0":
+        return x
+    return np.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0)
 
 
 RULES = ["floor", "rceil", "ceil", "even"]
@@ -257,6 +273,44 @@ def test_nvfp4_two_levels_match_the_reference(shape):
     np.testing.assert_array_equal(words(q2), words(q))
     np.testing.assert_array_equal(sr, s)
     assert s22 == s2
+
+
+def test_nvfp4_near_zero():
+    """Issue 41 §3: an all-zero tensor (s2 = 0, scales 0, elements 0: TransformerEngine's
+    rule), all-subnormal bf16 with negative zeros and an all-subnormal f32 tensor (s2 =
+    2^-121, so every factor is finite), a zero block beside an infinite one; the reference's
+    bytes, hand-computed codes, and the exact dequantized values (0 for zero blocks)."""
+    m = np.array([0x0000, 0x8000, 0x0001, 0x8001, 0x0010, 0x8010, 0x0020, 0x8020, 0x0030,
+                  0x8030, 0x0040, 0x8040, 0x0060, 0x8060, 0x007F, 0x807F], np.uint16)
+    bf = m.view(ml_dtypes.bfloat16).reshape(1, 16)
+    tiny = (np.arange(1, 17) * 1e-42).astype(np.float32).reshape(1, 16)
+    zero_inf = np.float32([[0.0] * 16 + [-np.inf] * 16])
+    cases = {
+        "zeros": (np.zeros((1, 16), np.float32), [0] * 16, [0], 0.0),
+        # A subnormal m x 2^-133 times the factor 2^127 is m / 64, rounded ties to even.
+        "bf16": (bf, [0, 8, 0, 8, 0, 8, 1, 9, 2, 10, 2, 10, 3, 11, 4, 12], [8], 2.0**-121),
+        "f32": (tiny, [0] * 16, [8], 2.0**-121),
+        "zero and -inf": (zero_inf, [0] * 16 + [15] * 16, [0, 0x7F], 0.0),
+    }
+    for name, (x, codes, scales, s2) in cases.items():
+        q, s, t = gpucvt.mx_quantize(x, recipe="nvfp4")
+        x32 = np.asarray(x, dtype=np.float32)
+        rq, rs, rs2 = ref_quantize(x32, "e2m1", 16, -1, "ue4m3", scale_2=True)
+        assert t == rs2 == np.float32(s2), name
+        np.testing.assert_array_equal(words(s).reshape(-1), rs.reshape(-1), err_msg=name)
+        np.testing.assert_array_equal(words(q).reshape(-1), rq.reshape(-1), err_msg=name)
+        assert words(q).reshape(-1).tolist() == codes, name
+        assert words(s).reshape(-1).tolist() == scales, name
+        back = gpucvt.mx_dequantize(q, s, recipe="nvfp4", scale_2=t, dtype=np.float64)
+        want = ref_dequantize(q, s, "e2m1", 16, -1, "ue4m3", t).astype(np.float64)
+        np.testing.assert_array_equal(back.astype(np.float32), want, err_msg=name)
+        finite = np.repeat(words(s).reshape(-1) != 0x7F, 16)
+        assert np.isfinite(back.reshape(-1)[finite]).all(), name
+        assert np.isnan(back.reshape(-1)[~finite]).all(), name
+        assert (back.reshape(-1)[finite & (x32.reshape(-1) == 0)] == 0).all(), name
+    # One level: the zeros get the smallest normal scale 0x08, elements 0.
+    q, s = gpucvt.mx_quantize(np.zeros((1, 16), np.float32), "e2m1", block=16, scale="ue4m3")
+    assert words(s).tolist() == [[8]] and not words(q).any()
 
 
 def test_inputs_widen_exactly_from_bf16_and_f16():
@@ -415,9 +469,10 @@ def test_torchao_vectors():
         if kind == "nvfp4" and kw["scale_2"]:
             t2 = case["scale_2"]
             if t2 in (0, 0xFFFFFFFF) or (t2 & 0x7F800000) == 0x7F800000:
-                # Surprise 10: torchao's per-tensor scale of an all-zero tensor is 0, of a
-                # tensor holding NaN is NaN, and then every block is NaN; gpucvt's is over
-                # the finite elements and at least f32's smallest normal.
+                # Surprise 10: torchao's per-tensor scale of an all-zero tensor is 0, and then
+                # every block is NaN; gpucvt's is 0 too, with scales 0 and zero elements (as
+                # TransformerEngine). Of a tensor holding NaN torchao's is NaN; gpucvt's is
+                # over the finite elements. test_nvfp4_near_zero checks gpucvt's.
                 continue
         out = gpucvt.mx_quantize(x, **kw)
         q, s = out[0], out[1]
@@ -528,8 +583,10 @@ def ref_file_bytes(x, recipe):
 def test_convert_file_recipes_and_dequantize_file(tmp_path):
     rng = np.random.default_rng(9)
     tensors = {
+        # With a NaN (element [1, 34]) and a -inf.
         "a.weight": edge_data((64, 96), rng),
-        "b.weight": edge_data((3, 32, 64), rng).astype(ml_dtypes.bfloat16),
+        "b.weight": np.nan_to_num(edge_data((3, 32, 64), rng), nan=0.0, posinf=0.0,
+                                  neginf=0.0).astype(ml_dtypes.bfloat16),
         "norm": rng.standard_normal(64).astype(np.float32),
         "ids": np.arange(10, dtype=np.int64),
     }
@@ -543,7 +600,21 @@ def test_convert_file_recipes_and_dequantize_file(tmp_path):
         out = raw_tensors(dst)
         for name in ("norm", "ids"):
             assert out[name][2] == tensors[name].tobytes()
-        for name in ("a.weight", "b.weight"):
+        converted = ["a.weight", "b.weight"]
+        if RECIPES[recipe][2] == "ue8m0":
+            # MX: the NaN scale for the blocks holding the NaN and the -inf, named in a note.
+            assert summary.kept == []
+            assert summary.notes == [
+                "a.weight: 2 of its 192 blocks hold a NaN or an infinity and got the NaN "
+                "scale, so they read back as NaN (64 of its 6144 elements are NaN)"]
+        else:
+            # Any other scale would be NaN: a.weight is kept, unchanged, saying why.
+            ((name, reason),) = summary.kept
+            assert name == "a.weight" and reason.startswith("element [1, 34] is NaN: the ")
+            assert out["a.weight"][2] == tensors["a.weight"].tobytes()
+            assert "a.weight_scale" not in out and summary.notes == []
+            converted = ["b.weight"]
+        for name in converted:
             res = gpucvt.mx_quantize(tensors[name], recipe=recipe, packed=True)
             assert out[name][2] == res[0].tobytes(), (recipe, name)
             assert out[name + "_scale"][2] == res[1].tobytes(), (recipe, name)
@@ -562,7 +633,7 @@ def test_convert_file_recipes_and_dequantize_file(tmp_path):
         assert d.conversion == "dequantize to f32"
         deq = safetensors_numpy.load_file(str(back))
         assert sorted(deq) == sorted(tensors)
-        for name in ("a.weight", "b.weight"):
+        for name in converted:
             res = gpucvt.mx_quantize(tensors[name], recipe=recipe)
             kw = {"scale_2": res[2]} if len(res) == 3 else {}
             want = gpucvt.mx_dequantize(res[0], res[1], recipe=recipe, **kw)
@@ -574,7 +645,7 @@ def test_convert_file_recipes_and_dequantize_file(tmp_path):
 def test_npy_sidecars_read_back_with_numpy(tmp_path, recipe):
     """A .npy input: the output and its `_scale` / `_scale_2` sidecars, read by numpy."""
     rng = np.random.default_rng(12)
-    x = edge_data((6, 64), rng)
+    x = finite_for(edge_data((6, 64), rng), RECIPES[recipe][2])
     src, dst = tmp_path / "w.npy", tmp_path / "q.npy"
     np.save(src, x)
     gpucvt.convert_file(src, dst, recipe=recipe)
@@ -598,7 +669,7 @@ def test_npy_sidecars_read_back_with_numpy(tmp_path, recipe):
 
 def test_convert_file_block_options(tmp_path):
     rng = np.random.default_rng(10)
-    x = edge_data((40, 64), rng)
+    x = finite_for(edge_data((40, 64), rng), "bf16")
     src = tmp_path / "x.safetensors"
     safetensors_numpy.save_file({"w": x}, str(src))
     dst = tmp_path / "y.safetensors"
@@ -727,7 +798,7 @@ def test_npy_dequantize_file_reads_back_with_numpy(tmp_path, recipe):
     to float32, whether the recipe or only the element format (the blocking then read off
     the scale array) is given."""
     rng = np.random.default_rng(21)
-    x = edge_data((6, 64), rng)
+    x = finite_for(edge_data((6, 64), rng), RECIPES[recipe][2])
     src, q = tmp_path / "w.npy", tmp_path / "q.npy"
     np.save(src, x)
     gpucvt.convert_file(src, q, recipe=recipe)
@@ -805,7 +876,7 @@ def stream_words(seed, n):
 @pytest.mark.parametrize("recipe", list(RECIPES))
 def test_mx_quantize_rs_words(tmp_path, recipe):
     rng = np.random.default_rng(23)
-    x = edge_data((6, 64), rng)
+    x = finite_for(edge_data((6, 64), rng), RECIPES[recipe][2])
     n = x.size
     rz = gpucvt.mx_quantize(x, recipe=recipe, mode="rz")
     # All-zero words round toward zero.
@@ -895,3 +966,55 @@ def test_sixteen_bit_elements_with_block_scales_read_back(tmp_path, shape):
     assert out["w"][:2] == ("F16", list(shape))
     assert out["w"][2] == codes.tobytes()
     assert out["w_scale"][2] == s.astype("<f4").tobytes()
+
+
+def test_non_finite_tensors_are_kept(tmp_path):
+    """Issue 41 §4: a -inf mask under f32 and ue4m3 scales is kept unquantized, with the
+    element and why, while the other tensors are quantized; strict=True and a .npy input
+    make it an error. MX quantizes it with the NaN scale and a note."""
+    mask = np.zeros((4, 32), np.float32)
+    mask[1, 3] = -np.inf
+    rng = np.random.default_rng(31)
+    w = finite_for(edge_data((4, 64), rng), "f32")
+    src = tmp_path / "m.safetensors"
+    safetensors_numpy.save_file({"mask": mask, "w": w}, str(src))
+    for recipe, scope in [
+        ("nvfp4", "the ue4m3 scale of its block of 16 would be NaN"),
+        ("fp8-tensor", "the tensor's one f32 scale would be NaN"),
+        ("fp8-row", "the f32 scale of its row would be NaN"),
+        ("fp8-block128", "the f32 scale of its 128x128 tile would be NaN"),
+    ]:
+        dst = tmp_path / f"k-{recipe}.safetensors"
+        summary = gpucvt.convert_file(src, dst, recipe=recipe)
+        ((name, reason),) = summary.kept
+        assert name == "mask" and reason.startswith(f"element [1, 3] is -inf: {scope}")
+        assert [t.name for t in summary.tensors] == ["w"] and summary.total.nan == 0
+        out = raw_tensors(dst)
+        assert out["mask"] == ("F32", [4, 32], mask.tobytes())
+        assert "mask_scale" not in out and "w_scale" in out
+        with pytest.raises(ValueError, match=r"element \[1, 3\] is -inf"):
+            gpucvt.convert_file(src, tmp_path / "e.safetensors", recipe=recipe, strict=True)
+    np.save(tmp_path / "mask.npy", mask)
+    with pytest.raises(ValueError, match=r"mask.npy: element \[1, 3\] is -inf: the f32"):
+        gpucvt.convert_file(tmp_path / "mask.npy", tmp_path / "e.npy", recipe="fp8-row")
+    assert not (tmp_path / "e.npy").exists()
+    summary = gpucvt.convert_file(src, tmp_path / "x.safetensors", recipe="mxfp8")
+    assert summary.kept == [] and summary.tensors[0].stats.nan == 32
+    assert summary.notes == [
+        "mask: 1 of its 4 blocks hold a NaN or an infinity and got the NaN scale, so they "
+        "read back as NaN (32 of its 128 elements are NaN)"]
+
+
+def test_zero_size_tensors_are_kept(tmp_path):
+    """Issue 41 §6: a tensor without elements is kept unchanged by every recipe."""
+    src = tmp_path / "m.safetensors"
+    rng = np.random.default_rng(32)
+    safetensors_numpy.save_file({"e": np.zeros((16, 0), np.float32),
+                                 "w": finite_for(edge_data((4, 64), rng), "f32")}, str(src))
+    for recipe in RECIPES:
+        summary = gpucvt.convert_file(src, tmp_path / "k.safetensors", recipe=recipe)
+        assert summary.kept == [
+            ("e", "it has no elements (shape [16, 0]): there is nothing to block-scale")]
+        assert raw_tensors(tmp_path / "k.safetensors")["e"] == ("F32", [16, 0], b"")
+    with pytest.raises(ValueError, match="no elements"):
+        gpucvt.mx_quantize(np.zeros((0, 32), np.float32), recipe="fp8-row")

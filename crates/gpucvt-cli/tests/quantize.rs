@@ -967,3 +967,341 @@ fn ragged_tiles_of_a_3d_tensor_round_trip() {
         .collect();
     assert_eq!(worst, token.parse::<f64>().unwrap());
 }
+
+/// The tensor `name` of a `.safetensors` file: (dtype, shape, bytes).
+fn tensor_of(path: &Path, name: &str) -> (String, Vec<usize>, Vec<u8>) {
+    let (_, ts) = read_safetensors(path);
+    let t = get(&ts, name);
+    (t.1.clone(), t.2.clone(), t.3.clone())
+}
+
+fn has_tensor(path: &Path, name: &str) -> bool {
+    read_safetensors(path).1.iter().any(|t| t.0 == name)
+}
+
+/// NVFP4 near zero (issue 41 §3), end to end: an all-zero tensor gets elements 0, the scale
+/// 0x00 and s2 = 0 (TransformerEngine's rule) and dequantizes to zeros, in `.safetensors` and
+/// `.npy`; bf16 subnormals with negative zeros and an all-subnormal f32 tensor get s2 =
+/// 2^-121, the scale 0x08 and so the factor 2^127: codes worked out by hand (a bf16
+/// subnormal m × 2^-133 becomes m / 64, rounded to e2m1 with ties to even), and exact
+/// dequantized values.
+#[test]
+fn nvfp4_zero_and_tiny_tensors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let m: [u16; 16] = [
+        0x0000, 0x8000, 0x0001, 0x8001, 0x0010, 0x8010, 0x0020, 0x8020, 0x0030, 0x8030, 0x0040,
+        0x8040, 0x0060, 0x8060, 0x007f, 0x807f,
+    ];
+    let bf: Vec<u8> = m.iter().flat_map(|h| h.to_le_bytes()).collect();
+    let tiny: Vec<f32> = (1..=16).map(|k| (k as f64 * 1e-42) as f32).collect();
+    write_safetensors(
+        &d.join("z.safetensors"),
+        &[
+            ("z", "F32", vec![1, 16], vec![0; 64]),
+            ("b", "BF16", vec![1, 16], bf),
+            ("t", "F32", vec![1, 16], f32_bytes(&tiny)),
+        ],
+    );
+    let (code, js, err) = gpucvt(
+        d,
+        &[
+            "convert",
+            "z.safetensors",
+            "-o",
+            "q.safetensors",
+            "--recipe",
+            "nvfp4",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let q = d.join("q.safetensors");
+    let s2_min = 2f32.powi(-121).to_le_bytes().to_vec();
+    assert_eq!(tensor_of(&q, "z"), ("F4".into(), vec![1, 16], vec![0; 8]));
+    assert_eq!(tensor_of(&q, "z_scale").2, [0x00]);
+    assert_eq!(tensor_of(&q, "z_scale_2").2, 0f32.to_le_bytes());
+    // Codes 0 8 0 8 0 8 1 9 2 10 2 10 3 11 4 12, two per byte, the first in the low nibble.
+    let packed = [0x80, 0x80, 0x80, 0x91, 0xa2, 0xa2, 0xb3, 0xc4];
+    assert_eq!(tensor_of(&q, "b").2, packed);
+    assert_eq!(tensor_of(&q, "b_scale").2, [0x08]);
+    assert_eq!(tensor_of(&q, "b_scale_2").2, s2_min);
+    assert_eq!(tensor_of(&q, "t").2, [0; 8]);
+    assert_eq!(tensor_of(&q, "t_scale").2, [0x08]);
+    assert_eq!(tensor_of(&q, "t_scale_2").2, s2_min);
+    let v: Value = serde_json::from_str(&js).unwrap();
+    let t = &v["tensors"][2]["stats"];
+    assert_eq!(
+        (t["flushed_to_zero"].as_u64(), t["nan"].as_u64()),
+        (Some(16), Some(0))
+    );
+    // Dequantized exactly: zeros, and value(code) × 2^-6 × 2^-121.
+    dequantize(d, "q.safetensors", "back.safetensors", &["--to", "f64"]);
+    let p = d.join("back.safetensors");
+    assert_eq!(tensor_of(&p, "z").2, vec![0; 128]);
+    assert!(f64s(&tensor_of(&p, "t").2, 16).iter().all(|&x| x == 0.0));
+    let e2m1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+    let want: Vec<f64> = [0u8, 8, 0, 8, 0, 8, 1, 9, 2, 10, 2, 10, 3, 11, 4, 12]
+        .iter()
+        .map(|&c| {
+            let v = e2m1[(c & 7) as usize] * 2f64.powi(-127);
+            if c & 8 != 0 {
+                -v
+            } else {
+                v
+            }
+        })
+        .collect();
+    let got = f64s(&tensor_of(&p, "b").2, 16);
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g.to_bits(), w.to_bits(), "{got:?}");
+    }
+
+    // The same zeros through .npy sidecars.
+    npy(&d.join("z.npy"), &[1, 16], &[0; 64]);
+    let (code, _, err) = gpucvt(
+        d,
+        &["convert", "z.npy", "-o", "zq.npy", "--recipe", "nvfp4"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let side = |f: &str, n: usize| {
+        let b = std::fs::read(d.join(f)).unwrap();
+        b[b.len() - n..].to_vec()
+    };
+    assert_eq!(side("zq.npy", 16), vec![0; 16]);
+    assert_eq!(side("zq_scale.npy", 1), [0]);
+    assert_eq!(side("zq_scale_2.npy", 4), 0f32.to_le_bytes());
+    let back = dequantize(d, "zq.npy", "zb.npy", &["--recipe", "nvfp4", "--to", "f64"]);
+    assert!(f64s(&back, 16).iter().all(|&x| x == 0.0));
+}
+
+/// A `-inf` mask (issue 41 §4) under f32, bf16 and ue4m3 block scales: its block's scale
+/// would be NaN (its row's, the whole tensor's), so the tensor is kept unquantized — copied
+/// unchanged, no scale tensor, listed as kept with its first NaN or infinity and why in the
+/// text and `--json` summaries and in `--dry-run` — while the other tensors are quantized;
+/// `--strict` and a `.npy` input make it an error. MX keeps OCP MX's NaN scale: the tensor is
+/// quantized, every element of its NaN-scale blocks counts as NaN, and a note names it.
+#[test]
+fn non_finite_tensors_are_kept_under_amax_scales() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut mask = vec![0f32; 4 * 32];
+    mask[32 + 3] = f32::NEG_INFINITY;
+    mask[3 * 32 + 17] = f32::NAN;
+    let mask_bytes = f32_bytes(&mask);
+    let w = values(256, 9);
+    write_safetensors(
+        &d.join("m.safetensors"),
+        &[
+            ("mask", "F32", vec![4, 32], mask_bytes.clone()),
+            ("w", "F32", vec![4, 64], f32_bytes(&w)),
+        ],
+    );
+    let scopes = [
+        (
+            "nvfp4",
+            vec![],
+            "the ue4m3 scale of its block of 16 would be NaN, and the block would read back as NaN",
+        ),
+        (
+            "fp8-tensor",
+            vec![],
+            "the tensor's one f32 scale would be NaN, and every element would read back as NaN",
+        ),
+        (
+            "fp8-row",
+            vec![],
+            "the f32 scale of its row would be NaN, and the row would read back as NaN",
+        ),
+        (
+            "fp8-block128",
+            vec![],
+            "the f32 scale of its 128x128 tile would be NaN, and the tile would read back as NaN",
+        ),
+        (
+            "fp8-row",
+            vec!["--block", "8x8", "--scale", "bf16"],
+            "the bf16 scale of its 8x8 tile would be NaN",
+        ),
+    ];
+    for (recipe, more, scope) in scopes {
+        let mut args = if more.is_empty() {
+            vec![
+                "convert",
+                "m.safetensors",
+                "-o",
+                "k.safetensors",
+                "--recipe",
+                recipe,
+            ]
+        } else {
+            vec![
+                "convert",
+                "m.safetensors",
+                "-o",
+                "k.safetensors",
+                "--to",
+                "e4m3",
+                "--satfinite",
+            ]
+        };
+        args.extend(more.iter().copied());
+        let (code, text, err) = gpucvt(d, &args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        let reason = format!("element [1, 3] is -inf: {scope}");
+        assert!(
+            text.contains("kept unchanged") && text.contains(&format!("  mask: {reason}")),
+            "{args:?}: {text}"
+        );
+        let k = d.join("k.safetensors");
+        assert_eq!(
+            tensor_of(&k, "mask"),
+            ("F32".into(), vec![4, 32], mask_bytes.clone())
+        );
+        assert!(
+            !has_tensor(&k, "mask_scale") && has_tensor(&k, "w_scale"),
+            "{args:?}"
+        );
+        assert_ne!(tensor_of(&k, "w").0, "F32");
+        // --json: the same, listed under kept.
+        let mut jargs = args.clone();
+        jargs[3] = "kj.safetensors";
+        jargs.push("--json");
+        let (code, js, err) = gpucvt(d, &jargs);
+        assert_eq!(code, 0, "{jargs:?}: {err}");
+        let v: Value = serde_json::from_str(&js).unwrap();
+        assert_eq!(
+            v["kept"],
+            json!([{"name": "mask", "reason": v["kept"][0]["reason"]}])
+        );
+        assert!(
+            v["kept"][0]["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with(&reason),
+            "{js}"
+        );
+        assert_eq!(v["tensors"].as_array().unwrap().len(), 1);
+        assert_eq!(v["total"]["nan"], 0);
+        // --dry-run says so too, and --strict refuses.
+        let mut dargs = args.clone();
+        dargs.push("--dry-run");
+        let (code, plan, err) = gpucvt(d, &dargs);
+        assert_eq!(code, 0, "{err}");
+        assert!(plan.contains(&format!("keep: {reason}")), "{plan}");
+        let mut sargs = args.clone();
+        sargs.push("--strict");
+        sargs[3] = "e.safetensors";
+        fails(d, &sargs, &format!("tensor \"mask\": {reason}"));
+    }
+    // A .npy input of it: an error naming the element.
+    npy(&d.join("mask.npy"), &[4, 32], &mask_bytes);
+    for (recipe, scope) in [
+        ("fp8-row", "the f32 scale of its row would be NaN"),
+        ("nvfp4", "the ue4m3 scale of its block of 16 would be NaN"),
+    ] {
+        fails(
+            d,
+            &["convert", "mask.npy", "-o", "e.npy", "--recipe", recipe],
+            &format!("mask.npy: element [1, 3] is -inf: {scope}"),
+        );
+        assert!(!d.join("e_scale.npy").exists());
+    }
+    // MX: the NaN scale for the two blocks holding the -inf and the NaN; their 64 elements
+    // read back as NaN, and the note says so.
+    let (code, js, err) = gpucvt(
+        d,
+        &[
+            "convert",
+            "m.safetensors",
+            "-o",
+            "x.safetensors",
+            "--recipe",
+            "mxfp8",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let note = "mask: 2 of its 4 blocks hold a NaN or an infinity and got the NaN scale, so they read back as NaN (64 of its 128 elements are NaN)";
+    assert!(err.contains(&format!("note: {note}")), "{err}");
+    let v: Value = serde_json::from_str(&js).unwrap();
+    assert_eq!(v["notes"], json!([note]));
+    let st = &v["tensors"][0]["stats"];
+    assert_eq!(
+        (st["nan"].as_u64(), st["nan_blocks"].as_u64()),
+        (Some(64), Some(2))
+    );
+    assert_eq!(st["error_elements"].as_u64(), Some(64));
+    assert_eq!(v["kept"], json!([]));
+    let x = d.join("x.safetensors");
+    assert_eq!(tensor_of(&x, "mask_scale").2, [0x00, 0xff, 0x00, 0xff]);
+    let (code, text, _) = gpucvt(
+        d,
+        &[
+            "convert",
+            "m.safetensors",
+            "-o",
+            "y.safetensors",
+            "--recipe",
+            "mxfp8",
+        ],
+    );
+    assert_eq!(code, 0);
+    assert!(text.contains("NaN-scale blocks 2"), "{text}");
+}
+
+/// Tensors without elements (issue 41 §6) under every recipe: copied unchanged and listed as
+/// kept with the reason, the other tensors quantized; a `.npy` input of none is an error
+/// that says so.
+#[test]
+fn zero_size_tensors_are_kept_by_every_recipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_safetensors(
+        &d.join("m.safetensors"),
+        &[
+            ("e0", "F32", vec![0, 16], vec![]),
+            ("w", "F32", vec![4, 64], f32_bytes(&values(256, 4))),
+            ("e1", "BF16", vec![128, 0], vec![]),
+        ],
+    );
+    for (recipe, ..) in RECIPES {
+        let (code, js, err) = gpucvt(
+            d,
+            &[
+                "convert",
+                "m.safetensors",
+                "-o",
+                "k.safetensors",
+                "--recipe",
+                recipe,
+                "--json",
+            ],
+        );
+        assert_eq!(code, 0, "{recipe}: {err}");
+        let v: Value = serde_json::from_str(&js).unwrap();
+        assert_eq!(
+            v["kept"],
+            json!([
+                {"name": "e0", "reason": "it has no elements (shape [0, 16]): there is nothing to block-scale"},
+                {"name": "e1", "reason": "it has no elements (shape [128, 0]): there is nothing to block-scale"},
+            ]),
+            "{recipe}"
+        );
+        let k = d.join("k.safetensors");
+        assert_eq!(tensor_of(&k, "e0"), ("F32".into(), vec![0, 16], vec![]));
+        assert_eq!(tensor_of(&k, "e1"), ("BF16".into(), vec![128, 0], vec![]));
+        assert!(
+            has_tensor(&k, "w_scale") && !has_tensor(&k, "e0_scale"),
+            "{recipe}"
+        );
+    }
+    npy(&d.join("empty.npy"), &[0, 32], &[]);
+    for r in ["fp8-tensor", "fp8-row", "mxfp8"] {
+        fails(
+            d,
+            &["convert", "empty.npy", "-o", "e.npy", "--recipe", r],
+            "empty.npy: it has no elements (shape [0, 32]): there is nothing to block-scale",
+        );
+    }
+}

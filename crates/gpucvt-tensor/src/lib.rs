@@ -189,9 +189,11 @@ pub(crate) fn check_cancel(flag: Option<&AtomicBool>) -> Result<()> {
 /// (largest finite magnitude; [0, 1] with `.sat`; an integer type's range), or infinite, and
 /// the output is finite; `overflow_to_inf` — a finite input became ±∞; `flushed_to_zero` — a
 /// non-zero finite input became zero (flushed or underflowed; `.relu` zeroing negatives is not
-/// counted); `nan` — the output is NaN; `nan_to_number` — a NaN input became a number. The
-/// absolute error `|output × scale − input|` is taken over the elements where input and
-/// output are both finite (NaN and infinite elements are left out).
+/// counted); `nan` — the value read back is NaN: the output is NaN, or its block's scale is
+/// (every element of a block that holds a NaN or an infinity is NaN, whatever its code);
+/// `nan_to_number` — a NaN input became a number. The absolute error `|output × scale −
+/// input|` is taken over the elements where input and output are both finite (NaN and
+/// infinite elements, and the blocks of a NaN scale, are left out).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Stats {
     /// Elements converted.
@@ -202,13 +204,15 @@ pub struct Stats {
     pub overflow_to_inf: u64,
     /// Non-zero inputs that became zero.
     pub flushed_to_zero: u64,
-    /// Outputs that are NaN.
+    /// Elements whose value is NaN: NaN outputs, and every element of a block whose scale is
+    /// NaN.
     pub nan: u64,
     /// NaN inputs that became numbers.
     pub nan_to_number: u64,
     /// Blocks scaled (block scaling only).
     pub blocks: u64,
-    /// Blocks that got the NaN scale `0xff` (they held a NaN or an infinity).
+    /// Blocks that got the NaN scale (`0xff`, or the scale format's NaN: they held a NaN or
+    /// an infinity).
     pub nan_blocks: u64,
     /// Elements in the error statistics.
     pub error_elements: u64,
@@ -276,7 +280,8 @@ pub struct Summary {
     pub copied: Vec<String>,
     /// Selected tensors copied unchanged because the conversion cannot take them.
     pub kept: Vec<Kept>,
-    /// Things the caller should know (a thread count lowered, …).
+    /// Things the caller should know (a thread count lowered, a tensor whose blocks got the
+    /// NaN scale, …).
     pub notes: Vec<String>,
     /// The statistics of all converted tensors together.
     pub total: Stats,
@@ -284,8 +289,10 @@ pub struct Summary {
 
 /// A selected tensor that was copied unchanged because the conversion cannot take it: a
 /// dtype with no gpucvt format, an integer tensor (see [`Options::integers`]), a scalar or a
-/// last dimension that does not divide into blocks, an element count that does not fill the
-/// packed bytes of FP4/FP6, or a dtype the conversion does not accept.
+/// last dimension that does not divide into blocks, a tensor without elements (with block
+/// scales), a NaN or an infinity under `f32`, `bf16` or `ue4m3` block scales (its block's
+/// scale would be NaN), an element count that does not fill the packed bytes of FP4/FP6, or
+/// a dtype the conversion does not accept.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Kept {
     /// The tensor's name.
@@ -510,17 +517,18 @@ pub fn convert_file(
     };
     let mut summary = match kind {
         Kind::Safetensors => {
-            let layout = st_layout(input, opts, &mut f, len)?;
+            let layout = st_layout(input, opts, &mut f, len, &pool)?;
             if !layout.converts_any() {
                 return Err(nothing_to_convert(input, &layout));
             }
             ctx.safetensors(&mut f, layout)?
         }
         Kind::Npy | Kind::Raw => {
-            let layout = single_layout(input, output, opts, &mut f, len, kind == Kind::Npy)?;
+            let layout = single_layout(input, output, opts, &mut f, len, kind == Kind::Npy, &pool)?;
             ctx.single(&mut f, layout)?
         }
     };
+    notes.append(&mut summary.notes);
     summary.notes = notes;
     Ok(summary)
 }
@@ -531,10 +539,16 @@ pub fn convert_file(
 pub fn plan_file(input: &Path, output: &Path, opts: &Options) -> Result<FilePlan> {
     let output = &resolve_output(output)?;
     let (mut f, len, kind) = open_input(input, output, opts)?;
+    // (The tensors that f32, bf16 and ue4m3 scales would quantize are read, as a conversion
+    // reads them first, to find the ones it keeps.)
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(clamp_threads(opts.threads, &mut Vec::new()))
+        .build()
+        .map_err(|e| Error::Invalid(format!("cannot start the worker threads: {e}")))?;
     match kind {
-        Kind::Safetensors => Ok(st_layout(input, opts, &mut f, len)?.plan()),
+        Kind::Safetensors => Ok(st_layout(input, opts, &mut f, len, &pool)?.plan()),
         Kind::Npy | Kind::Raw => {
-            Ok(single_layout(input, output, opts, &mut f, len, kind == Kind::Npy)?.plan())
+            Ok(single_layout(input, output, opts, &mut f, len, kind == Kind::Npy, &pool)?.plan())
         }
     }
 }

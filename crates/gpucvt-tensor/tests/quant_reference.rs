@@ -197,7 +197,12 @@ fn expected(x: &[u32], shape: &[usize], b: &BlockScaling, elem: &Format) -> Expe
             .zip(&special)
             .filter(|(_, &sp)| !sp)
             .fold(0f32, |m, (&a, _)| m.max(a));
-        f32_of(t as f64 / (448.0 * e.max)).max(f32::MIN_POSITIVE)
+        // 0 for an all-zero tensor; else at least 2^-121, where 2^121 / 2^-6 is still an f32.
+        if t == 0.0 {
+            0.0
+        } else {
+            f32_of(t as f64 / (448.0 * e.max)).max(2f32.powi(-121))
+        }
     });
     // Per block: the scale bits, and how an element is turned into its code.
     #[derive(Clone, Copy)]
@@ -249,6 +254,12 @@ fn expected(x: &[u32], shape: &[usize], b: &BlockScaling, elem: &Format) -> Expe
                 if let Some(p) = s2 {
                     q = f32_of(q as f64 / p as f64);
                 }
+                if s2 == Some(0.0) {
+                    // An all-zero tensor: scale 0, and every element ±0.
+                    scales[s] = 0;
+                    how[s] = How::Mul(0.0);
+                    continue;
+                }
                 let q = q.clamp(0.015625, 448.0);
                 let byte = reference(&F32, q.to_bits() as u64, &E4M3, Rounding::RN, &sat(0)).bits;
                 scales[s] = byte as u32;
@@ -297,7 +308,10 @@ fn expected(x: &[u32], shape: &[usize], b: &BlockScaling, elem: &Format) -> Expe
     for ((&w, &s), &c) in x.iter().zip(&which).zip(&q) {
         let v = f32::from_bits(w) as f64;
         let out = value(elem, c as u64);
-        if out.is_nan() {
+        if special[s] {
+            // A NaN scale: the element's value is NaN, whatever its code.
+            st.nan += 1;
+        } else if out.is_nan() {
             st.nan += 1;
         } else if v.is_nan() {
             st.nan_to_number += 1;
@@ -633,5 +647,227 @@ fn ragged_tiles_of_a_3d_tensor_stay_in_their_matrix() {
         let s = f32::from_bits(scales[which[i]]) as f64;
         let v = value(&E4M3, q[i] as u64) * s;
         assert!(back[i] == v || (back[i].is_nan() && v.is_nan()), "{i}");
+    }
+}
+
+/// Quantizes `x` of `shape` with `b` (e2m1 elements) and checks it against the reference:
+/// codes, scales, second level and statistics; every block whose scale is not NaN
+/// dequantizes to finite values, an all-zero block to zeros. Returns the codes, scales and
+/// second level.
+fn exactly(
+    x: &[u32],
+    shape: &[usize],
+    b: BlockScaling,
+    what: &str,
+) -> (Vec<u8>, Vec<u32>, Option<f32>) {
+    let conv = Conversion::new(F32, E2M1, Rounding::RN, sat(0));
+    let shape64: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
+    let qz = Quantizer::new(conv, &b, &shape64).unwrap();
+    let s2 = qz.tensor_scale(x);
+    let mut q = vec![0u8; x.len()];
+    let mut scales = vec![0u32; qz.scale_count()];
+    let st = qz.quantize(x, s2, None, &mut q, &mut scales).unwrap();
+    let want = expected(x, shape, &b, &E2M1);
+    let what = format!("{what} {}", b.describe());
+    assert_eq!(
+        s2.map(f32::to_bits),
+        want.s2.map(f32::to_bits),
+        "{what}: s2"
+    );
+    assert_eq!(scales, want.scales, "{what}: scales");
+    assert_eq!(q, want.q, "{what}: codes");
+    let got = Counts {
+        elements: st.elements,
+        nan: st.nan,
+        nan_to_number: st.nan_to_number,
+        overflow_to_inf: st.overflow_to_inf,
+        saturated: st.saturated,
+        flushed_to_zero: st.flushed_to_zero,
+        blocks: st.blocks,
+        nan_blocks: st.nan_blocks,
+        error_elements: st.error_elements,
+        max_abs_error: st.max_abs_error,
+    };
+    assert_eq!(got, want.stats, "{what}: statistics");
+    let (which, _) = block_of(shape, b.block, b.axis);
+    let back = qz.dequantize(&q, &scales, s2).unwrap();
+    for (i, (&v, &w)) in back.iter().zip(x).enumerate() {
+        let s = scales[which[i]];
+        if s & 0x7f == 0x7f {
+            assert!(v.is_nan(), "{what}: element {i} of a NaN-scale block");
+            continue;
+        }
+        assert!(v.is_finite(), "{what}: element {i} = {v}");
+        if f32::from_bits(w) == 0.0 {
+            assert_eq!(v, 0.0, "{what}: element {i}");
+        }
+    }
+    (q, scales, s2)
+}
+
+/// NVFP4 near zero (issue 41 §3): an all-zero tensor, an all-subnormal bf16 tensor with
+/// negative zeros, a zero block beside an infinite one, an all-subnormal f32 tensor, and
+/// tensors whose amax lies around 2688 × 2^-121 (the second level's clamp) with small blocks
+/// (whose reciprocal factor overflowed with a clamp at 2^-126), against the reference, with
+/// one and two levels; the issue's cases also against hand-computed bytes.
+#[test]
+fn nvfp4_near_zero_exactly() {
+    let nv = |second_level| BlockScaling {
+        second_level,
+        ..base(Block::Len(16), ScaleFormat::Ue4m3)
+    };
+    let f = |v: f32| v.to_bits();
+    // zeros((1, 16)): TransformerEngine's rule, s2 = 0, scale 0x00, elements 0.
+    let zeros = vec![0u32; 16];
+    let (q, s, s2) = exactly(&zeros, &[1, 16], nv(true), "zeros");
+    assert_eq!((q, s, s2), (vec![0; 16], vec![0], Some(0.0)));
+    let (q, s, _) = exactly(&zeros, &[1, 16], nv(false), "zeros");
+    assert_eq!((q, s), (vec![0; 16], vec![0x08]));
+    // bf16 subnormals m × 2^-133 and negative zeros: s2 = 2^-121, s = 2^-6, so the factor is
+    // 2^127 and an element is m / 64 rounded to e2m1 (ties to even).
+    let m: [u16; 16] = [
+        0x0000, 0x8000, 0x0001, 0x8001, 0x0010, 0x8010, 0x0020, 0x8020, 0x0030, 0x8030, 0x0040,
+        0x8040, 0x0060, 0x8060, 0x007f, 0x807f,
+    ];
+    let bf: Vec<u32> = m.iter().map(|&h| (h as u32) << 16).collect();
+    let (q, s, s2) = exactly(&bf, &[1, 16], nv(true), "bf16 subnormals");
+    let codes = [0, 8, 0, 8, 0, 8, 1, 9, 2, 10, 2, 10, 3, 11, 4, 12];
+    assert_eq!(
+        (q, s, s2),
+        (codes.to_vec(), vec![0x08], Some(2f32.powi(-121)))
+    );
+    // [[0]*16 + [-inf]*16]: the zero block zeros, the infinite one the NaN scale.
+    let mut zi = vec![0u32; 16];
+    zi.extend([f(f32::NEG_INFINITY); 16]);
+    let (q, s, s2) = exactly(&zi, &[1, 32], nv(true), "zero and -inf");
+    let mut codes = vec![0u8; 16];
+    codes.extend([0xf; 16]);
+    assert_eq!((q, s, s2), (codes, vec![0x00, 0x7f], Some(0.0)));
+    exactly(&zi, &[1, 32], nv(false), "zero and -inf");
+    // arange(1, 17) * 1e-42: every element (below 2^-128 after scaling) flushes to zero.
+    let tiny: Vec<u32> = (1..=16).map(|k| f((k as f64 * 1e-42) as f32)).collect();
+    let (q, s, s2) = exactly(&tiny, &[1, 16], nv(true), "f32 subnormals");
+    assert_eq!((q, s, s2), (vec![0; 16], vec![0x08], Some(2f32.powi(-121))));
+    exactly(&tiny, &[1, 16], nv(false), "f32 subnormals");
+    // Around the clamp: amax 2688 × 2^-121 (s2 exactly 2^-121), one ulp either side, and
+    // 1e-34; each with blocks of 1e-38 and 1e-39 (small scales), zeros, subnormals and -0.
+    let edge = 2688.0 * 2f32.powi(-121);
+    for top in [
+        edge,
+        f32::from_bits(edge.to_bits() - 1),
+        f32::from_bits(edge.to_bits() + 1),
+        1e-34,
+        1e-36,
+        f32::MIN_POSITIVE,
+    ] {
+        let mut x = vec![f(top), f(-top / 3.0)];
+        x.extend((0..14).map(|i| f(top * i as f32 / 16.0)));
+        x.extend((0..16).map(|i| f(1e-38 * (i as f32 - 7.5))));
+        x.extend((0..16).map(|i| f(1e-39 * (i as f32 - 7.5))));
+        x.extend((0..16).map(|i| if i % 2 == 0 { 0 } else { 0x8000_0000 }));
+        x.extend((0..16).map(|i| (i * 0x1234) as u32 | ((i as u32 & 1) << 31)));
+        for second_level in [true, false] {
+            let (_, _, s2) = exactly(&x, &[1, 80], nv(second_level), &format!("top {top:e}"));
+            if second_level {
+                assert!(s2.unwrap() >= 2f32.powi(-121), "{top:e}");
+            }
+        }
+    }
+    // The largest amax: the factor (1/s2)/s is at its smallest (about 2^-126).
+    let big: Vec<u32> = (0..32)
+        .map(|i| f(f32::MAX / (1 + i % 16) as f32) | ((i as u32 & 1) << 31))
+        .collect();
+    exactly(&big, &[2, 16], nv(true), "f32 max");
+}
+
+/// The audit of issue 41 §3: no scale format, rule or second level makes an element factor
+/// (or a dequantization factor) infinite or NaN, at every edge of the f32 range — zero, the
+/// smallest subnormal, the largest subnormal, the smallest normal, 1, the element's max,
+/// 2^127, f32 max — for every element format the quantizer takes (f16 and bf16 elements,
+/// whose max × 448 is beyond f32, included). Blocks with NaN or infinity get the NaN scale
+/// and no scaling.
+#[test]
+fn no_factor_is_infinite_or_nan() {
+    use gpucvt_core::format::F16;
+    use gpucvt_tensor::quant::{block_scale, scale_value, second_level_scale, Divisor, Element};
+    let amaxes = [
+        0u32,
+        1,
+        0x007f_ffff,
+        0x0080_0000,
+        0x0300_0000,
+        0x3f80_0000,
+        0x7f00_0000,
+        0x7f7f_ffff,
+    ];
+    for elem in [E4M3, E5M2, E2M3, E3M2, E2M1, F16, BF16] {
+        let e = Element::of(&elem).unwrap();
+        let mut seconds: Vec<Option<f32>> = vec![None];
+        for &m in &amaxes {
+            seconds.push(Some(second_level_scale(f32::from_bits(m), e.max)));
+        }
+        for format in ScaleFormat::ALL {
+            for rule in ScaleRule::ALL {
+                for &second in &seconds {
+                    if second.is_some() && format != ScaleFormat::Ue4m3 {
+                        continue;
+                    }
+                    let s2 = second.map_or(1.0, |s| s as f64);
+                    for &m in &amaxes {
+                        let what = format!(
+                            "{} {} {} {second:?} amax {m:#x}",
+                            elem.name,
+                            format.name(),
+                            rule.name()
+                        );
+                        let (bits, d) = block_scale(format, rule, &e, m, second);
+                        match d {
+                            Divisor::Pow2(k) => assert!((-127..=127).contains(&k), "{what}"),
+                            Divisor::Div(v) => assert!(v.is_finite() && v > 0.0, "{what}: {v}"),
+                            Divisor::Mul(r) => assert!(r.is_finite() && r >= 0.0, "{what}: {r}"),
+                        }
+                        let v = scale_value(format, bits) * s2;
+                        assert!(v.is_finite() && v >= 0.0, "{what}: scale {v}");
+                        // The block's largest element, scaled, stays finite.
+                        let x = f32::from_bits(m);
+                        let y = match d {
+                            Divisor::Pow2(k) => (x as f64 * 2f64.powi(k)) as f32,
+                            Divisor::Div(v) => x / v,
+                            Divisor::Mul(r) => x * r,
+                        };
+                        assert!(!y.is_nan(), "{what}: {y}");
+                    }
+                    for m in [0x7f80_0000u32, 0x7fc0_0000] {
+                        let (bits, d) = block_scale(format, rule, &e, m, second);
+                        assert!(scale_value(format, bits).is_nan(), "{m:#x}");
+                        let unscaled = [Divisor::Pow2(0), Divisor::Div(1.0), Divisor::Mul(1.0)];
+                        assert!(unscaled.contains(&d), "{m:#x}: {d:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A second-level scale given to the quantizer must keep the factor finite: 0 or at least
+/// 2^-121 (what `tensor_scale` gives); a smaller, negative, infinite or NaN one is refused.
+#[test]
+fn a_second_level_scale_below_the_clamp_is_refused() {
+    let b = BlockScaling {
+        second_level: true,
+        ..base(Block::Len(16), ScaleFormat::Ue4m3)
+    };
+    let conv = Conversion::new(F32, E2M1, Rounding::RN, sat(0));
+    let qz = Quantizer::new(conv, &b, &[1, 16]).unwrap();
+    let x: Vec<u32> = (0..16).map(|i| (i as f32 * 1e-40).to_bits()).collect();
+    let (mut q, mut s) = (vec![0u8; 16], vec![0u32; 1]);
+    for bad in [1e-40, 2f32.powi(-122), -1.0, f32::INFINITY, f32::NAN] {
+        let e = qz
+            .quantize(&x, Some(bad), None, &mut q, &mut s)
+            .unwrap_err();
+        assert!(e.to_string().contains("at least 2^-121"), "{bad}: {e}");
+    }
+    for ok in [0.0, 2f32.powi(-121), 1.0] {
+        qz.quantize(&x, Some(ok), None, &mut q, &mut s).unwrap();
     }
 }

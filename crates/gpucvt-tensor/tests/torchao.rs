@@ -251,10 +251,11 @@ fn check_case(case: &Value) -> Tally {
         let t2 = case["scale_2"].as_u64().unwrap() as u32;
         let ours = s2.unwrap();
         if f32::from_bits(t2).is_nan() || t2 == 0 {
-            // (d) an all-zero tensor: torchao's p = 0/2688 = 0 gives NaN scales; gpucvt takes
-            // f32's smallest normal. (g) a tensor holding a NaN: torchao's p is NaN and so
-            // is every block; gpucvt's p is over the blocks without NaN or infinity. Either way every torchao
-            // scale is NaN; gpucvt's blocks are checked against the documented formula.
+            // (d) an all-zero tensor: torchao's p = 0/2688 = 0 gives NaN scales; gpucvt's p is
+            // 0 too, and its scales 0 and its elements zero (TransformerEngine's rule). (g) a
+            // tensor holding a NaN: torchao's p is NaN and so is every block; gpucvt's p is
+            // over the blocks without NaN or infinity. Either way every torchao scale is NaN;
+            // gpucvt's blocks are checked against the documented formula.
             assert!(ts.iter().all(|&b| b & 0x7f == 0x7f), "{name}");
             let finite = x
                 .iter()
@@ -263,7 +264,7 @@ fn check_case(case: &Value) -> Tally {
                 .max()
                 .unwrap();
             let want = if finite == 0 {
-                f32::MIN_POSITIVE
+                0.0
             } else {
                 f32::from_bits(finite) / 2688.0
             };
@@ -273,6 +274,11 @@ fn check_case(case: &Value) -> Tally {
                 let m = idx.iter().map(|&i| x[i] & 0x7fff_ffff).max().unwrap();
                 if m >= 0x7f80_0000 {
                     check_unscaled(name, b, &idx, &x, &q, scales[b], 0x7f, elem);
+                } else if want == 0.0 {
+                    assert_eq!(scales[b], 0, "{name} block {b}");
+                    for &i in &idx {
+                        assert_eq!(q[i], ((x[i] >> 28) & 8) as u8, "{name} element {i}");
+                    }
                 } else {
                     let bq = (f32::from_bits(m) / 6.0) / ours;
                     let byte = code32(

@@ -7,6 +7,7 @@
 
 pub(crate) mod dequantize;
 pub(crate) mod dequantize_single;
+pub(crate) mod finite;
 pub mod npy;
 pub(crate) mod quantized;
 pub(crate) mod raw;
@@ -186,6 +187,12 @@ pub(crate) fn decide(
     };
     let scaled = match opts.block {
         None => Scaled::No,
+        Some(_) if n == 0 => {
+            return Ok(Err(format!(
+                "it has no elements (shape {}): there is nothing to block-scale",
+                shape_text(shape)
+            )))
+        }
         Some(b) => {
             if let Err(e) = Geometry::new(shape, b.block, b.axis) {
                 return Ok(Err(e.to_string()));
@@ -220,6 +227,17 @@ pub(crate) fn decide(
         }
     };
     Ok(Ok((conv, dst_pack, scaled)))
+}
+
+/// The note on a converted tensor some of whose blocks hold a NaN or an infinity: those got
+/// the NaN scale (OCP MX's rule for `ue8m0` scales) and read back as NaN.
+pub(crate) fn nan_scale_note(name: &str, st: &Stats) -> Option<String> {
+    (st.nan_blocks > 0).then(|| {
+        format!(
+            "{name}: {} of its {} blocks hold a NaN or an infinity and got the NaN scale, so they read back as NaN ({} of its {} elements are NaN)",
+            st.nan_blocks, st.blocks, st.nan, st.elements
+        )
+    })
 }
 
 /// An internal error: the writer wrote a different number of bytes than it planned.

@@ -26,6 +26,9 @@ pub(crate) struct QuantJob<'a> {
     pub(crate) shape: &'a [u64],
     /// Its random stream (stochastic rounding).
     pub(crate) stream: u64,
+    /// Its largest magnitude (an `f32` encoding), if it was read before
+    /// ([`crate::files::finite::scan`]): then no first pass is needed.
+    pub(crate) amax: Option<u32>,
 }
 
 /// What quantizing a tensor gives besides its elements (written as they are made).
@@ -46,7 +49,7 @@ impl Ctx<'_> {
     /// packed elements to `w` as they are made (on a writer thread, while the next chunk
     /// is quantized), and leaves `f` just after the tensor; returns the statistics and the
     /// scales. One scale for the whole tensor, or a second level, need the tensor's amax
-    /// first: the tensor is read twice then.
+    /// first: the tensor is read twice then (unless `t.amax` gives it).
     pub(crate) fn quantize_streamed<W: Write + Send>(
         &mut self,
         f: &mut File,
@@ -77,7 +80,7 @@ impl Ctx<'_> {
         let (stats, scales, second) = if dst_pack.bits() <= 8 {
             let mut bufs = std::mem::take(&mut self.buffers.quant);
             let r = self.write_behind(w, out_path, threaded, |ctx, out| {
-                qz.stream(pool, CHUNK, &src, random, &mut bufs, |q, len| {
+                qz.stream(pool, CHUNK, &src, random, t.amax, &mut bufs, |q, len| {
                     crate::check_cancel(cancel)?;
                     out.send(dst_pack, q)?;
                     ctx.tick(src_pack.bytes_for(len));
@@ -89,7 +92,7 @@ impl Ctx<'_> {
         } else {
             let mut bufs = StreamBuffers::<u16>::default();
             self.write_behind(w, out_path, threaded, |ctx, out| {
-                qz.stream(pool, CHUNK, &src, random, &mut bufs, |q, len| {
+                qz.stream(pool, CHUNK, &src, random, t.amax, &mut bufs, |q, len| {
                     crate::check_cancel(cancel)?;
                     out.send(dst_pack, q)?;
                     ctx.tick(src_pack.bytes_for(len));

@@ -4,10 +4,13 @@
 use crate::dtype::{self, Packing};
 use crate::engine::{splitmix64, Plan};
 use crate::error::{Error, Result};
+use crate::files::finite::{self, Scan};
 use crate::files::quantized::QuantJob;
 use crate::files::selfcheck::{self, Hashing, Region};
 use crate::files::unit::{self, Metadata, Part, Unit};
-use crate::files::{decide, npy, raw, scale_outputs, short_region, Ctx, PlanKey, Scaled};
+use crate::files::{
+    decide, nan_scale_note, npy, raw, scale_outputs, short_region, Ctx, PlanKey, Scaled,
+};
 use crate::output::Temp;
 use crate::quant::ScaleFormat;
 use crate::{
@@ -36,6 +39,9 @@ pub(crate) struct SingleLayout {
     pub(crate) scale: Option<(PathBuf, Vec<u8>, u64)>,
     /// The second-level scale's sidecar (NVFP4): path, header and data bytes.
     pub(crate) scale_2: Option<(PathBuf, Vec<u8>, u64)>,
+    /// The tensor's largest magnitude (an `f32` encoding), where it was read first
+    /// ([`finite::scan`]).
+    pub(crate) amax: Option<u32>,
 }
 
 impl SingleLayout {
@@ -77,6 +83,8 @@ pub(crate) struct Input {
     pub(crate) pack: Packing,
 }
 
+/// With block scales other than `ue8m0` the tensor is read on `pool`'s workers first: one
+/// holding a NaN or an infinity is refused ([`finite`]).
 pub(crate) fn single_layout(
     input: &Path,
     output: &Path,
@@ -84,6 +92,7 @@ pub(crate) fn single_layout(
     f: &mut File,
     len: u64,
     npy: bool,
+    pool: &rayon::ThreadPool,
 ) -> Result<SingleLayout> {
     let file = input.display().to_string();
     let i = if npy {
@@ -98,6 +107,20 @@ pub(crate) fn single_layout(
         .unwrap_or_default();
     let (conv, dst_pack, scaled) = decide(opts, &file, &i.src, &i.shape, !npy)?
         .map_err(|m| Error::Invalid(format!("{file}: {m}")))?;
+    let amax = match scaled {
+        Scaled::General(b) if finite::needs_scan(&b) => {
+            match finite::scan(f, input, &i.src, i.data_start, n, pool)? {
+                Scan::Finite(m) => Some(m),
+                Scan::NonFinite(at, v) => {
+                    return Err(Error::Invalid(format!(
+                        "{file}: {}",
+                        finite::reason(&b, &i.shape, at, v)
+                    )))
+                }
+            }
+        }
+        _ => None,
+    };
     let dst = conv.dst;
     let header = if npy {
         npy::header_bytes(dtype::npy_descr_of(&dst), i.fortran, &i.shape)
@@ -141,6 +164,7 @@ pub(crate) fn single_layout(
         header,
         scale,
         scale_2,
+        amax,
     })
 }
 
@@ -212,6 +236,7 @@ impl Ctx<'_> {
         let stats = hashes.stats;
         let mut total = Stats::default();
         total.merge(&stats);
+        let notes = nan_scale_note(&l.name, &stats).into_iter().collect();
         Ok(Summary {
             kind: if l.npy { "npy" } else { "raw" },
             tensors: vec![TensorSummary {
@@ -226,7 +251,7 @@ impl Ctx<'_> {
             }],
             copied: Vec::new(),
             kept: Vec::new(),
-            notes: Vec::new(),
+            notes,
             total,
         })
     }
@@ -266,6 +291,7 @@ impl Ctx<'_> {
                 scaling: b,
                 shape: &l.shape,
                 stream: splitmix64(self.opts.seed),
+                amax: l.amax,
             };
             let qd = self.quantize_streamed(f, &job, &mut w, &out_path)?;
             if let Some(sw) = sw.as_mut() {

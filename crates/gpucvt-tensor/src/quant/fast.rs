@@ -25,6 +25,9 @@ pub(crate) struct TileWork {
     /// finite (the others, and the runs where an output is not finite, are counted by the
     /// general loop).
     pub(crate) fast: bool,
+    /// Whether its scale is NaN (it holds a NaN or an infinity): every element's value is
+    /// NaN, whatever its code.
+    pub(crate) nan_scale: bool,
 }
 
 /// How each tile of a chunk is scaled and counted: tile `t`'s [`TileWork`] is

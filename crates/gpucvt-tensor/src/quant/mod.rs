@@ -17,11 +17,14 @@
 //!   are `RN_f32(x × r)` with the rounded reciprocal `r = RN_f32(1 / s)` (one level) or
 //!   `r = RN_f32(RN_f32(1 / s2) / s)` (two levels), as torchao's `nvfp4_quantize`. The
 //!   per-tensor scale is `s2 = RN_f32(amax_t / (448 × 6))` (`amax_t` over the blocks without
-//!   NaN or infinity; never below `f32`'s smallest normal), ModelOpt's `weight_scale_2`.
+//!   NaN or infinity), ModelOpt's `weight_scale_2`, but never below 2^-121
+//!   ([`SECOND_LEVEL_MIN`]: so that `r ≤ 2^127` stays finite); an all-zero tensor gets
+//!   `s2 = 0`, every block scale 0 and zero elements (TransformerEngine's rule).
 //!
 //! A block holding a NaN or an infinity gets the scale format's NaN (`0xff`, `0x7f`, the
-//! canonical `f32`/`bf16` NaN) and its elements are converted unscaled. Dequantization is the
-//! exact product `q × s (× s2)`, rounded once to the output format.
+//! canonical `f32`/`bf16` NaN) and its elements are converted unscaled; they all read back as
+//! NaN (the statistics count them so). No element factor is infinite or NaN. Dequantization
+//! is the exact product `q × s (× s2)`, rounded once to the output format.
 //!
 //! `quant/geometry.rs` maps a shape and a block to tiles over matrices, `quant/scale.rs`
 //! computes each block's scale, `quant/layout.rs` is the swizzled layout, `quant/run.rs` the
@@ -39,8 +42,10 @@ pub use geometry::{scale_shape, Geometry};
 pub use layout::{swizzle, swizzled_index, swizzled_len, unswizzle};
 pub use recipes::{Recipe, RECIPES};
 pub use run::{second_level_scale, Quantizer};
-pub(crate) use run::{Source, StreamBuffers};
-pub use scale::{block_scale, divisor, scale_bits, scale_value, ue8m0_shared, Divisor, Element};
+pub(crate) use run::{Maxima, Source, StreamBuffers};
+pub use scale::{
+    block_scale, divisor, scale_bits, scale_value, ue8m0_shared, Divisor, Element, SECOND_LEVEL_MIN,
+};
 
 use crate::error::{Error, Result};
 use gpucvt_core::format::{Format, BF16, E4M3, F32, UE8M0};

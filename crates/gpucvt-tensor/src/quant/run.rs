@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::quant::fast::{
     saturation_key, FastCodes, Runs, ScaleJob, Segment, StatsJob, TileWork, Tiles,
 };
-use crate::quant::scale::{divisor, scale_bits, scale_value, Divisor, Element};
+use crate::quant::scale::{divisor, scale_bits, scale_value, Divisor, Element, SECOND_LEVEL_MIN};
 use crate::quant::{
     swizzle, swizzle_dims, unswizzle, BlockScaling, Geometry, ScaleFormat, ScaleLayout,
 };
@@ -154,8 +154,8 @@ impl Quantizer {
     }
 
     /// The per-tensor second-level scale of the elements `x` (with a second level):
-    /// `RN_f32(amax / (448 × max))`, `amax` over the blocks without NaN or infinity, at least
-    /// `f32`'s smallest normal.
+    /// [`second_level_scale`] of the largest magnitude over the blocks without NaN or
+    /// infinity.
     pub fn tensor_scale(&self, x: &[u32]) -> Option<f32> {
         if !self.scaling.second_level {
             return None;
@@ -200,11 +200,7 @@ impl Quantizer {
         q: &mut [D],
         scales: &mut [u32],
     ) -> Result<Stats> {
-        if self.scaling.second_level && second.is_none() {
-            return Err(Error::Invalid(
-                "quantize: the second-level scale is missing".into(),
-            ));
-        }
+        self.check_second(second)?;
         self.run(x, second, random.map(Words::Stream), q, scales)
             .map(|r| r.0)
     }
@@ -232,13 +228,29 @@ impl Quantizer {
                 x.len()
             )));
         }
-        if self.scaling.second_level && second.is_none() {
-            return Err(Error::Invalid(
-                "quantize: the second-level scale is missing".into(),
-            ));
-        }
+        self.check_second(second)?;
         self.run(x, second, Some(Words::Given(rbits)), q, scales)
             .map(|r| r.0)
+    }
+
+    /// A given second-level scale: present with a second level, and 0 or a finite `f32` of
+    /// at least [`SECOND_LEVEL_MIN`] ([`second_level_scale`] gives no other), so that every
+    /// element factor is finite.
+    fn check_second(&self, second: Option<f32>) -> Result<()> {
+        match second {
+            None if self.scaling.second_level => Err(Error::Invalid(
+                "quantize: the second-level scale is missing".into(),
+            )),
+            Some(s)
+                if self.scaling.second_level
+                    && !(s == 0.0 || (s.is_finite() && s >= SECOND_LEVEL_MIN)) =>
+            {
+                Err(Error::Invalid(format!(
+                    "quantize: the second-level scale must be 0 or a finite float of at least 2^-121 (below it the element factor 1/(s2 x s) is not a finite f32), not {s:e}"
+                )))
+            }
+            _ => Ok(()),
+        }
     }
 
     fn run<D: Word + Send>(
@@ -281,23 +293,30 @@ impl Quantizer {
     /// pieces of each chunk), each chunk's codes given to `sink` as they are made (in
     /// `bufs.codes`; `sink` may swap that buffer for another of the same kind). One scale
     /// for the whole tensor, or a second level, need the tensor's amax first: `src` is read
-    /// twice then. (Holding the tensor in memory between the passes was measured slower:
+    /// twice then, unless `amax` gives the largest magnitude of a tensor without NaN or
+    /// infinity. (Holding the tensor in memory between the passes was measured slower:
     /// a second read lands in the cache, a held tensor comes back from memory.) Returns
     /// the statistics, the row-major scales and the second-level scale. `sink` runs on the
     /// caller's thread.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn stream<D: Word + Send>(
         &self,
         pool: &rayon::ThreadPool,
         target: u64,
         src: &impl Source,
         random: Option<u64>,
+        amax: Option<u32>,
         bufs: &mut StreamBuffers<D>,
         mut sink: impl FnMut(&mut Vec<D>, u64) -> Result<()>,
     ) -> Result<(Stats, Vec<u32>, Option<f32>)> {
         let chunks = self.chunk_ranges(target);
         let tensor = self.scaling.block == crate::quant::Block::Tensor;
         let StreamBuffers { x, codes } = bufs;
-        let first = if self.needs_first_pass() {
+        let first = if let (true, Some(m)) = (self.needs_first_pass(), amax) {
+            // Every tile finite: the largest of their maxima is the tensor's.
+            debug_assert!(m < 0x7f80_0000);
+            Some((m, m))
+        } else if self.needs_first_pass() {
             let (mut all, mut fin) = (0u32, 0u32);
             for &(at, len) in &chunks {
                 x.resize(len as usize, 0);
@@ -619,12 +638,14 @@ impl Quantizer {
                 div: d,
                 range,
                 fast: fast && finite && factor.is_finite() && key.is_some(),
+                nan_scale: !finite,
             }
         };
         let none = TileWork {
             div: Divisor::Pow2(0),
             range: BlockRange::default(),
             fast: false,
+            nan_scale: false,
         };
         if matches!(self.scaling.format, ScaleFormat::Ue8m0 | ScaleFormat::Ue4m3) {
             // Eight-bit scales: what a tile gets depends only on its scale's bits (and the
@@ -771,7 +792,7 @@ impl Quantizer {
         for &s in slow.iter() {
             let t = w.tiles.get(s.tile);
             let (xb, qb, yb) = (&xs[s.start..s.end], &qs[s.start..s.end], &y[s.start..s.end]);
-            self.count_slowly(xb, qb, yb, t.range.down, t.div, table, &mut st);
+            self.count_slowly(xb, qb, yb, &t, table, &mut st);
         }
         st.elements += counts[5];
         st.saturated += counts[3];
@@ -830,18 +851,24 @@ impl Quantizer {
         }
     }
 
-    /// The statistics of elements that may be NaN or infinite on either side (see [`Stats`]).
-    #[allow(clippy::too_many_arguments)]
+    /// The statistics of elements of one tile (`t`) that may be NaN or infinite on either
+    /// side (see [`Stats`]); `yb`: their scaled words.
     fn count_slowly<D: Word>(
         &self,
         xb: &[u32],
         qb: &[D],
         yb: &[u32],
-        factor: f64,
-        d: Divisor,
+        t: &TileWork,
         table: &[f64],
         st: &mut Stats,
     ) {
+        if t.nan_scale {
+            // A NaN scale makes every value of the tile NaN, whatever its code.
+            st.elements += xb.len() as u64;
+            st.nan += xb.len() as u64;
+            return;
+        }
+        let (factor, d) = (t.range.down, t.div);
         let max = self.elem.max as f64;
         for ((&w, qv), &yw) in xb.iter().zip(qb).zip(yb) {
             let x = f32::from_bits(w) as f64;
@@ -1052,7 +1079,7 @@ impl Vectorizable for ScaleBits<'_> {
 }
 
 /// The largest magnitude of `f32` words ([`max_magnitude`]), as work for [`vectorized`].
-struct Maxima<'a>(&'a [u32]);
+pub(crate) struct Maxima<'a>(pub(crate) &'a [u32]);
 
 impl Vectorizable for Maxima<'_> {
     type Output = u32;
@@ -1125,10 +1152,24 @@ impl Vectorizable for SegmentMaxima<'_> {
     }
 }
 
-/// The per-tensor scale of a second level: `RN_f32(amax / (448 × max))`, at least `f32`'s
-/// smallest normal (an all-zero tensor).
+/// The per-tensor scale of a second level: `RN_f32(amax / (448 × max))`, at least
+/// [`SECOND_LEVEL_MIN`] (2^-121, so that no element factor is infinite); 0 for an all-zero
+/// tensor (`amax` 0), whose blocks then all get the scale 0 and zero elements, as
+/// TransformerEngine's NVFP4 quantizes it.
+///
+/// ```
+/// use gpucvt_tensor::quant::second_level_scale;
+/// assert_eq!(second_level_scale(7.75, 6.0), 7.75 / 2688.0);
+/// assert_eq!(second_level_scale(0.0, 6.0), 0.0);
+/// assert_eq!(second_level_scale(1e-40, 6.0), 2f32.powi(-121));
+/// ```
 pub fn second_level_scale(amax: f32, elem_max: f32) -> f32 {
-    (amax / (448.0 * elem_max)).max(f32::MIN_POSITIVE)
+    if amax == 0.0 {
+        return 0.0;
+    }
+    // 448 × max in f64: exact for every element format (in f32 it overflows for bf16's).
+    let s = (amax as f64 / (448.0 * elem_max as f64)) as f32;
+    s.max(SECOND_LEVEL_MIN)
 }
 
 /// Every encoding's value of a format of at most 16 bits.
@@ -1381,6 +1422,7 @@ mod streamed {
                         target,
                         &src,
                         None,
+                        None,
                         &mut bufs,
                         |c: &mut Vec<u8>, len| {
                             assert_eq!(c.len() as u64, len);
@@ -1487,15 +1529,7 @@ mod fast_stats {
                     Divisor::Mul(r) => (f32::from_bits(v) * r).to_bits(),
                 })
                 .collect();
-            qz.count_slowly(
-                &x[s..e],
-                &q[s..e],
-                &y,
-                w.range.down,
-                w.div,
-                &qz.table,
-                &mut st,
-            );
+            qz.count_slowly(&x[s..e], &q[s..e], &y, &w, &qz.table, &mut st);
         });
         st.blocks = amax.len() as u64;
         st.nan_blocks = amax.iter().filter(|&&m| m >= 0x7f80_0000).count() as u64;

@@ -86,7 +86,9 @@ pub fn scale_bits(
             }
             // (NaN for a block with NaN: clamped like any other, then replaced.)
             let q = q.clamp(E4M3_MIN_NORMAL, E4M3_MAX);
-            (e4m3_rn(q) as u32, 0x7f)
+            // A second level of 0 (an all-zero tensor): every block is zero, scale 0.
+            let zero = second == Some(0.0);
+            (if zero { 0 } else { e4m3_rn(q) as u32 }, 0x7f)
         }
     };
     if m >= 0x7f80_0000 {
@@ -105,8 +107,11 @@ pub fn divisor(format: ScaleFormat, bits: u32, second: Option<f32>) -> Divisor {
         ScaleFormat::Ue4m3 if bits & 0x7f == 0x7f => Divisor::Mul(1.0),
         ScaleFormat::Ue4m3 => {
             let s = e4m3_value(bits as u8);
-            // torchao's NVFP4 multiplies by a reciprocal rounded to f32: 1/s, or (1/s2)/s.
+            // torchao's NVFP4 multiplies by a reciprocal rounded to f32: 1/s, or (1/s2)/s,
+            // finite for every s ≥ 2^-6 and s2 ≥ SECOND_LEVEL_MIN. A zero scale (an all-zero
+            // tensor's) has no reciprocal: its elements are zeros.
             Divisor::Mul(match second {
+                _ if s == 0.0 || second == Some(0.0) => 0.0,
                 Some(s2) => (1.0 / s2) / s,
                 None => 1.0 / s,
             })
@@ -123,6 +128,10 @@ pub fn divisor(format: ScaleFormat, bits: u32, second: Option<f32>) -> Divisor {
 pub const E4M3_MIN_NORMAL: f32 = 0.015625;
 /// e4m3's largest finite value.
 pub const E4M3_MAX: f32 = 448.0;
+/// The least non-zero NVFP4 second-level scale, 2^-121: with block scales of at least 2^-6
+/// the element factor `RN_f32(RN_f32(1 / s2) / s)` is then at most 2^127, a finite `f32`
+/// (f32's smallest normal, 2^-126, is not enough: 2^126 / s overflows for s < 2^-2).
+pub const SECOND_LEVEL_MIN: f32 = f32::from_bits(0x0300_0000);
 
 /// The shared exponent (the scale is 2^shared) of a `ue8m0` block scale of a finite block
 /// whose largest magnitude is the `f32` encoding `m`, clamped to [−127, 127]:

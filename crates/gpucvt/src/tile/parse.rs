@@ -287,7 +287,7 @@ pub(crate) enum Event<'e> {
     /// The block label of a generic function's body, with the arguments it declares.
     Labels(&'e [Binding]),
     /// A statement of the function's body (regions included), in source order.
-    Stmt(Stmt),
+    Stmt(Box<Stmt>),
     /// The function ended well-formed.
     End,
     /// The function was malformed and is left out (as [`parse_file`] leaves it out).
@@ -1353,7 +1353,9 @@ impl<'a> Reader<'a> {
             let stmt = self.statement(false, depth);
             self.labels_are_args = labels_are_args;
             match stmt {
-                Ok(Some(s)) if depth == 0 && self.stream.is_some() => self.emit(Event::Stmt(s)),
+                Ok(Some(s)) if depth == 0 && self.stream.is_some() => {
+                    self.emit(Event::Stmt(Box::new(s)))
+                }
                 Ok(Some(s)) => body.push(s),
                 Ok(None) => {}
                 Err(d) => {

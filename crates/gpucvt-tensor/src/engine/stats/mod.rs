@@ -102,6 +102,9 @@ impl Plan {
         scales: &[u8],
         bsize: usize,
     ) -> Stats {
+        if self.blocks.is_some() && scales.contains(&0xff) {
+            return self.stats_with_nan_blocks(src, dst, ks, scales, bsize);
+        }
         let mut st = Stats {
             elements: src.len() as u64,
             ..Stats::default()
@@ -241,6 +244,42 @@ impl Plan {
                 },
             ),
         }
+        st
+    }
+
+    /// [`Plan::stats`] of a chunk with NaN-scale blocks (they hold a NaN or an infinity):
+    /// every element of such a block reads back as NaN, whatever its code (OCP MX); the other
+    /// blocks are gathered, in order, and counted as usual (each element keeps its lane, its
+    /// index in its block mod 8, so the sums are those of the blocks counted in place).
+    fn stats_with_nan_blocks<S: Le, D: Le>(
+        &self,
+        src: &[S],
+        dst: &[D],
+        ks: &[i32],
+        scales: &[u8],
+        bsize: usize,
+    ) -> Stats {
+        let (mut s, mut d, mut k, mut sc) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut nan = 0u64;
+        let blocks = src
+            .chunks(bsize)
+            .zip(dst.chunks(bsize))
+            .zip(ks.iter().zip(scales));
+        for ((sb, db), (&kb, &scale)) in blocks {
+            if scale == 0xff {
+                nan += sb.len() as u64;
+            } else {
+                s.extend_from_slice(sb);
+                d.extend_from_slice(db);
+                k.push(kb);
+                sc.push(scale);
+            }
+        }
+        let mut st = self.stats(&s, &d, &k, &sc, bsize);
+        st.elements = src.len() as u64;
+        st.nan += nan;
+        st.blocks = ks.len() as u64;
+        st.nan_blocks = (scales.len() - sc.len()) as u64;
         st
     }
 

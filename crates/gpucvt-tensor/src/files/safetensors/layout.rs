@@ -4,8 +4,9 @@
 use crate::dtype::{self, dense_packing};
 use crate::engine::splitmix64;
 use crate::error::{Error, Result};
+use crate::files::finite::{self, Scan};
 use crate::files::safetensors::header as st;
-use crate::files::{decide, scale_outputs, PlanKey};
+use crate::files::{decide, scale_outputs, PlanKey, Scaled};
 use crate::{FilePlan, Options, PlannedTensor};
 use safetensors::tensor::TensorInfo;
 use safetensors::Dtype;
@@ -55,6 +56,9 @@ pub(crate) struct StConvert {
     pub(crate) scale: Option<(String, u64)>,
     /// The second-level scale tensor's name and bytes (NVFP4).
     pub(crate) scale_2: Option<(String, u64)>,
+    /// Its largest magnitude (an `f32` encoding), where it was read before the header was
+    /// written ([`finite::scan`]).
+    pub(crate) amax: Option<u32>,
 }
 
 pub(crate) enum StAction {
@@ -157,10 +161,18 @@ pub(crate) fn nothing_to_convert(input: &Path, layout: &StLayout) -> Error {
 }
 
 /// Reads the header of a `.safetensors` input (leaving `f` at the start of its data) and
-/// decides what happens to each tensor.
-pub(crate) fn st_layout(input: &Path, opts: &Options, f: &mut File, len: u64) -> Result<StLayout> {
+/// decides what happens to each tensor. Tensors that block scales other than `ue8m0` would quantize are read on `pool`'s workers,
+/// to keep those holding a NaN or an infinity ([`finite`]).
+pub(crate) fn st_layout(
+    input: &Path,
+    opts: &Options,
+    f: &mut File,
+    len: u64,
+    pool: &rayon::ThreadPool,
+) -> Result<StLayout> {
     let file = input.display().to_string();
     let hdr = st::read_header(f, len, input)?;
+    let in_data_start = 8 + (len - 8 - hdr_data_len(&hdr));
     let wanted = Patterns::new(&opts.tensors, "--tensor")?;
     let excluded = Patterns::new(&opts.exclude, "--exclude")?;
     for (i, (text, _)) in wanted.0.iter().enumerate() {
@@ -201,6 +213,21 @@ pub(crate) fn st_layout(input: &Path, opts: &Options, f: &mut File, len: u64) ->
                     ))
                 }
                 Some(src) => decide(opts, &what, &src, &shape, true)?.map(|d| (src, d)),
+            };
+            let mut amax = None;
+            let decision = match decision {
+                Ok((src, (conv, pack, Scaled::General(b)))) if finite::needs_scan(&b) => {
+                    let at = in_data_start + info.data_offsets.0 as u64;
+                    let n: u64 = shape.iter().product();
+                    match finite::scan(f, input, &src, at, n, pool)? {
+                        Scan::Finite(m) => {
+                            amax = Some(m);
+                            Ok((src, (conv, pack, Scaled::General(b))))
+                        }
+                        Scan::NonFinite(i, v) => Err(finite::reason(&b, &shape, i, v)),
+                    }
+                }
+                d => d,
             };
             action = match decision {
                 Err(reason) if opts.strict => {
@@ -249,6 +276,7 @@ pub(crate) fn st_layout(input: &Path, opts: &Options, f: &mut File, len: u64) ->
                         n,
                         scale,
                         scale_2,
+                        amax,
                     })
                 }
             };
@@ -301,7 +329,6 @@ pub(crate) fn st_layout(input: &Path, opts: &Options, f: &mut File, len: u64) ->
         });
         taken.insert(name.as_str());
     }
-    let in_data_start = 8 + (len - 8 - hdr_data_len(&hdr));
     // (The input's tensor list is not needed again: freed before the output header is built.)
     drop(taken);
     let mut metadata = hdr.metadata;

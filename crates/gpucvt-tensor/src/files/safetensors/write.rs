@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::files::quantized::QuantJob;
 use crate::files::safetensors::layout::{StAction, StConvert, StLayout};
 use crate::files::selfcheck::{self, Hashing, Region};
-use crate::files::{short_region, Ctx, Plans, Scaled};
+use crate::files::{nan_scale_note, short_region, Ctx, Plans, Scaled};
 use crate::output::Temp;
 use crate::{Kept, Stats, Summary, TensorSummary};
 use std::fs::File;
@@ -25,6 +25,7 @@ struct Written {
     tensors: Vec<TensorSummary>,
     copied: Vec<String>,
     kept: Vec<Kept>,
+    notes: Vec<String>,
     total: Stats,
 }
 
@@ -81,6 +82,7 @@ impl Ctx<'_> {
                                 scaling: b,
                                 shape: &e.shape,
                                 stream: c.stream,
+                                amax: c.amax,
                             };
                             let qd = self.quantize_streamed(f, &tensor, &mut w, &out_path)?;
                             let sf = scale_file.as_mut().expect("a second handle for scales");
@@ -130,6 +132,7 @@ impl Ctx<'_> {
                         })
                         .collect();
                     done.total.merge(&stats);
+                    done.notes.extend(nan_scale_note(&e.name, &stats));
                     done.tensors.push(TensorSummary {
                         name: e.name.clone(),
                         from: key.conv.src.name.to_string(),
@@ -156,7 +159,7 @@ impl Ctx<'_> {
             tensors: done.tensors,
             copied: done.copied,
             kept: done.kept,
-            notes: Vec::new(),
+            notes: done.notes,
             total: done.total,
         })
     }
