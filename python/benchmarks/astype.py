@@ -2,6 +2,7 @@
 noisy, so absolute times are not compared across runs).
 
     python python/benchmarks/astype.py [--n 67108864] [--small 4194304] [--reps 5]
+    python python/benchmarks/astype.py --threads [--reps 5]
 
 Prints, for f32 -> e4m3, e5m2, e2m1 and bf16 (round to nearest even):
 - one thread, ``n`` elements: gpucvt against ``x.astype(ml_dtypes type)`` (the issue's target:
@@ -15,6 +16,12 @@ Prints, for f32 -> e4m3, e5m2, e2m1 and bf16 (round to nearest even):
   copy of the same bytes against a one-thread copy, the limit memory bandwidth sets;
 - one element: gpucvt's call against ml_dtypes' one-element ``astype`` (target: at most 3x).
 Each figure is the best of ``reps`` runs.
+
+``--threads`` prints instead, for sizes 2^16 to 2^24 and conversions of each kernel cost
+(f32 -> bf16, e4m3, e2m1 by the f32 kernels; f32 -> e4m3 with ``mode="rs"``; f64 -> bf16 by
+the exact core), the time with ``threads=2`` and with the default (every core) as ratios to
+one thread: ``astype`` splits an array only where a part is large enough to pay for its
+thread, so no ratio should be far below 1 (more threads never slower).
 """
 
 from __future__ import annotations
@@ -54,12 +61,38 @@ def copy_threads(src, dst, threads):
         t.join()
 
 
+def threads_by_size(reps):
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(1 << 24) * 8).astype(np.float32)
+    x64 = x.astype(np.float64)
+    cases = [("f32 -> bf16", x, "bf16", {}), ("f32 -> e4m3", x, "e4m3", {}),
+             ("f32 -> e2m1", x, "e2m1", {}), ("f32 -> e4m3 rs", x, "e4m3", {"mode": "rs"}),
+             ("f64 -> bf16 (exact core)", x64, "bf16", {})]
+    print(f"time with 2 threads and with the default, against 1 thread (best of {reps}; "
+          "above 1: faster)")
+    print("| conversion | elements | 1 thread ms | 2 threads | default |")
+    print("| --- | --- | --- | --- | --- |")
+    for label, src, dst, kw in cases:
+        for k in (16, 18, 20, 22, 23, 24):
+            if label.startswith("f64") and k > 22:
+                continue
+            xs = src[: 1 << k]
+            t1 = best(lambda: gpucvt.astype(xs, dst, threads=1, **kw), reps)
+            t2 = best(lambda: gpucvt.astype(xs, dst, threads=2, **kw), reps)
+            td = best(lambda: gpucvt.astype(xs, dst, **kw), reps)
+            print(f"| {label} | 2^{k} | {t1 * 1e3:.3f} | {t1 / t2:.2f}x | {t1 / td:.2f}x |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1 << 26)
     ap.add_argument("--small", type=int, default=1 << 22)
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--threads", action="store_true")
     a = ap.parse_args()
+    if a.threads:
+        threads_by_size(a.reps * 4)
+        return
     rng = np.random.default_rng(0)
     x = (rng.standard_normal(a.n) * 8).astype(np.float32)
     out = np.empty_like(x)

@@ -283,6 +283,8 @@ def astype(
     rbits_width: Optional[int] = None,
     threads: Optional[int] = None,
     out: Optional[np.ndarray] = None,
+    nan: str = "canonical",
+    compat: Optional[str] = None,
 ) -> np.ndarray:
     """Convert ``x`` to the format ``dtype``, bit for bit as the GPU does.
 
@@ -313,7 +315,8 @@ def astype(
       ``s = splitmix64(seed)``, exactly as ``gpucvt convert --seed SEED`` on a ``.npy`` file.
       ``rbits_width``: 1 to 32, default as PTX: 13 for f16, 16 for bf16, 8 otherwise.
     - ``threads``: how many threads convert (default: every core; at most 256, each with
-      at least 64 Ki elements); the result does not depend on it. The GIL is released while
+      enough elements to pay for it: 4 Mi for the table and ``f32`` kernels, fewer for slower
+      conversions); the result does not depend on it. The GIL is released while
       converting.
     - ``out``: an array to write the result into (and return), so that a buffer can be
       reused and the page faults of a fresh result's first touch are skipped. It must have
@@ -323,6 +326,15 @@ def astype(
       ``ValueError`` (shape, layout, read-only), before anything is written. ``out`` must
       not share memory with ``x`` (``ValueError``: converting in place is not supported).
       Neither may be written by another thread during the call.
+    - ``nan``: ``"canonical"`` (PTX's NaN of the format) or ``"payload"`` (the source NaN's
+      sign and payload, cut or extended to the format's mantissa, where it has one).
+    - ``compat``: ``"ml_dtypes"``, ``"torch"`` or ``"xla"`` (also ``"jax"``): reproduce that
+      library's cast instead of the GPU's, for matching an existing pipeline. Its NaN
+      encodings, its zero for a NaN into ``e2m1``/``e2m3``/``e3m2``, its double rounding of
+      ``float64`` sources through ``float32`` (torch: every format; XLA: ``bfloat16`` and
+      ``float16``), its ``float8_e8m0fnu`` rules. Each names the version it describes (the
+      book's page on peers); ``mode`` must stay ``"rn"``, and the modifiers and ``nan`` are
+      refused beside it. A format the library has no cast for is a ``ValueError``.
 
     Returns an array of ``x``'s shape: NumPy's dtype for ``float64 float32 float16`` and
     the integers, the ml_dtypes dtype where ml_dtypes is installed and has the format,
@@ -347,13 +359,20 @@ def astype(
     True
     >>> buf
     array([ 29, 194, 126], dtype=uint8)
+    >>> neg_nan = np.float32([-np.nan])
+    >>> gpucvt.astype(neg_nan, "e4m3").view(np.uint8), gpucvt.astype(neg_nan, "e4m3", compat="torch").view(np.uint8)
+    (array([127], dtype=uint8), array([255], dtype=uint8))
+    >>> gpucvt.astype(np.float64([1 + 2**-8 + 2**-40]), "bf16", compat="torch").view(np.uint16)
+    array([16256], dtype=uint16)
     """
     # The fast path: an ndarray whose converter is cached (by the arguments as given) and
     # whose layout the converter takes as it is; it allocates and fills the result in one
     # native call. Everything else (and the first call) goes through the checks below.
     if type(x) is np.ndarray and rbits is None:
         try:
-            conv = _FAST.get((x.dtype, dtype, mode, satfinite, sat, relu, ftz, rbits_width))
+            conv = _FAST.get(
+                (x.dtype, dtype, mode, satfinite, sat, relu, ftz, rbits_width, nan, compat)
+            )
         except TypeError:  # an unhashable dtype argument
             conv = None
         if (
@@ -385,8 +404,21 @@ def astype(
         rbits_width = operator.index(rbits_width)
         if not 1 <= rbits_width <= 32:
             raise ValueError(f"rbits_width must be 1 to 32, not {rbits_width}")
+    if not isinstance(nan, str):
+        raise TypeError(f"nan must be a str, not {type(nan).__name__}")
+    if compat is not None and not isinstance(compat, str):
+        raise TypeError(f"compat must be a str or None, not {type(compat).__name__}")
     conv = _converter(
-        src, fmt, mode, bool(satfinite), bool(sat), bool(relu), bool(ftz), rbits_width
+        src,
+        fmt,
+        mode,
+        bool(satfinite),
+        bool(sat),
+        bool(relu),
+        bool(ftz),
+        rbits_width,
+        nan,
+        compat,
     )
     r = None
     if rbits is not None:
@@ -397,7 +429,9 @@ def astype(
         try:
             if len(_FAST) >= _FAST_MAX:
                 _FAST.clear()
-            _FAST[(x.dtype, dtype, mode, satfinite, sat, relu, ftz, rbits_width)] = conv
+            _FAST[
+                (x.dtype, dtype, mode, satfinite, sat, relu, ftz, rbits_width, nan, compat)
+            ] = conv
         except TypeError:
             pass
     if out is not None and not isinstance(out, np.ndarray):
@@ -433,6 +467,8 @@ def _converter(
     relu: bool,
     ftz: bool,
     rbits_width: Optional[int],
+    nan: str = "canonical",
+    compat: Optional[str] = None,
 ) -> Any:
     """The native converter of `src` encodings to `fmt` with these options (its kernel and
     tables built once)."""
@@ -448,6 +484,8 @@ def _converter(
         relu=relu,
         ftz=ftz,
         rbits_width=rbits_width,
+        nan=nan,
+        compat=compat,
     )
 
 

@@ -97,10 +97,14 @@ def astype(
     rbits_width: Optional[int] = None,
     threads: Optional[int] = None,
     out: Optional[npt.NDArray[Any]] = None,
+    nan: str = "canonical",
+    compat: Optional[str] = None,
 ) -> npt.NDArray[Any]:
     """Convert ``x`` to the format ``dtype``, bit for bit as the GPU does (PTX ``cvt``);
     with ``out``, into that array (x's shape, C-contiguous, writeable, the result's dtype or
-    the unsigned integer of its width, not overlapping ``x``), which is returned."""
+    the unsigned integer of its width, not overlapping ``x``), which is returned. ``nan``:
+    ``"canonical"`` or ``"payload"``; ``compat``: ``"ml_dtypes"``, ``"torch"`` or ``"xla"``
+    to reproduce that library's cast."""
 
 # Helpers of the package's own modules (_quant, _file, _round), not part of the API.
 def _format_of(dtype: Any) -> str: ...

@@ -198,7 +198,8 @@ def convert_file(
     ``"nvfp4"``, ...: sets ``to``, ``satfinite`` and the block options), ``block`` (``N``,
     ``"RxC"`` or ``(R, C)``, ``"row"``, ``"tensor"``), ``axis``, ``scale`` (``ue8m0``,
     ``ue4m3``, ``f32``, ``bf16``), ``scale_rule`` (``floor``/``ocp``, ``rceil``/``rp``,
-    ``ceil``, ``even``; ``scale_method`` is its old name), ``scale_layout`` (``rows``,
+    ``ceil``, ``even``; ``scale_method`` is its old name, accepted with a
+    ``DeprecationWarning``), ``scale_layout`` (``rows``,
     ``swizzled``), ``scale_2`` (NVFP4's per-tensor scale): the CLI's ``--recipe``,
     ``--block``, ``--axis``, ``--scale``, ``--scale-rule``, ``--scale-layout``,
     ``--scale-2``, read by the same library code. ``force`` (``--force``) replaces a
@@ -235,10 +236,9 @@ def convert_file(
         raise ValueError(f"seed must be 0 to 2**64 - 1, not {seed}")
     from ._quant import _axis, _block_text, _opt_str
 
-    if scale_method is not None:
-        if scale_rule is not None and scale_rule != scale_method:
-            raise ValueError("give scale_rule or its old name scale_method, not both")
-        scale_rule = scale_method
+    from ._quant import _renamed
+
+    scale_rule = _renamed(scale_rule, scale_method, "scale_rule", "scale_method")
     if rbits_width is not None:
         rbits_width = operator.index(rbits_width)
         if not 1 <= rbits_width <= 32:

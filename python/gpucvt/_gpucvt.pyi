@@ -23,6 +23,8 @@ class Converter:
         relu: bool = False,
         ftz: bool = False,
         rbits_width: Optional[int] = None,
+        nan: str = "canonical",
+        compat: Optional[str] = None,
     ) -> "Converter": ...
     def check_out(self, a: npt.NDArray[Any], out: Any) -> npt.NDArray[Any]: ...
     def __call__(

@@ -4,6 +4,7 @@ array in memory, as ``gpucvt convert --block/--recipe`` does to a file."""
 from __future__ import annotations
 
 import operator
+import warnings
 from typing import Any, Optional, Tuple, Union
 
 import numpy as np
@@ -131,13 +132,28 @@ def _unpack(p: np.ndarray, fmt: str) -> np.ndarray:
     return q.astype(np.uint8).reshape(p.shape[:-1] + (last // nbytes * per,))
 
 
+
+def _renamed(new: Optional[str], old: Optional[str], new_name: str, old_name: str) -> Optional[str]:
+    """The value of keyword `new_name`, also accepted under its old name `old_name` with a
+    DeprecationWarning (one name for one thing; the old one goes in a later release)."""
+    if old is None:
+        return new
+    warnings.warn(
+        f"{old_name}= is the old name of {new_name}=; use {new_name}=",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    if new is not None and new != old:
+        raise ValueError(f"give {new_name} or its old name {old_name}, not both")
+    return old
+
 def mx_quantize(
     x: Any,
     elem: Any = None,
     *,
     block: Union[None, int, str, Tuple[int, int]] = None,
     scale: Optional[str] = None,
-    method: Optional[str] = None,
+    scale_rule: Optional[str] = None,
     axis: Optional[int] = None,
     packed: bool = False,
     scale_2: bool = False,
@@ -149,6 +165,7 @@ def mx_quantize(
     threads: Optional[int] = None,
     rbits: Any = None,
     rbits_width: Optional[int] = None,
+    method: Optional[str] = None,
 ) -> Tuple[Any, ...]:
     """Quantize ``x`` with block scales, as ``gpucvt convert --block ... / --recipe ...``
     does to a tensor of a file: returns ``(q, scales)``, or ``(q, scales, scale_2)`` with a
@@ -168,14 +185,15 @@ def mx_quantize(
     - ``axis``: the blocked axis of ``N`` and ``"row"`` blocks (default -1);
     - ``scale``: ``"ue8m0"`` (default; a power of two), ``"ue4m3"`` (NVFP4), ``"f32"``,
       ``"bf16"`` (``amax / max`` rounded to the format);
-    - ``method``: how a ue8m0 scale is chosen: ``"floor"`` (default; alias ``"ocp"``),
-      ``"rceil"`` (``"rp"``), ``"ceil"``, ``"even"`` (``--scale-rule``);
+    - ``scale_rule``: how a ue8m0 scale is chosen: ``"floor"`` (default; alias ``"ocp"``),
+      ``"rceil"`` (``"rp"``), ``"ceil"``, ``"even"`` (``--scale-rule``; ``method`` is its
+      old name, accepted with a ``DeprecationWarning``);
     - ``scale_2``: NVFP4's per-tensor second level (ue4m3 scales only);
     - ``layout``: ``"rows"`` (default) or ``"swizzled"`` (cuBLAS's 128x4 tiles; blocks of
       N along the last axis);
     - ``recipe``: ``"mxfp8"``, ``"mxfp6"``, ``"mxfp4"``, ``"nvfp4"``, ``"fp8-block128"``,
       ``"fp8-tensor"``, ``"fp8-row"``: sets ``elem``, ``block``, ``scale`` and
-      ``scale_2`` (giving one of those too is an error); ``method``, ``axis`` and
+      ``scale_2`` (giving one of those too is an error); ``scale_rule``, ``axis`` and
       ``layout`` given with it override the recipe's;
     - ``mode``: the elements' rounding (``"rn"``; ``"rs"`` draws the words of
       ``gpucvt convert --seed seed`` on a ``.npy`` file, unless ``rbits`` gives them);
@@ -220,6 +238,7 @@ def mx_quantize(
     """
     from . import _format_of
 
+    scale_rule = _renamed(scale_rule, method, "scale_rule", "method")
     words, shape = _f32_words(x)
     if recipe is None and block is None:
         block = 32
@@ -248,7 +267,7 @@ def mx_quantize(
         _block_text(block),
         _axis(axis),
         _opt_str(scale, "scale"),
-        _opt_str(method, "method"),
+        _opt_str(scale_rule, "scale_rule"),
         _opt_str(layout, "layout"),
         bool(scale_2),
         mode,
@@ -279,12 +298,13 @@ def mx_dequantize(
     axis: Optional[int] = None,
     packed: bool = False,
     scale: Optional[str] = None,
-    method: Optional[str] = None,
+    scale_rule: Optional[str] = None,
     layout: Optional[str] = None,
     scale_2: Any = None,
     recipe: Optional[str] = None,
     dtype: Any = np.float32,
     threads: Optional[int] = None,
+    method: Optional[str] = None,
 ) -> np.ndarray:
     """The values of block-scaled elements: ``q × scales (× scale_2)``, exact, rounded once
     to ``dtype`` (``float32``, default, or ``float64``, which holds every such product
@@ -294,8 +314,8 @@ def mx_dequantize(
     the codes in ``uint8``/``uint16``; with ``packed=True`` the packed bytes; ``scales``:
     the scale format's dtype or its bits in an unsigned word of its width, in the layout
     ``layout`` says). ``elem``, ``block``, ``axis``, ``scale``, ``layout`` and ``recipe``
-    describe the quantization as for :func:`mx_quantize` (``method`` is accepted and does
-    not matter: the scales are given); ``scale_2``: the per-tensor scale of a second level
+    describe the quantization as for :func:`mx_quantize` (``scale_rule`` is accepted and
+    does not matter: the scales are given; ``method`` is its old name); ``scale_2``: the per-tensor scale of a second level
     (``scale_2=True`` or ``recipe="nvfp4"`` at quantization), a float32 value of at least 0.
 
     >>> import numpy as np, gpucvt
@@ -363,7 +383,7 @@ def mx_dequantize(
         _block_text(block),
         _axis(axis),
         _opt_str(scale, "scale"),
-        _opt_str(method, "method"),
+        _opt_str(_renamed(scale_rule, method, "scale_rule", "method"), "scale_rule"),
         _opt_str(layout, "layout"),
         second,
         _threads(threads),

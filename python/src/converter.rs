@@ -3,8 +3,10 @@
 //! than Python's own call machinery. `gpucvt.astype` keeps one per (source dtype, format,
 //! options) in a cache.
 
-use crate::{container_bits, conversion, lookup, thread_count, Random, Runner};
+use crate::{container_bits, conversion, lookup, nan_rule, thread_count, Random, Runner};
+use gpucvt::compat::Peer;
 use gpucvt_core::round::Direction;
+use gpucvt_core::NanResult;
 use gpucvt_kernels::{Kernel, Word};
 use numpy::npyffi::{
     self, npy_intp, NPY_ARRAY_ALIGNED, NPY_ARRAY_C_CONTIGUOUS, NPY_ARRAY_WRITEABLE, PY_ARRAY_API,
@@ -122,7 +124,7 @@ impl Converter {
 impl Converter {
     /// The conversion of `src_fmt` encodings to `dst_fmt`, results of dtype `out`.
     #[new]
-    #[pyo3(signature = (src_fmt, dst_fmt, out, mode="rn", satfinite=false, sat=false, relu=false, ftz=false, rbits_width=None))]
+    #[pyo3(signature = (src_fmt, dst_fmt, out, mode="rn", satfinite=false, sat=false, relu=false, ftz=false, rbits_width=None, nan="canonical", compat=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         src_fmt: &str,
@@ -134,9 +136,44 @@ impl Converter {
         relu: bool,
         ftz: bool,
         rbits_width: Option<u32>,
+        nan: &str,
+        compat: Option<&str>,
     ) -> PyResult<Converter> {
         let (s, d) = (lookup(src_fmt)?, lookup(dst_fmt)?);
-        let conv = conversion(s, d, mode, satfinite, sat, relu, ftz, rbits_width)?;
+        let nan = nan_rule(nan)?;
+        let runner = match compat {
+            None => {
+                let mut conv = conversion(s, d, mode, satfinite, sat, relu, ftz, rbits_width)?;
+                conv.policy.nan = nan;
+                Runner::new(conv)
+            }
+            Some(peer) => {
+                let peer: Peer = peer
+                    .parse()
+                    .map_err(|e: gpucvt::Error| PyValueError::new_err(e.to_string()))?;
+                let given = [
+                    (!mode.eq_ignore_ascii_case("rn"), "mode"),
+                    (satfinite, "satfinite"),
+                    (sat, "sat"),
+                    (relu, "relu"),
+                    (ftz, "ftz"),
+                    (rbits_width.is_some(), "rbits_width"),
+                    (nan != NanResult::Canonical, "nan"),
+                ];
+                if let Some((_, name)) = given.iter().find(|(set, _)| *set) {
+                    return Err(PyValueError::new_err(format!(
+                        "compat={:?} reproduces {}'s own rounding (to nearest) and NaNs: it takes no {name}=",
+                        peer.name(),
+                        peer.version()
+                    )));
+                }
+                let chain = peer
+                    .chain(s, d)
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                Runner::chained(chain)
+            }
+        };
+        let conv = *runner.kernel.conversion();
         let dst_bits = container_bits(d);
         if out.itemsize() * 8 != dst_bits as usize {
             return Err(PyTypeError::new_err(format!(
@@ -146,7 +183,7 @@ impl Converter {
         }
         Ok(Converter {
             stochastic: matches!(conv.rounding.direction, Direction::Stochastic { .. }),
-            runner: Runner::new(conv),
+            runner,
             src_bits: container_bits(s),
             dst_bits,
             out: out.unbind(),
@@ -268,7 +305,7 @@ impl Converter {
                 let src: &[$S] = unsafe { words(a) };
                 // The bytes of a sub-byte format (e2m1, e2m3, ...) with bits set above it are
                 // not its encodings: refused, as `gpucvt convert` refuses them.
-                gpucvt_kernels::check_encodings(&self.runner.kernel.conversion().src, src, 0)
+                gpucvt_kernels::check_encodings(self.runner.src(), src, 0)
                     .map_err(|e| PyValueError::new_err(e.to_string()))?;
                 match self.dst_bits {
                     8 => self.run::<$S, u8>(py, src, unsafe { words_mut(&out) }, random, threads),

@@ -11,9 +11,9 @@
 use gpucvt::ptx;
 use gpucvt_core::format::{Layout, CATALOGUE, F32};
 use gpucvt_core::round::Direction;
-use gpucvt_core::{Conversion, Format, Rounding};
+use gpucvt_core::{Chain, Conversion, Format, NanResult, Rounding};
 use gpucvt_kernels::random::random_values;
-use gpucvt_kernels::{Kernel, Widening, Word};
+use gpucvt_kernels::{Kernel, Strategy, Widening, Word};
 use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -177,6 +177,15 @@ fn conversion(
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// `astype`'s `nan=`: `canonical` (PTX's) or `payload` (the source's sign and payload).
+fn nan_rule(name: &str) -> PyResult<NanResult> {
+    gpucvt::round::nan_named(name).map_err(|_| {
+        PyValueError::new_err(format!(
+            "nan must be \"canonical\" or \"payload\", not {name:?}"
+        ))
+    })
+}
+
 /// Where stochastic rounding takes its random words.
 #[derive(Clone, Copy)]
 enum Random<'a> {
@@ -188,8 +197,15 @@ enum Random<'a> {
     Stream(u64),
 }
 
-/// Elements per thread below which splitting costs more than it gains.
-const MIN_PER_THREAD: usize = 1 << 16;
+/// Elements per thread below which a second thread costs more than it gains, by the cost of
+/// an element (measured with `python/benchmarks/astype.py --threads`): the table and `f32`
+/// kernels take a fraction of a nanosecond an element and one thread nearly fills the
+/// memory bandwidth, so a thread's start and the second core's wake-up only pay off on
+/// large parts; stochastic rounding draws a random word per element; the exact core takes
+/// tens of nanoseconds.
+const MIN_PER_THREAD_FAST: usize = 1 << 22;
+const MIN_PER_THREAD_STOCHASTIC: usize = 1 << 18;
+const MIN_PER_THREAD_EXACT: usize = 1 << 14;
 /// At most this many threads, whatever `threads` asks (each is an OS thread).
 const MAX_THREADS: usize = 256;
 /// Elements converted at a time by the stochastic paths (bounds a thread's scratch memory).
@@ -203,6 +219,9 @@ const BLOCK: usize = 1 << 14;
 struct Runner {
     kernel: Kernel,
     widen: Option<Widen>,
+    /// A first rounding to `f32` before `kernel` (a peer's double rounding, see
+    /// `gpucvt::compat`).
+    first: Option<Kernel>,
 }
 
 struct Widen {
@@ -229,7 +248,57 @@ impl Runner {
         Runner {
             kernel: Kernel::new(conv),
             widen,
+            first: None,
         }
+    }
+
+    /// The conversions of `chain`, one after the other (never stochastic: the peers round
+    /// to nearest).
+    fn chained(chain: Chain) -> Runner {
+        let mut r = Runner::new(chain.last);
+        r.first = chain.first.map(Kernel::new);
+        r
+    }
+
+    /// The fewest elements worth a thread of their own for this conversion.
+    fn min_per_thread(&self) -> usize {
+        let exact = |k: &Kernel| k.strategy() == Strategy::Exact;
+        // The widened stochastic path runs the f32 kernel (the exact core only for the few
+        // encodings it cannot serve).
+        if self.widen.is_some() {
+            MIN_PER_THREAD_STOCHASTIC
+        } else if exact(&self.kernel) || self.first.as_ref().is_some_and(exact) {
+            MIN_PER_THREAD_EXACT
+        } else if matches!(
+            self.kernel.conversion().rounding.direction,
+            Direction::Stochastic { .. }
+        ) {
+            MIN_PER_THREAD_STOCHASTIC
+        } else {
+            MIN_PER_THREAD_FAST
+        }
+    }
+
+    /// The source format (of the first step, where there are two).
+    fn src(&self) -> &Format {
+        let k = self.first.as_ref().unwrap_or(&self.kernel);
+        &k.conversion().src
+    }
+
+    /// `src` through the first step into `f32` words, then the last step, a block at a time.
+    fn twice<S: Word, D: Word>(
+        &self,
+        first: &Kernel,
+        src: &[S],
+        dst: &mut [D],
+    ) -> Result<(), String> {
+        let mut mid = vec![0u32; BLOCK.min(src.len())];
+        for (s, d) in src.chunks(BLOCK).zip(dst.chunks_mut(BLOCK)) {
+            let m = &mut mid[..s.len()];
+            first.convert(s, m).map_err(|e| e.to_string())?;
+            self.kernel.convert(m, d).map_err(|e| e.to_string())?;
+        }
+        Ok(())
     }
 
     /// Stochastic conversion of `src` with the random words `random` (as long).
@@ -281,7 +350,10 @@ impl Runner {
     ) -> Result<(), String> {
         let mut wide = Vec::new();
         match random {
-            Random::None => self.kernel.convert(src, dst).map_err(|e| e.to_string()),
+            Random::None => match &self.first {
+                Some(first) => self.twice(first, src, dst),
+                None => self.kernel.convert(src, dst).map_err(|e| e.to_string()),
+            },
             Random::Given(words) => {
                 let words = &words[at];
                 for ((s, d), r) in src
@@ -317,7 +389,10 @@ impl Runner {
         threads: usize,
     ) -> Result<(), String> {
         let n = src.len();
-        let parts = threads.min(MAX_THREADS).min(n / MIN_PER_THREAD).max(1);
+        let parts = threads
+            .min(MAX_THREADS)
+            .min(n / self.min_per_thread())
+            .max(1);
         if parts == 1 {
             return self.part(src, dst, 0..n, random);
         }

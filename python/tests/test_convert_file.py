@@ -54,8 +54,8 @@ CASES = [
     ("npy", {"to": "e2m1", "mode": "rs", "seed": 3, "rbits_width": 5, "satfinite": True},
      ["--to", "e2m1", "--mode", "rs", "--seed", "3", "--rbits-width", "5", "--satfinite"]),
     ("npy", {"to": "e4m3", "block": 32}, ["--to", "e4m3", "--block", "32"]),
-    ("npy", {"to": "e2m1", "block": 32, "scale_method": "rp"},
-     ["--to", "e2m1", "--block", "32", "--scale-method", "rp"]),
+    ("npy", {"to": "e2m1", "block": 32, "scale_rule": "rp"},
+     ["--to", "e2m1", "--block", "32", "--scale-rule", "rp"]),
     ("npy", {"cvt": "cvt.rn.satfinite.e5m2x2.f32"}, ["--cvt", "cvt.rn.satfinite.e5m2x2.f32"]),
     ("npy", {"to": "s8", "mode": "rni", "threads": 2}, ["--to", "s8", "--mode", "rni", "--threads", "2"]),
     ("raw", {"to": "f16", "from_": "f32", "relu": True}, ["--to", "f16", "--from", "f32", "--relu"]),
@@ -143,8 +143,8 @@ def test_rs_with_seed_equals_astype_for_npy(tmp_path):
         ({"to": "e4m3", "cvt": "cvt.rn.f16.f32"}, None),
         ({}, None),
         ({"to": "e4m3", "threads": 0}, None),
-        ({"to": "e4m3", "scale_method": "rp"}, None),
-        ({"to": "e4m3", "block": 32, "scale_method": "max"}, None),
+        ({"to": "e4m3", "scale_rule": "rp"}, None),
+        ({"to": "e4m3", "block": 32, "scale_rule": "max"}, None),
     ],
 )
 def test_bad_options_raise_value_error_with_the_cli_message(tmp_path, kw, cli_args):

@@ -236,7 +236,7 @@ def test_ue8m0_rules_match_the_reference(elem, rule):
     rng = np.random.default_rng(hash((elem, rule)) % 2**32)
     for shape, block, axis in LAYOUTS:
         x = edge_data(shape, rng)
-        q, s = gpucvt.mx_quantize(x, elem, block=block, axis=axis, method=rule)
+        q, s = gpucvt.mx_quantize(x, elem, block=block, axis=axis, scale_rule=rule)
         rq, rs, _ = ref_quantize(x, elem, block, axis, "ue8m0", rule)
         assert s.shape == rs.shape, (shape, block, axis)
         assert s.dtype == np.dtype(ml_dtypes.float8_e8m0fnu)
@@ -318,7 +318,7 @@ def test_inputs_widen_exactly_from_bf16_and_f16():
     x = edge_data((6, 64), rng, specials=False)
     for dt in (ml_dtypes.bfloat16, np.float16):
         xs = x.astype(dt)
-        q, s = gpucvt.mx_quantize(xs, "e4m3", method="even")
+        q, s = gpucvt.mx_quantize(xs, "e4m3", scale_rule="even")
         rq, rs, _ = ref_quantize(xs.astype(np.float32), "e4m3", 32, -1, "ue8m0", "even")
         np.testing.assert_array_equal(words(q), rq)
         np.testing.assert_array_equal(scale_words(s), rs)
@@ -435,7 +435,7 @@ def torchao_call(case):
     r = case["recipe"]
     kind = r["kind"]
     if kind == "mx":
-        return dict(elem=r["elem"], block=r["block"], method=r["rule"])
+        return dict(elem=r["elem"], block=r["block"], scale_rule=r["rule"])
     if kind == "nvfp4":
         return dict(elem="e2m1", block=16, scale="ue4m3", scale_2=r["two_level"])
     if "inference" not in case.get("recipe", {}).get("stack", ""):
@@ -505,7 +505,7 @@ def test_torchao_vectors():
                 assert sw[b] == 0, (name, b)
                 skip_elems[b] = True
                 continue
-            if kind == "mx" and kw["method"] == "rceil" and sw[b] == ts[b] + 1:
+            if kind == "mx" and kw["scale_rule"] == "rceil" and sw[b] == ts[b] + 1:
                 # Surprise 1: torchao's ceil of an f32 log2 misses quotients a few ulps
                 # above a power of two.
                 q = float(np.float32(a.view(np.float32)) / np.float32(ELEMS[elem][1]))
@@ -677,14 +677,14 @@ def test_convert_file_block_options(tmp_path):
     q, s = gpucvt.mx_quantize(x, "e4m3", block="16x32", scale="bf16")
     out = raw_tensors(dst)
     assert out["w"][2] == q.tobytes() and out["w_scale"][2] == s.tobytes()
-    gpucvt.convert_file(src, dst, to="e2m1", satfinite=True, block=16, scale_method="rp",
+    gpucvt.convert_file(src, dst, to="e2m1", satfinite=True, block=16, scale_rule="rp",
                         scale_layout="swizzled")
-    q, s = gpucvt.mx_quantize(x, "e2m1", block=16, method="rceil", layout="swizzled",
+    q, s = gpucvt.mx_quantize(x, "e2m1", block=16, scale_rule="rceil", layout="swizzled",
                               packed=True)
     out = raw_tensors(dst)
     assert out["w"][2] == q.tobytes() and out["w_scale"][2] == s.tobytes()
     gpucvt.convert_file(src, dst, to="e4m3", satfinite=True, block=8, axis=0, scale_rule="even")
-    q, s = gpucvt.mx_quantize(x, "e4m3", block=8, axis=0, method="even")
+    q, s = gpucvt.mx_quantize(x, "e4m3", block=8, axis=0, scale_rule="even")
     out = raw_tensors(dst)
     assert out["w_scale"][2] == s.tobytes() and out["w"][2] == q.tobytes()
     d = gpucvt.dequantize_file(dst, tmp_path / "z.safetensors", to="f64")
@@ -713,9 +713,9 @@ def test_convert_file_block_options(tmp_path):
         ((np.ones((2, 32), np.float32),), {"elem": "e9m9"}, ValueError, "unknown format"),
         ((np.ones((2, 32), np.float32),), {"elem": "e4m3", "scale": "ue5m3"}, ValueError,
          "unknown scale format"),
-        ((np.ones((2, 32), np.float32),), {"elem": "e4m3", "method": "max"}, ValueError,
+        ((np.ones((2, 32), np.float32),), {"elem": "e4m3", "scale_rule": "max"}, ValueError,
          "unknown scale rule"),
-        ((np.ones((2, 32), np.float32),), {"elem": "e4m3", "scale": "f32", "method": "ceil"},
+        ((np.ones((2, 32), np.float32),), {"elem": "e4m3", "scale": "f32", "scale_rule": "ceil"},
          ValueError, "--scale-rule chooses ue8m0"),
         ((np.ones((2, 32), np.float32),), {"elem": "e4m3", "layout": "cols"}, ValueError,
          "unknown scale layout"),
@@ -783,9 +783,30 @@ def test_bad_file_options(tmp_path):
         gpucvt.convert_file(src, tmp_path / "y.safetensors", to="e4m3", recipe="nvfp4")
     with pytest.raises(ValueError, match="dequantize to f32, bf16, f16 or f64"):
         gpucvt.dequantize_file(src, tmp_path / "y.safetensors", to="e4m3")
-    with pytest.raises(ValueError, match="give scale_rule or its old name"):
+    with pytest.raises(ValueError, match="give scale_rule or its old name"), pytest.warns(
+        DeprecationWarning, match="scale_method= is the old name of scale_rule="
+    ):
         gpucvt.convert_file(src, tmp_path / "y.safetensors", to="e4m3", block=32,
                             scale_rule="rp", scale_method="ocp")
+
+
+def test_old_keyword_names_still_work_with_a_warning(tmp_path):
+    x = np.linspace(-20, 500, 64, dtype=np.float32).reshape(2, 32)
+    new = gpucvt.mx_quantize(x, "e4m3", scale_rule="rceil")
+    # rceil's scale of the second block (amax 500) is 2^1, floor's 2^0: the keyword is used.
+    assert new[1].view(np.uint8)[1, 0] == gpucvt.mx_quantize(x, "e4m3")[1].view(np.uint8)[1, 0] + 1
+    with pytest.warns(DeprecationWarning, match="method= is the old name of scale_rule="):
+        old = gpucvt.mx_quantize(x, "e4m3", method="rceil")
+    assert all((a.view(np.uint8) == b.view(np.uint8)).all() for a, b in zip(new, old))
+    with pytest.warns(DeprecationWarning):
+        back = gpucvt.mx_dequantize(*old, "e4m3", method="rceil")
+    assert (back == gpucvt.mx_dequantize(*new, "e4m3", scale_rule="rceil")).all()
+    src = tmp_path / "x.npy"
+    np.save(src, x)
+    gpucvt.convert_file(src, tmp_path / "a.npy", to="e4m3", block=32, scale_rule="rp")
+    with pytest.warns(DeprecationWarning):
+        gpucvt.convert_file(src, tmp_path / "b.npy", to="e4m3", block=32, scale_method="rp")
+    assert np.load(tmp_path / "a_scale.npy").tobytes() == np.load(tmp_path / "b_scale.npy").tobytes()
 
 
 # --- .npy and raw files dequantized with their sidecars. ---

@@ -216,7 +216,7 @@ def mx_reference(x, dest, block, method):
 @pytest.mark.parametrize("dest", NARROW)
 def test_mx_block_scaling(tmp_path, checkpoint, dest, method):
     src, tensors = checkpoint
-    args = ["--to", dest, "--satfinite", "--block", "32", "--scale", "ue8m0", "--scale-method", method]
+    args = ["--to", dest, "--satfinite", "--block", "32", "--scale", "ue8m0", "--scale-rule", method]
     got, summary = check_against_alone(tmp_path, src, tensors, args, f"mx-{dest}-{method}")
     kept = {k["name"]: k["reason"] for k in summary["kept"]}
     # (FP6 packs four to three bytes, so its first reason for the scalar is the packing.)

@@ -100,13 +100,7 @@ pub struct Args {
     /// How a ue8m0 scale is chosen from the block's largest magnitude amax: floor
     /// (floor(log2(amax)) − emax, OCP MX; alias ocp), rceil (the smallest power of two not
     /// below amax / max: nothing saturates; alias rp), ceil, even (torchao's names).
-    #[arg(
-        long,
-        alias = "scale-method",
-        value_name = "RULE",
-        value_enum,
-        ignore_case = true
-    )]
+    #[arg(long, value_name = "RULE", value_enum, ignore_case = true)]
     pub scale_rule: Option<ScaleRuleArg>,
     /// Where the scales go: rows (row-major, default) or swizzled (the 128x4 tiles
     /// cuBLASLt and CUTLASS block-scaled GEMMs read).

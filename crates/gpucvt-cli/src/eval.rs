@@ -450,6 +450,7 @@ fn event_words(e: &Event) -> Option<String> {
             Event::FlushedOutput => "the subnormal result was flushed to zero",
             Event::PositiveZero => "-0 became +0",
             Event::NoZero => "the format has no zero: its smallest value",
+            Event::Unrepresentable => "no encoding for the value: NaN",
         }
         .to_string(),
     )

@@ -617,7 +617,7 @@ fn bad_inputs_exit_2_and_leave_nothing() {
                 "e2m1",
                 "--block",
                 "32",
-                "--scale-method",
+                "--scale-rule",
                 "nearest",
             ],
             "invalid value 'nearest' for '--scale-rule <RULE>'; [possible values: floor, rceil, ceil, even]",

@@ -9,19 +9,24 @@
 //!
 //! 1. decode the source exactly; with [`Policy::flush_inputs`], a subnormal becomes a zero of
 //!    the same sign;
-//! 2. NaN: `.sat` gives +0; a destination without NaN gives +largest finite (and sets
-//!    `invalid`); otherwise the NaN rule of [`Policy::nan`] (`.relu` always canonical);
+//! 2. NaN: `.sat` gives +0; a destination without NaN gives what [`Policy::no_nan`] says
+//!    (+largest finite by default; `invalid` is set); otherwise the NaN rule of
+//!    [`Policy::nan`] (`.relu` always canonical);
 //! 3. multiply by 2^[`Policy::scale`] (exact);
 //! 4. infinity: `.sat` clamps, `.relu` gives +0 for −∞, `.satfinite` gives ±largest finite;
-//!    otherwise infinity, or NaN for a destination without infinity, or the largest finite
-//!    value for a destination with neither;
+//!    otherwise infinity, or NaN for a destination without infinity (of the value's sign
+//!    under the NaN rules after [`NanResult::Payload`]), or the largest finite value for a
+//!    destination with neither;
 //! 5. an unsigned float destination (`ue8m0`, `ue4m3`, `ue5m3`) takes the magnitude
-//!    (NVIDIA: "the destination sign is not supported");
+//!    (NVIDIA: "the destination sign is not supported"), or with
+//!    [`Policy::unrepresentable_nan`] gives NaN for a negative value (and a destination
+//!    without zero for a zero);
 //! 6. `.sat` clamps to [0, 1] (every value ≤ 0 and −0 give +0); `.relu` turns negatives into +0;
-//! 7. round; a result beyond the largest finite value overflows: to the largest finite value
-//!    with `.satfinite` or [`Overflow::Saturate`], otherwise as IEEE 754 says for the
-//!    direction (infinity or largest finite), with NaN standing in for infinity where the
-//!    format has no infinity;
+//! 7. round (with [`Policy::lowest_binade_up`], up between the two smallest values of a
+//!    destination without zero); a result beyond the largest finite value overflows: to the
+//!    largest finite value with `.satfinite` or [`Overflow::Saturate`], otherwise as IEEE 754
+//!    says for the direction (infinity or largest finite), with NaN standing in for infinity
+//!    where the format has no infinity;
 //! 8. with [`Policy::flush_outputs`], a subnormal result becomes a zero of the same sign;
 //!    with [`Policy::positive_zero`] (and `.relu`), −0 becomes +0. A destination without −0
 //!    (the fnuz formats, [`crate::format::Specials::Fnuz`]) gives +0 for every zero result.
@@ -40,7 +45,9 @@
 //! ```
 
 use crate::format::{FixedLayout, Format, Layout, ZeroExponent};
-use crate::round::{round_below_step_u64, round_magnitude, Magnitude, Rounded, Rounding};
+use crate::round::{
+    round_below_step_u64, round_magnitude, Direction, Magnitude, Rounded, Rounding,
+};
 use crate::value::{Class, Dyadic, Value};
 use core::fmt;
 
@@ -60,11 +67,18 @@ pub enum Overflow {
 }
 
 /// What a NaN becomes in a destination that has NaNs.
+///
+/// The rules after `Payload` are those of other libraries' conversions (see
+/// `gpucvt::compat`); under them the NaN that stands in for an infinity or an overflow in a
+/// destination without infinity (`e4m3`, the fnuz formats, `ue8m0`) takes the value's sign
+/// too (`0xff` for −∞ into `e4m3`), where `Canonical` and `Payload` give the canonical NaN.
+/// A destination with one NaN (the fnuz formats) or without a sign (`ue8m0`) keeps only what
+/// it can hold.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(
     feature = "serde",
     derive(serde::Serialize, serde::Deserialize),
-    serde(rename_all = "lowercase")
+    serde(rename_all = "snake_case")
 )]
 pub enum NanResult {
     /// The destination's canonical NaN ([`Format::canonical_nan`]).
@@ -73,6 +87,37 @@ pub enum NanResult {
     /// The source's sign and payload, truncated or extended as the mantissa widths require
     /// (what a plain bit shift such as `bf16` → `f32` does).
     Payload,
+    /// The source's sign and payload with the quiet bit set: x86's conversion instructions
+    /// (`cvtsd2ss`, `vcvtps2ph`).
+    Quieted,
+    /// The quiet NaN without payload (only the quiet bit of the mantissa set), of the
+    /// source's sign: ml_dtypes; XLA's `bf16` and `e5m2`.
+    SignedQuiet,
+    /// The canonical NaN (every mantissa bit set) of the source's sign: PyTorch's FP8
+    /// conversions, XLA's `e4m3`.
+    SignedCanonical,
+    /// The canonical NaN with the sign bit set, whatever the source's sign (`0xffff` in
+    /// `bf16`): PyTorch's vectorised `f32` → `bf16` copy.
+    NegativeCanonical,
+}
+
+/// What a NaN becomes in a float destination without NaN (`e2m1`, `e2m3`, `e3m2`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
+pub enum NoNanResult {
+    /// The largest finite value, positive (PTX: "NaN results are converted to positive
+    /// MAX_NORM").
+    #[default]
+    LargestFinite,
+    /// −0, whatever the NaN's sign (XLA's `f4e2m1fn`).
+    NegativeZero,
+    /// A zero of the other sign: +NaN gives −0, −NaN gives +0 (ml_dtypes, whose NaN stand-in
+    /// for these formats is the pattern of −0, negated for a negative NaN).
+    OppositeZero,
 }
 
 /// What a NaN becomes in an integer or fixed-point destination.
@@ -138,6 +183,36 @@ pub struct Policy {
     /// Multiply the input by 2^scale before rounding (exact; PTX `.scaled` and `s2f6`
     /// scale factors).
     pub scale: i32,
+    /// NaN in a float destination without NaN.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "NoNanResult::is_default")
+    )]
+    pub no_nan: NoNanResult,
+    /// A destination without a zero (`ue8m0`): a magnitude strictly between its two smallest
+    /// values (2^-127 and 2^-126) rounds up to the larger, whatever the rounding. PyTorch, XLA
+    /// and ml_dtypes before 0.7 round the `f32` encoding's fields, in which such a value is a
+    /// subnormal of more than half a unit.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "core::ops::Not::not")
+    )]
+    pub lowest_binade_up: bool,
+    /// A value the destination has no encoding for gives NaN (where it has one) instead of
+    /// its magnitude or its smallest value: a negative nonzero value in an unsigned
+    /// destination, a zero in one without zero (ml_dtypes' and XLA's `float8_e8m0fnu`).
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "core::ops::Not::not")
+    )]
+    pub unrepresentable_nan: bool,
+}
+
+impl NoNanResult {
+    /// Whether this is the default rule (so that serialized policies leave it out).
+    pub fn is_default(&self) -> bool {
+        *self == NoNanResult::LargestFinite
+    }
 }
 
 /// Status flags of one conversion.
@@ -246,6 +321,9 @@ pub enum Event {
     PositiveZero,
     /// The destination has no zero; zero became its smallest value.
     NoZero,
+    /// The destination has no encoding for the value (a negative value in an unsigned
+    /// format, a zero in one without zero): NaN ([`Policy::unrepresentable_nan`]).
+    Unrepresentable,
 }
 
 /// The steps of one conversion.
@@ -344,6 +422,70 @@ impl Conversion {
             bits,
             trace,
         )
+    }
+}
+
+/// Conversions applied one after the other: the double rounding of libraries that convert
+/// a source to `f32` first and then to the destination (see `gpucvt::compat`). Without
+/// `first` it is the one conversion `last`.
+///
+/// ```
+/// use gpucvt_core::{Chain, Conversion, Policy, Rounding, format::{F64, F32, BF16}};
+/// let step = |s, d| Conversion::new(s, d, Rounding::RN, Policy::default());
+/// let twice = Chain::new(step(F64, F32), step(F32, BF16)).unwrap();
+/// let x = (1.0f64 + 2f64.powi(-8) + 2f64.powi(-40)).to_bits(); // just above a bf16 tie
+/// assert_eq!(twice.apply(x).bits, 0x3f80); // f32 rounds to the tie, which goes to even
+/// assert_eq!(step(F64, BF16).apply(x).bits, 0x3f81); // rounded once: up
+/// assert!(Chain::new(step(F64, BF16), step(F32, BF16)).is_none()); // the steps must meet
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Chain {
+    /// The first step, whose destination is `last`'s source.
+    pub first: Option<Conversion>,
+    /// The last step.
+    pub last: Conversion,
+}
+
+impl Chain {
+    /// The one conversion `c`.
+    pub const fn single(c: Conversion) -> Chain {
+        Chain {
+            first: None,
+            last: c,
+        }
+    }
+
+    /// `first`, then `last`; `None` unless `first`'s destination is `last`'s source.
+    pub fn new(first: Conversion, last: Conversion) -> Option<Chain> {
+        (first.dst == last.src).then_some(Chain {
+            first: Some(first),
+            last,
+        })
+    }
+
+    /// The source format.
+    pub fn src(&self) -> Format {
+        self.first.map_or(self.last.src, |f| f.src)
+    }
+
+    /// The destination format.
+    pub fn dst(&self) -> Format {
+        self.last.dst
+    }
+
+    /// Converts one source encoding; the flags are those of both steps.
+    pub fn apply(&self, bits: u64) -> Outcome {
+        match &self.first {
+            None => self.last.apply(bits),
+            Some(first) => {
+                let mid = first.apply(bits);
+                let out = self.last.apply(mid.bits);
+                Outcome {
+                    bits: out.bits,
+                    flags: mid.flags | out.flags,
+                }
+            }
+        }
     }
 }
 
@@ -490,6 +632,18 @@ fn to_float<T: Tracer>(
     };
     let plus_zero = || dst.zero_bits().unwrap_or(dst.min_positive_bits());
     let negative = v.negative && l.signed;
+    if p.unrepresentable_nan && !p.sat && !p.relu {
+        let unrepresentable = match v.class {
+            Class::Zero => !has_zero,
+            Class::Nan { .. } => false,
+            _ => v.negative && !l.signed,
+        };
+        if let (true, Some(nan)) = (unrepresentable, dst.canonical_nan()) {
+            *flags |= Flags::INVALID;
+            trace.note(Event::Unrepresentable);
+            return nan;
+        }
+    }
     if v.negative && !l.signed && !v.is_nan() {
         trace.note(Event::SignDropped);
     }
@@ -525,6 +679,14 @@ fn to_float<T: Tracer>(
         trace.note(Event::Relu);
         return plus_zero();
     }
+    let rounding = if p.lowest_binade_up && !has_zero && in_lowest_binade(dst, &x) {
+        Rounding {
+            direction: Direction::Up,
+            ..rounding
+        }
+    } else {
+        rounding
+    };
     let r = round_magnitude(negative, x, dst, rounding);
     trace.note(Event::Rounded);
     trace.round_step(r);
@@ -551,9 +713,9 @@ fn to_float<T: Tracer>(
                 trace.note(Event::OverflowToInfinity);
                 return neg_bits(inf, negative);
             }
-            if let Some(nan) = dst.canonical_nan() {
+            if dst.canonical_nan().is_some() {
                 trace.note(Event::OverflowToNan);
-                return nan;
+                return nan_bits(dst, p.nan, negative, None);
             }
         }
         trace.note(Event::OverflowToMax);
@@ -633,14 +795,17 @@ fn special_to_float<T: Tracer>(
             let Some(canon) = dst.canonical_nan() else {
                 *flags |= Flags::INVALID;
                 trace.note(Event::NanToNumber);
-                return max();
+                return match p.no_nan {
+                    NoNanResult::LargestFinite => max(),
+                    NoNanResult::NegativeZero => neg_bits(0, l.signed),
+                    NoNanResult::OppositeZero => neg_bits(0, l.signed && !v_negative),
+                };
             };
             trace.note(Event::NanResult);
-            match p.nan {
-                NanResult::Payload if !p.relu => dst
-                    .encode(&Value::nan(v_negative, payload))
-                    .unwrap_or(canon),
-                _ => canon,
+            if p.relu {
+                canon
+            } else {
+                nan_bits(dst, p.nan, v_negative, Some(payload))
             }
         }
         (None, true) => {
@@ -667,9 +832,9 @@ fn special_to_float<T: Tracer>(
             }
             *flags |= Flags::INVALID;
             match dst.canonical_nan() {
-                Some(nan) => {
+                Some(_) => {
                     trace.note(Event::OverflowToNan);
-                    nan
+                    nan_bits(dst, p.nan, negative, None)
                 }
                 None => {
                     trace.note(Event::OverflowToMax);
@@ -700,6 +865,54 @@ fn special_to_float<T: Tracer>(
             neg_bits(0, negative)
         }
     }
+}
+
+/// The NaN of `dst` that `rule` gives: for a NaN input of sign `negative` and (left-aligned)
+/// `payload`, or with `payload` `None` for the NaN that stands in for an infinity or an
+/// overflow (which `Canonical` and `Payload` leave canonical).
+fn nan_bits(dst: &Format, rule: NanResult, negative: bool, payload: Option<u64>) -> u64 {
+    let canon = dst
+        .canonical_nan()
+        .expect("internal error: a NaN result needs a format with NaN");
+    // The quiet bit is the payload's top bit; every mantissa bit set is the canonical NaN.
+    const QUIET: u64 = 1 << 63;
+    let (negative, payload) = match (rule, payload) {
+        (NanResult::Canonical, _) | (NanResult::Payload, None) => return canon,
+        (NanResult::Payload, Some(p)) => (negative, p),
+        (NanResult::Quieted, p) => (negative, p.unwrap_or(0) | QUIET),
+        (NanResult::SignedQuiet, _) => (negative, QUIET),
+        // The canonical NaN itself with a sign: its bits as the format defines them (tf32's
+        // are all ones, padding included), which a payload could not give.
+        (NanResult::SignedCanonical | NanResult::NegativeCanonical, _) => {
+            let negative = negative || rule == NanResult::NegativeCanonical;
+            return match dst.layout {
+                Layout::Float(l) if l.signed && negative => canon | 1 << (dst.width() - 1),
+                _ => canon,
+            };
+        }
+    };
+    // `None` where the format cannot carry it (no sign bit): the canonical NaN.
+    dst.encode(&Value::nan(negative, payload)).unwrap_or(canon)
+}
+
+/// Whether the magnitude `x` lies strictly between the two smallest positive values of
+/// `dst` (`ue8m0`: 2^-127 and 2^-126).
+fn in_lowest_binade(dst: &Format, x: &Dyadic) -> bool {
+    let Layout::Float(l) = dst.layout else {
+        return false;
+    };
+    let smallest = dst.min_positive_bits();
+    let value = |bits: u64| match dst.decode(bits).class {
+        Class::Finite(d) => Some(d),
+        _ => None,
+    };
+    // Encodings are ordered as their magnitudes: the next one up is one unit higher.
+    let next = smallest + (1u64 << l.pad_bits);
+    let (Some(lo), Some(hi)) = (value(smallest), value(next)) else {
+        return false;
+    };
+    x.cmp_value(&lo) == core::cmp::Ordering::Greater
+        && x.cmp_value(&hi) == core::cmp::Ordering::Less
 }
 
 #[inline(always)]
@@ -927,6 +1140,9 @@ mod tests {
         int_nan: IntNan::Zero,
         int_overflow: IntOverflow::Clamp,
         scale: 0,
+        no_nan: NoNanResult::LargestFinite,
+        lowest_binade_up: false,
+        unrepresentable_nan: false,
     };
 
     #[test]

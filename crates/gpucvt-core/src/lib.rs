@@ -34,7 +34,10 @@ pub mod random;
 pub mod round;
 pub mod value;
 
-pub use convert::{Conversion, Flags, IntNan, IntOverflow, NanResult, Outcome, Overflow, Policy};
+pub use convert::{
+    Chain, Conversion, Flags, IntNan, IntOverflow, NanResult, NoNanResult, Outcome, Overflow,
+    Policy,
+};
 pub use format::Format;
 pub use round::{Direction, Rounding};
 pub use value::{Class, Dyadic, Value};

@@ -24,7 +24,9 @@
 use gpucvt_reference::{reference, Rng};
 
 use gpucvt_core::format::{Layout, CATALOGUE, F32, F64, S32, S64, TF32, U32, U64};
-use gpucvt_core::{Format, IntNan, IntOverflow, NanResult, Overflow, Policy, Rounding};
+use gpucvt_core::{
+    Format, IntNan, IntOverflow, NanResult, NoNanResult, Overflow, Policy, Rounding,
+};
 use num_bigint::BigInt;
 use num_traits::{One, Zero};
 use reference::*;
@@ -189,6 +191,21 @@ fn random_policy(rng: &mut Rng, named: &[NamedPolicy]) -> (&'static str, Policy)
         let np = named[rng.below(named.len() as u64) as usize];
         return (np.name, np.policy);
     }
+    let nan = [
+        NanResult::Canonical,
+        NanResult::Payload,
+        NanResult::Quieted,
+        NanResult::SignedQuiet,
+        NanResult::SignedCanonical,
+        NanResult::NegativeCanonical,
+    ][rng.below(6) as usize];
+    let no_nan = [
+        NoNanResult::LargestFinite,
+        NoNanResult::NegativeZero,
+        NoNanResult::OppositeZero,
+    ][rng.below(3) as usize];
+    let lowest_binade_up = rng.below(4) == 0;
+    let unrepresentable_nan = rng.below(4) == 0;
     let mut b = |n: u64| rng.below(n) == 0;
     let p = Policy {
         flush_inputs: b(4),
@@ -202,11 +219,10 @@ fn random_policy(rng: &mut Rng, named: &[NamedPolicy]) -> (&'static str, Policy)
         } else {
             Overflow::Ieee
         },
-        nan: if b(2) {
-            NanResult::Payload
-        } else {
-            NanResult::Canonical
-        },
+        nan,
+        no_nan,
+        lowest_binade_up,
+        unrepresentable_nan,
         int_nan: if b(2) { IntNan::HighBit } else { IntNan::Zero },
         int_overflow: if b(2) {
             IntOverflow::Wrap

@@ -27,8 +27,8 @@
 
 use gpucvt_core::format::{Layout, Specials, ZeroExponent};
 use gpucvt_core::{
-    Conversion, Direction, Flags, Format, IntNan, IntOverflow, NanResult, Overflow, Policy,
-    Rounding,
+    Conversion, Direction, Flags, Format, IntNan, IntOverflow, NanResult, NoNanResult, Overflow,
+    Policy, Rounding,
 };
 use num_bigint::BigInt;
 use num_integer::Integer;
@@ -1096,6 +1096,43 @@ fn payload_nan(d: &Dst, neg: bool, payload: u64) -> u64 {
     }
 }
 
+/// The NaN a rule of [`NanResult`] gives in a destination with NaN: for a NaN input of sign
+/// `neg` with its payload, or (`payload` `None`) for the NaN standing in for an infinity or
+/// an overflow, which the first two rules leave canonical and the peers' rules sign.
+fn rule_nan(d: &Dst, rule: NanResult, neg: bool, payload: Option<u64>) -> u64 {
+    let canonical = d.nan_bits.unwrap();
+    let with_sign = |bits: u64, neg: bool| if neg { bits | d.sign_bit() } else { bits };
+    if rule == NanResult::Canonical || (rule == NanResult::Payload && payload.is_none()) {
+        return canonical;
+    }
+    if rule == NanResult::Payload {
+        return payload_nan(d, neg, payload.unwrap());
+    }
+    match d.specials {
+        // One NaN, unsigned: nothing to choose.
+        Some(Specials::Fnuz) => canonical,
+        // Exponent all ones with a mantissa: what the mantissa holds depends on the rule.
+        Some(Specials::Ieee)
+            if rule != NanResult::SignedCanonical && rule != NanResult::NegativeCanonical =>
+        {
+            let m = d.man_bits;
+            let quiet = 1u64 << (m - 1);
+            let kept = if rule == NanResult::Quieted {
+                payload.unwrap_or(0) >> (64 - m)
+            } else {
+                0
+            };
+            with_sign(
+                (low_mask(d.exp_bits) << m | quiet | kept) << d.pad_bits,
+                neg,
+            )
+        }
+        // The all-ones magnitude (the only NaN of e4m3 and ue8m0, the canonical one of the
+        // IEEE-style formats) with a sign.
+        _ => with_sign(canonical, neg || rule == NanResult::NegativeCanonical),
+    }
+}
+
 /// The input stage: decoding policies, NaN, infinities, zero, `.sat`, `.relu`.
 ///
 /// `gt_one` may give the answer to "is `|x| × 2^scale` above 1?" when the caller knows it.
@@ -1151,14 +1188,32 @@ pub fn pre(dec: &Decoded, d: &Dst, p: &Policy, gt_one: Option<bool>) -> Pre {
         }
         let Some(canonical) = d.nan_bits else {
             flags.invalid = true;
-            return done(d.max_bits, flags);
+            let bits = match p.no_nan {
+                NoNanResult::LargestFinite => d.max_bits,
+                NoNanResult::NegativeZero => sign(true),
+                NoNanResult::OppositeZero => sign(!*neg),
+            };
+            return done(bits, flags);
         };
-        let bits = if p.nan == NanResult::Payload && !p.relu {
-            payload_nan(d, *neg, *payload)
-        } else {
+        let bits = if p.relu {
             canonical
+        } else {
+            rule_nan(d, p.nan, *neg, Some(*payload))
         };
         return done(bits, flags);
+    }
+    // A value the destination cannot encode (ml_dtypes' e8m0 rule): NaN instead of its
+    // magnitude or the smallest value.
+    if p.unrepresentable_nan && !p.sat && !p.relu {
+        let cannot = match val {
+            Val::Zero { .. } => !d.has_zero,
+            Val::Inf { neg } | Val::Num { neg, .. } => *neg && !d.signed,
+            Val::Nan { .. } => false,
+        };
+        if let (true, Some(nan)) = (cannot, d.nan_bits) {
+            flags.invalid = true;
+            return done(nan, flags);
+        }
     }
     // An unsigned destination drops the sign of everything but NaN (`neg`); `.sat` looks at
     // the sign of the value itself (`src_neg`): it clamps the mathematical value, so every
@@ -1194,7 +1249,7 @@ pub fn pre(dec: &Decoded, d: &Dst, p: &Policy, gt_one: Option<bool>) -> Pre {
         }
         flags.invalid = true;
         return match d.nan_bits {
-            Some(nan) => done(nan, flags),
+            Some(_) => done(rule_nan(d, p.nan, neg, None), flags),
             None => done(sign(neg) | d.max_bits, flags),
         };
     }
@@ -1274,6 +1329,17 @@ fn choose(loc: &Loc, neg: bool, r: Rounding) -> (Pick, bool, bool) {
 /// The output stage: rounding choice, overflow, encoding, output policies.
 pub fn finish(d: &Dst, neg: bool, loc: &Loc, r: Rounding, p: &Policy, pre: RFlags) -> Expect {
     let mut flags = pre;
+    // Between the two smallest values of a destination without zero: up, if asked.
+    let bottom =
+        !d.has_zero && !loc.exact && loc.lower.is_some_and(|l| l.enc == Some(d.min_pos_bits));
+    let r = if p.lowest_binade_up && bottom {
+        Rounding {
+            direction: Direction::Up,
+            ..r
+        }
+    } else {
+        r
+    };
     let (c, inexact, up) = choose(loc, neg, r);
     flags.inexact |= inexact;
     if !d.is_float() {
@@ -1324,8 +1390,8 @@ pub fn finish(d: &Dst, neg: bool, loc: &Loc, r: Rounding, p: &Policy, pre: RFlag
             sign | d.max_bits
         } else if let Some(inf) = d.inf_bits {
             sign | inf
-        } else if let Some(nan) = d.nan_bits {
-            nan
+        } else if d.nan_bits.is_some() {
+            rule_nan(d, p.nan, neg, None)
         } else {
             sign | d.max_bits
         };
@@ -1433,6 +1499,9 @@ const DEFAULT: Policy = Policy {
     int_nan: IntNan::Zero,
     int_overflow: IntOverflow::Clamp,
     scale: 0,
+    no_nan: NoNanResult::LargestFinite,
+    lowest_binade_up: false,
+    unrepresentable_nan: false,
 };
 
 /// The scale used by the exhaustive policy list.
@@ -1495,6 +1564,40 @@ pub fn policies() -> Vec<NamedPolicy> {
             name: "nan=payload",
             policy: Policy {
                 nan: NanResult::Payload,
+                ..d
+            },
+        },
+        NamedPolicy {
+            name: "nan=quieted+no_nan=negative_zero",
+            policy: Policy {
+                nan: NanResult::Quieted,
+                no_nan: NoNanResult::NegativeZero,
+                ..d
+            },
+        },
+        NamedPolicy {
+            name: "nan=signed_quiet+no_nan=opposite_zero+unrepresentable_nan+lowest_binade_up",
+            policy: Policy {
+                nan: NanResult::SignedQuiet,
+                no_nan: NoNanResult::OppositeZero,
+                unrepresentable_nan: true,
+                lowest_binade_up: true,
+                ..d
+            },
+        },
+        NamedPolicy {
+            name: "nan=signed_canonical+lowest_binade_up",
+            policy: Policy {
+                nan: NanResult::SignedCanonical,
+                lowest_binade_up: true,
+                ..d
+            },
+        },
+        NamedPolicy {
+            name: "nan=negative_canonical+unrepresentable_nan",
+            policy: Policy {
+                nan: NanResult::NegativeCanonical,
+                unrepresentable_nan: true,
                 ..d
             },
         },

@@ -71,7 +71,7 @@ pub struct ConvertRequest {
     pub threads: usize,
     /// `--seed`.
     pub seed: u64,
-    /// `--block` with `--scale-method`.
+    /// `--block` with `--scale-rule`.
     pub block: Option<BlockScaling>,
     /// `--force`: replace a read-only output.
     pub force: bool,
@@ -231,7 +231,7 @@ pub struct ScalingRequest {
     pub axis: Option<i64>,
     /// `--scale`: `ue8m0`, `ue4m3`, `f32` or `bf16`.
     pub scale: Option<String>,
-    /// `--scale-rule` (or its old name `--scale-method`): `floor`, `rceil`, `ceil`, `even`
+    /// `--scale-rule`: `floor`, `rceil`, `ceil`, `even`
     /// (or `ocp`, `rp`).
     pub rule: Option<String>,
     /// `--scale-layout`: `rows` or `swizzled`.

@@ -143,6 +143,12 @@ pub enum Error {
         /// The operating system's message.
         message: String,
     },
+    /// A peer's conversion that [`crate::compat::Peer`] does not describe.
+    #[error("{message}")]
+    Compat {
+        /// What the peer lacks.
+        message: String,
+    },
     /// The result is wider than the caller can take (at most 128 bits from
     /// [`crate::instr::Instr::eval_bits`]).
     #[error("the result is {bits} bits wide; at most 128 bits fit")]

@@ -40,6 +40,7 @@ pub use gpucvt_core as core;
 pub use gpucvt_kernels as kernels;
 
 pub mod batch;
+pub mod compat;
 pub mod diag;
 pub mod diff;
 pub mod error;

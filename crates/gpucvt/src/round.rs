@@ -28,8 +28,8 @@ use crate::text::{
     Parsed, ODD_BITS,
 };
 use gpucvt_core::convert::{
-    convert, convert_traced, Conversion, Event, Flags, IntNan, IntOverflow, NanResult, Overflow,
-    Policy, Trace,
+    convert, convert_traced, Conversion, Event, Flags, IntNan, IntOverflow, NanResult, NoNanResult,
+    Overflow, Policy, Trace,
 };
 use gpucvt_core::format::Format;
 use gpucvt_core::round::{Direction, Magnitude, Rounded, Rounding, Why};
@@ -353,6 +353,7 @@ impl Request {
                 IntOverflow::Clamp
             },
             scale,
+            ..Policy::default()
         };
         Ok((rounding, policy))
     }
@@ -830,7 +831,14 @@ fn event_json(e: &Event, to: &Format, p: &Policy, rounding: &Rounding) -> EventJ
             } else if p.sat {
                 "--sat: the NaN became +0".to_string()
             } else {
-                format!("{name} has no NaN: the NaN became its largest finite value")
+                format!(
+                    "{name} has no NaN: the NaN became {}",
+                    match p.no_nan {
+                        NoNanResult::LargestFinite => "its largest finite value",
+                        NoNanResult::NegativeZero => "-0",
+                        NoNanResult::OppositeZero => "a zero of the other sign",
+                    }
+                )
             },
         ),
         Event::SignDropped => (
@@ -903,6 +911,10 @@ fn event_json(e: &Event, to: &Format, p: &Policy, rounding: &Rounding) -> EventJ
         Event::NoZero => (
             "no-zero",
             format!("{name} has no zero: zero became its smallest value"),
+        ),
+        Event::Unrepresentable => (
+            "unrepresentable",
+            format!("{name} has no encoding for the value: it became NaN"),
         ),
     };
     EventJson { event, text }

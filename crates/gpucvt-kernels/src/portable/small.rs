@@ -53,6 +53,9 @@ impl Params {
             || p.flush_outputs
             || p.scale != 0
             || p.nan != NanResult::Canonical
+            || !p.no_nan.is_default()
+            || p.lowest_binade_up
+            || p.unrepresentable_nan
         {
             return None;
         }

@@ -337,6 +337,7 @@ pub fn policy_of(form: &CvtForm, src: &Format, dst: &Format) -> Policy {
             IntOverflow::Clamp
         },
         scale: 0,
+        ..Policy::default()
     }
 }
 
