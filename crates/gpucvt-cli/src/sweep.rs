@@ -95,37 +95,14 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
     }
     let planned = range.end - range.start;
     let mut hasher = a.hash.then(twox_hash::XxHash3_64::new);
-    // The results go to a temporary file beside the output, renamed at the end: a failed
-    // sweep leaves nothing behind.
-    let out_path = match &a.out {
-        Some(p) => Some(gpucvt_tensor::resolve_output(p).map_err(|e| CliError(e.to_string()))?),
-        None => None,
-    };
-    let mut registered = None;
-    let mut file = match &out_path {
-        Some(p) => {
-            let dir = match p.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d,
-                _ => std::path::Path::new("."),
-            };
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let mut builder = tempfile::Builder::new();
-            // The target's name is in the temporary's, so that a leftover says what it was.
-            let prefix = format!(".{name}.gpucvt-sweep-");
-            builder.prefix(&prefix);
-            // A temporary file is private (0600); the output gets the usual mode.
-            #[cfg(unix)]
-            builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-            let tmp = builder
-                .tempfile_in(dir)
-                .map_err(|e| CliError(format!("cannot write {}: {e}", p.display())))?;
-            gpucvt_tensor::register_temporary(tmp.path());
-            registered = Some(Unregister(tmp.path().to_path_buf()));
-            Some(std::io::BufWriter::with_capacity(1 << 20, tmp))
-        }
+    // The results go to a temporary file beside the output, renamed at the end (as
+    // `convert` writes: the replaced file's mode and owner kept): a failed sweep leaves
+    // nothing behind.
+    let mut file = match &a.out {
+        Some(p) => Some(std::io::BufWriter::with_capacity(
+            1 << 20,
+            gpucvt_tensor::OutputFile::create(p).map_err(|e| CliError(e.to_string()))?,
+        )),
         None => None,
     };
     let bar = bar(planned, "sweeping", true);
@@ -161,17 +138,13 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
         Err(e) => return fail(e.to_string()),
     };
     let mut out = String::new();
-    let _registered = registered;
     let wrote = file.is_some();
-    if let (Some(f), Some(path)) = (file, &out_path) {
+    if let Some(f) = file {
         let tmp = f
             .into_inner()
-            .map_err(|e| CliError(format!("cannot write {}: {}", path.display(), e.error())))?;
-        tmp.as_file()
-            .sync_all()
-            .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))?;
-        tmp.persist(path)
-            .map_err(|e| CliError(format!("cannot write {}: {}", path.display(), e.error)))?;
+            .map_err(|e| CliError(e.error().to_string()))?;
+        let path = tmp.path().to_path_buf();
+        tmp.commit(false).map_err(|e| CliError(e.to_string()))?;
         out.push_str(&format!(
             "wrote {} results ({} bytes each) to {}\n",
             n,
@@ -208,15 +181,6 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
     Ok(Done { out, err, code: 0 })
 }
 
-/// Unregisters a temporary file from the signal clean-up when dropped (renamed or removed).
-struct Unregister(std::path::PathBuf);
-
-impl Drop for Unregister {
-    fn drop(&mut self) {
-        gpucvt_tensor::unregister_temporary(&self.0);
-    }
-}
-
 fn p_display(p: &Option<std::path::PathBuf>) -> String {
     p.as_ref()
         .map(|p| p.display().to_string())
@@ -230,18 +194,9 @@ fn write_units(
     units: &Units,
     range: &std::ops::Range<u64>,
 ) -> Result<(), CliError> {
-    let p = gpucvt_tensor::resolve_output(path).map_err(|e| CliError(e.to_string()))?;
-    let cannot = |e: &dyn std::fmt::Display| CliError(format!("cannot write {}: {e}", p.display()));
-    let dir = match p.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
-    };
-    let tmp = tempfile::Builder::new()
-        .prefix(".gpucvt-units-")
-        .tempfile_in(dir)
-        .map_err(|e| cannot(&e))?;
-    gpucvt_tensor::register_temporary(tmp.path());
-    let _registered = Unregister(tmp.path().to_path_buf());
+    let tmp = gpucvt_tensor::OutputFile::create(path).map_err(|e| CliError(e.to_string()))?;
+    let cannot =
+        |e: &dyn std::fmt::Display| CliError(format!("cannot write {}: {e}", path.display()));
     let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp);
     let per = units.per_instruction();
     for i in range.start * per..range.end * per {
@@ -249,8 +204,7 @@ fn write_units(
             .map_err(|e| cannot(&e))?;
     }
     let tmp = w.into_inner().map_err(|e| cannot(e.error()))?;
-    tmp.persist(&p).map_err(|e| cannot(&e.error))?;
-    Ok(())
+    tmp.commit(false).map_err(|e| CliError(e.to_string()))
 }
 
 /// `sweep --list --json`.

@@ -967,3 +967,37 @@ fn npy_to_the_fnuz_formats() {
     let (_, data) = npy_payload(&d.join("z.npy"));
     assert_eq!(data, [0x42, 0x00, 0x00, 0x80, 0x7f, 0x7f, 0xff, 0xc2]);
 }
+
+/// `sweep --out` and `--units-out` write as `convert` does: a replaced file keeps its mode,
+/// a read-only one is refused and left as it was.
+#[cfg(unix)]
+#[test]
+fn sweep_outputs_keep_the_mode_of_the_file_they_replace() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("r.bin");
+    std::fs::write(&out, b"old").unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (code, _, err) = gpucvt(d, &["sweep", "cvt.f32.f16", "--out", "r.bin"]);
+    assert_eq!(code, 0, "{err}");
+    let m = std::fs::metadata(&out).unwrap();
+    assert_eq!(m.permissions().mode() & 0o777, 0o600);
+    assert_eq!(m.len(), 65536 * 4);
+    let locked = d.join("locked.bin");
+    std::fs::write(&locked, b"keep").unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let (code, _, err) = gpucvt(d, &["sweep", "cvt.f32.f16", "--out", "locked.bin"]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("locked.bin") && err.contains("read-only"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&locked).unwrap(), b"keep");
+    let leftovers: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("gpucvt"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

@@ -99,7 +99,9 @@ mod request;
 pub use error::{Error, Result};
 pub use files::dequantize::DequantizeOptions;
 pub use files::npy;
-pub use output::{register_temporary, remove_temporaries, resolve_output, unregister_temporary};
+pub use output::{
+    register_temporary, remove_temporaries, resolve_output, unregister_temporary, OutputFile,
+};
 pub use quant::{BlockScaling, ScaleRule};
 pub use request::{lookup_format, Built, ConvertRequest, ScalingRequest};
 

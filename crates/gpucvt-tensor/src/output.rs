@@ -283,3 +283,44 @@ impl Temp {
             .map_err(|e| Error::io("write", &path, e.error))
     }
 }
+
+/// A whole output file of another command (`gpucvt sweep --out`): written to a temporary
+/// beside it and renamed into place by [`OutputFile::commit`], with the mode and owner of
+/// the file it replaces, as `convert` writes its outputs. Dropped without a commit, the
+/// temporary is removed; a signal's clean-up ([`remove_temporaries`]) removes it too.
+pub struct OutputFile(Temp);
+
+impl OutputFile {
+    /// A new temporary for the output `path` (a symbolic link is followed to its file; a
+    /// folder or a device is refused).
+    pub fn create(path: &Path) -> Result<OutputFile> {
+        Temp::new(&resolve_output(path)?).map(OutputFile)
+    }
+
+    /// The output's path, links resolved.
+    pub fn path(&self) -> &Path {
+        &self.0.path
+    }
+
+    /// Flushes to disk and renames the temporary into place; a read-only output is refused
+    /// unless `force`.
+    pub fn commit(self, force: bool) -> Result<()> {
+        let path = self.0.path.clone();
+        self.0
+            .file
+            .as_file()
+            .sync_all()
+            .map_err(|e| Error::io("write", &path, e))?;
+        self.0.finish(force)
+    }
+}
+
+impl std::io::Write for OutputFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.file.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.file.flush()
+    }
+}
