@@ -500,7 +500,7 @@ pub fn lane_rbits_place(form: &CvtForm, k: usize) -> (u32, u32) {
 /// instruction type's width by the caller or here (bits above the width are an error).
 pub fn evaluate(form: &CvtForm, operands: &[u64]) -> Result<Evaluation, EvalError> {
     let mut lanes = Vec::with_capacity(4);
-    let (bits, width) = evaluate_into(form, operands, Some(&mut lanes))?;
+    let (bits, width) = evaluate_into(form, operands, |l| lanes.push(*l))?;
     Ok(Evaluation { bits, width, lanes })
 }
 
@@ -514,13 +514,34 @@ pub fn evaluate(form: &CvtForm, operands: &[u64]) -> Result<Evaluation, EvalErro
 /// assert_eq!(evaluate_bits(&f, &[0x3f80_0000]).unwrap(), (0x3c00, 16));
 /// ```
 pub fn evaluate_bits(form: &CvtForm, operands: &[u64]) -> Result<(u64, u32), EvalError> {
-    evaluate_into(form, operands, None)
+    evaluate_into(form, operands, |_| {})
+}
+
+/// [`evaluate_bits`] that shows each lane to `visit` (most significant first) as it is
+/// computed: the lanes' flags without the heap allocation of [`evaluate`] (what the C
+/// library's one-lane evaluation needs).
+///
+/// ```
+/// use gpucvt::core::Flags;
+/// use gpucvt::ptx::{eval::evaluate_each, parse_instruction};
+/// let form = parse_instruction("cvt.rn.f16.f32").unwrap().form;
+/// let mut flags = Flags::empty();
+/// let r = evaluate_each(&form, &[0x3f80_0001], |l| flags |= l.outcome.flags).unwrap();
+/// assert_eq!(r, (0x3c00, 16));
+/// assert!(flags.contains(Flags::INEXACT));
+/// ```
+pub fn evaluate_each(
+    form: &CvtForm,
+    operands: &[u64],
+    visit: impl FnMut(&LaneResult),
+) -> Result<(u64, u32), EvalError> {
+    evaluate_into(form, operands, visit)
 }
 
 fn evaluate_into(
     form: &CvtForm,
     operands: &[u64],
-    mut lanes_out: Option<&mut Vec<LaneResult>>,
+    mut visit: impl FnMut(&LaneResult),
 ) -> Result<(u64, u32), EvalError> {
     let roles = roles_of(form);
     let roles = roles.as_slice();
@@ -545,7 +566,7 @@ fn evaluate_into(
     }
     let get = |r: Role| roles.iter().position(|&x| x == r).map(|i| operands[i]);
     if form.pack {
-        return evaluate_pack(form, get(Role::A), get(Role::B), get(Role::C), lanes_out);
+        return evaluate_pack(form, get(Role::A), get(Role::B), get(Role::C), visit);
     }
     let not_evaluable = || EvalError::NotEvaluable(form.spelling());
     let dst = form.dtype.lane_format().ok_or_else(not_evaluable)?;
@@ -620,14 +641,12 @@ fn evaluate_into(
         let outcome = conversion.apply(input);
         let shift = slot * (lanes - 1 - k) as u32;
         out_bits |= (outcome.bits & mask(dst.width())) << shift;
-        if let Some(l) = lanes_out.as_deref_mut() {
-            l.push(LaneResult {
-                conversion,
-                input,
-                shift,
-                outcome,
-            });
-        }
+        visit(&LaneResult {
+            conversion,
+            input,
+            shift,
+            outcome,
+        });
     }
     Ok((out_bits, form.dtype.bits()))
 }
@@ -637,7 +656,7 @@ fn evaluate_pack(
     a: Option<u64>,
     b: Option<u64>,
     c: Option<u64>,
-    mut lanes_out: Option<&mut Vec<LaneResult>>,
+    mut visit: impl FnMut(&LaneResult),
 ) -> Result<(u64, u32), EvalError> {
     let not_evaluable = || EvalError::NotEvaluable(form.spelling());
     let dst = form.dtype.lane_format().ok_or_else(not_evaluable)?;
@@ -654,14 +673,12 @@ fn evaluate_pack(
         let outcome = conversion.apply(input);
         let shift = size * (1 - k as u32);
         bits |= (outcome.bits & mask(size)) << shift;
-        if let Some(l) = lanes_out.as_deref_mut() {
-            l.push(LaneResult {
-                conversion,
-                input,
-                shift,
-                outcome,
-            });
-        }
+        visit(&LaneResult {
+            conversion,
+            input,
+            shift,
+            outcome,
+        });
     }
     if let Some(c) = c {
         bits |= (c << (2 * size)) & mask(32);
