@@ -1,0 +1,625 @@
+//! `gpucvt_form`: one instruction read once ([`Instr::parse`]), evaluated many times.
+
+use crate::diag::gpucvt_diag;
+use crate::ffi::{c_str, element_flags, guard, guard_value, non_null, read_sized, write_str};
+use crate::gpucvt_status::{self, *};
+use model::instr::{Instr, Options};
+use model::ptx::eval::EvalError as PtxEvalError;
+use model::ptx::target::{PtxVersion, Target};
+use model::tile::eval::{EvalError as TileEvalError, Semantics};
+use model::tile::types::SpecVersion;
+use model::visa::cr0::Cr0;
+use model::Error;
+use std::ffi::c_char;
+
+/// Tile IR semantics: what NVIDIA's `tileiras` compiler emits (the default).
+pub const GPUCVT_TILE_TILEIRAS: u32 = 0;
+/// Tile IR semantics: the specification's text, with undefined results
+/// (`GPUCVT_E_UNDEFINED`).
+pub const GPUCVT_TILE_SPEC: u32 = 1;
+
+/// The dialect of a form: a PTX `cvt` / `cvt.pack` form.
+pub const GPUCVT_DIALECT_PTX: u32 = 1;
+/// The dialect of a form: an Intel vISA `mov`.
+pub const GPUCVT_DIALECT_VISA: u32 = 2;
+/// The dialect of a form: a CUDA Tile IR conversion op.
+pub const GPUCVT_DIALECT_TILE: u32 = 3;
+
+/// What a form is read and checked for. Zero-initialise it and set `size`; every zero or NULL
+/// field means the default.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct gpucvt_options {
+    /// `sizeof(gpucvt_options)`.
+    pub size: usize,
+    /// PTX (and Tile IR's `tileiras` lowering): the target whose rules apply, as PTX writes
+    /// it (`"sm_90a"`, `"sm_100f"`); NULL accepts every PTX form that is legal on some target
+    /// (and lowers Tile IR for sm_100a).
+    pub target: *const c_char,
+    /// PTX: the `.version` (`"9.5"`); NULL is the newest gpucvt knows.
+    pub ptx_version: *const c_char,
+    /// vISA: the control register cr0 (rounding mode, denormal and float-to-int bits); 0 is
+    /// its value at kernel entry.
+    pub cr0: u32,
+    /// Tile IR: `GPUCVT_TILE_TILEIRAS` (0) or `GPUCVT_TILE_SPEC`.
+    pub tile_semantics: u32,
+    /// Tile IR: the specification version the op is verified at (`"13.4"`); NULL is the
+    /// newest.
+    pub tile_version: *const c_char,
+}
+
+/// A form: an instruction read and checked once, immutable, shareable across threads.
+pub struct gpucvt_form {
+    instr: Instr,
+    /// Per operand, its width: PTX and vISA operands, or for a Tile IR op one per element of
+    /// its source tile (all of the element width).
+    operands: Operands,
+    result_bits: u32,
+    result_elements: u32,
+    dialect: u32,
+}
+
+enum Operands {
+    List(Vec<u32>),
+    Uniform { count: u32, bits: u32 },
+}
+
+impl gpucvt_form {
+    fn operand_count(&self) -> u32 {
+        match &self.operands {
+            Operands::List(v) => v.len() as u32,
+            Operands::Uniform { count, .. } => *count,
+        }
+    }
+
+    fn operand_bits(&self, i: u32) -> u32 {
+        match &self.operands {
+            Operands::List(v) => v.get(i as usize).copied().unwrap_or(0),
+            Operands::Uniform { count, bits } => {
+                if i < *count {
+                    *bits
+                } else {
+                    0
+                }
+            }
+        }
+    }
+}
+
+/// The status of an error of the Rust API.
+fn status_of(e: &Error) -> gpucvt_status {
+    match e {
+        Error::UnknownInstruction { .. } | Error::Syntax { .. } => GPUCVT_E_PARSE,
+        // The reader's diagnostics (syntax rules) versus the checker's.
+        Error::Invalid { diagnostics, .. } => match diagnostics.first() {
+            Some(d)
+                if d.rule.starts_with("syntax")
+                    || d.rule.ends_with(".syntax")
+                    || d.rule == "ptx.instruction-unknown" =>
+            {
+                GPUCVT_E_PARSE
+            }
+            _ => GPUCVT_E_ILLEGAL,
+        },
+        Error::Ptx(PtxEvalError::OperandCount { .. } | PtxEvalError::OperandTooWide { .. })
+        | Error::Tile(TileEvalError::InputTooWide { .. })
+        | Error::Operand { .. } => GPUCVT_E_OPERANDS,
+        Error::Undefined { .. } => GPUCVT_E_UNDEFINED,
+        Error::ResultTooWide { .. } => GPUCVT_E_TOO_SMALL,
+        // Not legal on the target, a vISA pair or Tile IR op with no semantics there, a form
+        // with no conversion, and whatever a later version of the Rust API adds.
+        _ => GPUCVT_E_ILLEGAL,
+    }
+}
+
+/// The Rust options from the C ones, or the diagnostic of a bad name.
+fn options(o: Option<gpucvt_options>) -> Result<Options, (gpucvt_status, String)> {
+    let Some(o) = o else {
+        return Ok(Options::default());
+    };
+    let name = |p: *const c_char, what: &str| {
+        // SAFETY: the caller guarantees that each string field is NULL or NUL-terminated.
+        unsafe { c_str(p) }.map_err(|s| (s, format!("the {what} is not UTF-8")))
+    };
+    let unknown = |what: &str, text: &str, e: String| {
+        (
+            GPUCVT_E_UNKNOWN_NAME,
+            format!("unknown {what} {:?}: {e}", model::instr::shorten(text)),
+        )
+    };
+    let target = match name(o.target, "target")? {
+        None => None,
+        Some(t) => Some(
+            t.parse::<Target>()
+                .map_err(|e| unknown("target", t, e.to_string()))?,
+        ),
+    };
+    let version = match name(o.ptx_version, "PTX version")? {
+        None => None,
+        Some(v) => Some(
+            v.parse::<PtxVersion>()
+                .map_err(|e| unknown("PTX version", v, e.to_string()))?,
+        ),
+    };
+    let tile_version = match name(o.tile_version, "Tile IR version")? {
+        None => None,
+        Some(v) => Some(SpecVersion::from_name(v).ok_or_else(|| {
+            unknown(
+                "Tile IR version",
+                v,
+                "expected 13.1, 13.2, 13.3 or 13.4".into(),
+            )
+        })?),
+    };
+    let semantics = match o.tile_semantics {
+        GPUCVT_TILE_TILEIRAS => Semantics::Tileiras,
+        GPUCVT_TILE_SPEC => Semantics::Spec,
+        s => {
+            return Err((
+                GPUCVT_E_ARGUMENT,
+                format!(
+                "tile_semantics {s} is neither GPUCVT_TILE_TILEIRAS (0) nor GPUCVT_TILE_SPEC (1)"
+            ),
+            ))
+        }
+    };
+    Ok(Options {
+        target,
+        version,
+        cr0: Cr0::from_raw(o.cr0),
+        semantics,
+        tile_version,
+    })
+}
+
+fn form_of(instr: Instr) -> gpucvt_form {
+    let result_bits = instr.result_bits();
+    let (operands, dialect, result_elements) = match &instr {
+        Instr::Ptx(_) => (
+            Operands::List(instr.operands().iter().map(|o| o.bits).collect()),
+            GPUCVT_DIALECT_PTX,
+            0,
+        ),
+        Instr::Visa(v) => (
+            Operands::List(instr.operands().iter().map(|o| o.bits).collect()),
+            GPUCVT_DIALECT_VISA,
+            v.src.packed_elements().max(1),
+        ),
+        Instr::Tile(t) => {
+            let n = u32::try_from(t.elements()).unwrap_or(u32::MAX);
+            (
+                Operands::Uniform {
+                    count: n,
+                    bits: t.op.src.value.elem.bits(),
+                },
+                GPUCVT_DIALECT_TILE,
+                n,
+            )
+        }
+    };
+    let result_elements = match &instr {
+        Instr::Ptx(p) if p.form.pack => 1,
+        Instr::Ptx(p) => p.form.dtype.lanes(),
+        _ => result_elements,
+    };
+    gpucvt_form {
+        instr,
+        operands,
+        result_bits,
+        result_elements,
+        dialect,
+    }
+}
+
+/// Reads and checks one instruction: a PTX `cvt` / `cvt.pack` form (`cvt.rn.f16.f32`, or a
+/// whole statement `cvt.rn.f16.f32 %h, %f;`), a vISA move (`mov.sat hf <- f`) or a Tile IR
+/// conversion op (`ftof rounding<zero> : tile<f32> -> tile<f16>`), with the options (NULL
+/// for the defaults). `text` is `len` bytes of UTF-8, not necessarily NUL-terminated.
+///
+/// On success `*out` is the form (free it with `gpucvt_form_free`) and `*diag`, when `diag`
+/// is not NULL, is NULL. On failure `*out` is NULL and `*diag` a diagnostic to free with
+/// `gpucvt_diag_free`.
+///
+/// # Safety
+/// `text` points to `len` readable bytes; `opts` is NULL or a valid `gpucvt_options` of
+/// `opts->size` bytes whose strings are NULL or NUL-terminated; `out` is writable; `diag`
+/// is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn gpucvt_form_parse(
+    text: *const c_char,
+    len: usize,
+    opts: *const gpucvt_options,
+    out: *mut *mut gpucvt_form,
+    diag: *mut *mut gpucvt_diag,
+) -> gpucvt_status {
+    guard(|| {
+        if out.is_null() {
+            return Err(GPUCVT_E_NULL);
+        }
+        // SAFETY: `out` is non-NULL and writable; `diag` NULL or writable.
+        unsafe {
+            out.write(std::ptr::null_mut());
+            if !diag.is_null() {
+                diag.write(std::ptr::null_mut());
+            }
+        }
+        let fail = |status: gpucvt_status, message: &str| {
+            // SAFETY: `diag` is NULL or writable.
+            unsafe { gpucvt_diag::new(status, "", message, 0, 0).give(diag) };
+            Err(status)
+        };
+        if text.is_null() {
+            return fail(GPUCVT_E_NULL, "the instruction text is NULL");
+        }
+        // SAFETY: `text` points to `len` readable bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(text.cast::<u8>(), len) };
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            return fail(GPUCVT_E_PARSE, "the instruction text is not UTF-8");
+        };
+        // SAFETY: `opts` is NULL or a valid struct of `opts->size` bytes.
+        let opts = match unsafe { read_sized(opts) } {
+            Ok(o) => o,
+            Err(s) => return fail(s, "opts->size is not sizeof(gpucvt_options), or fields this version does not know are set"),
+        };
+        let opts = match options(opts) {
+            Ok(o) => o,
+            Err((s, message)) => return fail(s, &message),
+        };
+        match Instr::parse(text, &opts) {
+            Ok(instr) => {
+                let form = Box::new(form_of(instr));
+                // SAFETY: `out` is writable; the caller owns the box from now on.
+                unsafe { out.write(Box::into_raw(form)) };
+                Ok(())
+            }
+            Err(e) => {
+                let status = status_of(&e);
+                // SAFETY: `diag` is NULL or writable.
+                unsafe { gpucvt_diag::of_error(status, &e).give(diag) };
+                Err(status)
+            }
+        }
+    })
+}
+
+/// Frees a form (NULL is ignored).
+///
+/// # Safety
+/// `f` is NULL or a form this library returned, not freed before, and no other thread is
+/// using it.
+#[no_mangle]
+pub unsafe extern "C" fn gpucvt_form_free(f: *mut gpucvt_form) {
+    if !f.is_null() {
+        guard_value((), || {
+            // SAFETY: `f` came from `Box::into_raw` in `gpucvt_form_parse` and is freed once.
+            drop(unsafe { Box::from_raw(f) })
+        });
+    }
+}
+
+/// Runs an accessor on a live form; `fallback` for NULL.
+///
+/// # Safety
+/// `f` is NULL or a live form.
+unsafe fn with_form<T>(
+    f: *const gpucvt_form,
+    fallback: T,
+    get: impl FnOnce(&gpucvt_form) -> T,
+) -> T {
+    // SAFETY: the caller guarantees `f` is NULL or live.
+    match unsafe { f.as_ref() } {
+        Some(f) => guard_value(fallback, || get(f)),
+        None => fallback,
+    }
+}
+
+/// The dialect: `GPUCVT_DIALECT_PTX`, `_VISA` or `_TILE` (0 for NULL).
+///
+/// # Safety
+/// `f` is NULL or a live form.
+#[no_mangle]
+pub unsafe extern "C" fn gpucvt_form_dialect(f: *const gpucvt_form) -> u32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_form(f, 0, |f| f.dialect) }
+}
+
+/// How many source operands one evaluation takes (0 for NULL): PTX `a`, `b`, …, `rbits`,
+/// the scale factor, `c`, in instruction order; vISA 1; Tile IR one per element of the
+/// source tile, row-major.
+///
+/// # Safety
+/// `f` is NULL or a live form.
+#[no_mangle]
+pub unsafe extern "C" fn gpucvt_form_operand_count(f: *const gpucvt_form) -> u32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_form(f, 0, |f| f.operand_count()) }
+}
+
+/// The width in bits of operand `i` (0 for NULL or `i` out of range).
+///
+/// # Safety
+/// `f` is NULL or a live form.
+#[no_mangle]
+pub unsafe extern "C" fn gpucvt_form_operand_bits(f: *const gpucvt_form, i: u32) -> u32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_form(f, 0, |f| f.operand_bits(i)) }
+}
+
+/// The width in bits of the result (0 for NULL): the destination type's (PTX packed types:
+/// the packed register's), or every element side by side, element 0 lowest.
+///
+/// # Safety
+/// `f` is NULL or a live form.
+#[no_mangle]
+pub unsafe extern "C" fn gpucvt_form_result_bits(f: *const gpucvt_form) -> u32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_form(f, 0, |f| f.result_bits) }
+}
+
+/// How many elements the result holds (0 for NULL): PTX lanes (1 for `cvt.pack`), the
+/// elements of a vISA packed immediate (else 1), a Tile IR tile's elements.
+///
+/// # Safety
+/// `f` is NULL or a live form.
+#[no_mangle]
+pub unsafe extern "C" fn gpucvt_form_result_elements(f: *const gpucvt_form) -> u32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_form(f, 0, |f| f.result_elements) }
+}
+
+/// The canonical spelling of the form (`cvt.rn.f16.f32`, `mov.sat hf <- f`), written with a
+/// NUL into `buf` of `cap` bytes; `*len` (when `len` is not NULL) is its length without the
+/// NUL, also when `GPUCVT_E_TOO_SMALL` says `cap` is less than that plus one.
+///
+/// # Safety
+/// `f` is NULL or a live form; `buf` is NULL or has `cap` writable bytes; `len` is NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn gpucvt_form_spelling(
+    f: *const gpucvt_form,
+    buf: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+) -> gpucvt_status {
+    guard(|| {
+        // SAFETY: `f` is NULL or live.
+        let f = unsafe { non_null(f) }?;
+        // SAFETY: `buf` and `len` as the caller guarantees.
+        unsafe { write_str(&f.instr.spelling(), buf, cap, len) }
+    })
+}
+
+/// A 128-bit result, element 0 in the lowest bits.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct gpucvt_u128 {
+    /// Bits 63..0.
+    pub lo: u64,
+    /// Bits 127..64.
+    pub hi: u64,
+}
+
+impl From<u128> for gpucvt_u128 {
+    fn from(v: u128) -> Self {
+        gpucvt_u128 {
+            lo: v as u64,
+            hi: (v >> 64) as u64,
+        }
+    }
+}
+
+/// One evaluation: the result's low 128 bits and the union of its elements' flags; with
+/// `wide`, every element is also placed in those words (for results wider than 128 bits).
+fn eval_one(
+    f: &gpucvt_form,
+    ops: &[u64],
+    mut wide: Option<&mut [u64]>,
+) -> Result<(u128, u32), gpucvt_status> {
+    let mut flags = 0u32;
+    if let Some(w) = wide.as_deref_mut() {
+        w.fill(0);
+    }
+    let (bits, _) = f
+        .instr
+        .eval_each(ops, |e| {
+            flags |= element_flags(e.src.as_ref(), e.dst.as_ref(), e.input, e.bits, e.flags);
+            if let Some(w) = wide.as_deref_mut() {
+                let (i, b) = ((e.shift / 64) as usize, e.shift % 64);
+                if let Some(x) = w.get_mut(i) {
+                    *x |= e.bits << b;
+                }
+                if b > 0 {
+                    if let Some(x) = w.get_mut(i + 1) {
+                        *x |= e.bits >> (64 - b);
+                    }
+                }
+            }
+        })
+        .map_err(|e| status_of(&e))?;
+    Ok((bits, flags))
+}
+
+/// Evaluates a form on one set of operands (`n_ops` words, each one operand's bit pattern
+/// in the low bits, in the order `gpucvt_form_operand_count` describes): the result in
+/// `*out` and the union of its elements' `GPUCVT_FLAG_*` in `*flags` (when `flags` is not
+/// NULL). PTX forms and vISA moves evaluate without heap allocation. Nothing is written on
+/// failure: `GPUCVT_E_OPERANDS` (count or width), `GPUCVT_E_UNDEFINED` (the model says the
+/// result is undefined), `GPUCVT_E_TOO_SMALL` (the result is wider than 128 bits: use
+/// `gpucvt_form_eval_wide`).
+///
+/// # Safety
+/// `f` is NULL or a live form; `ops` is NULL or points to `n_ops` readable words; `out` is
+/// NULL or writable; `flags` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn gpucvt_form_eval(
+    f: *const gpucvt_form,
+    ops: *const u64,
+    n_ops: usize,
+    out: *mut gpucvt_u128,
+    flags: *mut u32,
+) -> gpucvt_status {
+    guard(|| {
+        // SAFETY: `f` is NULL or live.
+        let f = unsafe { non_null(f) }?;
+        if ops.is_null() || out.is_null() {
+            return Err(GPUCVT_E_NULL);
+        }
+        if f.result_bits > 128 {
+            return Err(GPUCVT_E_TOO_SMALL);
+        }
+        // SAFETY: `ops` points to `n_ops` readable words.
+        let ops = unsafe { std::slice::from_raw_parts(ops, n_ops) };
+        let (bits, fl) = eval_one(f, ops, None)?;
+        // SAFETY: `out` is writable, `flags` NULL or writable.
+        unsafe {
+            out.write(bits.into());
+            if !flags.is_null() {
+                flags.write(fl);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `gpucvt_form_eval` for results of any width: the result in `out[0..words]`, element 0
+/// lowest, `out[0]` the lowest 64 bits; `GPUCVT_E_TOO_SMALL` (nothing written) when `words`
+/// is less than `ceil(gpucvt_form_result_bits / 64)`. Words past the result are zeroed.
+///
+/// # Safety
+/// As `gpucvt_form_eval`; `out` is NULL or has `words` writable words.
+#[no_mangle]
+pub unsafe extern "C" fn gpucvt_form_eval_wide(
+    f: *const gpucvt_form,
+    ops: *const u64,
+    n_ops: usize,
+    out: *mut u64,
+    words: usize,
+    flags: *mut u32,
+) -> gpucvt_status {
+    guard(|| {
+        // SAFETY: `f` is NULL or live.
+        let f = unsafe { non_null(f) }?;
+        if ops.is_null() || out.is_null() {
+            return Err(GPUCVT_E_NULL);
+        }
+        if words < f.result_bits.div_ceil(64) as usize {
+            return Err(GPUCVT_E_TOO_SMALL);
+        }
+        // SAFETY: `ops` points to `n_ops` readable words.
+        let ops = unsafe { std::slice::from_raw_parts(ops, n_ops) };
+        let need = f.result_bits.div_ceil(64) as usize;
+        let (fl, words_out) = if f.result_bits <= 128 {
+            let (bits, fl) = eval_one(f, ops, None)?;
+            (fl, [bits as u64, (bits >> 64) as u64])
+        } else {
+            (0, [0, 0])
+        };
+        // SAFETY: `out` has `words` writable words.
+        let out = unsafe { std::slice::from_raw_parts_mut(out, words) };
+        let fl = if f.result_bits <= 128 {
+            out.fill(0);
+            out[..need].copy_from_slice(&words_out[..need]);
+            fl
+        } else {
+            // Evaluate into a scratch copy so that a failure leaves `out` untouched.
+            let mut scratch = vec![0u64; need];
+            let (_, fl) = eval_one(f, ops, Some(&mut scratch))?;
+            out.fill(0);
+            out[..need].copy_from_slice(&scratch);
+            fl
+        };
+        if !flags.is_null() {
+            // SAFETY: `flags` is non-NULL and writable.
+            unsafe { flags.write(fl) };
+        }
+        Ok(())
+    })
+}
+
+/// Evaluates a form for the active lanes of a warp, as a simulator's instruction handler
+/// does: lane `i` (for each bit `i` of `active_mask`) takes its `n_ops` operands from
+/// `ops[i * n_ops ..]` (lane-major) and writes `out[i]` and, when `flags` is not NULL,
+/// `flags[i]`. Inactive lanes are left untouched, and so is every lane whose evaluation fails:
+/// its bit is set in `*failed` (when `failed` is not NULL) and the status is that of the
+/// lowest failing lane (the other lanes are still evaluated).
+///
+/// `GPUCVT_E_ARGUMENT` when `n_lanes` is more than 64 or `active_mask` has bits at or above
+/// `n_lanes`; `GPUCVT_E_OPERANDS` when `n_ops` is not the form's operand count;
+/// `GPUCVT_E_TOO_SMALL` for results wider than 128 bits. Then nothing is written.
+///
+/// # Safety
+/// `f` is NULL or a live form; `ops` is NULL or has `n_lanes * n_ops` readable words; `out`
+/// is NULL or has `n_lanes` writable elements; `flags` is NULL or has `n_lanes` writable
+/// elements; `failed` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn gpucvt_form_eval_lanes(
+    f: *const gpucvt_form,
+    n_lanes: u32,
+    active_mask: u64,
+    ops: *const u64,
+    n_ops: usize,
+    out: *mut gpucvt_u128,
+    flags: *mut u32,
+    failed: *mut u64,
+) -> gpucvt_status {
+    guard(|| {
+        // SAFETY: `f` is NULL or live.
+        let f = unsafe { non_null(f) }?;
+        if ops.is_null() || out.is_null() {
+            return Err(GPUCVT_E_NULL);
+        }
+        if n_lanes > 64 || (n_lanes < 64 && active_mask >> n_lanes != 0) {
+            return Err(GPUCVT_E_ARGUMENT);
+        }
+        if n_ops != f.operand_count() as usize {
+            return Err(GPUCVT_E_OPERANDS);
+        }
+        if f.result_bits > 128 {
+            return Err(GPUCVT_E_TOO_SMALL);
+        }
+        let lanes = n_lanes as usize;
+        // SAFETY: the caller guarantees the sizes of `ops`, `out` and `flags`.
+        let (ops, out) = unsafe {
+            (
+                std::slice::from_raw_parts(ops, lanes * n_ops),
+                std::slice::from_raw_parts_mut(out, lanes),
+            )
+        };
+        let mut flags = if flags.is_null() {
+            None
+        } else {
+            // SAFETY: `flags` is non-NULL and has `n_lanes` writable elements.
+            Some(unsafe { std::slice::from_raw_parts_mut(flags, lanes) })
+        };
+        let mut status = GPUCVT_OK;
+        let mut failed_mask = 0u64;
+        let mut mask = active_mask;
+        while mask != 0 {
+            let i = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            match eval_one(f, &ops[i * n_ops..(i + 1) * n_ops], None) {
+                Ok((bits, fl)) => {
+                    out[i] = bits.into();
+                    if let Some(fs) = flags.as_deref_mut() {
+                        fs[i] = fl;
+                    }
+                }
+                Err(s) => {
+                    failed_mask |= 1 << i;
+                    if status == GPUCVT_OK {
+                        status = s;
+                    }
+                }
+            }
+        }
+        if !failed.is_null() {
+            // SAFETY: `failed` is non-NULL and writable.
+            unsafe { failed.write(failed_mask) };
+        }
+        if status == GPUCVT_OK {
+            Ok(())
+        } else {
+            Err(status)
+        }
+    })
+}

@@ -1,0 +1,116 @@
+//! What the tests share: where the repository and the built libraries are, and building C
+//! and C++ programs against them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The repository's root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// The folder of this test binary (`target/<profile>/deps`), where cargo builds the
+/// library's cdylib and staticlib beside the rlib the tests link (the copies one folder up
+/// are only refreshed by `cargo build`).
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().to_path_buf()
+}
+
+/// libgpucvt.so.
+pub fn cdylib() -> PathBuf {
+    profile_dir().join("libgpucvt.so")
+}
+
+/// libgpucvt.a.
+pub fn staticlib() -> PathBuf {
+    profile_dir().join("libgpucvt.a")
+}
+
+/// A scratch folder for the programs the tests build.
+pub fn scratch() -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capi");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The flags every test program is compiled with: warnings are errors, and AddressSanitizer
+/// (with its leak checker) and UndefinedBehaviorSanitizer stop the program at the first
+/// finding.
+pub const SANITIZE: &[&str] = &[
+    "-g",
+    "-O1",
+    "-fno-omit-frame-pointer",
+    "-fsanitize=address,undefined",
+    "-fno-sanitize-recover=all",
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+];
+
+/// Builds `sources` (C, or C++17 with `cpp`) into `scratch()/name`, linked with
+/// libgpucvt.a, and returns the program's path. The compilers are `$CC` / `$CXX`, else `cc`
+/// / `c++`.
+pub fn build(name: &str, sources: &[PathBuf], cpp: bool) -> PathBuf {
+    let (var, default, std) = if cpp {
+        ("CXX", "c++", "-std=c++17")
+    } else {
+        ("CC", "cc", "-std=c11")
+    };
+    let compiler = std::env::var(var).unwrap_or_else(|_| default.to_string());
+    let out = scratch().join(name);
+    let status = Command::new(&compiler)
+        .arg(std)
+        .args(SANITIZE)
+        .arg("-I")
+        .arg(root().join("include"))
+        .args(sources)
+        .arg(staticlib())
+        .args(["-lpthread", "-ldl", "-lm", "-o"])
+        .arg(&out)
+        .status()
+        .unwrap_or_else(|e| panic!("{compiler} runs: {e}"));
+    assert!(status.success(), "{compiler} failed to build {name}");
+    out
+}
+
+/// Runs a test program with `input` on its standard input: its standard output, after
+/// checking it exited 0 (a sanitizer's finding makes it exit non-zero).
+pub fn run(program: &Path, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new(program)
+        .args(args)
+        .env("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0:exitcode=3")
+        .env("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{} runs: {e}", program.display()));
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_string();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(
+        out.status.success(),
+        "{} failed ({}):\n{}",
+        program.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A deterministic stream of random words (the core's SplitMix64).
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(1);
+        model::core::random::splitmix64(self.0)
+    }
+}
