@@ -5,3 +5,4 @@ mod common;
 mod compare;
 mod exports;
 mod header;
+mod programs;

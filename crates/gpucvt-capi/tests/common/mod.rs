@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 /// The repository's root.
 pub fn root() -> PathBuf {
@@ -12,12 +13,39 @@ pub fn root() -> PathBuf {
         .unwrap()
 }
 
-/// The folder of this test binary (`target/<profile>/deps`), where cargo builds the
-/// library's cdylib and staticlib beside the rlib the tests link (the copies one folder up
-/// are only refreshed by `cargo build`).
-pub fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().to_path_buf()
+/// The folder holding libgpucvt.so and libgpucvt.a, built once per test run by `cargo build
+/// -p gpucvt-capi` with the profile and target folder of this test binary (integration tests
+/// do not depend on a library that has no rlib, so cargo test alone would not rebuild them).
+pub fn profile_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        // target/<profile dir>/deps/integration-HASH
+        let exe = std::env::current_exe().unwrap();
+        let dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+        let target = dir.parent().unwrap();
+        let profile = match dir.file_name().unwrap().to_str().unwrap() {
+            "debug" => "test",
+            "release" => "bench",
+            other => other,
+        }
+        .to_string();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args([
+                "build",
+                "-p",
+                "gpucvt-capi",
+                "--profile",
+                &profile,
+                "--target-dir",
+            ])
+            .arg(target)
+            .current_dir(root())
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "cargo build -p gpucvt-capi failed");
+        dir
+    })
 }
 
 /// libgpucvt.so.
