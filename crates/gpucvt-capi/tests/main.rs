@@ -5,4 +5,5 @@ mod common;
 mod compare;
 mod exports;
 mod header;
+mod package;
 mod programs;

@@ -2,7 +2,7 @@
 //! threads (tests/c/threads.c), the C++ wrapper (tests/cpp/wrapper.cpp), and the warp
 //! examples of examples/c and examples/cpp.
 
-use crate::common::{build, root, run};
+use crate::common::{build, root, run, warp_expected};
 
 #[test]
 fn errors() {
@@ -35,36 +35,6 @@ fn cpp_wrapper() {
         true,
     );
     assert_eq!(run(&p, &[], ""), "cpp wrapper: every check passed\n");
-}
-
-/// What examples/c/warp_cvt.c and examples/cpp/warp_cvt.cpp print, from the Rust API: the
-/// same lanes, operands and random bits.
-fn warp_expected() -> String {
-    use model::instr::{Instr, Options};
-    let opts = Options {
-        target: Some("sm_100a".parse().unwrap()),
-        ..Options::default()
-    };
-    let form = Instr::parse("cvt.rs.satfinite.e4m3x4.f32", &opts).unwrap();
-    let mut out = String::new();
-    for i in 0..8u32 {
-        let ops = [
-            (1.0f32 + i as f32 / 64.0).to_bits(),
-            (-0.3f32 * i as f32).to_bits(),
-            1000.0f32.to_bits(),
-            (i as f32 / 512.0).to_bits(),
-            0x9e37_79b9u32.wrapping_mul(i + 1),
-        ]
-        .map(u64::from);
-        let d = if i == 4 {
-            0xdead_beef // inactive
-        } else {
-            form.eval_bits(&ops).unwrap().0
-        };
-        out.push_str(&format!("lane {i}: d = {d:08x}\n"));
-    }
-    out.push_str("lane 16: d = deadbeef (inactive)\n");
-    out
 }
 
 #[test]

@@ -13,22 +13,25 @@ pub fn root() -> PathBuf {
         .unwrap()
 }
 
+/// This test binary's cargo profile and target folder: target/<profile dir>/deps/integration-HASH.
+pub fn profile_and_target() -> (String, PathBuf) {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let profile = match dir.file_name().unwrap().to_str().unwrap() {
+        "debug" => "test",
+        "release" => "bench",
+        other => other,
+    };
+    (profile.to_string(), dir.parent().unwrap().to_path_buf())
+}
+
 /// The folder holding libgpucvt.so and libgpucvt.a, built once per test run by `cargo build
 /// -p gpucvt-capi` with the profile and target folder of this test binary (integration tests
 /// do not depend on a library that has no rlib, so cargo test alone would not rebuild them).
 pub fn profile_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        // target/<profile dir>/deps/integration-HASH
-        let exe = std::env::current_exe().unwrap();
-        let dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-        let target = dir.parent().unwrap();
-        let profile = match dir.file_name().unwrap().to_str().unwrap() {
-            "debug" => "test",
-            "release" => "bench",
-            other => other,
-        }
-        .to_string();
+        let (profile, target) = profile_and_target();
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
             .args([
@@ -39,12 +42,18 @@ pub fn profile_dir() -> &'static Path {
                 &profile,
                 "--target-dir",
             ])
-            .arg(target)
+            .arg(&target)
             .current_dir(root())
             .status()
             .expect("cargo runs");
         assert!(status.success(), "cargo build -p gpucvt-capi failed");
-        dir
+        std::env::current_exe()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .to_path_buf()
     })
 }
 
@@ -141,4 +150,34 @@ impl Rng {
         self.0 = self.0.wrapping_add(1);
         model::core::random::splitmix64(self.0)
     }
+}
+
+/// What examples/c/warp_cvt.c and examples/cpp/warp_cvt.cpp print, from the Rust API: the
+/// same lanes, operands and random bits.
+pub fn warp_expected() -> String {
+    use model::instr::{Instr, Options};
+    let opts = Options {
+        target: Some("sm_100a".parse().unwrap()),
+        ..Options::default()
+    };
+    let form = Instr::parse("cvt.rs.satfinite.e4m3x4.f32", &opts).unwrap();
+    let mut out = String::new();
+    for i in 0..8u32 {
+        let ops = [
+            (1.0f32 + i as f32 / 64.0).to_bits(),
+            (-0.3f32 * i as f32).to_bits(),
+            1000.0f32.to_bits(),
+            (i as f32 / 512.0).to_bits(),
+            0x9e37_79b9u32.wrapping_mul(i + 1),
+        ]
+        .map(u64::from);
+        let d = if i == 4 {
+            0xdead_beef // inactive
+        } else {
+            form.eval_bits(&ops).unwrap().0
+        };
+        out.push_str(&format!("lane {i}: d = {d:08x}\n"));
+    }
+    out.push_str("lane 16: d = deadbeef (inactive)\n");
+    out
 }
