@@ -1,7 +1,7 @@
 //! The installed package (scripts/install-c) used from outside the tree, as a Makefile
 //! project would: pkg-config for the shared library, the static archive, the C++ header.
-//! The CMake package files are installed and checked for the target they define; building
-//! against them needs CMake, which this machine does not have.
+//! Where `cmake` is on the PATH, a CMake project builds the same programs with
+//! `find_package(gpucvt)`; otherwise the CMake files are only checked for their targets.
 
 use crate::common::{profile_and_target, profile_dir, root, run, scratch, warp_expected};
 use std::path::Path;
@@ -106,4 +106,38 @@ fn installed_package_builds_programs_out_of_tree() {
         assert_eq!(String::from_utf8(out.stdout).unwrap(), want, "{program}");
     }
     assert_eq!(run(&dir.join("warp_static"), &[], ""), want);
+
+    // The lines docs/guide/c.md gives for a CMake project.
+    if Command::new("cmake").arg("--version").output().is_err() {
+        eprintln!("package: no cmake on the PATH; the CMake package was not built against");
+        return;
+    }
+    std::fs::write(
+        dir.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.16)\n\
+         project(warp C CXX)\n\
+         find_package(gpucvt 0.1 REQUIRED)\n\
+         add_executable(warp main.c)\n\
+         target_link_libraries(warp PRIVATE gpucvt::gpucvt)\n\
+         add_executable(warp_static main.c)\n\
+         target_link_libraries(warp_static PRIVATE gpucvt::gpucvt_static)\n\
+         add_executable(warp_cpp main.cpp)\n\
+         set_target_properties(warp_cpp PROPERTIES CXX_STANDARD 17)\n\
+         target_link_libraries(warp_cpp PRIVATE gpucvt::gpucvt)\n",
+    )
+    .unwrap();
+    let prefix_arg = format!("-DCMAKE_PREFIX_PATH={}", prefix.display());
+    sh(
+        &dir,
+        &prefix,
+        &format!("cmake -S . -B build {prefix_arg} >/dev/null && cmake --build build >/dev/null"),
+    );
+    for program in ["warp", "warp_static", "warp_cpp"] {
+        // CMake links with the library's folder as the run path: no LD_LIBRARY_PATH.
+        assert_eq!(
+            run(&dir.join("build").join(program), &[], ""),
+            want,
+            "cmake {program}"
+        );
+    }
 }
