@@ -26,7 +26,7 @@ use crate::core::convert::{Conversion, Flags};
 use crate::core::format::Format;
 use crate::error::{tidy, Error};
 use crate::ptx::check::{check_form, check_form_text, legal_somewhere, OperandShape};
-use crate::ptx::eval::{evaluate, evaluate_bits, evaluate_each, operand_roles, role_bits, Role};
+use crate::ptx::eval::{operand_roles, role_bits, LaneResult, Planned, Role};
 use crate::ptx::target::{PtxVersion, Target};
 use crate::ptx::{parse::parse_instruction, CvtForm};
 use crate::tile::check::verify_op;
@@ -61,6 +61,8 @@ pub struct PtxInstr {
     pub form: CvtForm,
     /// Its source operands, in order.
     pub roles: Vec<Role>,
+    /// Its evaluation, planned once.
+    pub plan: Planned,
 }
 
 /// A vISA move.
@@ -330,6 +332,7 @@ impl Instr {
         }
         Ok(Instr::Ptx(PtxInstr {
             roles: operand_roles(&form),
+            plan: Planned::new(&form),
             form,
         }))
     }
@@ -416,22 +419,17 @@ impl Instr {
         match self {
             Instr::Tile(t) => t.eval_output(ops),
             Instr::Ptx(p) => {
-                let e = evaluate(&p.form, ops)?;
-                Ok(Output {
-                    bits: e.bits,
-                    width: e.width,
-                    lanes: e
-                        .lanes
-                        .iter()
-                        .map(|l| Lane {
-                            input: l.input,
-                            conversions: vec![l.conversion],
-                            bits: l.outcome.bits,
-                            shift: l.shift,
-                            flags: l.outcome.flags,
-                        })
-                        .collect(),
-                })
+                let mut lanes = Vec::with_capacity(4);
+                let (bits, width) = p.plan.evaluate_each(ops, |l: &LaneResult| {
+                    lanes.push(Lane {
+                        input: l.input,
+                        conversions: vec![l.conversion],
+                        bits: l.outcome.bits,
+                        shift: l.shift,
+                        flags: l.outcome.flags,
+                    })
+                })?;
+                Ok(Output { bits, width, lanes })
             }
             Instr::Visa(v) => {
                 let conversions: Vec<Conversion> =
@@ -533,7 +531,7 @@ impl Instr {
     ) -> Result<(u128, u32), Error> {
         match self {
             Instr::Ptx(p) => {
-                let (bits, width) = evaluate_each(&p.form, ops, |l| {
+                let (bits, width) = p.plan.evaluate_each(ops, |l| {
                     visit(&ElementOutcome {
                         src: Some(l.conversion.src),
                         dst: Some(l.conversion.dst),
@@ -601,9 +599,10 @@ impl Instr {
     /// ```
     pub fn eval_bits(&self, ops: &[u64]) -> Result<(u128, u32), Error> {
         match self {
-            Instr::Ptx(p) => {
-                Ok(evaluate_bits(&p.form, ops).map(|(bits, width)| (bits as u128, width))?)
-            }
+            Instr::Ptx(p) => Ok(p
+                .plan
+                .evaluate_each(ops, |_| {})
+                .map(|(bits, width)| (bits as u128, width))?),
             Instr::Visa(_) | Instr::Tile(_) => {
                 let (bits, width) = self.eval_each(ops, |_| {})?;
                 if width > 128 {
