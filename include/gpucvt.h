@@ -436,6 +436,33 @@ enum gpucvt_status gpucvt_form_eval_lanes(const struct gpucvt_form *f,
                                           uint32_t *flags,
                                           uint64_t *failed);
 
+// Evaluates a PTX form on whole arrays through gpucvt's slice kernels (lookup tables for
+// sources of at most 16 bits, vectorised code for f32 sources; the same results as
+// `gpucvt_form_eval`). `dst` holds `n_dst` results, one per instruction, each in the
+// smallest of `uint8_t`, `uint16_t`, `uint32_t`, `uint64_t` that holds
+// `gpucvt_form_result_bits`. `src` holds the instructions' sources in instruction order,
+// each in the smallest such word that holds `gpucvt_form_operand_bits(f, 0)`: one per
+// instruction, or for a scalar source and a packed destination (`cvt.rn.satfinite.e4m3x2.f32`)
+// the `a, b, …` of each instruction one after the other (`n_src` = `n_dst` × that count).
+// `.rs` forms take `rbits`, one word per instruction; other forms take NULL. `.scaled`
+// forms use the scale factor 1 and `cvt.pack` the `c` operand 0. `threads` > 1 spreads long
+// arrays over that many threads (a pool made for the call).
+//
+// `GPUCVT_E_ILLEGAL` for a vISA or Tile IR form (there are no slice kernels for them);
+// `GPUCVT_E_OPERANDS` when the lengths do not fit together, `rbits` is missing or not
+// wanted, or a source is wider than its type.
+//
+// # Safety
+// `f` is NULL or a live form; `src` is NULL or has `n_src` readable words; `dst` is NULL or
+// has `n_dst` writable words; `rbits` is NULL or has `n_dst` readable words.
+enum gpucvt_status gpucvt_form_eval_slice(const struct gpucvt_form *f,
+                                          const void *src,
+                                          size_t n_src,
+                                          void *dst,
+                                          size_t n_dst,
+                                          const uint32_t *rbits,
+                                          size_t threads);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

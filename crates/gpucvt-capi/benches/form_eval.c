@@ -83,6 +83,27 @@ static double time_lanes(const gpucvt_form *f, size_t n_ops) {
     return best;
 }
 
+/* gpucvt_form_eval_slice over the N instructions (sources in instruction order, f32 words),
+ * one thread, in ns per instruction. */
+static double time_slice(const gpucvt_form *f, size_t n_ops, int rs) {
+    static uint32_t src[N * 4], rbits[N];
+    static uint64_t dst[N];
+    size_t n_src_per = n_ops - (size_t)rs;
+    for (size_t i = 0; i < N; i++) {
+        for (size_t j = 0; j < n_src_per; j++) src[i * n_src_per + j] = (uint32_t)ops[i * n_ops + j];
+        rbits[i] = (uint32_t)ops[i * n_ops + n_ops - 1];
+    }
+    double best = 1e9;
+    for (int r = 0; r < REPEAT; r++) {
+        double t0 = now();
+        if (gpucvt_form_eval_slice(f, src, N * n_src_per, dst, N, rs ? rbits : NULL, 1) != GPUCVT_OK) abort();
+        double t = (now() - t0) / N * 1e9;
+        sink += dst[1];
+        if (t < best) best = t;
+    }
+    return best;
+}
+
 int main(void) {
     uint64_t s = 1;
     for (int i = 0; i < N; i++) {
@@ -111,6 +132,9 @@ int main(void) {
         double l = time_lanes(f, n);
         printf("%-32s %7.2f ns  %7.1f M/s  ratio %.2f  (eval_lanes, 32 lanes, per lane)\n", forms[k], l, 1e3 / l,
                l / half);
+        double sl = time_slice(f, n, n == 5);
+        printf("%-32s %7.2f ns  %7.1f M/s  ratio %.2f  (eval_slice, per instruction)\n", forms[k], sl, 1e3 / sl,
+               sl / half);
         gpucvt_form_free(f);
     }
     return sink == 42; /* keeps the results alive */

@@ -5,12 +5,14 @@ use crate::ffi::{c_str, element_flags, guard, guard_value, non_null, read_sized,
 use crate::gpucvt_status::{self, *};
 use model::instr::{Instr, Options};
 use model::ptx::eval::EvalError as PtxEvalError;
+use model::ptx::slices::{CvtBulkError, CvtKernel, Order};
 use model::ptx::target::{PtxVersion, Target};
 use model::tile::eval::{EvalError as TileEvalError, Semantics};
 use model::tile::types::SpecVersion;
 use model::visa::cr0::Cr0;
 use model::Error;
 use std::ffi::c_char;
+use std::sync::OnceLock;
 
 /// Tile IR semantics: what NVIDIA's `tileiras` compiler emits (the default).
 pub const GPUCVT_TILE_TILEIRAS: u32 = 0;
@@ -51,6 +53,9 @@ pub struct gpucvt_options {
 /// A form: an instruction read and checked once, immutable, shareable across threads.
 pub struct gpucvt_form {
     instr: Instr,
+    /// The slice kernel of a PTX form, built on the first `gpucvt_form_eval_slice` (its
+    /// tables cost more than most callers of one-lane evaluation would want to pay).
+    kernel: OnceLock<Result<CvtKernel, gpucvt_status>>,
     /// Per operand, its width: PTX and vISA operands, or for a Tile IR op one per element of
     /// its source tile (all of the element width).
     operands: Operands,
@@ -204,6 +209,7 @@ fn form_of(instr: Instr) -> gpucvt_form {
     };
     gpucvt_form {
         instr,
+        kernel: OnceLock::new(),
         operands,
         result_bits,
         result_elements,
@@ -621,5 +627,125 @@ pub unsafe extern "C" fn gpucvt_form_eval_lanes(
         } else {
             Err(status)
         }
+    })
+}
+
+/// The status of a slice kernel's error.
+fn bulk_status(e: &CvtBulkError) -> gpucvt_status {
+    match e {
+        CvtBulkError::Form(_) => GPUCVT_E_ILLEGAL,
+        CvtBulkError::Slices(_) => GPUCVT_E_TOO_SMALL,
+        _ => GPUCVT_E_OPERANDS,
+    }
+}
+
+/// Runs `kernel` on words of the widths it takes: `S` and `D` are the smallest of
+/// `uint8_t` … `uint64_t` that hold a source and a result word.
+///
+/// # Safety
+/// `src` has `n_src` readable words of `S`, `dst` `n_dst` writable words of `D`, `rbits`
+/// (when not NULL) `n_dst` readable words.
+unsafe fn run_slice<S: model::kernels::Word, D: model::kernels::Word>(
+    kernel: &CvtKernel,
+    src: *const core::ffi::c_void,
+    n_src: usize,
+    dst: *mut core::ffi::c_void,
+    n_dst: usize,
+    rbits: *const u32,
+    threads: usize,
+) -> Result<(), gpucvt_status> {
+    // SAFETY: as the caller guarantees; the words are plain integers, any bits are valid.
+    let (src, dst, rbits) = unsafe {
+        (
+            std::slice::from_raw_parts(src.cast::<S>(), n_src),
+            std::slice::from_raw_parts_mut(dst.cast::<D>(), n_dst),
+            (!rbits.is_null()).then(|| std::slice::from_raw_parts(rbits, n_dst)),
+        )
+    };
+    let r = if threads <= 1 {
+        match rbits {
+            Some(r) => kernel.convert_rs(src, dst, r),
+            None => kernel.convert(src, dst),
+        }
+    } else {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|_| GPUCVT_E_ARGUMENT)?;
+        pool.install(|| kernel.convert_par(src, dst, rbits))
+    };
+    r.map_err(|e| bulk_status(&e))
+}
+
+/// Evaluates a PTX form on whole arrays through gpucvt's slice kernels (lookup tables for
+/// sources of at most 16 bits, vectorised code for f32 sources; the same results as
+/// `gpucvt_form_eval`). `dst` holds `n_dst` results, one per instruction, each in the
+/// smallest of `uint8_t`, `uint16_t`, `uint32_t`, `uint64_t` that holds
+/// `gpucvt_form_result_bits`. `src` holds the instructions' sources in instruction order,
+/// each in the smallest such word that holds `gpucvt_form_operand_bits(f, 0)`: one per
+/// instruction, or for a scalar source and a packed destination (`cvt.rn.satfinite.e4m3x2.f32`)
+/// the `a, b, …` of each instruction one after the other (`n_src` = `n_dst` × that count).
+/// `.rs` forms take `rbits`, one word per instruction; other forms take NULL. `.scaled`
+/// forms use the scale factor 1 and `cvt.pack` the `c` operand 0. `threads` > 1 spreads long
+/// arrays over that many threads (a pool made for the call).
+///
+/// `GPUCVT_E_ILLEGAL` for a vISA or Tile IR form (there are no slice kernels for them);
+/// `GPUCVT_E_OPERANDS` when the lengths do not fit together, `rbits` is missing or not
+/// wanted, or a source is wider than its type.
+///
+/// # Safety
+/// `f` is NULL or a live form; `src` is NULL or has `n_src` readable words; `dst` is NULL or
+/// has `n_dst` writable words; `rbits` is NULL or has `n_dst` readable words.
+#[no_mangle]
+pub unsafe extern "C" fn gpucvt_form_eval_slice(
+    f: *const gpucvt_form,
+    src: *const core::ffi::c_void,
+    n_src: usize,
+    dst: *mut core::ffi::c_void,
+    n_dst: usize,
+    rbits: *const u32,
+    threads: usize,
+) -> gpucvt_status {
+    guard(|| {
+        // SAFETY: `f` is NULL or live.
+        let f = unsafe { non_null(f) }?;
+        if src.is_null() || dst.is_null() {
+            return Err(GPUCVT_E_NULL);
+        }
+        let Instr::Ptx(p) = &f.instr else {
+            return Err(GPUCVT_E_ILLEGAL);
+        };
+        let kernel = f
+            .kernel
+            .get_or_init(|| {
+                CvtKernel::new(&p.form, Order::Instruction).map_err(|e| bulk_status(&e))
+            })
+            .as_ref()
+            .map_err(|s| *s)?;
+        let bytes = |bits: u32| match bits {
+            0..=8 => 1,
+            9..=16 => 2,
+            17..=32 => 4,
+            _ => 8,
+        };
+        macro_rules! dispatch {
+            ($($s:literal $S:ty),*; $($d:literal $D:ty),*) => {
+                dispatch!(@outer [$($s $S),*] [$($d $D),*])
+            };
+            (@outer [$($s:literal $S:ty),*] $ds:tt) => {
+                match bytes(kernel.source_bits()) {
+                    $($s => dispatch!(@inner $S $ds),)*
+                    _ => Err(GPUCVT_E_PANIC),
+                }
+            };
+            (@inner $S:ty [$($d:literal $D:ty),*]) => {
+                match bytes(kernel.result_bits()) {
+                    // SAFETY: the caller guarantees the arrays' sizes.
+                    $($d => unsafe { run_slice::<$S, $D>(kernel, src, n_src, dst, n_dst, rbits, threads) },)*
+                    _ => Err(GPUCVT_E_PANIC),
+                }
+            };
+        }
+        dispatch!(1 u8, 2 u16, 4 u32, 8 u64; 1 u8, 2 u16, 4 u32, 8 u64)
     })
 }

@@ -3,6 +3,7 @@
 
 mod common;
 mod compare;
+mod docs;
 mod exports;
 mod header;
 mod package;

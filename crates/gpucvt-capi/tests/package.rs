@@ -3,7 +3,9 @@
 //! Where `cmake` is on the PATH, a CMake project builds the same programs with
 //! `find_package(gpucvt)`; otherwise the CMake files are only checked for their targets.
 
-use crate::common::{profile_and_target, profile_dir, root, run, scratch, warp_expected};
+use crate::common::{
+    blocks, c_page, profile_and_target, profile_dir, root, run, scratch, sh_lines, warp_expected,
+};
 use std::path::Path;
 use std::process::Command;
 
@@ -73,27 +75,36 @@ fn installed_package_builds_programs_out_of_tree() {
         dir.join("main.cpp"),
     )
     .unwrap();
-    // The lines docs/guide/c.md gives for a Makefile project.
+    // The command lines docs/guide/c.md gives (shared, C++, static), and its Makefile lines
+    // with make's built-in rule (PKG_CONFIG_PATH given on make's command line, over the
+    // page's /opt/gpucvt).
+    let page = c_page();
+    let lines: Vec<String> = ["cc ", "c++ "]
+        .iter()
+        .flat_map(|p| sh_lines(&page, p))
+        .collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    for l in &lines {
+        sh(&dir, &prefix, l);
+    }
+    let make = blocks(&page)
+        .into_iter()
+        .find(|b| b.lang == "make")
+        .expect("a make block");
+    std::fs::write(dir.join("Makefile"), &make.text).unwrap();
+    let pc = prefix.join("lib/pkgconfig");
     sh(
         &dir,
         &prefix,
-        "cc -std=c11 -o warp main.c $(pkg-config --cflags --libs gpucvt)",
-    );
-    sh(
-        &dir,
-        &prefix,
-        "c++ -std=c++17 -o warp_cpp main.cpp $(pkg-config --cflags --libs gpucvt)",
-    );
-    sh(
-        &dir,
-        &prefix,
-        "cc -std=c11 -o warp_static main.c $(pkg-config --cflags gpucvt) \
-         \"$(pkg-config --variable=libdir gpucvt)/libgpucvt.a\" -lpthread -ldl -lm",
+        &format!(
+            "make -s PKG_CONFIG_PATH={} main && mv main warp_make",
+            pc.display()
+        ),
     );
     assert!(readelf(&dir.join("warp")).contains("Shared library: [libgpucvt.so.1]"));
     assert!(!readelf(&dir.join("warp_static")).contains("libgpucvt"));
     let want = warp_expected();
-    for program in ["warp", "warp_cpp"] {
+    for program in ["warp", "warp_cpp", "warp_make"] {
         let out = Command::new(dir.join(program))
             .env("LD_LIBRARY_PATH", prefix.join("lib"))
             .output()
@@ -112,20 +123,11 @@ fn installed_package_builds_programs_out_of_tree() {
         eprintln!("package: no cmake on the PATH; the CMake package was not built against");
         return;
     }
-    std::fs::write(
-        dir.join("CMakeLists.txt"),
-        "cmake_minimum_required(VERSION 3.16)\n\
-         project(warp C CXX)\n\
-         find_package(gpucvt 0.1 REQUIRED)\n\
-         add_executable(warp main.c)\n\
-         target_link_libraries(warp PRIVATE gpucvt::gpucvt)\n\
-         add_executable(warp_static main.c)\n\
-         target_link_libraries(warp_static PRIVATE gpucvt::gpucvt_static)\n\
-         add_executable(warp_cpp main.cpp)\n\
-         set_target_properties(warp_cpp PROPERTIES CXX_STANDARD 17)\n\
-         target_link_libraries(warp_cpp PRIVATE gpucvt::gpucvt)\n",
-    )
-    .unwrap();
+    let cmake = blocks(&page)
+        .into_iter()
+        .find(|b| b.lang == "cmake")
+        .expect("a cmake block");
+    std::fs::write(dir.join("CMakeLists.txt"), &cmake.text).unwrap();
     let prefix_arg = format!("-DCMAKE_PREFIX_PATH={}", prefix.display());
     sh(
         &dir,

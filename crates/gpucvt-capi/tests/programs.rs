@@ -49,3 +49,13 @@ fn warp_examples() {
     );
     assert_eq!(run(&cpp, &[], ""), want);
 }
+
+#[test]
+fn slices() {
+    let p = build(
+        "slices",
+        &[root().join("crates/gpucvt-capi/tests/c/slices.c")],
+        false,
+    );
+    assert_eq!(run(&p, &[], ""), "slices: every check passed\n");
+}

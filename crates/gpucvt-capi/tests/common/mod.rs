@@ -181,3 +181,63 @@ pub fn warp_expected() -> String {
     out.push_str("lane 16: d = deadbeef (inactive)\n");
     out
 }
+
+/// A fenced block of a Markdown page: its language, its text and the line it starts on.
+pub struct Block {
+    pub lang: String,
+    pub text: String,
+    pub line: usize,
+    /// Whether only blank lines separate it from the block before.
+    pub follows_block: bool,
+}
+
+/// The fenced blocks of a Markdown page, in order.
+pub fn blocks(page: &str) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut current: Option<Block> = None;
+    let mut since_last = true; // only blank lines since the last block closed
+    let mut first = true;
+    for (i, line) in page.lines().enumerate() {
+        if let Some(b) = current.as_mut() {
+            if line.trim_end() == "```" {
+                out.push(current.take().unwrap());
+                since_last = true;
+            } else {
+                b.text.push_str(line);
+                b.text.push('\n');
+            }
+        } else if let Some(lang) = line.strip_prefix("```") {
+            current = Some(Block {
+                lang: lang.trim().to_string(),
+                text: String::new(),
+                line: i + 1,
+                follows_block: since_last && !first,
+            });
+            first = false;
+        } else if !line.trim().is_empty() {
+            since_last = false;
+        }
+    }
+    out
+}
+
+/// docs/guide/c.md.
+pub fn c_page() -> String {
+    std::fs::read_to_string(root().join("docs/guide/c.md")).unwrap()
+}
+
+/// The shell lines of a page's `sh` blocks that start with `prefix`, with continuation lines
+/// joined and comments dropped.
+pub fn sh_lines(page: &str, prefix: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for b in blocks(page).iter().filter(|b| b.lang == "sh") {
+        let joined = b.text.replace("\\\n", " ");
+        for l in joined.lines() {
+            let l = l.split(" #").next().unwrap().trim();
+            if l.starts_with(prefix) {
+                out.push(l.split_whitespace().collect::<Vec<_>>().join(" "));
+            }
+        }
+    }
+    out
+}
