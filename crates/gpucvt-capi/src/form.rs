@@ -64,6 +64,12 @@ pub struct gpucvt_form {
     dialect: u32,
 }
 
+// C callers share a form across threads: it must be Sync (and Send, to be freed by another).
+const _: () = {
+    const fn shareable<T: Send + Sync>() {}
+    shareable::<gpucvt_form>();
+};
+
 enum Operands {
     List(Vec<u32>),
     Uniform { count: u32, bits: u32 },
