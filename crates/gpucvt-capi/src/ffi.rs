@@ -149,3 +149,37 @@ pub(crate) fn element_flags(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic inside an entry point's body is a status, never an unwind into C.
+    #[test]
+    fn panics_become_statuses() {
+        assert_eq!(guard(|| panic!("a bug")), GPUCVT_E_PANIC);
+        assert_eq!(guard(|| Err(GPUCVT_E_OPERANDS)), GPUCVT_E_OPERANDS);
+        assert_eq!(guard(|| Ok(())), GPUCVT_OK);
+        assert_eq!(guard_value(7u32, || panic!("a bug")), 7);
+    }
+
+    #[test]
+    fn flags_map_one_to_one() {
+        let all = [
+            Flags::INEXACT,
+            Flags::OVERFLOW,
+            Flags::UNDERFLOW,
+            Flags::INVALID,
+            Flags::SATURATED,
+            Flags::FLUSHED,
+        ];
+        let mut seen = 0u32;
+        for f in all {
+            let b = flags_bits(f);
+            assert_eq!(b.count_ones(), 1, "{f}");
+            assert_eq!(seen & b, 0, "{f}");
+            seen |= b;
+        }
+        assert_eq!(seen & GPUCVT_FLAG_NAN_CANONICAL, 0);
+    }
+}

@@ -514,32 +514,26 @@ pub unsafe extern "C" fn gpucvt_form_eval_wide(
         if ops.is_null() || out.is_null() {
             return Err(GPUCVT_E_NULL);
         }
-        if words < f.result_bits.div_ceil(64) as usize {
+        let need = f.result_bits.div_ceil(64) as usize;
+        if words < need {
             return Err(GPUCVT_E_TOO_SMALL);
         }
         // SAFETY: `ops` points to `n_ops` readable words.
         let ops = unsafe { std::slice::from_raw_parts(ops, n_ops) };
-        let need = f.result_bits.div_ceil(64) as usize;
-        let (fl, words_out) = if f.result_bits <= 128 {
+        // Into a scratch copy first, so that a failure leaves `out` untouched.
+        let mut result = vec![0u64; need];
+        let fl = if f.result_bits <= 128 {
             let (bits, fl) = eval_one(f, ops, None)?;
-            (fl, [bits as u64, (bits >> 64) as u64])
+            let both = [bits as u64, (bits >> 64) as u64];
+            result.copy_from_slice(&both[..need]);
+            fl
         } else {
-            (0, [0, 0])
+            eval_one(f, ops, Some(&mut result))?.1
         };
         // SAFETY: `out` has `words` writable words.
         let out = unsafe { std::slice::from_raw_parts_mut(out, words) };
-        let fl = if f.result_bits <= 128 {
-            out.fill(0);
-            out[..need].copy_from_slice(&words_out[..need]);
-            fl
-        } else {
-            // Evaluate into a scratch copy so that a failure leaves `out` untouched.
-            let mut scratch = vec![0u64; need];
-            let (_, fl) = eval_one(f, ops, Some(&mut scratch))?;
-            out.fill(0);
-            out[..need].copy_from_slice(&scratch);
-            fl
-        };
+        out.fill(0);
+        out[..need].copy_from_slice(&result);
         if !flags.is_null() {
             // SAFETY: `flags` is non-NULL and writable.
             unsafe { flags.write(fl) };
