@@ -7,7 +7,8 @@
  * (gpucvt_format_by_name, gpucvt_convert). Every function returns a status or a value, never
  * unwinds, and keeps no global state: a form is immutable and may be shared by threads.
  *
- * Flags (GPUCVT_FLAG_*) are the union over a result's elements; Tile IR ops report none.
+ * Flags (GPUCVT_FLAG_*) are the union over a result's elements; Tile IR ops report only
+ * GPUCVT_FLAG_NAN_CANONICAL (the model computes no other flags for them).
  * Structs that may grow start with their size: set it to sizeof the struct.
  */
 

@@ -106,7 +106,7 @@ pub extern "C" fn gpucvt_status_str(status: i32) -> *const c_char {
 }
 
 // The flags of an evaluation (the union over a result's elements): the core's
-// `model::core::Flags`, and GPUCVT_FLAG_NAN_CANONICAL. Tile IR ops report none.
+// `model::core::Flags`, and GPUCVT_FLAG_NAN_CANONICAL (the only one Tile IR ops report).
 
 /// Flag: the result differs from the exact value.
 pub const GPUCVT_FLAG_INEXACT: u32 = 1;
