@@ -413,6 +413,23 @@ enum gpucvt_status gpucvt_form_eval_wide(const struct gpucvt_form *f,
                                          size_t words,
                                          uint32_t *flags);
 
+// `gpucvt_form_eval` element by element: `bits[k]` and, when `flags` is not NULL,
+// `flags[k]` for element `k` of the result (element 0 in the lowest bits, as in the
+// result; `k` below `gpucvt_form_result_elements`): each PTX lane, vISA element or Tile IR
+// element with its own flags. `cvt.pack` has one element, its whole 32-bit result.
+// `GPUCVT_E_TOO_SMALL` when `n_elements` is less than the result's elements; entries past
+// them are left alone; nothing is written on failure.
+//
+// # Safety
+// As `gpucvt_form_eval`; `bits` is NULL or has `n_elements` writable words, `flags` NULL or
+// `n_elements` writable elements.
+enum gpucvt_status gpucvt_form_eval_elements(const struct gpucvt_form *f,
+                                             const uint64_t *ops,
+                                             size_t n_ops,
+                                             uint64_t *bits,
+                                             uint32_t *flags,
+                                             size_t n_elements);
+
 // Evaluates a form for the active lanes of a warp, as a simulator's instruction handler
 // does: lane `i` (for each bit `i` of `active_mask`) takes its `n_ops` operands from
 // `ops[i * n_ops ..]` (lane-major) and writes `out[i]` and, when `flags` is not NULL,

@@ -61,6 +61,8 @@ pub struct gpucvt_form {
     operands: Operands,
     result_bits: u32,
     result_elements: u32,
+    /// The width of one element's slot in the result (the whole result for `cvt.pack`).
+    element_bits: u32,
     dialect: u32,
 }
 
@@ -213,12 +215,19 @@ fn form_of(instr: Instr) -> gpucvt_form {
         Instr::Ptx(p) => p.form.dtype.lanes(),
         _ => result_elements,
     };
+    let element_bits = match &instr {
+        Instr::Ptx(p) if !p.form.pack => p.form.dtype.lane_bits(),
+        Instr::Ptx(_) => result_bits,
+        Instr::Visa(v) => v.dst.size() * 8,
+        Instr::Tile(t) => t.op.dst.value.elem.bits(),
+    };
     gpucvt_form {
         instr,
         kernel: OnceLock::new(),
         operands,
         result_bits,
         result_elements,
+        element_bits,
         dialect,
     }
 }
@@ -537,6 +546,69 @@ pub unsafe extern "C" fn gpucvt_form_eval_wide(
         if !flags.is_null() {
             // SAFETY: `flags` is non-NULL and writable.
             unsafe { flags.write(fl) };
+        }
+        Ok(())
+    })
+}
+
+/// `gpucvt_form_eval` element by element: `bits[k]` and, when `flags` is not NULL,
+/// `flags[k]` for element `k` of the result (element 0 in the lowest bits, as in the
+/// result; `k` below `gpucvt_form_result_elements`): each PTX lane, vISA element or Tile IR
+/// element with its own flags. `cvt.pack` has one element, its whole 32-bit result.
+/// `GPUCVT_E_TOO_SMALL` when `n_elements` is less than the result's elements; entries past
+/// them are left alone; nothing is written on failure.
+///
+/// # Safety
+/// As `gpucvt_form_eval`; `bits` is NULL or has `n_elements` writable words, `flags` NULL or
+/// `n_elements` writable elements.
+#[no_mangle]
+pub unsafe extern "C" fn gpucvt_form_eval_elements(
+    f: *const gpucvt_form,
+    ops: *const u64,
+    n_ops: usize,
+    bits: *mut u64,
+    flags: *mut u32,
+    n_elements: usize,
+) -> gpucvt_status {
+    guard(|| {
+        // SAFETY: `f` is NULL or live.
+        let f = unsafe { non_null(f) }?;
+        if ops.is_null() || bits.is_null() {
+            return Err(GPUCVT_E_NULL);
+        }
+        let n = f.result_elements as usize;
+        if n_elements < n {
+            return Err(GPUCVT_E_TOO_SMALL);
+        }
+        // SAFETY: `ops` points to `n_ops` readable words.
+        let ops = unsafe { std::slice::from_raw_parts(ops, n_ops) };
+        // Into scratch first, so that a failure leaves the caller's arrays untouched.
+        let mut out = vec![(0u64, 0u32); n];
+        let whole = n == 1;
+        let w = f.element_bits.max(1);
+        let (low, _) = f
+            .instr
+            .eval_each(ops, |e| {
+                let fl = element_flags(e.src.as_ref(), e.dst.as_ref(), e.input, e.bits, e.flags);
+                let k = if whole { 0 } else { (e.shift / w) as usize };
+                if let Some(slot) = out.get_mut(k) {
+                    slot.0 = e.bits;
+                    slot.1 |= fl;
+                }
+            })
+            .map_err(|e| status_of(&e))?;
+        if whole {
+            // One element: the whole result (cvt.pack's c bits included).
+            out[0].0 = low as u64;
+        }
+        // SAFETY: `bits` has `n_elements >= n` writable words; `flags` NULL or as many.
+        unsafe {
+            for (k, &(b, fl)) in out.iter().enumerate() {
+                bits.add(k).write(b);
+                if !flags.is_null() {
+                    flags.add(k).write(fl);
+                }
+            }
         }
         Ok(())
     })

@@ -37,6 +37,36 @@ static void put_hex(const uint64_t *w, size_t words, unsigned shift, unsigned bi
     }
 }
 
+static void or_bits(uint64_t *w, size_t words, unsigned shift, uint64_t v) {
+    unsigned i = shift / 64, b = shift % 64;
+    if (i < words) w[i] |= v << b;
+    if (b && i + 1 < words) w[i + 1] |= v >> (64 - b);
+}
+
+/* gpucvt_form_eval_elements must give the result's elements, side by side equal to the
+ * whole result, with flags whose union is the evaluation's. */
+static void check_elements(const gpucvt_form *f, const uint64_t *ops, size_t n, gpucvt_status s, const uint64_t *wide,
+                           size_t words, uint32_t flags, const char *text) {
+    unsigned k = gpucvt_form_result_elements(f), rbits = gpucvt_form_result_bits(f), w = k ? rbits / k : 0;
+    uint64_t *eb = calloc(k + 1, sizeof *eb), *back = calloc(words + 1, sizeof *back);
+    uint32_t *ef = calloc(k + 1, sizeof *ef);
+    eb[k] = 0x5a5a;
+    gpucvt_status se = gpucvt_form_eval_elements(f, ops, n, eb, ef, k + 1);
+    if (se != s) DIE("eval_elements %d, eval_wide %d: %s", se, s, text);
+    if (k > 0 && gpucvt_form_eval_elements(f, ops, n, eb, ef, k - 1) != GPUCVT_E_TOO_SMALL)
+        DIE("eval_elements took too small arrays: %s", text);
+    if (s == GPUCVT_OK) {
+        uint32_t all = 0;
+        for (unsigned i = 0; i < k; i++) {
+            or_bits(back, words, i * w, eb[i]);
+            all |= ef[i];
+        }
+        if (eb[k] != 0x5a5a) DIE("eval_elements wrote past the elements: %s", text);
+        if (memcmp(back, wide, words * sizeof *back) != 0 || all != flags) DIE("eval_elements differ: %s", text);
+    }
+    free(eb), free(ef), free(back);
+}
+
 static const char *field(char **rest) {
     char *s = *rest, *tab = strchr(s, '\t');
     if (tab) { *tab = 0; *rest = tab + 1; } else { *rest = s + strlen(s); }
@@ -83,6 +113,7 @@ int main(void) {
         uint32_t flags = 0;
         s = gpucvt_form_eval_wide(f, ops, n, wide, words + 1, &flags);
 
+        check_elements(f, ops, n, s, wide, words, flags, text);
         if (rbits <= 128) {
             gpucvt_u128 one = {0xdead, 0xbeef};
             uint32_t one_flags = 0xdead;

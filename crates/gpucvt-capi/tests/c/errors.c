@@ -210,6 +210,21 @@ static void operands_and_buffers(void) {
     EQ(out.hi, 0);
     CHECK(flags & GPUCVT_FLAG_SATURATED);
     CHECK(flags & GPUCVT_FLAG_INEXACT);
+    /* Per element: element 0 is the lowest byte, f = +inf saturated to 448; a = 1.0 exact. */
+    uint64_t eb[4] = {0};
+    uint32_t ef[4] = {0};
+    EQ(gpucvt_form_eval_elements(f, ops, 5, eb, ef, 4), GPUCVT_OK);
+    EQ(eb[0], 0x7e);
+    EQ(eb[3], 0x38);
+    EQ(ef[0] & GPUCVT_FLAG_SATURATED, GPUCVT_FLAG_SATURATED);
+    EQ(ef[3], 0);
+    EQ(ef[2], GPUCVT_FLAG_INEXACT); /* 300 -> 288 */
+    EQ(gpucvt_form_eval_elements(f, ops, 5, eb, NULL, 4), GPUCVT_OK);
+    EQ(gpucvt_form_eval_elements(f, ops, 5, eb, ef, 3), GPUCVT_E_TOO_SMALL);
+    EQ(gpucvt_form_eval_elements(f, ops, 5, NULL, ef, 4), GPUCVT_E_NULL);
+    EQ(gpucvt_form_eval_elements(f, NULL, 5, eb, ef, 4), GPUCVT_E_NULL);
+    EQ(gpucvt_form_eval_elements(NULL, ops, 5, eb, ef, 4), GPUCVT_E_NULL);
+    EQ(gpucvt_form_eval_elements(f, ops, 4, eb, ef, 4), GPUCVT_E_OPERANDS);
     /* Lanes: too many, mask beyond the lanes, a wrong operand count. */
     EQ(gpucvt_form_eval_lanes(f, 65, 1, ops, 5, &out, NULL, NULL), GPUCVT_E_ARGUMENT);
     EQ(gpucvt_form_eval_lanes(f, 1, 2, ops, 5, &out, NULL, NULL), GPUCVT_E_ARGUMENT);
