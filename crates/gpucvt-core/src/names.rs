@@ -7,7 +7,8 @@
 //! - ml_dtypes / NumPy / PyTorch names (`float8_e4m3fn`, `bfloat16`, `float16`, `half`,
 //!   `int8`, `uint8`, …);
 //! - safetensors dtypes (`F8_E4M3`, `BF16`, `F4`, `I8`, …);
-//! - MLIR / CUDA Tile IR element types (`f8E4M3FN`, `f4E2M1FN`, `bf16`, `i8`, …).
+//! - MLIR / CUDA Tile IR element types (`f8E4M3FN`, `f4E2M1FN`, `bf16`, `i8`, …);
+//! - LLVM's APFloat semantics (`Float8E4M3FN`, `Float8E8M0FNU`, `IEEEhalf`, `BFloat`, …).
 //!
 //! An alias never stands for a format other than the one its tool means: ml_dtypes'
 //! `float8_e4m3` (IEEE-style, with infinities) is `e4m3ieee`, not gpucvt's `e4m3` (OCP
@@ -42,6 +43,8 @@ pub enum Origin {
     Safetensors,
     /// MLIR builtin types, as CUDA Tile IR writes them (`f8E4M3FN`, `i8`).
     Mlir,
+    /// LLVM's APFloat semantics (`Float8E4M3FN`, `IEEEhalf`, `BFloat`).
+    Llvm,
 }
 
 impl Origin {
@@ -51,6 +54,7 @@ impl Origin {
             Origin::Python => "ml_dtypes / NumPy / PyTorch",
             Origin::Safetensors => "safetensors",
             Origin::Mlir => "MLIR / Tile IR",
+            Origin::Llvm => "LLVM APFloat",
         }
     }
 }
@@ -74,57 +78,72 @@ const fn a(name: &'static str, format: &'static Format, origin: Origin) -> Alias
     }
 }
 
-use Origin::{Mlir, Python, Safetensors};
+use Origin::{Llvm, Mlir, Python, Safetensors};
 
 /// Every alias, grouped by format in catalogue order. Names equal to a catalogue name
 /// (`f32`, `bf16`, …, which MLIR spells the same) are not repeated here.
 pub const ALIASES: &[Alias] = &[
     a("float64", &f::F64, Python),
     a("double", &f::F64, Python),
+    a("IEEEdouble", &f::F64, Llvm),
     a("F64", &f::F64, Safetensors),
     a("float32", &f::F32, Python),
     a("F32", &f::F32, Safetensors),
+    a("IEEEsingle", &f::F32, Llvm),
     a("float16", &f::F16, Python),
     a("half", &f::F16, Python),
     a("F16", &f::F16, Safetensors),
+    a("IEEEhalf", &f::F16, Llvm),
     a("bfloat16", &f::BF16, Python),
     a("BF16", &f::BF16, Safetensors),
+    a("BFloat", &f::BF16, Llvm),
     a("float8_e4m3fn", &f::E4M3, Python),
     a("e4m3fn", &f::E4M3, Python),
     a("F8_E4M3", &f::E4M3, Safetensors),
     a("f8E4M3FN", &f::E4M3, Mlir),
+    a("Float8E4M3FN", &f::E4M3, Llvm),
     a("float8_e5m2", &f::E5M2, Python),
     a("F8_E5M2", &f::E5M2, Safetensors),
     a("f8E5M2", &f::E5M2, Mlir),
+    a("Float8E5M2", &f::E5M2, Llvm),
     a("float8_e4m3", &f::E4M3IEEE, Python),
     a("f8E4M3", &f::E4M3IEEE, Mlir),
+    a("Float8E4M3", &f::E4M3IEEE, Llvm),
     a("float8_e3m4", &f::E3M4, Python),
     a("f8E3M4", &f::E3M4, Mlir),
+    a("Float8E3M4", &f::E3M4, Llvm),
     a("float8_e4m3fnuz", &f::E4M3FNUZ, Python),
     a("F8_E4M3FNUZ", &f::E4M3FNUZ, Safetensors),
     a("f8E4M3FNUZ", &f::E4M3FNUZ, Mlir),
+    a("Float8E4M3FNUZ", &f::E4M3FNUZ, Llvm),
     a("float8_e5m2fnuz", &f::E5M2FNUZ, Python),
     a("F8_E5M2FNUZ", &f::E5M2FNUZ, Safetensors),
     a("f8E5M2FNUZ", &f::E5M2FNUZ, Mlir),
+    a("Float8E5M2FNUZ", &f::E5M2FNUZ, Llvm),
     a("float8_e4m3b11fnuz", &f::E4M3B11FNUZ, Python),
     a("f8E4M3B11FNUZ", &f::E4M3B11FNUZ, Mlir),
+    a("Float8E4M3B11FNUZ", &f::E4M3B11FNUZ, Llvm),
     a("float6_e2m3fn", &f::E2M3, Python),
     a("e2m3fn", &f::E2M3, Python),
     a("F6_E2M3", &f::E2M3, Safetensors),
     a("f6E2M3FN", &f::E2M3, Mlir),
+    a("Float6E2M3FN", &f::E2M3, Llvm),
     a("float6_e3m2fn", &f::E3M2, Python),
     a("e3m2fn", &f::E3M2, Python),
     a("F6_E3M2", &f::E3M2, Safetensors),
     a("f6E3M2FN", &f::E3M2, Mlir),
+    a("Float6E3M2FN", &f::E3M2, Llvm),
     a("float4_e2m1fn", &f::E2M1, Python),
     a("e2m1fn", &f::E2M1, Python),
     a("F4", &f::E2M1, Safetensors),
     a("f4E2M1FN", &f::E2M1, Mlir),
+    a("Float4E2M1FN", &f::E2M1, Llvm),
     a("float8_e8m0fnu", &f::UE8M0, Python),
     a("e8m0fnu", &f::UE8M0, Python),
     a("e8m0", &f::UE8M0, Python),
     a("F8_E8M0", &f::UE8M0, Safetensors),
     a("f8E8M0FNU", &f::UE8M0, Mlir),
+    a("Float8E8M0FNU", &f::UE8M0, Llvm),
     a("int8", &f::S8, Python),
     a("I8", &f::S8, Safetensors),
     a("i8", &f::S8, Mlir),
@@ -171,6 +190,10 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[
     (
         "float4_e2m1fn_x2",
         "PyTorch's packed pair of e2m1 (one element: e2m1)",
+    ),
+    (
+        "FloatTF32",
+        "LLVM's 19-bit TF32 encoding (gpucvt's tf32 is the 32-bit register form: an f32 whose low 13 bits are zero)",
     ),
 ];
 
@@ -407,7 +430,7 @@ mod tests {
             let lower = name.to_ascii_lowercase();
             match lower.as_str() {
                 // float8_e4m3fn: max 448 = 0x7e, NaN 0x7f, no inf.
-                "float8_e4m3fn" | "e4m3fn" | "f8_e4m3" | "f8e4m3fn" => Fact {
+                "float8_e4m3fn" | "e4m3fn" | "f8_e4m3" | "f8e4m3fn" | "float8e4m3fn" => Fact {
                     bits: 8,
                     max: 0x7e,
                     inf: false,
@@ -415,7 +438,7 @@ mod tests {
                     signed: true,
                 },
                 // float8_e4m3 (IEEE-style): max 240 = 0x77, inf 0x78.
-                "float8_e4m3" | "f8e4m3" => Fact {
+                "float8_e4m3" | "f8e4m3" | "float8e4m3" => Fact {
                     bits: 8,
                     max: 0x77,
                     inf: true,
@@ -423,7 +446,7 @@ mod tests {
                     signed: true,
                 },
                 // float8_e3m4: max 15.5 = 0x6f, inf 0x70.
-                "float8_e3m4" | "f8e3m4" => Fact {
+                "float8_e3m4" | "f8e3m4" | "float8e3m4" => Fact {
                     bits: 8,
                     max: 0x6f,
                     inf: true,
@@ -432,7 +455,8 @@ mod tests {
                 },
                 // The fnuz formats: max 0x7f (240, 57344, 30), the one NaN 0x80, no inf.
                 "float8_e4m3fnuz" | "f8e4m3fnuz" | "f8_e4m3fnuz" | "float8_e5m2fnuz"
-                | "f8e5m2fnuz" | "f8_e5m2fnuz" | "float8_e4m3b11fnuz" | "f8e4m3b11fnuz" => Fact {
+                | "f8e5m2fnuz" | "f8_e5m2fnuz" | "float8_e4m3b11fnuz" | "f8e4m3b11fnuz"
+                | "float8e4m3fnuz" | "float8e5m2fnuz" | "float8e4m3b11fnuz" => Fact {
                     bits: 8,
                     max: 0x7f,
                     inf: false,
@@ -440,7 +464,7 @@ mod tests {
                     signed: true,
                 },
                 // float8_e5m2: max 57344 = 0x7b, inf 0x7c.
-                "float8_e5m2" | "f8_e5m2" | "f8e5m2" => Fact {
+                "float8_e5m2" | "f8_e5m2" | "f8e5m2" | "float8e5m2" => Fact {
                     bits: 8,
                     max: 0x7b,
                     inf: true,
@@ -448,7 +472,7 @@ mod tests {
                     signed: true,
                 },
                 // float6_e2m3fn: max 7.5 = 0x1f, finite only.
-                "float6_e2m3fn" | "e2m3fn" | "f6_e2m3" | "f6e2m3fn" => Fact {
+                "float6_e2m3fn" | "e2m3fn" | "f6_e2m3" | "f6e2m3fn" | "float6e2m3fn" => Fact {
                     bits: 6,
                     max: 0x1f,
                     inf: false,
@@ -456,7 +480,7 @@ mod tests {
                     signed: true,
                 },
                 // float6_e3m2fn: max 28 = 0x1f.
-                "float6_e3m2fn" | "e3m2fn" | "f6_e3m2" | "f6e3m2fn" => Fact {
+                "float6_e3m2fn" | "e3m2fn" | "f6_e3m2" | "f6e3m2fn" | "float6e3m2fn" => Fact {
                     bits: 6,
                     max: 0x1f,
                     inf: false,
@@ -464,7 +488,7 @@ mod tests {
                     signed: true,
                 },
                 // float4_e2m1fn: max 6 = 0x7.
-                "float4_e2m1fn" | "e2m1fn" | "f4" | "f4e2m1fn" => Fact {
+                "float4_e2m1fn" | "e2m1fn" | "f4" | "f4e2m1fn" | "float4e2m1fn" => Fact {
                     bits: 4,
                     max: 0x7,
                     inf: false,
@@ -472,35 +496,36 @@ mod tests {
                     signed: true,
                 },
                 // float8_e8m0fnu: unsigned, max 2^127 = 0xfe, NaN 0xff.
-                "float8_e8m0fnu" | "e8m0fnu" | "e8m0" | "f8_e8m0" | "f8e8m0fnu" => Fact {
+                "float8_e8m0fnu" | "e8m0fnu" | "e8m0" | "f8_e8m0" | "f8e8m0fnu"
+                | "float8e8m0fnu" => Fact {
                     bits: 8,
                     max: 0xfe,
                     inf: false,
                     nan: Some(0xff),
                     signed: false,
                 },
-                "float64" | "double" | "f64" => Fact {
+                "float64" | "double" | "f64" | "ieeedouble" => Fact {
                     bits: 64,
                     max: 0x7fef_ffff_ffff_ffff,
                     inf: true,
                     nan: Some(0x7fff_ffff_ffff_ffff),
                     signed: true,
                 },
-                "float32" | "f32" => Fact {
+                "float32" | "f32" | "ieeesingle" => Fact {
                     bits: 32,
                     max: 0x7f7f_ffff,
                     inf: true,
                     nan: Some(0x7fff_ffff),
                     signed: true,
                 },
-                "float16" | "half" | "f16" => Fact {
+                "float16" | "half" | "f16" | "ieeehalf" => Fact {
                     bits: 16,
                     max: 0x7bff,
                     inf: true,
                     nan: Some(0x7fff),
                     signed: true,
                 },
-                "bfloat16" | "bf16" => Fact {
+                "bfloat16" | "bf16" | "bfloat" => Fact {
                     bits: 16,
                     max: 0x7f7f,
                     inf: true,
@@ -535,8 +560,11 @@ mod tests {
             assert_eq!(f.has_infinity(), want.inf, "{}", al.name);
             assert_eq!(f.canonical_nan(), want.nan, "{}", al.name);
             assert_eq!(f.is_signed(), want.signed, "{}", al.name);
-            if !al.name.to_ascii_lowercase().contains("int")
-                && !matches!(al.name.as_bytes()[0], b'i' | b'I' | b'u' | b'U')
+            // Integers are intN, IN, iN, uintN, UN, uiN (LLVM's IEEEhalf … are floats).
+            let lower = al.name.to_ascii_lowercase();
+            if !lower.contains("int")
+                && (lower.starts_with("ieee")
+                    || !matches!(al.name.as_bytes()[0], b'i' | b'I' | b'u' | b'U'))
             {
                 assert!(f.is_float(), "{}", al.name);
             } else {

@@ -26,7 +26,7 @@ use crate::core::convert::{Conversion, Flags};
 use crate::core::format::Format;
 use crate::error::{tidy, Error};
 use crate::ptx::check::{check_form, check_form_text, legal_somewhere, OperandShape};
-use crate::ptx::eval::{evaluate, evaluate_bits, operand_roles, role_bits, Role};
+use crate::ptx::eval::{operand_roles, role_bits, LaneResult, Planned, Role};
 use crate::ptx::target::{PtxVersion, Target};
 use crate::ptx::{parse::parse_instruction, CvtForm};
 use crate::tile::check::verify_op;
@@ -61,6 +61,8 @@ pub struct PtxInstr {
     pub form: CvtForm,
     /// Its source operands, in order.
     pub roles: Vec<Role>,
+    /// Its evaluation, planned once.
+    pub plan: Planned,
 }
 
 /// A vISA move.
@@ -330,6 +332,7 @@ impl Instr {
         }
         Ok(Instr::Ptx(PtxInstr {
             roles: operand_roles(&form),
+            plan: Planned::new(&form),
             form,
         }))
     }
@@ -416,66 +419,169 @@ impl Instr {
         match self {
             Instr::Tile(t) => t.eval_output(ops),
             Instr::Ptx(p) => {
-                let e = evaluate(&p.form, ops)?;
-                Ok(Output {
-                    bits: e.bits,
-                    width: e.width,
-                    lanes: e
-                        .lanes
-                        .iter()
-                        .map(|l| Lane {
-                            input: l.input,
-                            conversions: vec![l.conversion],
-                            bits: l.outcome.bits,
-                            shift: l.shift,
-                            flags: l.outcome.flags,
-                        })
-                        .collect(),
-                })
+                let mut lanes = Vec::with_capacity(4);
+                let (bits, width) = p.plan.evaluate_each(ops, |l: &LaneResult| {
+                    lanes.push(Lane {
+                        input: l.input,
+                        conversions: vec![l.conversion],
+                        bits: l.outcome.bits,
+                        shift: l.shift,
+                        flags: l.outcome.flags,
+                    })
+                })?;
+                Ok(Output { bits, width, lanes })
             }
             Instr::Visa(v) => {
-                if ops.len() != 1 {
-                    return Err(Error::Operand {
-                        message: format!(
-                            "{} takes 1 source operand, got {}",
-                            self.spelling(),
-                            ops.len()
-                        ),
-                    });
-                }
-                let bits = v.src.size() * 8;
-                if bits < 64 && ops[0] >> bits != 0 {
-                    return Err(Error::Operand {
-                        message: format!("operand src = {:#x} does not fit in {bits} bits", ops[0]),
-                    });
-                }
-                let elements = crate::visa::types::unpack(v.src, ops[0]);
-                let dbits = v.dst.size() * 8;
-                let n = elements.len() as u32;
+                let conversions: Vec<Conversion> =
+                    v.plan.steps.iter().map(|s| s.conversion).collect();
                 let mut out = Output {
                     bits: 0,
-                    width: dbits * n,
+                    width: 0,
                     lanes: Vec::new(),
                 };
-                // Most significant (last) element first, like PTX lanes.
-                for (i, &e) in elements.iter().enumerate().rev() {
-                    let r = v.plan.run(e);
-                    let shift = dbits * i as u32;
-                    if shift < 64 {
-                        out.bits |= r.bits << shift;
-                    }
+                let (bits, width) = self.visa_each(v, ops, |e| {
                     out.lanes.push(Lane {
-                        input: e,
-                        conversions: v.plan.steps.iter().map(|s| s.conversion).collect(),
-                        bits: r.bits,
-                        shift,
-                        flags: r.flags,
-                    });
-                }
+                        input: e.input,
+                        conversions: conversions.clone(),
+                        bits: e.bits,
+                        shift: e.shift,
+                        flags: e.flags,
+                    })
+                })?;
+                out.bits = bits as u64;
+                out.width = width;
                 Ok(out)
             }
         }
     }
+
+    /// A vISA move on its one source operand, each element shown to `visit` (the last,
+    /// most significant, first), without heap allocation: the low 128 bits of the result
+    /// and its width.
+    fn visa_each(
+        &self,
+        v: &VisaInstr,
+        ops: &[u64],
+        mut visit: impl FnMut(&ElementOutcome),
+    ) -> Result<(u128, u32), Error> {
+        if ops.len() != 1 {
+            return Err(Error::Operand {
+                message: format!(
+                    "{} takes 1 source operand, got {}",
+                    self.spelling(),
+                    ops.len()
+                ),
+            });
+        }
+        let bits = v.src.size() * 8;
+        if bits < 64 && ops[0] >> bits != 0 {
+            return Err(Error::Operand {
+                message: format!("operand src = {:#x} does not fit in {bits} bits", ops[0]),
+            });
+        }
+        let dbits = v.dst.size() * 8;
+        let (src, dst) = (v.plan.source_format(), v.plan.destination_format());
+        let mut wide = 0u128;
+        let mut n = 0u32;
+        for (i, e) in crate::visa::types::elements(v.src, ops[0])
+            .enumerate()
+            .rev()
+        {
+            let r = v.plan.eval(e);
+            let shift = dbits * i as u32;
+            if shift < 128 {
+                wide |= (r.bits as u128) << shift;
+            }
+            n = n.max(i as u32 + 1);
+            visit(&ElementOutcome {
+                src: Some(src),
+                dst: Some(dst),
+                input: e,
+                bits: r.bits,
+                shift,
+                flags: r.flags,
+            });
+        }
+        Ok((wide, dbits * n))
+    }
+
+    /// [`Instr::eval_bits`] that shows each element of the result to `visit` as it is
+    /// computed, most significant first, with its flags: the low 128 bits of the
+    /// destination and its width. A result wider than 128 bits (a vISA move of a packed
+    /// immediate into 64-bit elements, a Tile IR tile of many elements) is the elements side
+    /// by side, each at its shift. PTX forms and vISA moves evaluate without heap
+    /// allocation; a Tile IR op evaluates its tile as [`Instr::eval`] does (and reports no
+    /// flags).
+    ///
+    /// # Errors
+    /// As [`Instr::eval`].
+    ///
+    /// ```
+    /// use gpucvt::core::Flags;
+    /// use gpucvt::instr::{Instr, Options};
+    /// let i = Instr::parse("mov.sat ub <- f", &Options::default()).unwrap();
+    /// let mut flags = Flags::empty();
+    /// assert_eq!(i.eval_each(&[0x4396_0000], |e| flags |= e.flags).unwrap(), (0xff, 8));
+    /// assert!(flags.contains(Flags::SATURATED));
+    /// ```
+    pub fn eval_each(
+        &self,
+        ops: &[u64],
+        mut visit: impl FnMut(&ElementOutcome),
+    ) -> Result<(u128, u32), Error> {
+        match self {
+            Instr::Ptx(p) => {
+                let (bits, width) = p.plan.evaluate_each(ops, |l| {
+                    visit(&ElementOutcome {
+                        src: Some(l.conversion.src),
+                        dst: Some(l.conversion.dst),
+                        input: l.input,
+                        bits: l.outcome.bits,
+                        shift: l.shift,
+                        flags: l.outcome.flags,
+                    })
+                })?;
+                Ok((bits as u128, width))
+            }
+            Instr::Visa(v) => self.visa_each(v, ops, visit),
+            Instr::Tile(t) => {
+                let r = self.eval(ops)?;
+                let (src, dst) = (t.source_format(), t.result_format());
+                let mut wide = 0u128;
+                for l in &r.lanes {
+                    if l.shift < 128 {
+                        wide |= (l.bits as u128) << l.shift;
+                    }
+                    visit(&ElementOutcome {
+                        src,
+                        dst,
+                        input: l.input,
+                        bits: l.bits,
+                        shift: l.shift,
+                        flags: l.flags,
+                    });
+                }
+                Ok((wide, r.width))
+            }
+        }
+    }
+}
+
+/// One element of a result, as [`Instr::eval_each`] shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ElementOutcome {
+    /// The format of the element's source bits (`None` for a Tile IR pointer).
+    pub src: Option<Format>,
+    /// The format of the result element (`None` for a Tile IR pointer).
+    pub dst: Option<Format>,
+    /// The element's source bits.
+    pub input: u64,
+    /// The element's result bits.
+    pub bits: u64,
+    /// Bit offset of the element in the destination.
+    pub shift: u32,
+    /// Flags (none for Tile IR ops).
+    pub flags: Flags,
 }
 
 impl Instr {
@@ -493,24 +599,16 @@ impl Instr {
     /// ```
     pub fn eval_bits(&self, ops: &[u64]) -> Result<(u128, u32), Error> {
         match self {
-            Instr::Ptx(p) => {
-                Ok(evaluate_bits(&p.form, ops).map(|(bits, width)| (bits as u128, width))?)
-            }
+            Instr::Ptx(p) => Ok(p
+                .plan
+                .evaluate_each(ops, |_| {})
+                .map(|(bits, width)| (bits as u128, width))?),
             Instr::Visa(_) | Instr::Tile(_) => {
-                let r = self.eval(ops)?;
-                if r.width > 64 {
-                    let mut wide: u128 = 0;
-                    for l in &r.lanes {
-                        if l.shift < 128 {
-                            wide |= (l.bits as u128) << l.shift;
-                        }
-                    }
-                    if r.width > 128 {
-                        return Err(Error::ResultTooWide { bits: r.width });
-                    }
-                    return Ok((wide, r.width));
+                let (bits, width) = self.eval_each(ops, |_| {})?;
+                if width > 128 {
+                    return Err(Error::ResultTooWide { bits: width });
                 }
-                Ok((r.bits as u128, r.width))
+                Ok((bits, width))
             }
         }
     }

@@ -501,7 +501,7 @@ pub fn lane_rbits_place(form: &CvtForm, k: usize) -> (u32, u32) {
 /// instruction type's width by the caller or here (bits above the width are an error).
 pub fn evaluate(form: &CvtForm, operands: &[u64]) -> Result<Evaluation, EvalError> {
     let mut lanes = Vec::with_capacity(4);
-    let (bits, width) = evaluate_into(form, operands, Some(&mut lanes))?;
+    let (bits, width) = evaluate_into(form, operands, |l| lanes.push(*l))?;
     Ok(Evaluation { bits, width, lanes })
 }
 
@@ -515,122 +515,254 @@ pub fn evaluate(form: &CvtForm, operands: &[u64]) -> Result<Evaluation, EvalErro
 /// assert_eq!(evaluate_bits(&f, &[0x3f80_0000]).unwrap(), (0x3c00, 16));
 /// ```
 pub fn evaluate_bits(form: &CvtForm, operands: &[u64]) -> Result<(u64, u32), EvalError> {
-    evaluate_into(form, operands, None)
+    evaluate_into(form, operands, |_| {})
+}
+
+/// [`evaluate_bits`] that shows each lane to `visit` (most significant first) as it is
+/// computed: the lanes' flags without the heap allocation of [`evaluate`] (what the C
+/// library's one-lane evaluation needs).
+///
+/// ```
+/// use gpucvt::core::Flags;
+/// use gpucvt::ptx::{eval::evaluate_each, parse_instruction};
+/// let form = parse_instruction("cvt.rn.f16.f32").unwrap().form;
+/// let mut flags = Flags::empty();
+/// let r = evaluate_each(&form, &[0x3f80_0001], |l| flags |= l.outcome.flags).unwrap();
+/// assert_eq!(r, (0x3c00, 16));
+/// assert!(flags.contains(Flags::INEXACT));
+/// ```
+pub fn evaluate_each(
+    form: &CvtForm,
+    operands: &[u64],
+    visit: impl FnMut(&LaneResult),
+) -> Result<(u64, u32), EvalError> {
+    evaluate_into(form, operands, visit)
 }
 
 fn evaluate_into(
     form: &CvtForm,
     operands: &[u64],
-    mut lanes_out: Option<&mut Vec<LaneResult>>,
+    visit: impl FnMut(&LaneResult),
 ) -> Result<(u64, u32), EvalError> {
-    let roles = roles_of(form);
-    let roles = roles.as_slice();
-    if operands.len() != roles.len() {
-        let names: Vec<&str> = roles.iter().map(|r| r.name()).collect();
-        return Err(EvalError::OperandCount {
-            form: form.spelling(),
-            expected: roles.len(),
-            names: names.join(", "),
-            got: operands.len(),
-        });
+    Planned::new(form).evaluate_each(operands, visit)
+}
+
+/// A form with what its evaluation derives from it worked out once: its operands and their
+/// widths, the lane formats, rounding and policy, and the core's conversion function compiled
+/// for the pair of lane formats ([`Conversion::compiled`]). Every evaluation of a form goes
+/// through one ([`evaluate`] makes one per call); [`crate::instr::Instr`] keeps one per PTX
+/// form, so that evaluating it many times (the C library, `eval --batch`) does not redo it.
+///
+/// ```
+/// use gpucvt::ptx::{eval::Planned, parse_instruction};
+/// let p = Planned::new(&parse_instruction("cvt.rn.satfinite.e4m3x2.f32").unwrap().form);
+/// assert_eq!(p.evaluate_each(&[0x3f80_0000, 0x4396_0000], |_| {}).unwrap(), (0x3879, 16));
+/// ```
+#[derive(Clone, Copy)]
+pub struct Planned {
+    form: CvtForm,
+    roles: Roles,
+    /// Each operand's mask (its width).
+    masks: [u64; 6],
+    /// The lanes' plan; `None` for `cvt.pack` and for forms with no conversion semantics
+    /// (refused after the operand checks, as the operands are checked first).
+    lanes: Option<LanePlan>,
+}
+
+/// What every lane of a non-`cvt.pack` form shares.
+#[derive(Clone, Copy)]
+struct LanePlan {
+    /// Every lane's conversion, before its share of the random bits and its scale factor.
+    conversion: Conversion,
+    apply: gpucvt_core::convert::ApplyFn,
+    /// Destination lanes, and the width of each one's slot.
+    lanes: usize,
+    slot: u32,
+    /// The source's lanes and their width (a packed source: several in `a`).
+    src_lanes: u32,
+    src_lane_bits: u32,
+    /// The ue8m0 scale operand (`.scaled`, s2f6): its width is 8 (one factor), else 16.
+    scaled: bool,
+    scale8: bool,
+    /// A down-conversion divides by the scale factor.
+    divide: bool,
+}
+
+impl core::fmt::Debug for Planned {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Planned")
+            .field("form", &self.form)
+            .finish_non_exhaustive()
     }
-    for (&role, &v) in roles.iter().zip(operands) {
-        let bits = role_bits(form, role);
-        if v & !mask(bits) != 0 {
-            return Err(EvalError::OperandTooWide {
-                role: role.name(),
-                value: v,
-                bits,
+}
+
+/// Plans are functions of their forms: equal forms have equal plans.
+impl PartialEq for Planned {
+    fn eq(&self, other: &Planned) -> bool {
+        self.form == other.form
+    }
+}
+
+impl Eq for Planned {}
+
+impl Planned {
+    /// The plan of a form.
+    pub fn new(form: &CvtForm) -> Planned {
+        let roles = roles_of(form);
+        let mut masks = [0u64; 6];
+        for (m, &r) in masks.iter_mut().zip(roles.as_slice()) {
+            *m = mask(role_bits(form, r));
+        }
+        let evaluable = !form.pack
+            && !matches!(form.dtype.kind(), Kind::Bits | Kind::Pred)
+            && !matches!(form.atype.kind(), Kind::Bits | Kind::Pred);
+        let lanes = match (form.dtype.lane_format(), form.atype.lane_format()) {
+            (Some(dst), Some(src)) if evaluable => {
+                let rounding = rounding_of(form);
+                let policy = policy_of(form, &src, &dst);
+                let c = Conversion::new(src, dst, rounding, policy);
+                Some(LanePlan {
+                    conversion: c,
+                    // The compiled instances are proven equal to `apply`; the scaled forms,
+                    // rare and with a per-lane scale, keep the general path.
+                    apply: if takes_scale(form) {
+                        Conversion::apply
+                    } else {
+                        c.compiled()
+                    },
+                    lanes: form.dtype.lanes() as usize,
+                    slot: form.dtype.lane_bits(),
+                    src_lanes: form.atype.lanes(),
+                    src_lane_bits: form.atype.lane_bits(),
+                    scaled: takes_scale(form),
+                    scale8: scale_bits(form) == 8,
+                    divide: form.dtype.lane_bits() < form.atype.lane_bits(),
+                })
+            }
+            _ => None,
+        };
+        Planned {
+            form: *form,
+            roles,
+            masks,
+            lanes,
+        }
+    }
+
+    /// The form.
+    pub fn form(&self) -> &CvtForm {
+        &self.form
+    }
+
+    /// [`evaluate_each`] with this plan.
+    ///
+    /// # Errors
+    /// As [`evaluate`].
+    pub fn evaluate_each(
+        &self,
+        operands: &[u64],
+        mut visit: impl FnMut(&LaneResult),
+    ) -> Result<(u64, u32), EvalError> {
+        let form = &self.form;
+        let roles = self.roles.as_slice();
+        if operands.len() != roles.len() {
+            let names: Vec<&str> = roles.iter().map(|r| r.name()).collect();
+            return Err(EvalError::OperandCount {
+                form: form.spelling(),
+                expected: roles.len(),
+                names: names.join(", "),
+                got: operands.len(),
             });
         }
-    }
-    let get = |r: Role| roles.iter().position(|&x| x == r).map(|i| operands[i]);
-    if form.pack {
-        return evaluate_pack(form, get(Role::A), get(Role::B), get(Role::C), lanes_out);
-    }
-    let not_evaluable = || EvalError::NotEvaluable(form.spelling());
-    let dst = form.dtype.lane_format().ok_or_else(not_evaluable)?;
-    let src = form.atype.lane_format().ok_or_else(not_evaluable)?;
-    if matches!(form.dtype.kind(), Kind::Bits | Kind::Pred)
-        || matches!(form.atype.kind(), Kind::Bits | Kind::Pred)
-    {
-        return Err(not_evaluable());
-    }
-    // Lane inputs, most significant first.
-    let mut input_list = [0u64; 8];
-    let mut n_inputs = 0usize;
-    if form.atype.lanes() > 1 {
-        let a = get(Role::A).unwrap_or(0);
-        let (n, lb) = (form.atype.lanes(), form.atype.lane_bits());
-        for k in 0..n {
-            if n_inputs < input_list.len() {
-                input_list[n_inputs] = (a >> (lb * (n - 1 - k))) & mask(lb);
-            }
-            n_inputs += 1;
-        }
-    } else {
-        for v in [Role::A, Role::B, Role::E, Role::F]
-            .into_iter()
-            .filter_map(get)
-        {
-            input_list[n_inputs] = v;
-            n_inputs += 1;
-        }
-    }
-    let lanes = form.dtype.lanes() as usize;
-    if n_inputs != lanes || n_inputs > input_list.len() {
-        return Err(not_evaluable());
-    }
-    let inputs = &input_list[..n_inputs];
-    let slot = form.dtype.lane_bits();
-    let rounding = rounding_of(form);
-    let base = policy_of(form, &src, &dst);
-    let divide = form.dtype.lane_bits() < form.atype.lane_bits();
-    let scale_operand =
-        get(Role::Scale).unwrap_or(if scale_bits(form) == 8 { 0x7f } else { 0x7f7f });
-    let mut out_bits = 0u64;
-    for (k, &input) in inputs.iter().enumerate() {
-        let mut policy = base;
-        let mut conv_src = src;
-        let mut input = input;
-        if takes_scale(form) {
-            let e = if scale_bits(form) == 8 {
-                scale_operand & 0xff
-            } else {
-                // n2: the high byte scales the high lane.
-                (scale_operand >> (8 * (lanes - 1 - k.min(lanes - 1)) as u32)) & 0xff
-            };
-            if e == 0xff {
-                // The scale is the ue8m0 NaN: the lane's input becomes a NaN of a format
-                // that has one (choice `scale-nan`).
-                conv_src = format::F32;
-                input = format::F32.canonical_nan().unwrap_or(0);
-            } else {
-                let k2 = e as i32 - 127;
-                policy.scale = if divide { -k2 } else { k2 };
+        for ((&role, &v), &m) in roles.iter().zip(operands).zip(&self.masks) {
+            if v & !m != 0 {
+                return Err(EvalError::OperandTooWide {
+                    role: role.name(),
+                    value: v,
+                    bits: role_bits(form, role),
+                });
             }
         }
-        let rounding = match form.rounding {
-            Some(RoundMod::Rs) => {
-                let (r, w) = lane_rbits(form, get(Role::Rbits).unwrap_or(0), k);
-                Rounding::stochastic(r, w)
-            }
-            _ => rounding,
+        let get = |r: Role| roles.iter().position(|&x| x == r).map(|i| operands[i]);
+        if form.pack {
+            return evaluate_pack(form, get(Role::A), get(Role::B), get(Role::C), visit);
+        }
+        let Some(p) = &self.lanes else {
+            return Err(EvalError::NotEvaluable(form.spelling()));
         };
-        let conversion = Conversion::new(conv_src, dst, rounding, policy);
-        let outcome = conversion.apply(input);
-        let shift = slot * (lanes - 1 - k) as u32;
-        out_bits |= (outcome.bits & mask(dst.width())) << shift;
-        if let Some(l) = lanes_out.as_deref_mut() {
-            l.push(LaneResult {
+        // Lane inputs, most significant first.
+        let mut input_list = [0u64; 8];
+        let mut n_inputs = 0usize;
+        if p.src_lanes > 1 {
+            let a = get(Role::A).unwrap_or(0);
+            let (n, lb) = (p.src_lanes, p.src_lane_bits);
+            for k in 0..n {
+                if n_inputs < input_list.len() {
+                    input_list[n_inputs] = (a >> (lb * (n - 1 - k))) & mask(lb);
+                }
+                n_inputs += 1;
+            }
+        } else {
+            for (&r, &v) in roles.iter().zip(operands) {
+                if matches!(r, Role::A | Role::B | Role::E | Role::F) {
+                    input_list[n_inputs] = v;
+                    n_inputs += 1;
+                }
+            }
+        }
+        let lanes = p.lanes;
+        if n_inputs != lanes || n_inputs > input_list.len() {
+            return Err(EvalError::NotEvaluable(form.spelling()));
+        }
+        let inputs = &input_list[..n_inputs];
+        let scale_operand = if p.scaled {
+            get(Role::Scale).unwrap_or(if p.scale8 { 0x7f } else { 0x7f7f })
+        } else {
+            0
+        };
+        let rbits = get(Role::Rbits).unwrap_or(0);
+        let dst_mask = mask(p.conversion.dst.width());
+        let mut out_bits = 0u64;
+        for (k, &input) in inputs.iter().enumerate() {
+            // Changed in place where a lane differs, so that the common lane copies the
+            // plan's conversion whole.
+            let mut conversion = p.conversion;
+            let mut input = input;
+            let mut apply = p.apply;
+            if p.scaled {
+                let e = if p.scale8 {
+                    scale_operand & 0xff
+                } else {
+                    // n2: the high byte scales the high lane.
+                    (scale_operand >> (8 * (lanes - 1 - k.min(lanes - 1)) as u32)) & 0xff
+                };
+                if e == 0xff {
+                    // The scale is the ue8m0 NaN: the lane's input becomes a NaN of a format
+                    // that has one (choice `scale-nan`).
+                    conversion.src = format::F32;
+                    input = format::F32.canonical_nan().unwrap_or(0);
+                    apply = Conversion::apply;
+                } else {
+                    let k2 = e as i32 - 127;
+                    conversion.policy.scale = if p.divide { -k2 } else { k2 };
+                }
+            }
+            if form.rounding == Some(RoundMod::Rs) {
+                let (r, w) = lane_rbits(form, rbits, k);
+                conversion.rounding = Rounding::stochastic(r, w);
+            }
+            let outcome = apply(&conversion, input);
+            let shift = p.slot * (lanes - 1 - k) as u32;
+            out_bits |= (outcome.bits & dst_mask) << shift;
+            visit(&LaneResult {
                 conversion,
                 input,
                 shift,
                 outcome,
             });
         }
+        Ok((out_bits, form.dtype.bits()))
     }
-    Ok((out_bits, form.dtype.bits()))
 }
 
 fn evaluate_pack(
@@ -638,7 +770,7 @@ fn evaluate_pack(
     a: Option<u64>,
     b: Option<u64>,
     c: Option<u64>,
-    mut lanes_out: Option<&mut Vec<LaneResult>>,
+    mut visit: impl FnMut(&LaneResult),
 ) -> Result<(u64, u32), EvalError> {
     let not_evaluable = || EvalError::NotEvaluable(form.spelling());
     let dst = form.dtype.lane_format().ok_or_else(not_evaluable)?;
@@ -655,14 +787,12 @@ fn evaluate_pack(
         let outcome = conversion.apply(input);
         let shift = size * (1 - k as u32);
         bits |= (outcome.bits & mask(size)) << shift;
-        if let Some(l) = lanes_out.as_deref_mut() {
-            l.push(LaneResult {
-                conversion,
-                input,
-                shift,
-                outcome,
-            });
-        }
+        visit(&LaneResult {
+            conversion,
+            input,
+            shift,
+            outcome,
+        });
     }
     if let Some(c) = c {
         bits |= (c << (2 * size)) & mask(32);

@@ -135,6 +135,7 @@ const TABLE: &[Row] = &[
 ];
 
 impl PtxType {
+    #[inline]
     fn row(self) -> &'static Row {
         // The table is in declaration order; fall back to a search if it ever is not.
         match TABLE.get(self as usize) {
@@ -163,27 +164,32 @@ impl PtxType {
     }
 
     /// Width in bits of a value of this type (the whole packed register for packed types).
+    #[inline]
     pub fn bits(self) -> u32 {
         self.row().2
     }
 
     /// The basic kind.
+    #[inline]
     pub fn kind(self) -> Kind {
         self.row().3
     }
 
     /// The format of one lane (`None` for `.bN` and `.pred`).
+    #[inline]
     pub fn lane_format(self) -> Option<Format> {
         self.row().4
     }
 
     /// Number of lanes (1 for scalars).
+    #[inline]
     pub fn lanes(self) -> u32 {
         self.row().5
     }
 
     /// Width of one lane's slot in the packed register (8 for `e2m3x2`, whose values are 6
     /// bits wide; 4 for `e2m1x2`).
+    #[inline]
     pub fn lane_bits(self) -> u32 {
         self.bits() / self.lanes()
     }

@@ -448,12 +448,10 @@ impl Plan {
 
     /// Converts one source element given as bits of [`Plan::source_format`] (higher bits are
     /// ignored).
+    /// No heap allocation (unlike [`Plan::run`], which keeps the steps).
     pub fn eval(&self, src_bits: u64) -> Outcome {
-        let r = self.run(src_bits);
-        Outcome {
-            bits: r.bits,
-            flags: r.flags,
-        }
+        let (bits, flags, _) = self.run_steps(&self.source_format().decode(src_bits), |_| {});
+        Outcome { bits, flags }
     }
 
     /// Converts one source element given as bits, keeping every step's outcome.
@@ -465,15 +463,27 @@ impl Plan {
     /// integer may lie outside its type's range (`int-source-modifier-exact`).
     pub fn run_value(&self, v: &Value) -> MovResult {
         let mut steps = Vec::with_capacity(self.steps.len());
+        let (bits, flags, fixup) = self.run_steps(v, |o| steps.push(o));
+        MovResult {
+            bits,
+            flags,
+            steps,
+            fixup,
+        }
+    }
+
+    /// The steps and fix-ups on `v`, each step's outcome shown to `step`: the result bits,
+    /// the union of the steps' flags and the fix-up that changed the result.
+    fn run_steps(&self, v: &Value, mut step: impl FnMut(Outcome)) -> (u64, Flags, Option<Fixup>) {
         let mut flags = Flags::empty();
         let mut out = self.steps[0].apply_value(v);
         flags |= out.flags;
-        steps.push(out);
+        step(out);
         for s in &self.steps[1..] {
             let v = s.conversion.src.decode(out.bits);
             out = s.apply_value(&v);
             flags |= out.flags;
-            steps.push(out);
+            step(out);
         }
         let mut bits = out.bits;
         let mut applied = None;
@@ -483,12 +493,7 @@ impl Plan {
                 applied = Some(f);
             }
         }
-        MovResult {
-            bits,
-            flags,
-            steps,
-            fixup: applied,
-        }
+        (bits, flags, applied)
     }
 
     /// A one-line description: `HF <- DF (.sat): DF -> F (RNE), then F -> HF (RNE, sat)`.

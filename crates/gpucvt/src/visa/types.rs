@@ -296,11 +296,25 @@ pub fn unpack_vf(dword: u32) -> [u32; 4] {
 /// assert_eq!(unpack(VisaType::D, 0xffff_ffff), vec![0xffff_ffff]);
 /// ```
 pub fn unpack(ty: VisaType, imm: u64) -> Vec<u64> {
-    match ty {
-        V | Uv => (0..8).map(|i| (imm >> (4 * i)) & 0xf).collect(),
-        Vf => (0..4).map(|i| (imm >> (8 * i)) & 0xff).collect(),
-        _ => vec![imm & ty.element_format().mask()],
-    }
+    elements(ty, imm).collect()
+}
+
+/// [`unpack`] without allocating: the element encodings in element order.
+///
+/// ```
+/// use gpucvt::visa::types::{elements, VisaType};
+/// assert_eq!(elements(VisaType::Vf, 0x3830).nth(1), Some(0x38));
+/// ```
+pub fn elements(
+    ty: VisaType,
+    imm: u64,
+) -> impl DoubleEndedIterator<Item = u64> + ExactSizeIterator {
+    let (n, bits, mask) = match ty {
+        V | Uv => (8, 4, 0xf),
+        Vf => (4, 8, 0xff),
+        _ => (1, 0, ty.element_format().mask()),
+    };
+    (0..n as u32).map(move |i| (imm >> (bits * i)) & mask)
 }
 
 #[cfg(test)]

@@ -1,0 +1,10 @@
+//! The C library against the Rust API, through C and C++ programs built with the system
+//! compiler (`cc`, `c++`) under AddressSanitizer and UndefinedBehaviorSanitizer.
+
+mod common;
+mod compare;
+mod docs;
+mod exports;
+mod header;
+mod package;
+mod programs;
