@@ -446,6 +446,8 @@ impl Instruction {
             Instr::Ptx(_) => (self.instr.result_bits(), 1),
             Instr::Visa(v) => (v.dst.size() * 8, v.src.packed_elements().max(1) as usize),
             Instr::Tile(t) => (t.op.dst.value.elem.bits(), 1),
+            // Not reachable from Python yet: no dialect function accepts AMD text.
+            Instr::Amd(_) => (self.instr.result_bits(), 1),
         }
     }
 
@@ -473,6 +475,23 @@ impl Instruction {
                     let (bits, _) =
                         evaluate_bits(&p.form, &ops[..n]).map_err(|e| (i, e.to_string()))?;
                     out[j] = D::from_u64(bits);
+                }
+                Ok(())
+            }
+            Instr::Amd(_) => {
+                // Not reachable from Python yet (no dialect function accepts AMD text); the
+                // library's evaluator, one row at a time, should it become so.
+                let mut ops = [0u64; 2];
+                let n = cols.len().min(ops.len());
+                for (j, i) in rows.enumerate() {
+                    for (o, c) in ops.iter_mut().zip(cols) {
+                        *o = c.at(i);
+                    }
+                    let (bits, _) = self
+                        .instr
+                        .eval_bits(&ops[..n])
+                        .map_err(|e| (i, e.to_string()))?;
+                    out[j] = D::from_u64(bits as u64);
                 }
                 Ok(())
             }

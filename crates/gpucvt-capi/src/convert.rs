@@ -242,6 +242,10 @@ pub unsafe extern "C" fn gpucvt_convert(
         }
         let on = |bit: u32| p.options & bit != 0;
         let policy = Policy {
+            // Peers' NaN and ue8m0 rules (`gpucvt::compat`) are not offered in C yet.
+            no_nan: Default::default(),
+            lowest_binade_up: false,
+            unrepresentable_nan: false,
             flush_inputs: on(GPUCVT_POLICY_FLUSH_INPUTS),
             flush_outputs: on(GPUCVT_POLICY_FLUSH_OUTPUTS),
             sat: on(GPUCVT_POLICY_SAT),

@@ -182,13 +182,14 @@ fn options(o: Option<gpucvt_options>) -> Result<Options, (gpucvt_status, String)
         cr0: Cr0::from_raw(o.cr0),
         semantics,
         tile_version,
+        ..Options::default()
     })
 }
 
 fn form_of(instr: Instr) -> gpucvt_form {
     let result_bits = instr.result_bits();
     let (operands, dialect, result_elements) = match &instr {
-        Instr::Ptx(_) => (
+        Instr::Ptx(_) | Instr::Amd(_) => (
             Operands::List(instr.operands().iter().map(|o| o.bits).collect()),
             GPUCVT_DIALECT_PTX,
             0,
@@ -217,7 +218,7 @@ fn form_of(instr: Instr) -> gpucvt_form {
     };
     let element_bits = match &instr {
         Instr::Ptx(p) if !p.form.pack => p.form.dtype.lane_bits(),
-        Instr::Ptx(_) => result_bits,
+        Instr::Ptx(_) | Instr::Amd(_) => result_bits,
         Instr::Visa(v) => v.dst.size() * 8,
         Instr::Tile(t) => t.op.dst.value.elem.bits(),
     };
@@ -287,6 +288,11 @@ pub unsafe extern "C" fn gpucvt_form_parse(
             Err((s, message)) => return fail(s, &message),
         };
         match Instr::parse(text, &opts) {
+            // The options have no AMD target or MODE yet: the dialect is not offered in C.
+            Ok(Instr::Amd(_)) => fail(
+                GPUCVT_E_UNKNOWN_NAME,
+                "AMD instructions are not yet available through the C API",
+            ),
             Ok(instr) => {
                 let form = Box::new(form_of(instr));
                 // SAFETY: `out` is writable; the caller owns the box from now on.

@@ -42,6 +42,7 @@ impl Row {
                 Semantics::Tileiras
             },
             tile_version: None,
+            ..Options::default()
         }
     }
 

@@ -153,6 +153,8 @@ pub enum OverflowArg {
     Ieee,
     // Always the largest finite value of the same sign.
     Saturate,
+    // Always infinity (NaN without infinity), whatever the rounding direction (AMD FP8).
+    Infinite,
 }
 
 impl From<OverflowArg> for Overflow {
@@ -160,6 +162,7 @@ impl From<OverflowArg> for Overflow {
         match o {
             OverflowArg::Ieee => Overflow::Ieee,
             OverflowArg::Saturate => Overflow::Saturate,
+            OverflowArg::Infinite => Overflow::Infinite,
         }
     }
 }

@@ -301,6 +301,7 @@ fn report(instr: &Instr, operands: Vec<OperandJson>, out: &Output, explain: bool
             Instr::Ptx(_) => "ptx",
             Instr::Visa(_) => "visa",
             Instr::Tile(_) => "tile",
+            Instr::Amd(_) => "amd",
         },
         operands,
         // Wider than 64 bits (a vISA move of a packed immediate): every lane, side by side.

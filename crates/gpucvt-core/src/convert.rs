@@ -24,9 +24,9 @@
 //! 6. `.sat` clamps to [0, 1] (every value ≤ 0 and −0 give +0); `.relu` turns negatives into +0;
 //! 7. round (with [`Policy::lowest_binade_up`], up between the two smallest values of a
 //!    destination without zero); a result beyond the largest finite value overflows: to the
-//!    largest finite value with `.satfinite` or [`Overflow::Saturate`], otherwise as IEEE 754
-//!    says for the direction (infinity or largest finite), with NaN standing in for infinity
-//!    where the format has no infinity;
+//!    largest finite value with `.satfinite` or [`Overflow::Saturate`], to infinity with
+//!    [`Overflow::Infinite`], otherwise as IEEE 754 says for the direction (infinity or
+//!    largest finite), with NaN standing in for infinity where the format has no infinity;
 //! 8. with [`Policy::flush_outputs`], a subnormal result becomes a zero of the same sign;
 //!    with [`Policy::positive_zero`] (and `.relu`), −0 becomes +0. A destination without −0
 //!    (the fnuz formats, [`crate::format::Specials::Fnuz`]) gives +0 for every zero result.
@@ -64,6 +64,12 @@ pub enum Overflow {
     Ieee,
     /// Always the largest finite value of the same sign.
     Saturate,
+    /// Always infinity (NaN in a destination without infinity; the largest finite value in
+    /// one with neither), whatever the rounding direction: overflow judged on the rounded
+    /// value alone. AMD's FP8 conversions with MODE.FP16_OVFL = 0, whose stochastic
+    /// rounding truncates 500 to 480, beyond e4m3's 448, and gives NaN where IEEE 754's
+    /// toward-zero rule would give 448.
+    Infinite,
 }
 
 /// What a NaN becomes in a destination that has NaNs.
@@ -708,7 +714,9 @@ fn to_float<T: Tracer>(
             trace.note(Event::OverflowToMax);
             return neg_bits(max(), negative);
         }
-        if rounding.overflows_to_infinity(negative, r.took_upper) {
+        if p.overflow == Overflow::Infinite
+            || rounding.overflows_to_infinity(negative, r.took_upper)
+        {
             if let Some(inf) = dst.infinity() {
                 trace.note(Event::OverflowToInfinity);
                 return neg_bits(inf, negative);

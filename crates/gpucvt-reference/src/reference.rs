@@ -1379,13 +1379,15 @@ pub fn finish(d: &Dst, neg: bool, loc: &Loc, r: Rounding, p: &Policy, pre: RFlag
                 flags,
             };
         }
-        let to_infinity = match r.direction {
-            Direction::NearestEven | Direction::NearestAway => true,
-            Direction::TowardZero => false,
-            Direction::Down => neg,
-            Direction::Up => !neg,
-            Direction::Stochastic { .. } => up,
-        };
+        // Overflow::Infinite: every overflow, whichever neighbour the rounding took.
+        let to_infinity = p.overflow == Overflow::Infinite
+            || match r.direction {
+                Direction::NearestEven | Direction::NearestAway => true,
+                Direction::TowardZero => false,
+                Direction::Down => neg,
+                Direction::Up => !neg,
+                Direction::Stochastic { .. } => up,
+            };
         let bits = if !to_infinity {
             sign | d.max_bits
         } else if let Some(inf) = d.inf_bits {
@@ -1557,6 +1559,13 @@ pub fn policies() -> Vec<NamedPolicy> {
             name: "overflow=saturate",
             policy: Policy {
                 overflow: Overflow::Saturate,
+                ..d
+            },
+        },
+        NamedPolicy {
+            name: "overflow=infinite",
+            policy: Policy {
+                overflow: Overflow::Infinite,
                 ..d
             },
         },

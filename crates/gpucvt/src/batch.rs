@@ -19,6 +19,11 @@
 //! an `error:` line and is skipped), the work per line is linear in its length, an `error:`
 //! line reports at most three diagnostics and quotes at most 200 characters of a word.
 //!
+//! AMD lines are the instruction as LLVM writes it, registers included (`v_cvt_pk_fp8_f32
+//! v1, v2, v3 op_sel:[0,0,1]`; optionally ended by `;`), then one `0x` pattern per register
+//! source operand; the target, MODE and the destination's old value come from [`Options`]
+//! (`0x0000807f` for `v_cvt_pk_fp8_f32 v1, v2, v3 0x43700000 0x43960000` on gfx942).
+//!
 //! CUDA Tile IR lines are the op text up to its result type, then one `0x` pattern per
 //! element of the source tile (row-major; one for a 0-d tile; brackets and commas between
 //! them are ignored): `ftof %x rounding<zero> : tile<f32> -> tile<f16> 0x3f800000`. The
@@ -166,7 +171,15 @@ impl Batch {
         // by single spaces in a reused buffer. No allocation for either on a cache hit.
         let mut key = std::mem::take(&mut self.key);
         key.clear();
-        let instr_text: &str = if visa {
+        let instr_text: &str = if crate::amd::is_amd_text(trimmed) {
+            // An AMD instruction with its register operands (`v_cvt_pk_fp8_f32 v1, v2, v3`),
+            // then the source registers' values.
+            let (first, rest) = crate::amd::split_batch(trimmed);
+            for (i, w) in rest.split_whitespace().enumerate() {
+                operand(i, w);
+            }
+            first
+        } else if visa {
             let mut k = 0usize;
             for word in trimmed.split_whitespace() {
                 for (j, piece) in word.split("<-").enumerate() {

@@ -36,8 +36,9 @@ use crate::ptx::target::Target;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The text is not a PTX `cvt`/`cvt.pack` form, a vISA move or a Tile IR conversion op.
-    #[error("unknown instruction {text:?}: expected a PTX cvt/cvt.pack form (cvt.rn.f16.f32), a vISA move (mov.sat hf <- f) or a Tile IR conversion op (ftof : tile<f32> -> tile<f16>)")]
+    /// The text is not a PTX `cvt`/`cvt.pack` form, a vISA move, a Tile IR conversion op or an
+    /// AMD `v_…` instruction.
+    #[error("unknown instruction {text:?}: expected a PTX cvt/cvt.pack form (cvt.rn.f16.f32), a vISA move (mov.sat hf <- f), a Tile IR conversion op (ftof : tile<f32> -> tile<f16>) or an AMD instruction (v_cvt_pk_fp8_f32 v1, v2, v3)")]
     UnknownInstruction {
         /// The first word of the text (cut to [`crate::instr::ECHO_LIMIT`] characters).
         text: String,
@@ -51,7 +52,8 @@ pub enum Error {
         message: String,
     },
     /// The dialect's reader or checker rejects the instruction: its diagnostics, with
-    /// columns in the instruction text (PTX, Tile IR).
+    /// columns in the instruction text (PTX, Tile IR, AMD: also an AMD instruction the
+    /// target does not have).
     #[error("{message}")]
     Invalid {
         /// The diagnostics as one line.

@@ -4,7 +4,11 @@
 //! The text decides the dialect: PTX `cvt…`/`cvt.pack…` forms, vISA moves in the compact
 //! spelling `mov[.sat] DST <- SRC` (vISA type names, any case: `mov.sat hf <- f`), and CUDA
 //! Tile IR conversion ops in their assembly syntax (`ftof %x rounding<zero> : tile<f32> ->
-//! tile<f16>`; the operand name, a `%r =` result and the `cuda_tile.` prefix are optional).
+//! tile<f16>`; the operand name, a `%r =` result and the `cuda_tile.` prefix are optional),
+//! and AMD vector instructions as LLVM writes them (`v_cvt_pk_fp8_f32 v1, v2, v3
+//! op_sel:[0,0,1]`, on [`Options::amd_target`]; the register source operands are the
+//! operands of [`Instr::eval`], constants in the text are used as written, and the old value
+//! of a partly written destination is [`Options::amd_old`]).
 //!
 //! A Tile IR op's one source operand is a whole tile: [`Instr::eval`] takes one bit pattern
 //! per element (row-major; one for a 0-d tile), and the result has one lane per element.
@@ -22,6 +26,7 @@
 //! assert_eq!(t.eval(&[4609]).unwrap().bits, 0x6c); // tileiras: through f16, two roundings
 //! ```
 
+use crate::amd::types::{Mode, Readings, Target as AmdTarget};
 use crate::core::convert::{Conversion, Flags};
 use crate::core::format::Format;
 use crate::error::{tidy, Error};
@@ -52,6 +57,28 @@ pub struct Options {
     pub semantics: Semantics,
     /// Tile IR: the specification version the op is verified at; `None` is the newest.
     pub tile_version: Option<SpecVersion>,
+    /// AMD: the target (required: the same opcode means FNUZ fp8 on gfx942 and OCP fp8 on
+    /// the others).
+    pub amd_target: Option<AmdTarget>,
+    /// AMD: the MODE register (only FP16_OVFL matters).
+    pub amd_mode: Mode,
+    /// AMD: the named readings where AMD's texts disagree.
+    pub amd_readings: Readings,
+    /// AMD: the destination register's old value, which a partial write keeps.
+    pub amd_old: u64,
+}
+
+/// An AMD instruction, checked on its target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AmdInstr {
+    /// The text as written (trimmed).
+    pub text: String,
+    /// The checked form.
+    pub form: crate::amd::check::Form,
+    /// The state it is evaluated under.
+    pub state: crate::amd::eval::State,
+    /// The checker's warnings (a scalar source where the ISA says VGPR only).
+    pub warnings: Vec<crate::diag::Diagnostic>,
 }
 
 /// A PTX conversion.
@@ -100,6 +127,8 @@ pub enum Instr {
     Visa(VisaInstr),
     /// CUDA Tile IR conversion op (boxed: the op carries its spans and types).
     Tile(Box<TileInstr>),
+    /// AMD vector instruction.
+    Amd(Box<AmdInstr>),
 }
 
 /// One source operand an instruction takes.
@@ -280,6 +309,9 @@ impl Instr {
         if is_tile_text(t) {
             return parse_tile(t, opts).map(|t| Instr::Tile(Box::new(t)));
         }
+        if crate::amd::is_amd_text(t) {
+            return parse_amd(t, opts).map(|a| Instr::Amd(Box::new(a)));
+        }
         if !lower.starts_with("cvt") {
             return Err(Error::UnknownInstruction {
                 text: shorten(t.split_whitespace().next().unwrap_or("")),
@@ -348,6 +380,7 @@ impl Instr {
                 v.src.name()
             ),
             Instr::Tile(t) => t.op.to_text(),
+            Instr::Amd(a) => a.text.clone(),
         }
     }
 
@@ -387,6 +420,33 @@ impl Instr {
                     lanes: n.min(u32::MAX as u64) as u32,
                 }]
             }
+            Instr::Amd(a) => {
+                let op = a.form.opcode;
+                let numeric = op.source_format(a.form.target);
+                a.form
+                    .sources
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.kind.is_register())
+                    .map(|(i, _)| {
+                        // The seed of SR and the LFSR state are words, not numbers.
+                        let word = matches!(op.shape(), crate::amd::types::Shape::Prng)
+                            || (i == 1
+                                && matches!(op.shape(), crate::amd::types::Shape::Stochastic8(_)));
+                        let lanes = match op.shape() {
+                            crate::amd::types::Shape::Widen8(_) => 4,
+                            crate::amd::types::Shape::WidenPair8(_) => 4,
+                            _ => 1,
+                        };
+                        OperandSpec {
+                            name: ["src0", "src1"][i],
+                            bits: 32,
+                            format: if word { None } else { numeric },
+                            lanes: if word { 1 } else { lanes },
+                        }
+                    })
+                    .collect()
+            }
         }
     }
 
@@ -405,6 +465,7 @@ impl Instr {
                 .elements()
                 .saturating_mul(t.op.dst.value.elem.bits() as u64))
             .min(u32::MAX as u64) as u32,
+            Instr::Amd(a) => a.form.opcode.destination_bits(),
         }
     }
 
@@ -418,6 +479,7 @@ impl Instr {
     pub fn eval(&self, ops: &[u64]) -> Result<Output, Error> {
         match self {
             Instr::Tile(t) => t.eval_output(ops),
+            Instr::Amd(a) => crate::amd::eval::evaluate(&a.form, ops, &a.state),
             Instr::Ptx(p) => {
                 let mut lanes = Vec::with_capacity(4);
                 let (bits, width) = p.plan.evaluate_each(ops, |l: &LaneResult| {
@@ -544,6 +606,24 @@ impl Instr {
                 Ok((bits as u128, width))
             }
             Instr::Visa(v) => self.visa_each(v, ops, visit),
+            Instr::Amd(_) => {
+                let r = self.eval(ops)?;
+                let mut wide = 0u128;
+                for l in &r.lanes {
+                    if l.shift < 128 {
+                        wide |= (l.bits as u128) << l.shift;
+                    }
+                    visit(&ElementOutcome {
+                        src: l.conversions.first().map(|c| c.src),
+                        dst: l.conversions.last().map(|c| c.dst),
+                        input: l.input,
+                        bits: l.bits,
+                        shift: l.shift,
+                        flags: l.flags,
+                    });
+                }
+                Ok((wide, r.width))
+            }
             Instr::Tile(t) => {
                 let r = self.eval(ops)?;
                 let (src, dst) = (t.source_format(), t.result_format());
@@ -603,7 +683,7 @@ impl Instr {
                 .plan
                 .evaluate_each(ops, |_| {})
                 .map(|(bits, width)| (bits as u128, width))?),
-            Instr::Visa(_) | Instr::Tile(_) => {
+            Instr::Visa(_) | Instr::Tile(_) | Instr::Amd(_) => {
                 let (bits, width) = self.eval_each(ops, |_| {})?;
                 if width > 128 {
                     return Err(Error::ResultTooWide { bits: width });
@@ -949,6 +1029,29 @@ where
     Ok(words.join(" "))
 }
 
+fn parse_amd(text: &str, opts: &Options) -> Result<AmdInstr, Error> {
+    let p = crate::amd::parse::parse(text).map_err(invalid)?;
+    let Some(target) = opts.amd_target else {
+        let d = crate::diag::Diagnostic::error(
+            "amd.target-required",
+            "an AMD instruction needs a target (gfx942, gfx950, gfx1200 or gfx1201): the same opcode converts FNUZ fp8 on gfx942 and OCP fp8 on the others",
+            p.mnemonic_span,
+        );
+        return Err(invalid(vec![d]));
+    };
+    let (form, warnings) = crate::amd::check::check(&p, target).map_err(invalid)?;
+    Ok(AmdInstr {
+        text: p.text,
+        form,
+        state: crate::amd::eval::State {
+            mode: opts.amd_mode,
+            readings: opts.amd_readings,
+            old: opts.amd_old,
+        },
+        warnings,
+    })
+}
+
 fn parse_visa(text: &str, opts: &Options) -> Result<VisaInstr, Error> {
     let spaced = text.replace("<-", " <- ");
     let toks: Vec<&str> = spaced.split_whitespace().collect();
@@ -1009,6 +1112,13 @@ pub fn split_line(line: &str) -> (String, Vec<String>) {
         return (
             op.to_string(),
             tile_words(rest).map(|w| w.to_string()).collect(),
+        );
+    }
+    if crate::amd::is_amd_text(t) {
+        let (i, rest) = crate::amd::split_batch(t);
+        return (
+            i.to_string(),
+            rest.split_whitespace().map(|w| w.to_string()).collect(),
         );
     }
     let visa = t.len() >= 3 && t.is_char_boundary(3) && t[..3].eq_ignore_ascii_case("mov");

@@ -1,7 +1,7 @@
 //! # gpucvt
 //!
 //! Bit-exact software models of GPU conversion instructions (NVIDIA PTX `cvt`/`cvt.pack`,
-//! Intel vISA `mov`, CUDA Tile IR conversion ops) over the exact engine [`gpucvt_core`]
+//! Intel vISA `mov`, CUDA Tile IR conversion ops, AMD's FP8/BF8 `v_cvt_*`) over the exact engine [`gpucvt_core`]
 //! (re-exported as [`core`]) and its slice kernels [`gpucvt_kernels`] ([`kernels`]).
 //!
 //! The layers, bottom up:
@@ -9,7 +9,7 @@
 //! - [`text`]: numbers as text (decimal, hexadecimal-float and raw-bit literals in, exact
 //!   decimals out); [`diag`]: the one [`diag::Diagnostic`] (rule, message, line:column)
 //!   every reader and checker returns;
-//! - [`ptx`], [`visa`], [`tile`]: one module per dialect, with the same roles in each:
+//! - [`ptx`], [`visa`], [`tile`], [`amd`]: one module per dialect, with the same roles in each:
 //!   `types` (the dialect's types), `parse` (its text), `check` (legality, diagnostics),
 //!   `eval` (one conversion, bit-exact), `run` (a program's conversions in order), plus its
 //!   data; [`unknown`]: the one rule for values a run does not know;
@@ -39,6 +39,7 @@
 pub use gpucvt_core as core;
 pub use gpucvt_kernels as kernels;
 
+pub mod amd;
 pub mod batch;
 pub mod compat;
 pub mod diag;

@@ -170,10 +170,10 @@ fn choice(
         })
 }
 
-/// `--overflow` by name: `ieee` or `saturate`, any case.
+/// `--overflow` by name: `ieee`, `saturate` or `infinite`, any case.
 pub fn overflow_named(name: &str) -> Result<Overflow, RoundError> {
-    let i = choice(name, "--overflow", &["ieee", "saturate"])?;
-    Ok([Overflow::Ieee, Overflow::Saturate][i])
+    let i = choice(name, "--overflow", &["ieee", "saturate", "infinite"])?;
+    Ok([Overflow::Ieee, Overflow::Saturate, Overflow::Infinite][i])
 }
 
 /// `--nan` by name: `canonical` or `payload`, any case.
@@ -1001,6 +1001,7 @@ fn text(r: &Report) -> String {
             (p.flush_inputs, "ftz"),
             (p.positive_zero, "pzo"),
             (p.overflow == Overflow::Saturate, "overflow=saturate"),
+            (p.overflow == Overflow::Infinite, "overflow=infinite"),
             (p.nan == NanResult::Payload, "nan=payload"),
             (p.int_nan == IntNan::HighBit, "int-nan=highbit"),
             (p.int_overflow == IntOverflow::Wrap, "wrap"),

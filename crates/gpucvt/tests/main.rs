@@ -2,6 +2,7 @@
 //! one per file (the files stay where they were; `cargo test --test integration NAME`
 //! runs those whose path contains NAME, e.g. `tile::`).
 
+mod amd;
 mod compat;
 mod fuzz_targets;
 mod ptx_corpus;

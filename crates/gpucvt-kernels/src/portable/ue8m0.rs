@@ -25,6 +25,8 @@ impl Params {
             || !p.no_nan.is_default()
             || p.lowest_binade_up
             || p.unrepresentable_nan
+            // Overflow to infinity whatever the direction: the exact core's.
+            || p.overflow == Overflow::Infinite
         {
             return None;
         }
