@@ -30,6 +30,9 @@ pub struct Args {
     /// directory. A manifest goes beside each file (FILE.manifest.json).
     #[arg(short = 'o', long = "out", value_name = "PATH")]
     pub out: PathBuf,
+    /// With --suite: only the forms whose spelling contains TEXT (`e4m3`, `.rs.`).
+    #[arg(long, value_name = "TEXT", requires = "suite")]
+    pub only: Option<String>,
     /// With --suite: write each form as `npz` or `text`.
     #[arg(long, value_name = "KIND", default_value = "text", value_parser = ["text", "npz"])]
     pub kind: String,
@@ -144,7 +147,15 @@ fn suite(a: &Args, options: Options, start: Instant) -> Result<Done, CliError> {
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError(format!("cannot create {}: {e}", dir.display())))?;
     let npz = a.kind == "npz";
-    let forms = gpucvt::ptx::legal_forms(target, version);
+    let mut forms = gpucvt::ptx::legal_forms(target, version);
+    if let Some(only) = &a.only {
+        forms.retain(|f| f.spelling().contains(only.as_str()));
+        if forms.is_empty() {
+            return fail(format!(
+                "no form legal on {target} at PTX {version} contains {only:?}"
+            ));
+        }
+    }
     let results: Vec<Result<SuiteFile, Skipped>> = forms
         .par_iter()
         .map(|form| {

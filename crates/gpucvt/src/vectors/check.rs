@@ -8,10 +8,10 @@
 //! - `nan-encoding`: both NaN in the destination format, different bits;
 //! - `saturation`: one is ±max finite, the other ±inf or NaN (saturation against overflow);
 //! - `sign-of-zero`: both zero, opposite signs;
-//! - `subnormal`: one is zero where the other is subnormal, or the input is subnormal and
-//!   the answers differ (flushing);
-//! - `rounding`: the answer is the model's under another rounding direction (named), or the
-//!   destination's other neighbour of the exact value;
+//! - `subnormal`: the input is subnormal and one answer is zero (inputs flushed);
+//! - `rounding`: the answer is the model's under another rounding direction (named);
+//! - `subnormal`: one is zero where the other is subnormal (results flushed);
+//! - `rounding`: the destination's other neighbour of the exact value;
 //! - `other`.
 
 use super::{answer_text, mask, Vectors, VectorsError};
@@ -445,9 +445,8 @@ fn classify_lane(
     }
     let src = chain[0].src;
     let sub = |fm: &Format, b: u64| fm.is_float() && fm.is_subnormal(b);
-    if (zero(&g) && sub(&f, expected)) || (zero(&e) && sub(&f, got)) {
-        return Some((Class::Subnormal, "a subnormal result flushed".into()));
-    }
+    // A subnormal input flushed comes first; a subnormal result flushed only after the
+    // other roundings (rz of the smallest subnormal's neighbourhood is zero too).
     if sub(&src, input) && (zero(&g) || zero(&e)) {
         return Some((Class::Subnormal, "a subnormal input flushed".into()));
     }
@@ -472,6 +471,9 @@ fn classify_lane(
                 return Some((Class::Rounding, format!("matches {name}")));
             }
         }
+    }
+    if (zero(&g) && sub(&f, expected)) || (zero(&e) && sub(&f, got)) {
+        return Some((Class::Subnormal, "a subnormal result flushed".into()));
     }
     // Same sign, one encoding apart: the other neighbour.
     if let Layout::Float(_) = f.layout {
