@@ -12,6 +12,8 @@
 //! - `gpucvt verify INSTR`, `gpucvt sweep INSTR --out FILE|--hash`: a form's fast slice kernel
 //!   over every input, against the exact model or written out;
 //! - `gpucvt table ptx|visa|tile`: the conversion tables computed from the implementation;
+//! - `gpucvt vectors INSTR -o FILE`, `gpucvt conform FILE --impl CMD`: test vectors for
+//!   other implementations, and their answers checked and classified;
 //! - `gpucvt convert INPUT -o OUTPUT`: whole tensor files (.npy, .safetensors, raw), streaming.
 //!
 //! Output goes to stdout. A problem with the input (an unknown name, a malformed number, a
@@ -24,6 +26,7 @@
 mod args;
 mod check;
 mod common;
+mod conform;
 mod convert;
 mod diff;
 mod eval;
@@ -36,6 +39,7 @@ mod sweep;
 mod table;
 mod tile;
 mod values;
+mod vectors;
 mod verify;
 
 use clap::error::ErrorKind;
@@ -88,6 +92,16 @@ enum Command {
     /// input order, as raw little-endian words (--out FILE), or print their hash (--hash).
     #[command(after_help = VERIFY_HELP)]
     Sweep(Box<sweep::Args>),
+    /// Write test vectors for another implementation: a form's boundary cases (every
+    /// encoding for sources of at most 16 bits) and seeded random ones, with the model's
+    /// answers, as text or .npz, and a manifest; --suite: every form legal on a target.
+    #[command(after_help = VECTORS_HELP)]
+    Vectors(Box<vectors::Args>),
+    /// Check another implementation's answers to a vectors file (run it with --impl, or
+    /// read --answers): agreement counts and each disagreement classified; exit code 1 on a
+    /// disagreement outside the --allow classes.
+    #[command(after_help = CONFORM_HELP)]
+    Conform(Box<conform::Args>),
     /// Convert a whole tensor file (.npy, .safetensors, raw) element by element, streaming,
     /// optionally with MX block scales; prints counts and error statistics.
     #[command(after_help = CONVERT_HELP)]
@@ -106,6 +120,29 @@ F8_E8M0 BF16 F16 F32 …; F4 two per byte (first element in the low nibble), F6 
 bytes (little-endian bit stream); unselected tensors are copied unchanged; block scales as
 the tensor NAME_scale (F8_E8M0). .npy: bf16 as <u2, FP8/FP6/FP4/ue8m0 as |u1 (one per byte);
 block scales in OUTPUT_scale.npy. Raw: packed as .safetensors, scales in OUTPUT_scale.EXT.";
+
+const VECTORS_HELP: &str = "\
+Examples:
+  gpucvt vectors cvt.rn.satfinite.e4m3x2.f32 -o e4m3x2.txt
+  gpucvt vectors cvt.rs.satfinite.e2m1x4.f32 --level 2 --seed 7 --count 100000 -o e2m1x4.npz
+  gpucvt vectors 'mov.sat hf <- f' --cr0 rtz -o hf.txt
+  gpucvt vectors --suite --target sm_100a --level 2 -o suite/
+
+Each case is an eval --batch input line and its answer: INSTRUCTION 0xOPERAND... -> 0xEXPECTED.
+The text file starts with `# key: value` lines (the instruction and options); the .npz holds
+operands (cases x operand words) and expected (cases x answer words, 64-bit pieces least
+significant first; one per element for Tile IR), both uint64. FILE.manifest.json gives the
+version, options, counts and SHA-256 of the file and of the case lines.";
+
+const CONFORM_HELP: &str = "\
+Examples:
+  gpucvt conform e4m3x2.txt --impl 'gpucvt eval --batch'
+  gpucvt conform e4m3x2.txt --impl './my-cvt' --allow nan-encoding,saturation --show 5
+  gpucvt conform e4m3x2.txt --answers answers.txt --json
+
+The program gets each case's input line on stdin and prints one answer line per input line.
+Classes: rbits (.rs forms: the random bits read from other bits; the rule is inferred),
+nan-encoding, saturation, sign-of-zero, subnormal, rounding, other.";
 
 const VERIFY_HELP: &str = "\
 Examples:
@@ -217,6 +254,8 @@ fn main() -> ExitCode {
         Command::Diff(a) => diff::run(a).map(Done::ok),
         Command::Verify(a) => verify::run_verify(a),
         Command::Sweep(a) => sweep::run(a),
+        Command::Vectors(a) => vectors::run(a),
+        Command::Conform(a) => conform::run(a),
         Command::Convert(a) => convert::run(a),
     };
     match result {

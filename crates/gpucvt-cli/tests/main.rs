@@ -14,4 +14,5 @@ mod round;
 mod table;
 mod tile;
 mod units;
+mod vectors;
 mod verify;

@@ -151,6 +151,9 @@ pub enum Error {
         /// What the peer lacks.
         message: String,
     },
+    /// Building, reading or checking test vectors ([`crate::vectors`]).
+    #[error(transparent)]
+    Vectors(#[from] crate::vectors::VectorsError),
     /// The result is wider than the caller can take (at most 128 bits from
     /// [`crate::instr::Instr::eval_bits`]).
     #[error("the result is {bits} bits wide; at most 128 bits fit")]

@@ -17,6 +17,8 @@
 //!   evaluate); [`batch`]: the `gpucvt eval --batch` contract over it;
 //! - [`ptx::slices`]: one PTX form over whole slices, `verify` and `sweep`; [`diff`]: two
 //!   conversions compared over every input;
+//! - [`vectors`]: test vectors for other implementations and their answers checked
+//!   (`gpucvt vectors`, `gpucvt conform`, Python's `gpucvt.testing`);
 //! - [`round`]: one number converted to a format, every step reported (`gpucvt round`,
 //!   Python's `gpucvt.round`);
 //! - [`error`]: [`Error`], what the public functions return.
@@ -51,6 +53,7 @@ pub mod round;
 pub mod text;
 pub mod tile;
 pub mod unknown;
+pub mod vectors;
 pub mod visa;
 
 pub use error::Error;

@@ -16,6 +16,7 @@ mod readers;
 mod run_unknown;
 mod tile;
 mod tile_no_panic;
+mod vectors;
 mod visa_mov;
 mod visa_no_panic;
 mod visa_text;
