@@ -9,8 +9,8 @@
 //! | FP16_OVFL = 1: ±∞ and overflow → ±max (reading `KeepInf`: only overflow) | table; L613 |
 //! | OCP NaN byte 0x7f with the sign kept (reading `SignedQuiet`: e5m2 0x7e) | rocJITsu, HIP |
 //! | FNUZ: NaN, and overflow with FP16_OVFL = 0, give 0x80; every zero 0x00 | rocJITsu; the format |
-//! | `v_cvt_pk_*`: src0 → low byte, src1 → high byte of the half OPSEL[3] picks; the other half kept | L13218–13224 |
-//! | `v_cvt_sr_*`: OPSEL[3:2] (gfx12 `byte_sel`) picks the byte; the other 24 bits kept | L2723–2727 |
+//! | `v_cvt_pk_*`: src0 → low byte, src1 → high byte of the half `OPSEL[3]` picks; the other half kept | L13218–13224 |
+//! | `v_cvt_sr_*`: `OPSEL[3:2]` (gfx12 `byte_sel`) picks the byte; the other 24 bits kept | L2723–2727 |
 //! | `v_cvt_sr_*` seed: `seed[31:12]` (fp8) / `seed[31:11]` (bf8) added, then truncated | L13245 ff., L2699 |
 //! | fp8/bf8 → f32 exact; byte by SDWA `src0_sel` (gfx9) or `byte_sel` (gfx12) | L7469 ff. |
 //! | `v_cvt_pk_f32_*`: the half by SDWA `WORD_1` (gfx9) or `op_sel:[1,0]` (gfx12) | L7501 ff. |
