@@ -47,7 +47,12 @@ pub struct Args {
     pub rbits_width: Option<u32>,
     /// Float overflow without --satfinite: ieee (infinity or largest finite, by direction;
     /// the default) or saturate (always the largest finite value). Float destinations only.
-    #[arg(long, value_name = "ieee|saturate|infinite", value_enum, ignore_case = true)]
+    #[arg(
+        long,
+        value_name = "ieee|saturate|infinite",
+        value_enum,
+        ignore_case = true
+    )]
     pub overflow: Option<OverflowArg>,
     /// A NaN into a float destination with NaNs: canonical (the default) or payload (keep the
     /// sign and the payload). Float destinations only.

@@ -5,47 +5,9 @@
 //! This file holds one test only, so that no other test allocates while it counts.
 
 use gpucvt::ptx::check::check_source;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded to `System` unchanged; only counters are added.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
-            PEAK.fetch_max(now, Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size >= layout.size() {
-                let now =
-                    LIVE.fetch_add(new_size - layout.size(), Relaxed) + new_size - layout.size();
-                PEAK.fetch_max(now, Relaxed);
-            } else {
-                LIVE.fetch_sub(layout.size() - new_size, Relaxed);
-            }
-        }
-        p
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
 /// An nvcc-like kernel of about 32 KB: labels, branches, loads and stores, arithmetic,
 /// `mov` and legal `cvt`s.
@@ -84,10 +46,9 @@ fn kernel_of(k: usize, blocks: usize) -> String {
 
 /// The heap bytes `check_source` peaks at on `src` (no diagnostic expected).
 fn peak_of_check(src: &str) -> usize {
-    let base = LIVE.load(Relaxed);
-    PEAK.store(base, Relaxed);
+    let base = counting_alloc::reset_peak();
     let diags = check_source(src, None, None);
-    let peak = PEAK.load(Relaxed) - base;
+    let peak = counting_alloc::peak() - base;
     assert!(diags.is_empty(), "{:?}", &diags[..diags.len().min(5)]);
     peak
 }
