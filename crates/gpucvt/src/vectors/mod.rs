@@ -63,10 +63,10 @@ pub const MAX_CASES: u64 = 1 << 24;
 #[non_exhaustive]
 pub enum VectorsError {
     /// A level other than 1 or 2.
-    #[error("level {0} does not exist: level 1 is the boundaries (exhaustive for sources of at most 16 bits), level 2 adds --count seeded random cases")]
+    #[error("level {0} does not exist: level 1 is the boundaries (exhaustive for sources of at most 16 bits), level 2 adds seeded random cases")]
     Level(u8),
     /// `count` is only meaningful at level 2.
-    #[error("--count is the number of random cases of level 2; level 1 has none (add --level 2)")]
+    #[error("a count of random cases applies to level 2 only: level 1 has none")]
     CountAtLevel1,
     /// Too many cases.
     #[error("{cases} cases are more than one file holds ({MAX_CASES})")]
