@@ -46,8 +46,14 @@ pub struct Args {
     #[arg(long, value_name = "N", requires = "rbits", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub rbits_width: Option<u32>,
     /// Float overflow without --satfinite: ieee (infinity or largest finite, by direction;
-    /// the default) or saturate (always the largest finite value). Float destinations only.
-    #[arg(long, value_name = "ieee|saturate", value_enum, ignore_case = true)]
+    /// the default), saturate (always the largest finite value) or infinite (always infinity,
+    /// NaN without one, whatever the direction: AMD FP8). Float destinations only.
+    #[arg(
+        long,
+        value_name = "ieee|saturate|infinite",
+        value_enum,
+        ignore_case = true
+    )]
     pub overflow: Option<OverflowArg>,
     /// A NaN into a float destination with NaNs: canonical (the default) or payload (keep the
     /// sign and the payload). Float destinations only.

@@ -1079,7 +1079,7 @@ fn clap_checks_options() {
         ),
         (
             &["round", "1", "--to", "f16", "--overflow", "wrap"],
-            "invalid value 'wrap' for '--overflow <ieee|saturate>'; [possible values: ieee, saturate]",
+            "invalid value 'wrap' for '--overflow <ieee|saturate|infinite>'; [possible values: ieee, saturate, infinite]",
         ),
         (
             &["round", "1", "--to", "f16", "--nan", "keep"],
