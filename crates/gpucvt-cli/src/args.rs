@@ -37,12 +37,38 @@ pub struct PolicyFlags {
     pub pzo: bool,
 }
 
+/// A `--target`: a PTX target (`sm_90a`) or an AMD one (`gfx950`, for `eval` of AMD
+/// instructions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnyTarget {
+    /// An NVIDIA PTX target.
+    Ptx(Target),
+    /// An AMD target.
+    Amd(gpucvt::amd::Target),
+}
+
 /// `--target`: the PTX target whose legality rules apply.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct TargetArg {
     /// PTX target whose legality rules apply (sm_80, sm_90a, …).
     #[arg(long, value_name = "SM", value_parser = target)]
-    pub target: Option<Target>,
+    pub target: Option<AnyTarget>,
+}
+
+impl TargetArg {
+    /// The PTX target, if one was given.
+    ///
+    /// # Errors
+    /// An AMD target, which `what` does not take.
+    pub fn ptx(&self, what: &str) -> Result<Option<Target>, crate::common::CliError> {
+        match self.target {
+            None => Ok(None),
+            Some(AnyTarget::Ptx(t)) => Ok(Some(t)),
+            Some(AnyTarget::Amd(t)) => Err(crate::common::CliError(format!(
+                "--target {t} is an AMD target; {what} takes a PTX target (sm_80, sm_90a, …)"
+            ))),
+        }
+    }
 }
 
 /// `--target` and `--ptx-version`.
@@ -56,9 +82,20 @@ pub struct PtxTarget {
 }
 
 impl PtxTarget {
-    /// `--target`, if given.
+    /// `--target`, if a PTX one was given.
     pub fn target(&self) -> Option<Target> {
-        self.target.target
+        match self.target.target {
+            Some(AnyTarget::Ptx(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// `--target`, if an AMD one was given.
+    pub fn amd_target(&self) -> Option<gpucvt::amd::Target> {
+        match self.target.target {
+            Some(AnyTarget::Amd(t)) => Some(t),
+            _ => None,
+        }
     }
 
     /// Whether `--target` or `--ptx-version` was given.
@@ -72,6 +109,7 @@ impl PtxTarget {
         let mut o = gpucvt::instr::Options {
             target: self.target(),
             version: self.ptx_version,
+            amd_target: self.amd_target(),
             ..Default::default()
         };
         if let Some(c) = cr0 {
@@ -348,8 +386,16 @@ pub fn tile_version() -> Named<SpecVersion> {
 }
 
 /// `--target`: the library's parser and its typed error (clap prints its message).
-pub fn target(text: &str) -> Result<Target, ParseError> {
-    text.parse()
+pub fn target(text: &str) -> Result<AnyTarget, String> {
+    if gpucvt::amd::types::Target::looks_like(text) {
+        return text
+            .parse()
+            .map(AnyTarget::Amd)
+            .map_err(|e: gpucvt::amd::types::UnknownTarget| e.to_string());
+    }
+    text.parse::<Target>()
+        .map(AnyTarget::Ptx)
+        .map_err(|e: ParseError| e.to_string())
 }
 
 /// `--ptx-version`.

@@ -52,6 +52,8 @@ struct DiagJson<'a> {
 
 /// Runs `gpucvt check`: exit code 1 if any diagnostic is an error, else 0.
 pub fn run(a: &Args) -> Result<Done, CliError> {
+    // AMD assembly files are not read yet: an AMD --target is refused, not ignored.
+    a.ptx.target.ptx("check")?;
     if is_mlir(&a.file) {
         return run_tile(a);
     }

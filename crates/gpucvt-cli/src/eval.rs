@@ -29,7 +29,8 @@ use serde::Serialize;
     group(clap::ArgGroup::new("input").args(["args", "batch"]).required(true)),
     mut_arg("target", |a| a.help(
         "PTX target whose legality rules apply (sm_80, sm_90a, sm_100f, …). Without it, every \
-         form that is legal on some target is evaluated"
+         form that is legal on some target is evaluated. For an AMD instruction, the AMD target \
+         (required): gfx942 (FNUZ fp8), gfx950, gfx1200 or gfx1201 (OCP fp8)"
     )),
     mut_arg("ptx_version", |a| a.help(
         "PTX ISA version for the legality check (default: the newest, 9.5)"
@@ -45,8 +46,10 @@ use serde::Serialize;
     )),
 )]
 pub struct Args {
-    /// The instruction without operands — a PTX form (`cvt.rn.satfinite.e4m3x2.f32`) or a
-    /// vISA move (`'mov.sat hf <- f'`) — then the source operands in instruction order:
+    /// The instruction without operands — a PTX form (`cvt.rn.satfinite.e4m3x2.f32`), a
+    /// vISA move (`'mov.sat hf <- f'`) or an AMD instruction with its registers
+    /// (`'v_cvt_pk_fp8_f32 v1, v2, v3'`: the values of its source registers follow) — then
+    /// the source operands in instruction order:
     /// decimals (1.5, -2), hexadecimal floats (0x1.8p3), raw bit patterns (0x3f800000), or
     /// for packed operands a comma list of lane values, most significant lane first
     /// (1.0,-2); a leading `-` is a sign (-1e-8, -inf, -0x1p0). Omit them with --batch.
@@ -64,6 +67,8 @@ pub struct Args {
     pub cr0: Option<Cr0>,
     #[command(flatten)]
     pub tile: TileOptions,
+    #[command(flatten)]
+    pub amd: AmdArgs,
     /// Show each lane's conversion: the exact input, its neighbours and why one was chosen.
     /// For a Tile IR op: the PTX sequence it lowers to, each element through it, and where
     /// the spec and tileiras semantics differ.
@@ -78,7 +83,84 @@ fn options(a: &Args) -> Options {
     let mut o = a.ptx.instr_options(a.cr0);
     o.semantics = a.tile.semantics();
     o.tile_version = a.tile.version.tile_version;
+    a.amd.apply(&mut o);
     o
+}
+
+/// The AMD options of `eval`: the MODE register, the destination's old value and the named
+/// readings (`docs/guide/amd.md`).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct AmdArgs {
+    /// AMD: MODE.FP16_OVFL, 0 (default: overflows and infinities give NaN in fp8, infinity in
+    /// bf8) or 1 (the largest finite value of their sign).
+    #[arg(long = "mode-fp16-ovfl", value_name = "0|1", value_parser = ["0", "1"], conflicts_with = "mode")]
+    pub fp16_ovfl: Option<String>,
+    /// AMD: the whole MODE register in hex (0x800000 sets FP16_OVFL, bit 23; the other bits do
+    /// not change these conversions).
+    #[arg(long, value_name = "MODE", value_parser = gpucvt::amd::Mode::parse)]
+    pub mode: Option<gpucvt::amd::Mode>,
+    /// AMD: the destination register's old value, which `v_cvt_pk_*` (16 bits) and
+    /// `v_cvt_sr_*` (24 bits) keep (default 0).
+    #[arg(long = "old-dst", value_name = "0xBITS", value_parser = old_dst)]
+    pub old_dst: Option<u64>,
+    /// AMD: ±inf under FP16_OVFL=1: `table` (default: ±max, the ISA's FP8 table) or `keep-inf`
+    /// (NaN in fp8, ±inf in bf8: the MODE field's description, L613).
+    #[arg(long = "inf-reading", value_name = "READING", value_parser = ["table", "keep-inf"])]
+    pub inf: Option<String>,
+    /// AMD: the NaN byte on OCP targets: `all-ones` (default: 0x7f with the sign kept) or
+    /// `quiet` (e5m2 0x7e, as ml_dtypes).
+    #[arg(long = "nan-reading", value_name = "READING", value_parser = ["all-ones", "quiet"])]
+    pub nan: Option<String>,
+    /// AMD: the seed rule of v_cvt_sr_*: `prose` (default: the seed's high bits added, then
+    /// truncated), `pseudocode` (added to the mantissa field modulo 2^23, then rounded to
+    /// nearest) or `host-low-bits` (HIP/CK host code: the seed's low bits).
+    #[arg(long = "sr-reading", value_name = "READING", value_parser = ["prose", "pseudocode", "host-low-bits"])]
+    pub sr: Option<String>,
+}
+
+fn old_dst(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let hex = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X"));
+    match hex.map_or_else(
+        || t.parse::<u64>().ok(),
+        |h| u64::from_str_radix(h, 16).ok(),
+    ) {
+        Some(v) if v >> 32 == 0 => Ok(v),
+        // A register pair's old value is not needed: the pair is written whole.
+        _ => Err(format!("{t:?} is not a 32-bit value (0xaabbccdd)")),
+    }
+}
+
+impl AmdArgs {
+    fn apply(&self, o: &mut Options) {
+        use gpucvt::amd::types::{InfReading, NanReading, SrReading};
+        if let Some(m) = self.mode {
+            o.amd_mode = m;
+        }
+        if let Some(b) = &self.fp16_ovfl {
+            o.amd_mode = o.amd_mode.with_fp16_ovfl(b == "1");
+        }
+        if let Some(v) = self.old_dst {
+            o.amd_old = v;
+        }
+        let r = &mut o.amd_readings;
+        match self.inf.as_deref() {
+            Some("keep-inf") => r.inf = InfReading::KeepInf,
+            Some(_) => r.inf = InfReading::Table,
+            None => {}
+        }
+        match self.nan.as_deref() {
+            Some("quiet") => r.nan = NanReading::SignedQuiet,
+            Some(_) => r.nan = NanReading::SignedAllOnes,
+            None => {}
+        }
+        match self.sr.as_deref() {
+            Some("pseudocode") => r.sr = SrReading::Pseudocode,
+            Some("host-low-bits") => r.sr = SrReading::HostLowBits,
+            Some(_) => r.sr = SrReading::Prose,
+            None => {}
+        }
+    }
 }
 
 /// Runs `gpucvt eval`.

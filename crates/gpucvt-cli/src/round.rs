@@ -46,7 +46,8 @@ pub struct Args {
     #[arg(long, value_name = "N", requires = "rbits", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub rbits_width: Option<u32>,
     /// Float overflow without --satfinite: ieee (infinity or largest finite, by direction;
-    /// the default) or saturate (always the largest finite value). Float destinations only.
+    /// the default), saturate (always the largest finite value) or infinite (always infinity,
+    /// NaN without one, whatever the direction: AMD FP8). Float destinations only.
     #[arg(
         long,
         value_name = "ieee|saturate|infinite",

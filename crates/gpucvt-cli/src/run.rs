@@ -76,6 +76,7 @@ pub struct Args {
 
 /// Runs `gpucvt run`.
 pub fn run(a: &Args) -> Result<Done, CliError> {
+    a.ptx.target.ptx("run")?;
     if is_mlir(&a.file) {
         return run_tile(a);
     }

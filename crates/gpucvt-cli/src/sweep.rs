@@ -245,7 +245,7 @@ struct OperandJson {
 
 /// `gpucvt sweep --list --target SM`: every legal form and its sweep's layout.
 fn list(a: &Args) -> Result<Done, CliError> {
-    let Some(target) = a.target.target.target else {
+    let Some(target) = a.target.target.ptx("sweep")? else {
         return fail("--list needs --target");
     };
     let version = a.target.ptx_version.unwrap_or(target.max_version());

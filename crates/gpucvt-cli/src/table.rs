@@ -84,7 +84,7 @@ fn ptx_json(number: u32, types: &[PtxType], target: Option<gpucvt::ptx::Target>)
 pub fn run(a: &Args) -> Result<String, CliError> {
     match a.which {
         Which::Ptx => {
-            let target = a.target.target;
+            let target = a.target.ptx("table ptx")?;
             if a.json {
                 return to_json(&serde_json::json!({
                     "table": "ptx",

@@ -40,7 +40,7 @@ pub struct VerifyArgs {
 /// Parses a PTX form given on the command line.
 pub fn form_of(text: &str, target: &TargetArg) -> Result<CvtForm, CliError> {
     let opts = Options {
-        target: target.target,
+        target: target.ptx("verify and sweep")?,
         ..Default::default()
     };
     match Instr::parse(text, &opts)? {
