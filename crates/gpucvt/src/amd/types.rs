@@ -401,8 +401,8 @@ impl Mode {
     /// (`0x800000`).
     ///
     /// # Errors
-    /// A message naming the accepted spellings.
-    pub fn parse(text: &str) -> Result<Mode, String> {
+    /// [`crate::Error::Value`], naming the accepted spellings.
+    pub fn parse(text: &str) -> Result<Mode, crate::Error> {
         let t = text.trim();
         match t {
             "0" => return Ok(Mode(0)),
@@ -412,11 +412,11 @@ impl Mode {
         let hex = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X"));
         hex.and_then(|h| u32::from_str_radix(h, 16).ok())
             .map(Mode)
-            .ok_or_else(|| {
-                format!(
+            .ok_or_else(|| crate::Error::Value {
+                message: format!(
                     "invalid MODE {:?}: give 0 or 1 (FP16_OVFL) or a 32-bit MODE word in hex (0x800000)",
                     crate::instr::shorten(t)
-                )
+                ),
             })
     }
 }
