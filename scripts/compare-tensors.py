@@ -279,7 +279,7 @@ def run_all(binary, files, plan, work, tag):
 
 
 def main():
-    old, new = sys.argv[1], sys.argv[2]
+    old, new = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     work = sys.argv[3] if len(sys.argv) > 3 else os.path.join("/tmp", f"compare-tensors-{os.getpid()}")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)

@@ -10,7 +10,7 @@ use crate::{conversion, lookup, thread_count};
 use gpucvt_core::format::{Format, F32};
 use gpucvt_core::round::Direction;
 use gpucvt_core::{Conversion, Policy, Rounding};
-use gpucvt_tensor::quant::Quantizer;
+use gpucvt_tensor::chunk::Quantizer;
 use gpucvt_tensor::{BlockScaling, ScalingRequest};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;

@@ -254,9 +254,9 @@ pub enum ScaleFormat {
     Bf16,
 }
 
-impl From<ScaleFormat> for gpucvt_tensor::quant::ScaleFormat {
+impl From<ScaleFormat> for gpucvt_tensor::scaling::ScaleFormat {
     fn from(f: ScaleFormat) -> Self {
-        use gpucvt_tensor::quant::ScaleFormat as F;
+        use gpucvt_tensor::scaling::ScaleFormat as F;
         match f {
             ScaleFormat::Ue8m0 => F::Ue8m0,
             ScaleFormat::Ue4m3 => F::Ue4m3,
@@ -357,9 +357,9 @@ pub fn rounding() -> Named<Rounding> {
 /// `convert --recipe`: the library's recipe names.
 pub fn recipe() -> Named<String> {
     Named {
-        names: gpucvt_tensor::quant::Recipe::names().collect(),
+        names: gpucvt_tensor::scaling::Recipe::names().collect(),
         lookup: |text| {
-            gpucvt_tensor::quant::Recipe::named(&text.to_ascii_lowercase())
+            gpucvt_tensor::scaling::Recipe::named(&text.to_ascii_lowercase())
                 .map(|r| r.name.to_string())
         },
     }

@@ -442,7 +442,7 @@ fn scaling_request(a: &Args) -> ScalingRequest {
         block: a.block.clone(),
         axis: a.axis,
         scale: a.scale.map(|s| {
-            gpucvt_tensor::quant::ScaleFormat::from(s)
+            gpucvt_tensor::scaling::ScaleFormat::from(s)
                 .name()
                 .to_string()
         }),

@@ -3,7 +3,7 @@
 
 use gpucvt_core::format::{self, Format};
 use gpucvt_core::{Conversion, Policy, Rounding};
-use gpucvt_tensor::engine::{random_word, splitmix64};
+use gpucvt_tensor::chunk::{random_word, splitmix64};
 use gpucvt_tensor::{convert_file, BlockScaling, Error, Options, ScaleRule, Summary};
 use serde_json::{json, Value};
 use std::path::Path;

@@ -4,7 +4,7 @@
 
 use gpucvt_core::format::{self, Format};
 use gpucvt_core::{Conversion, Policy, Rounding};
-use gpucvt_tensor::engine::splitmix64;
+use gpucvt_tensor::chunk::splitmix64;
 use gpucvt_tensor::{
     convert_file, dequantize_file, metadata_path, scale_2_path, scale_path, ConvertRequest,
     DequantizeOptions, Error, Options, ScalingRequest, Summary,

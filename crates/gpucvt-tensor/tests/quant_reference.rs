@@ -9,7 +9,8 @@
 use gpucvt_core::format::{Format, BF16, E2M1, E2M3, E3M2, E4M3, E5M2, F32};
 use gpucvt_core::{Conversion, Policy, Rounding};
 use gpucvt_reference::{exact_f64, reference, Rng, Val};
-use gpucvt_tensor::quant::{Block, BlockScaling, Quantizer, ScaleFormat, ScaleLayout, ScaleRule};
+use gpucvt_tensor::chunk::Quantizer;
+use gpucvt_tensor::scaling::{Block, BlockScaling, ScaleFormat, ScaleLayout, ScaleRule};
 
 fn sat(scale: i32) -> Policy {
     Policy {
@@ -789,7 +790,7 @@ fn nvfp4_near_zero_exactly() {
 #[test]
 fn no_factor_is_infinite_or_nan() {
     use gpucvt_core::format::F16;
-    use gpucvt_tensor::quant::{block_scale, scale_value, second_level_scale, Divisor, Element};
+    use gpucvt_tensor::scaling::{block_scale, scale_value, second_level_scale, Divisor, Element};
     let amaxes = [
         0u32,
         1,

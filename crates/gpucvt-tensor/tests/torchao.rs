@@ -8,7 +8,8 @@
 
 use gpucvt_core::format::{Format, F32, F64};
 use gpucvt_core::{Conversion, Policy, Rounding};
-use gpucvt_tensor::quant::{Block, BlockScaling, Quantizer, ScaleFormat, ScaleLayout, ScaleRule};
+use gpucvt_tensor::chunk::Quantizer;
+use gpucvt_tensor::scaling::{Block, BlockScaling, ScaleFormat, ScaleLayout, ScaleRule};
 use serde_json::Value;
 
 fn sat() -> Policy {
@@ -244,7 +245,7 @@ fn check_case(case: &Value) -> Tally {
     qz.quantize(&x, s2, None, &mut q, &mut scales).unwrap();
 
     let mut t = Tally::default();
-    let max = gpucvt_tensor::quant::Element::of(elem).unwrap().max;
+    let max = gpucvt_tensor::scaling::Element::of(elem).unwrap().max;
 
     // NVFP4 two levels: torchao's per-tensor scale.
     if scaling.second_level {

@@ -7,10 +7,11 @@
 //! (`ue8m0` scales keep OCP MX's NaN scale for such a block: the rest of the tensor is not
 //! touched by it.)
 
-use crate::engine::read_exact_at;
+use crate::chunk::read_exact_at;
+use crate::chunk::Maxima;
 use crate::error::{Error, Result};
 use crate::files::shape_text;
-use crate::quant::{Block, BlockScaling, Maxima, ScaleFormat};
+use crate::scaling::{Block, BlockScaling, ScaleFormat};
 use gpucvt_core::format::{Format, BF16, F16, F32};
 use gpucvt_kernels::vectorized;
 use rayon::prelude::*;

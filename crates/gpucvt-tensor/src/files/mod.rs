@@ -5,22 +5,21 @@
 //! own). [`npy`] and [`raw`] read those inputs' headers, [`selfcheck`] reads every output
 //! back before it is kept.
 
-pub(crate) mod dequantize;
-pub(crate) mod dequantize_single;
 pub(crate) mod finite;
 pub mod npy;
-pub(crate) mod quantized;
+pub(crate) mod output;
 pub(crate) mod raw;
 pub(crate) mod safetensors;
 pub(crate) mod selfcheck;
 pub(crate) mod single;
 pub(crate) mod unit;
 
+use crate::chunk::Plan;
 use crate::dtype::{container_bytes, dense_packing, Packing};
-use crate::engine::Plan;
 use crate::error::{Error, Result};
-use crate::quant::{BlockScaling, Geometry, ScaleFormat};
-use crate::{pipeline, Options, ScaleRule, Stats};
+use crate::scaling::{BlockScaling, Geometry, ScaleFormat};
+use crate::stream::pipeline;
+use crate::{Options, ScaleRule, Stats};
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::Format;
 use std::collections::HashMap;
@@ -69,7 +68,7 @@ pub(crate) enum Scaled {
     /// MX: `ue8m0` scales of blocks of this size along the last axis, streamed by the
     /// engine.
     Mx(u64, ScaleRule),
-    /// Any other block scaling: the tensor streamed through [`crate::quant::Quantizer`].
+    /// Any other block scaling: the tensor streamed through [`crate::chunk::Quantizer`].
     General(BlockScaling),
 }
 
@@ -198,8 +197,8 @@ pub(crate) fn decide(
                 return Ok(Err(e.to_string()));
             }
             match b.block {
-                crate::quant::Block::Len(size)
-                    if b.is_mx() && b.layout == crate::quant::ScaleLayout::Rows =>
+                crate::scaling::Block::Len(size)
+                    if b.is_mx() && b.layout == crate::scaling::ScaleLayout::Rows =>
                 {
                     Scaled::Mx(size, b.rule)
                 }
@@ -218,7 +217,7 @@ pub(crate) fn decide(
                         src: gpucvt_core::format::F32,
                         ..conv
                     };
-                    if let Err(e) = crate::quant::Quantizer::check(&c32, &b, shape) {
+                    if let Err(e) = crate::chunk::Quantizer::check(&c32, &b, shape) {
                         return Ok(Err(e.to_string()));
                     }
                     Scaled::General(b)

@@ -1,18 +1,18 @@
 //! `.npy` and raw conversions: one tensor, its block scales in a sidecar file, written with
 //! its metadata as one unit ([`crate::files::unit`]).
 
+use crate::chunk::{splitmix64, Plan};
 use crate::dtype::{self, Packing};
-use crate::engine::{splitmix64, Plan};
 use crate::error::{Error, Result};
 use crate::files::finite::{self, Scan};
-use crate::files::quantized::QuantJob;
+use crate::files::output::Temp;
 use crate::files::selfcheck::{self, Hashing, Region};
 use crate::files::unit::{self, Metadata, Part, Unit};
 use crate::files::{
     decide, nan_scale_note, npy, raw, scale_outputs, short_region, Ctx, PlanKey, Scaled,
 };
-use crate::output::Temp;
-use crate::quant::ScaleFormat;
+use crate::scaling::ScaleFormat;
+use crate::stream::quantized::QuantJob;
 use crate::{
     check_cancel, metadata_path, scale_2_path, scale_path, FilePlan, Options, PlannedTensor, Stats,
     Summary, TensorSummary,
@@ -418,7 +418,7 @@ fn write_metadata(
     output: &Path,
     l: &SingleLayout,
     h: &Hashes,
-    scaling: &crate::quant::BlockScaling,
+    scaling: &crate::scaling::BlockScaling,
 ) -> Result<Temp> {
     let part = |side: &Option<(PathBuf, Vec<u8>, u64)>, hash: Option<(u64, u64)>| {
         side.as_ref()

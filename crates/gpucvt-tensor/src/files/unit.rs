@@ -7,9 +7,11 @@
 //! lock shared while it opens the parts, and checks every part against the metadata.
 
 use crate::error::{Error, Result};
-use crate::output::NAME_MAX;
-use crate::output::{committing, refuse_read_only, refuse_same, refuse_special, truncated, Temp};
-use crate::quant::BlockScaling;
+use crate::files::output::NAME_MAX;
+use crate::files::output::{
+    committing, refuse_read_only, refuse_same, refuse_special, truncated, Temp,
+};
+use crate::scaling::BlockScaling;
 use crate::{metadata_path, scale_2_path, scale_path};
 use gpucvt_core::format::Format;
 use serde::{Deserialize, Serialize};

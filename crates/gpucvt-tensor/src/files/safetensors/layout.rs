@@ -1,8 +1,8 @@
 //! What a `.safetensors` conversion does to each tensor, decided from the header before
 //! anything is written: converted (with its plan key and random stream), copied, or kept.
 
+use crate::chunk::splitmix64;
 use crate::dtype::{self, dense_packing};
-use crate::engine::splitmix64;
 use crate::error::{Error, Result};
 use crate::files::finite::{self, Scan};
 use crate::files::safetensors::header as st;
@@ -192,7 +192,7 @@ pub(crate) fn st_layout(
     let mut keys: Vec<PlanKey> = Vec::new();
     // The block scaling of each scaled tensor, recorded in the header's metadata for
     // `--dequantize`.
-    let mut metadata_notes: Vec<(String, crate::quant::BlockScaling)> = Vec::new();
+    let mut metadata_notes: Vec<(String, crate::scaling::BlockScaling)> = Vec::new();
     let mut key_index: HashMap<PlanKey, u32> = HashMap::new();
     let mut out: Vec<(String, TensorInfo)> = Vec::with_capacity(hdr.tensors.len());
     let mut entries = Vec::with_capacity(hdr.tensors.len());
@@ -335,7 +335,7 @@ pub(crate) fn st_layout(
     if !metadata_notes.is_empty() {
         let m = metadata.get_or_insert_with(HashMap::new);
         for (name, b) in metadata_notes {
-            m.insert(crate::quant::metadata_key(&name), b.describe());
+            m.insert(crate::scaling::metadata_key(&name), b.describe());
         }
     }
     drop(hdr.tensors);

@@ -1,13 +1,13 @@
 //! Writing a `.safetensors` output from its layout: the header, then each tensor copied or
 //! streamed through its plan, scales written in place after it by a second handle.
 
-use crate::engine::Plan;
+use crate::chunk::Plan;
 use crate::error::{Error, Result};
-use crate::files::quantized::QuantJob;
+use crate::files::output::Temp;
 use crate::files::safetensors::layout::{StAction, StConvert, StLayout};
 use crate::files::selfcheck::{self, Hashing, Region};
 use crate::files::{nan_scale_note, short_region, Ctx, Plans, Scaled};
-use crate::output::Temp;
+use crate::stream::quantized::QuantJob;
 use crate::{Kept, Stats, Summary, TensorSummary};
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};

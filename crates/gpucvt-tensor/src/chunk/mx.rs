@@ -1,9 +1,9 @@
 //! MX block scales: the scale of a block from its largest magnitude (by [`ScaleRule`]), and
 //! `f32` words scaled by 2^k block by block (vectorized, fused with finding the scales).
 
-use crate::engine::decode::Decoder;
-use crate::engine::pack::Le;
-use crate::engine::plan::{Blocks, Plan};
+use crate::chunk::decode::Decoder;
+use crate::chunk::pack::Le;
+use crate::chunk::plan::{Blocks, Plan};
 use crate::ScaleRule;
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::{F32, UE8M0};
@@ -182,7 +182,7 @@ pub(super) fn scale_of_max(b: &Blocks, m: u32) -> (u8, i32) {
             (s, 127 - s as i32)
         }
         rule => {
-            let shared = crate::quant::ue8m0_shared(rule, &b.elem, m.min(0x7f7f_ffff));
+            let shared = crate::scaling::ue8m0_shared(rule, &b.elem, m.min(0x7f7f_ffff));
             ((shared + 127) as u8, -shared)
         }
     };

@@ -1,11 +1,11 @@
 //! The fast statistics of `f32` sources into formats whose values are `f32` numbers computed
 //! from the bits ([`FastJob`]): groups of blocks in lane-wise passes, vectorized.
 
-use crate::engine::decode::Codes;
-use crate::engine::exp2i;
-use crate::engine::pack::Le;
-use crate::engine::plan::Plan;
-use crate::engine::stats::{add_counts, count_pass, error_pass, flush_counts, outside, LANES};
+use crate::chunk::decode::Codes;
+use crate::chunk::exp2i;
+use crate::chunk::pack::Le;
+use crate::chunk::plan::Plan;
+use crate::chunk::stats::{add_counts, count_pass, error_pass, flush_counts, outside, LANES};
 use crate::Stats;
 use gpucvt_kernels::{vectorized_up_to, Vectorizable, Word};
 use zerocopy::IntoBytes;

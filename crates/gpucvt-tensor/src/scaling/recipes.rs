@@ -1,7 +1,7 @@
 //! Named quantization recipes: presets of the element format and the block scaling, each
 //! following one stack's definition.
 
-use crate::quant::{Block, BlockScaling, ScaleFormat, ScaleLayout, ScaleRule};
+use crate::scaling::{Block, BlockScaling, ScaleFormat, ScaleLayout, ScaleRule};
 
 /// A named recipe: what `--recipe NAME` expands to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,7 +87,7 @@ impl Recipe {
     /// The recipe of a name.
     ///
     /// ```
-    /// let r = gpucvt_tensor::quant::Recipe::named("nvfp4").unwrap();
+    /// let r = gpucvt_tensor::scaling::Recipe::named("nvfp4").unwrap();
     /// assert_eq!(r.expansion(), "--to e2m1 --satfinite --block 16 --scale ue4m3 --scale-2");
     /// ```
     pub fn named(name: &str) -> Option<&'static Recipe> {

@@ -8,7 +8,7 @@
 /// swizzled layout.
 ///
 /// ```
-/// use gpucvt_tensor::quant::swizzled_index;
+/// use gpucvt_tensor::scaling::swizzled_index;
 /// assert_eq!(swizzled_index(0, 3, 8), 3);
 /// assert_eq!(swizzled_index(1, 0, 8), 16);
 /// assert_eq!(swizzled_index(32, 0, 8), 4);

@@ -1,7 +1,7 @@
 //! The scale of a block from its largest magnitude, for every scale format and rule, and the
 //! number the block's elements are divided by.
 
-use crate::quant::{ScaleFormat, ScaleRule};
+use crate::scaling::{ScaleFormat, ScaleRule};
 use gpucvt_core::format::{Format, Layout};
 
 /// What a block's elements are scaled by.
@@ -132,6 +132,26 @@ pub const E4M3_MAX: f32 = 448.0;
 /// the element factor `RN_f32(RN_f32(1 / s2) / s)` is then at most 2^127, a finite `f32`
 /// (f32's smallest normal, 2^-126, is not enough: 2^126 / s overflows for s < 2^-2).
 pub const SECOND_LEVEL_MIN: f32 = f32::from_bits(0x0300_0000);
+
+/// The per-tensor scale of a second level: `RN_f32(amax / (448 × max))`, at least
+/// [`SECOND_LEVEL_MIN`] (2^-121, so that no element factor is infinite); 0 for an all-zero
+/// tensor (`amax` 0), whose blocks then all get the scale 0 and zero elements, as
+/// TransformerEngine's NVFP4 quantizes it.
+///
+/// ```
+/// use gpucvt_tensor::scaling::second_level_scale;
+/// assert_eq!(second_level_scale(7.75, 6.0), 7.75 / 2688.0);
+/// assert_eq!(second_level_scale(0.0, 6.0), 0.0);
+/// assert_eq!(second_level_scale(1e-40, 6.0), 2f32.powi(-121));
+/// ```
+pub fn second_level_scale(amax: f32, elem_max: f32) -> f32 {
+    if amax == 0.0 {
+        return 0.0;
+    }
+    // 448 × max in f64: exact for every element format (in f32 it overflows for bf16's).
+    let s = (amax as f64 / (448.0 * elem_max as f64)) as f32;
+    s.max(SECOND_LEVEL_MIN)
+}
 
 /// The shared exponent (the scale is 2^shared) of a `ue8m0` block scale of a finite block
 /// whose largest magnitude is the `f32` encoding `m`, clamped to [−127, 127]:

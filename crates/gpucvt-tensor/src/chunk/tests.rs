@@ -1,10 +1,10 @@
 use super::*;
+use crate::chunk::decode::{Decoder, DstTable};
+use crate::chunk::mx::{ocp_scale, ocp_scale_bits};
+use crate::chunk::pack::{pack, unpack};
+use crate::chunk::plan::Plan;
+use crate::chunk::stats::{key, key_above, key_below, Chunk};
 use crate::dtype::Packing;
-use crate::engine::decode::{Decoder, DstTable};
-use crate::engine::pack::{pack, unpack};
-use crate::engine::plan::Plan;
-use crate::engine::scale::{ocp_scale, ocp_scale_bits};
-use crate::engine::stats::{key, key_above, key_below, Chunk};
 use crate::{ScaleRule, Stats};
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::{Format, BF16, F32, TF32, UE8M0};
@@ -453,7 +453,7 @@ fn check_blocks(
     assert_eq!(got, w, "{what}: statistics");
     // Packed: the same statistics and the packed words.
     // (Whole blocks only: a shortened last block may have another scale.)
-    let whole = crate::engine::lcm(pack_as.unit(), bsize as u64) as usize;
+    let whole = crate::chunk::lcm(pack_as.unit(), bsize as u64) as usize;
     let units = n - n % whole;
     let packed = Plan::new(conv, Packing::Bytes(4), pack_as, block, 3);
     let mut pout = vec![0u8; pack_as.bytes_for(units as u64) as usize];

@@ -2,7 +2,7 @@
 //! builder for the CLI and the Python package's `convert_file`, so that both take the same
 //! options and fail with the same messages (which name the CLI's options).
 
-use crate::quant::{Block, Recipe, ScaleFormat, ScaleLayout};
+use crate::scaling::{Block, Recipe, ScaleFormat, ScaleLayout};
 use crate::{BlockScaling, Error, Options, Result, ScaleRule};
 use gpucvt::ptx;
 use gpucvt_core::format::Format;
@@ -423,7 +423,7 @@ impl ScalingRequest {
         let Some(b) = self.build()? else {
             return Ok(None);
         };
-        let mut s = crate::quant::recipes::spell(r.to, r.satfinite, &b);
+        let mut s = crate::scaling::recipes::spell(r.to, r.satfinite, &b);
         if mode != ptx::RoundMod::Rn {
             s.push_str(&format!(" --mode {}", mode.name()));
         }

@@ -1,7 +1,7 @@
 //! Where a chunk's bytes come from (memory, or positioned reads of the input file), and the
 //! per-thread scratch buffers the sub-chunks are converted in.
 
-use crate::engine::random::Randoms;
+use crate::chunk::random::Randoms;
 use std::fs::File;
 
 thread_local! {

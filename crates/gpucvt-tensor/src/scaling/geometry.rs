@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::files::shape_text;
-use crate::quant::Block;
+use crate::scaling::Block;
 
 /// A tensor seen as `outer` matrices of `m` × `k` elements (row-major, the matrices one after
 /// another), cut into tiles of `r` × `c` (the last tile of a row or column may be smaller).

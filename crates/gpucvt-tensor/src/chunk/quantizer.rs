@@ -1,15 +1,17 @@
 //! [`Quantizer`]: a tensor's `f32` words quantized (whole, or streamed in chunks of whole
 //! tiles; pieces of each in parallel), and the quantized elements dequantized.
 
-use crate::engine::exp2i;
-use crate::engine::scale::max_magnitude;
-use crate::engine::stats::lanes::{BlockRange, Groups};
-use crate::error::{Error, Result};
-use crate::quant::fast::{
+use crate::chunk::exp2i;
+use crate::chunk::fast::{
     saturation_key, FastCodes, Runs, ScaleJob, Segment, StatsJob, TileWork, Tiles,
 };
-use crate::quant::scale::{divisor, scale_bits, scale_value, Divisor, Element, SECOND_LEVEL_MIN};
-use crate::quant::{
+use crate::chunk::mx::max_magnitude;
+use crate::chunk::stats::lanes::{BlockRange, Groups};
+use crate::error::{Error, Result};
+use crate::scaling::rule::{
+    divisor, scale_bits, scale_value, second_level_scale, Divisor, Element, SECOND_LEVEL_MIN,
+};
+use crate::scaling::{
     swizzle, swizzle_dims, unswizzle, BlockScaling, Geometry, ScaleFormat, ScaleLayout,
 };
 use crate::Stats;
@@ -23,7 +25,8 @@ use rayon::prelude::*;
 ///
 /// ```
 /// use gpucvt_core::{format::{E2M1, F32}, Conversion, Policy, Rounding};
-/// use gpucvt_tensor::quant::{Block, BlockScaling, Quantizer, ScaleFormat, ScaleLayout, ScaleRule};
+/// use gpucvt_tensor::chunk::Quantizer;
+/// use gpucvt_tensor::scaling::{Block, BlockScaling, ScaleFormat, ScaleLayout, ScaleRule};
 /// // NVFP4: e2m1 elements, blocks of 16, ue4m3 scales, a per-tensor f32 scale.
 /// let sat = Policy { satfinite: true, ..Policy::default() };
 /// let conv = Conversion::new(F32, E2M1, Rounding::RN, sat);
@@ -146,7 +149,7 @@ impl Quantizer {
     }
 
     fn swizzle_dims(&self) -> (u64, u64, u64) {
-        swizzle_dims(&crate::quant::scale_shape(
+        swizzle_dims(&crate::scaling::scale_shape(
             &self.shape,
             self.scaling.block,
             self.scaling.axis,
@@ -310,7 +313,7 @@ impl Quantizer {
         mut sink: impl FnMut(&mut Vec<D>, u64) -> Result<()>,
     ) -> Result<(Stats, Vec<u32>, Option<f32>)> {
         let chunks = self.chunk_ranges(target);
-        let tensor = self.scaling.block == crate::quant::Block::Tensor;
+        let tensor = self.scaling.block == crate::scaling::Block::Tensor;
         let StreamBuffers { x, codes } = bufs;
         let first = if let (true, Some(m)) = (self.needs_first_pass(), amax) {
             // Every tile finite: the largest of their maxima is the tensor's.
@@ -405,7 +408,7 @@ impl Quantizer {
     /// Whether the scales need a first pass over the whole tensor: one scale for the
     /// whole tensor (`--block tensor`), or a second level (its amax).
     pub(crate) fn needs_first_pass(&self) -> bool {
-        self.scaling.second_level || self.scaling.block == crate::quant::Block::Tensor
+        self.scaling.second_level || self.scaling.block == crate::scaling::Block::Tensor
     }
 
     /// The element ranges (`start`, `len`) a tensor is quantized in, chunk after chunk, of
@@ -435,7 +438,7 @@ impl Quantizer {
         let mut out = Vec::new();
         let per = g.m * g.k;
         let band = g.r.min(g.m) * g.k;
-        if self.scaling.block == crate::quant::Block::Tensor {
+        if self.scaling.block == crate::scaling::Block::Tensor {
             steps(0, n, fit(1), &mut out);
         } else if per <= target {
             // Whole matrices.
@@ -478,7 +481,7 @@ impl Quantizer {
     /// `m` is the elements' largest magnitude, which the caller found while reading them.
     fn first_pass(&self, x: &[u32], at: u64, m: u32) -> (u32, u32) {
         let finite = |m: u32| if m < 0x7f80_0000 { m } else { 0 };
-        if m < 0x7f80_0000 || self.scaling.block == crate::quant::Block::Tensor {
+        if m < 0x7f80_0000 || self.scaling.block == crate::scaling::Block::Tensor {
             // Every tile finite (or one tile, which may hold a NaN in another chunk: the
             // caller's maximum of the first numbers tells).
             return (m, finite(m));
@@ -1152,26 +1155,6 @@ impl Vectorizable for SegmentMaxima<'_> {
     }
 }
 
-/// The per-tensor scale of a second level: `RN_f32(amax / (448 × max))`, at least
-/// [`SECOND_LEVEL_MIN`] (2^-121, so that no element factor is infinite); 0 for an all-zero
-/// tensor (`amax` 0), whose blocks then all get the scale 0 and zero elements, as
-/// TransformerEngine's NVFP4 quantizes it.
-///
-/// ```
-/// use gpucvt_tensor::quant::second_level_scale;
-/// assert_eq!(second_level_scale(7.75, 6.0), 7.75 / 2688.0);
-/// assert_eq!(second_level_scale(0.0, 6.0), 0.0);
-/// assert_eq!(second_level_scale(1e-40, 6.0), 2f32.powi(-121));
-/// ```
-pub fn second_level_scale(amax: f32, elem_max: f32) -> f32 {
-    if amax == 0.0 {
-        return 0.0;
-    }
-    // 448 × max in f64: exact for every element format (in f32 it overflows for bf16's).
-    let s = (amax as f64 / (448.0 * elem_max as f64)) as f32;
-    s.max(SECOND_LEVEL_MIN)
-}
-
 /// Every encoding's value of a format of at most 16 bits.
 fn decode_table(f: &Format) -> Vec<f64> {
     (0..1u64 << f.width())
@@ -1182,7 +1165,7 @@ fn decode_table(f: &Format) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::quant::{Block, ScaleFormat, ScaleRule};
+    use crate::scaling::{Block, ScaleFormat, ScaleRule};
     use gpucvt_core::format::E4M3;
 
     /// Given random words: the stream's own words give the stream's result, zero words give
@@ -1311,7 +1294,7 @@ fn assert_same_stats(got: &Stats, want: &Stats, what: &str) {
 #[cfg(test)]
 mod streamed {
     use super::*;
-    use crate::quant::{Block, ScaleFormat, ScaleRule};
+    use crate::scaling::{Block, ScaleFormat, ScaleRule};
     use gpucvt_core::format::{E2M1, E4M3, E5M2};
 
     /// A tensor in memory as a [`Source`], counting the words read.
@@ -1462,7 +1445,7 @@ mod streamed {
 #[cfg(test)]
 mod pieces {
     use super::*;
-    use crate::quant::{Block, ScaleFormat, ScaleRule};
+    use crate::scaling::{Block, ScaleFormat, ScaleRule};
     use gpucvt_core::format::E4M3;
 
     /// Tall tiles whose rows do not divide a piece of parallel work: a piece starts inside a
@@ -1503,8 +1486,8 @@ mod pieces {
 #[cfg(test)]
 mod fast_stats {
     use super::*;
-    use crate::engine::scale::scale as scale_word;
-    use crate::quant::{Block, ScaleRule};
+    use crate::chunk::mx::scale as scale_word;
+    use crate::scaling::{Block, ScaleRule};
     use gpucvt_core::format::{BF16, E2M1, E4M3, E5M2, F16};
     use gpucvt_core::Policy;
 

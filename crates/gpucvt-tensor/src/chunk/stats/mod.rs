@@ -4,20 +4,20 @@
 
 pub(crate) mod lanes;
 #[cfg(target_arch = "x86_64")]
-pub(in crate::engine) mod sse2;
+pub(in crate::chunk) mod sse2;
 
-use crate::engine::decode::{Codes, Decoder, FastDst, INF, NAN, ZERO};
-use crate::engine::pack::Le;
-use crate::engine::plan::Plan;
-use crate::engine::stats::lanes::{FastJob, Tests};
-use crate::engine::{exp2i, pow2};
+use crate::chunk::decode::{Codes, Decoder, FastDst, INF, NAN, ZERO};
+use crate::chunk::pack::Le;
+use crate::chunk::plan::Plan;
+use crate::chunk::stats::lanes::{FastJob, Tests};
+use crate::chunk::{exp2i, pow2};
 use crate::Stats;
 use gpucvt_kernels::vectorized_up_to;
 use zerocopy::IntoBytes;
 
 /// The class bits ([`NAN`], [`INF`], [`ZERO`]) of an `f32` encoding.
 #[inline(always)]
-pub(in crate::engine) fn f32_class(w: u32) -> u32 {
+pub(in crate::chunk) fn f32_class(w: u32) -> u32 {
     let m = w & 0x7fff_ffff;
     ((m > 0x7f80_0000) as u32 * NAN) | ((m == 0x7f80_0000) as u32 * INF) | ((m == 0) as u32 * ZERO)
 }
@@ -25,7 +25,7 @@ pub(in crate::engine) fn f32_class(w: u32) -> u32 {
 /// An order-preserving key of a non-NaN `f32` encoding: `key(a) < key(b)` ⇔ `a < b`, except
 /// that `−0` (key −1) is below `+0` (key 0).
 #[inline(always)]
-pub(in crate::engine) fn key(w: u32) -> i32 {
+pub(in crate::chunk) fn key(w: u32) -> i32 {
     let s = w as i32;
     s ^ ((s >> 31) & 0x7fff_ffff)
 }
@@ -33,7 +33,7 @@ pub(in crate::engine) fn key(w: u32) -> i32 {
 /// 1 if the `f32` pattern `x` lies outside the keys `t_lo ..= t_hi` (its conversion
 /// saturates), else 0.
 #[inline(always)]
-pub(in crate::engine) fn outside(x: u32, t_lo: i32, t_hi: i32) -> u32 {
+pub(in crate::chunk) fn outside(x: u32, t_lo: i32, t_hi: i32) -> u32 {
     let k = key(x);
     ((k > t_hi) | (k < t_lo)) as u32
 }
@@ -46,18 +46,18 @@ pub(crate) fn flush_counts(x: u32, relu: u32) -> u32 {
 }
 
 /// The encoding of a key (the inverse of [`key`]).
-pub(in crate::engine) fn unkey(k: i32) -> u32 {
+pub(in crate::chunk) fn unkey(k: i32) -> u32 {
     (k ^ ((k >> 31) & 0x7fff_ffff)) as u32
 }
 
 /// The value of a key, as `f64`.
-pub(in crate::engine) fn key_value(k: i32) -> f64 {
+pub(in crate::chunk) fn key_value(k: i32) -> f64 {
     f32::from_bits(unkey(k)) as f64
 }
 
 /// For non-NaN `f32` inputs `a`: `a > h` ⇔ `key(a) > key_above(h)` (the key of the largest
 /// `f32` not above `h`; `+0` for a zero one, so that `±0` compare alike).
-pub(in crate::engine) fn key_above(h: f64) -> i32 {
+pub(in crate::chunk) fn key_above(h: f64) -> i32 {
     let mut k = key((h as f32).to_bits());
     while key_value(k) > h {
         k -= 1;
@@ -70,7 +70,7 @@ pub(in crate::engine) fn key_above(h: f64) -> i32 {
 
 /// For non-NaN `f32` inputs `a`: `a < l` ⇔ `key(a) < key_below(l)` (the key of the smallest
 /// `f32` not below `l`; `−0` for a zero one).
-pub(in crate::engine) fn key_below(l: f64) -> i32 {
+pub(in crate::chunk) fn key_below(l: f64) -> i32 {
     let mut k = key((l as f32).to_bits());
     while key_value(k) < l {
         k += 1;
@@ -84,17 +84,17 @@ pub(in crate::engine) fn key_below(l: f64) -> i32 {
 /// The words of a sub-chunk and the exponents of their blocks: what every statistics pass
 /// reads.
 #[derive(Clone, Copy)]
-pub(in crate::engine) struct Chunk<'a, S, D> {
-    pub(in crate::engine) src: &'a [S],
-    pub(in crate::engine) dst: &'a [D],
+pub(in crate::chunk) struct Chunk<'a, S, D> {
+    pub(in crate::chunk) src: &'a [S],
+    pub(in crate::chunk) dst: &'a [D],
     /// The exponent k of each block (its elements are multiplied by 2^k); one 0 without
     /// blocks.
-    pub(in crate::engine) ks: &'a [i32],
-    pub(in crate::engine) bsize: usize,
+    pub(in crate::chunk) ks: &'a [i32],
+    pub(in crate::chunk) bsize: usize,
 }
 
 impl Plan {
-    pub(in crate::engine) fn stats<S: Le, D: Le>(
+    pub(in crate::chunk) fn stats<S: Le, D: Le>(
         &self,
         src: &[S],
         dst: &[D],
@@ -290,7 +290,7 @@ impl Plan {
     /// numbers of [`Plan::stats_loop`] (the same per-element errors, summed in the same
     /// eight lanes in the same order), without decoding anything element by element.
     #[inline(always)]
-    pub(in crate::engine) fn fast_stats<S: Le, D: Le>(
+    pub(in crate::chunk) fn fast_stats<S: Le, D: Le>(
         &self,
         st: &mut Stats,
         c: Chunk<'_, S, D>,
@@ -309,7 +309,7 @@ impl Plan {
     /// being 2^−k: (a · 2^k > hi) ⇔ (a > hi · 2^−k), both products exact. From the table of
     /// block exponents, if there is one; else `last` keeps the last block's, which the next
     /// blocks mostly share.
-    pub(in crate::engine) fn block_thresholds(
+    pub(in crate::chunk) fn block_thresholds(
         &self,
         k: i32,
         down: f64,
@@ -331,7 +331,7 @@ impl Plan {
     /// [`Plan::fast_stats`], with or without block scales: per block, one branch-free pass
     /// for the errors, one for the counts.
     #[inline(always)]
-    pub(in crate::engine) fn fast_stats_k<const SCALED: bool, S: Le, D: Le>(
+    pub(in crate::chunk) fn fast_stats_k<const SCALED: bool, S: Le, D: Le>(
         &self,
         st: &mut Stats,
         c: Chunk<'_, S, D>,
@@ -380,7 +380,7 @@ impl Plan {
 
 impl Plan {
     /// The statistics through general decoders (any formats).
-    pub(in crate::engine) fn generic_stats<S: Le, D: Le>(
+    pub(in crate::chunk) fn generic_stats<S: Le, D: Le>(
         &self,
         st: &mut Stats,
         src_dec: &Decoder,
@@ -412,7 +412,7 @@ impl Plan {
 
     /// The statistics loop, branch-free per element (see [`Stats`] for the classes).
     #[inline(always)]
-    pub(in crate::engine) fn stats_loop<S: Le, D: Le>(
+    pub(in crate::chunk) fn stats_loop<S: Le, D: Le>(
         &self,
         st: &mut Stats,
         c: Chunk<'_, S, D>,
@@ -485,14 +485,14 @@ impl Plan {
 }
 
 /// Lanes of the error sums (element `i` of a block goes to lane `i mod LANES`).
-pub(in crate::engine) const LANES: usize = 8;
+pub(in crate::chunk) const LANES: usize = 8;
 
 /// Adds the errors `|fv(output) · down − input|` of `f32` inputs to the lane sums and maxima;
 /// with `SKIP`, leaving out the elements where it is not finite (exactly those where the
 /// input or the output is NaN or infinite: `f32` inputs and scales of at most 2^±127 cannot
 /// overflow an `f64`).
 #[inline(always)]
-pub(in crate::engine) fn error_pass<const SCALED: bool, const SKIP: bool, S: Le, D: Le>(
+pub(in crate::chunk) fn error_pass<const SCALED: bool, const SKIP: bool, S: Le, D: Le>(
     src: &[S],
     dst: &[D],
     down: f64,
@@ -534,7 +534,7 @@ pub(in crate::engine) fn error_pass<const SCALED: bool, const SKIP: bool, S: Le,
 /// infinity, saturated, flushed to zero, elements in the errors — from the inputs' bits, the
 /// outputs' class bits (`fc`) and the range thresholds on [`key`]s.
 #[inline(always)]
-pub(in crate::engine) fn count_pass<S: Le, D: Le>(
+pub(in crate::chunk) fn count_pass<S: Le, D: Le>(
     src: &[S],
     dst: &[D],
     t_lo: i32,
@@ -572,7 +572,7 @@ pub(in crate::engine) fn count_pass<S: Le, D: Le>(
 /// saturated and flushed counts remain, every element is in the errors; `zero` tests for the
 /// zero outputs.
 #[inline(always)]
-pub(in crate::engine) fn count_finite<S: Le, D: Le>(
+pub(in crate::chunk) fn count_finite<S: Le, D: Le>(
     src: &[S],
     dst: &[D],
     t_lo: i32,
@@ -592,7 +592,7 @@ pub(in crate::engine) fn count_finite<S: Le, D: Le>(
 
 /// Adds a statistics pass's counts (NaN, NaN to number, overflow to ∞, saturated, flushed,
 /// error elements) and error lanes to `st`.
-pub(in crate::engine) fn add_counts(st: &mut Stats, counts: &[u64; 6], sum: &[f64], max: &[f64]) {
+pub(in crate::chunk) fn add_counts(st: &mut Stats, counts: &[u64; 6], sum: &[f64], max: &[f64]) {
     st.nan += counts[0];
     st.nan_to_number += counts[1];
     st.overflow_to_inf += counts[2];

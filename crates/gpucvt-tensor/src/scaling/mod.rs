@@ -26,26 +26,23 @@
 //! NaN (the statistics count them so). No element factor is infinite or NaN. Dequantization
 //! is the exact product `q × s (× s2)`, rounded once to the output format.
 //!
-//! `quant/geometry.rs` maps a shape and a block to tiles over matrices, `quant/scale.rs`
-//! computes each block's scale, `quant/layout.rs` is the swizzled layout, `quant/run.rs` the
-//! [`Quantizer`] (a tensor in memory, or streamed in chunks of whole tiles), `quant/fast.rs`
-//! its vectorized scaling and statistics.
+//! This module is the one rule set; it converts nothing itself (that is `chunk/`):
+//! `geometry.rs` maps a shape and a block to tiles over matrices, `rule.rs` computes each
+//! block's scale (every format and rule, for the MX fast path too), `swizzle.rs` is the
+//! swizzled layout, `recipes.rs` the named recipes.
 
-mod fast;
 mod geometry;
-mod layout;
 pub(crate) mod recipes;
-mod run;
-mod scale;
+pub(crate) mod rule;
+mod swizzle;
 
 pub use geometry::{scale_shape, Geometry};
-pub use layout::{swizzle, swizzled_index, swizzled_len, unswizzle};
 pub use recipes::{Recipe, RECIPES};
-pub use run::{second_level_scale, Quantizer};
-pub(crate) use run::{Maxima, Source, StreamBuffers};
-pub use scale::{
-    block_scale, divisor, scale_bits, scale_value, ue8m0_shared, Divisor, Element, SECOND_LEVEL_MIN,
+pub use rule::{
+    block_scale, divisor, scale_bits, scale_value, second_level_scale, ue8m0_shared, Divisor,
+    Element, SECOND_LEVEL_MIN,
 };
+pub use swizzle::{swizzle, swizzled_index, swizzled_len, unswizzle};
 
 use crate::error::{Error, Result};
 use gpucvt_core::format::{Format, BF16, E4M3, F32, UE8M0};
@@ -97,7 +94,7 @@ impl ScaleRule {
     /// The rule of a name or alias (`ocp` = `floor`, `rp` = `rceil`).
     ///
     /// ```
-    /// use gpucvt_tensor::quant::ScaleRule;
+    /// use gpucvt_tensor::scaling::ScaleRule;
     /// assert_eq!(ScaleRule::from_name("ocp"), Some(ScaleRule::Floor));
     /// assert_eq!(ScaleRule::from_name("rceil"), Some(ScaleRule::Rceil));
     /// ```
@@ -188,7 +185,7 @@ impl Block {
     /// Parses `N`, `RxC`, `row` or `tensor` (sides 1 to 65,536).
     ///
     /// ```
-    /// use gpucvt_tensor::quant::Block;
+    /// use gpucvt_tensor::scaling::Block;
     /// assert_eq!(Block::parse("32").unwrap(), Block::Len(32));
     /// assert_eq!(Block::parse("128x128").unwrap(), Block::Tile(128, 128));
     /// assert!(Block::parse("0").is_err());
@@ -358,7 +355,7 @@ impl BlockScaling {
     /// Reads [`BlockScaling::describe`]'s text.
     ///
     /// ```
-    /// use gpucvt_tensor::quant::{BlockScaling, ScaleRule};
+    /// use gpucvt_tensor::scaling::{BlockScaling, ScaleRule};
     /// let b = BlockScaling::mx(32, ScaleRule::Even);
     /// assert_eq!(BlockScaling::from_description(&b.describe()).unwrap(), b);
     /// ```

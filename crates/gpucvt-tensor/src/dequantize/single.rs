@@ -7,15 +7,16 @@
 //! it too where it is unambiguous, as a safetensors scale tensor's can. The output is one
 //! file of the input's kind.
 
+use super::{ambiguous, encode, infer, DequantizeOptions, NotInferred};
+use crate::chunk::pack::unpack;
+use crate::chunk::Quantizer;
 use crate::dtype::{self, container_bytes, dense_packing, format_of_npy, Packing};
-use crate::engine::pack::unpack;
 use crate::error::{Error, Result};
-use crate::files::dequantize::{ambiguous, encode, infer, DequantizeOptions, NotInferred};
+use crate::files::output::{refuse_same, Temp};
 use crate::files::selfcheck::{self, Hashing, Region};
 use crate::files::unit::{self, read_metadata, Unit, UnitLock};
 use crate::files::{npy, shape_text};
-use crate::output::{refuse_same, Temp};
-use crate::quant::{BlockScaling, Quantizer, ScaleFormat, ScaleLayout, ScaleRule};
+use crate::scaling::{BlockScaling, ScaleFormat, ScaleLayout, ScaleRule};
 use crate::{check_cancel, metadata_path, scale_2_path, scale_path, Stats, Summary, TensorSummary};
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::{Format, F32};

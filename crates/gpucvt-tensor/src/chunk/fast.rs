@@ -1,14 +1,14 @@
-//! The vectorized work of a piece of a quantized tensor ([`crate::quant::Quantizer`]): its
+//! The vectorized work of a piece of a quantized tensor ([`crate::chunk::Quantizer`]): its
 //! elements scaled by their tiles' divisors ([`ScaleJob`]), and the error statistics of their
 //! codes ([`StatsJob`]) through the streaming engine's lane passes, both compiled for the
 //! widest instruction set the CPU has ([`gpucvt_kernels::vectorized`]).
 
-use crate::engine::decode::{Arith, Codes, DstTable};
-use crate::engine::exp2i;
-use crate::engine::scale::{scale as scale_word, scale_words};
-use crate::engine::stats::flush_counts;
-use crate::engine::stats::lanes::{finite_groups, BlockRange, Groups, Odd, Tests};
-use crate::quant::scale::Divisor;
+use crate::chunk::decode::{Arith, Codes, DstTable};
+use crate::chunk::exp2i;
+use crate::chunk::mx::{scale as scale_word, scale_words};
+use crate::chunk::stats::flush_counts;
+use crate::chunk::stats::lanes::{finite_groups, BlockRange, Groups, Odd, Tests};
+use crate::scaling::rule::Divisor;
 use gpucvt_core::format::Format;
 use gpucvt_kernels::{Vectorizable, Word};
 
@@ -411,7 +411,7 @@ fn count_uniform<const C: usize, D: Word>(
     }
 }
 
-/// The engine's lane pass ([`crate::engine::stats::lanes::lane_pass`], symmetric ranges, no
+/// The engine's lane pass ([`crate::chunk::stats::lanes::lane_pass`], symmetric ranges, no
 /// non-finite elements) over consecutive tiles of `C` elements whose factors and ranges are
 /// `par`, with the accumulators kept in registers across the tiles: the same sums (element
 /// `i` of a tile in lane `i mod 8`, in order), maxima and counts.

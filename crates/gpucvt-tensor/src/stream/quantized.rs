@@ -1,14 +1,15 @@
-//! A tensor quantized with [`crate::quant::Quantizer`]: block shapes and scale formats other
+//! A tensor quantized with [`crate::chunk::Quantizer`]: block shapes and scale formats other
 //! than MX's, which the streaming engine does not do. The tensor's elements are read in
 //! chunks of whole tiles, widened exactly to `f32`, quantized, packed and written; the caller
 //! writes the scale tensors.
 
+use crate::chunk::pack::{self, Le};
+use crate::chunk::read_exact_at;
+use crate::chunk::{Quantizer, Source, StreamBuffers};
 use crate::dtype::Packing;
-use crate::engine::pack::{self, Le};
-use crate::engine::read_exact_at;
 use crate::error::{Error, Result};
 use crate::files::{Ctx, PlanKey};
-use crate::quant::{BlockScaling, Quantizer, ScaleFormat, ScaleLayout, Source, StreamBuffers};
+use crate::scaling::{BlockScaling, ScaleFormat, ScaleLayout};
 use crate::Stats;
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::{Format, BF16, F16, F32};
@@ -247,7 +248,7 @@ impl Source for FileWords<'_> {
         let path = self.path;
         let read_error = |e: std::io::Error| {
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                crate::pipeline::ends_early(path, self.raw)
+                crate::stream::pipeline::ends_early(path, self.raw)
             } else {
                 Error::io("read", path, e)
             }

@@ -8,23 +8,32 @@
 //! - `pack`: little-endian words and the packed layouts (FP4 nibbles, FP6 bit streams).
 //! - `decode`: encodings decoded to values and classes for the statistics (tables and
 //!   arithmetic decoders).
-//! - `scale`: MX block scales (`ocp`, `rp`) and the scaling of `f32` words by them.
+//! - `mx`: the fused MX path: block maxima, scales (by `scaling::rule`) and the scaling of
+//!   `f32` words by them in one pass.
+//! - `quantizer`: [`Quantizer`], every other block scaling (tiles, rows, the tensor, `f32`,
+//!   `bf16` and `ue4m3` scales, the second level, swizzled scales) on `f32` values, in
+//!   memory or streamed in chunks of whole tiles; `fast`: its vectorized scaling and
+//!   statistics.
 //! - `stats`: the error statistics: the general loop, the fast `f32` paths
 //!   (`stats::lanes`, and SSE2 on `x86_64`).
 //! - `random`: the random values of stochastic rounding.
 
 pub(crate) mod decode;
+mod fast;
 mod io;
+pub(crate) mod mx;
 pub(crate) mod pack;
 mod plan;
+mod quantizer;
 mod random;
-pub(crate) mod scale;
 pub(crate) mod stats;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use io::read_exact_at;
 pub(crate) use plan::Plan;
+pub use quantizer::Quantizer;
+pub(crate) use quantizer::{Maxima, Source, StreamBuffers};
 
 /// Elements per unit of parallel work (a multiple of every block size is chosen around it).
 pub(crate) const SUB_ELEMENTS: u64 = 1 << 16;

@@ -1,11 +1,11 @@
 //! The statistics of `f32` sources into formats of at most 8 bits ([`Plan::sse2_stats`]),
 //! with SSE2 (part of every `x86_64` target) through the safe intrinsics of `safe_arch`.
 
-use crate::engine::decode::{Codes, DstTable};
-use crate::engine::exp2i;
-use crate::engine::plan::Plan;
-use crate::engine::stats::lanes::{symmetric, BlockRange};
-use crate::engine::stats::{add_counts, count_finite, count_pass, error_pass, Chunk, LANES};
+use crate::chunk::decode::{Codes, DstTable};
+use crate::chunk::exp2i;
+use crate::chunk::plan::Plan;
+use crate::chunk::stats::lanes::{symmetric, BlockRange};
+use crate::chunk::stats::{add_counts, count_finite, count_pass, error_pass, Chunk, LANES};
 use crate::Stats;
 use safe_arch::*;
 
@@ -14,7 +14,7 @@ impl Plan {
     /// are a range of codes, with SSE2 vectors: the same per-element errors added to the same
     /// eight lanes in the same order (lane pairs in vectors), and the same counts.
     #[cfg(target_arch = "x86_64")]
-    pub(in crate::engine) fn sse2_stats<const SCALED: bool>(
+    pub(in crate::chunk) fn sse2_stats<const SCALED: bool>(
         &self,
         st: &mut Stats,
         c: Chunk<'_, u32, u8>,
@@ -90,15 +90,15 @@ impl Plan {
 /// it does not matter which lane holds which), the saturated and flushed counts (four
 /// lanes each).
 #[derive(Clone, Copy)]
-pub(in crate::engine) struct Acc {
-    pub(in crate::engine) s: [m128d; 4],
-    pub(in crate::engine) m: m128d,
-    pub(in crate::engine) sat: m128i,
-    pub(in crate::engine) flushed: m128i,
+pub(in crate::chunk) struct Acc {
+    pub(in crate::chunk) s: [m128d; 4],
+    pub(in crate::chunk) m: m128d,
+    pub(in crate::chunk) sat: m128i,
+    pub(in crate::chunk) flushed: m128i,
 }
 
 impl Acc {
-    pub(in crate::engine) fn new(sum: &[f64; LANES], max: &[f64; LANES]) -> Acc {
+    pub(in crate::chunk) fn new(sum: &[f64; LANES], max: &[f64; LANES]) -> Acc {
         let zero = m128d::from_array([0.0; 2]);
         let mut a = Acc {
             s: [zero; 4],
@@ -111,7 +111,7 @@ impl Acc {
     }
 
     /// Sets the lane sums and maxima (the maximum of the lanes' maxima for all).
-    pub(in crate::engine) fn set_lanes(&mut self, sum: &[f64; LANES], max: &[f64; LANES]) {
+    pub(in crate::chunk) fn set_lanes(&mut self, sum: &[f64; LANES], max: &[f64; LANES]) {
         for i in 0..4 {
             self.s[i] = m128d::from_array([sum[2 * i], sum[2 * i + 1]]);
         }
@@ -120,7 +120,7 @@ impl Acc {
     }
 
     /// The lane sums and maxima (as [`Acc::set_lanes`]: each lane with the largest).
-    pub(in crate::engine) fn lanes(&self) -> ([f64; LANES], [f64; LANES]) {
+    pub(in crate::chunk) fn lanes(&self) -> ([f64; LANES], [f64; LANES]) {
         let mut sum = [0.0; LANES];
         for i in 0..4 {
             [sum[2 * i], sum[2 * i + 1]] = self.s[i].to_array();
@@ -130,7 +130,7 @@ impl Acc {
     }
 
     /// The saturated and flushed counts.
-    pub(in crate::engine) fn counts(&self) -> [u64; 2] {
+    pub(in crate::chunk) fn counts(&self) -> [u64; 2] {
         let total =
             |v: m128i| -> u64 { <[i32; 4]>::from(v).iter().map(|&c| c as u32 as u64).sum() };
         [total(self.sat), total(self.flushed)]
@@ -143,7 +143,7 @@ impl Acc {
 /// (`t_lo = −1 − t_hi`, `t_hi ≥ 0`: out of range ⇔ the magnitude's bits above `t_hi`),
 /// zero is one magnitude code (`zero.span = 0`) and there is no `.relu`.
 #[inline(never)]
-pub(in crate::engine) fn groups<const SCALED: bool, const SIMPLE: bool>(
+pub(in crate::chunk) fn groups<const SCALED: bool, const SIMPLE: bool>(
     acc: &mut Acc,
     x: &[u32],
     y: &[u8],

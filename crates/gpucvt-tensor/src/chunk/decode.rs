@@ -1,7 +1,7 @@
 //! Encodings decoded for the statistics: values as `f64` (exact), tables of every encoding
 //! of formats of at most 16 bits, and arithmetic decoders that vectorize.
 
-use crate::engine::exp2i;
+use crate::chunk::exp2i;
 use gpucvt_core::format::{Format, Layout, Specials, ZeroExponent, BF16, F32, F64, TF32};
 use std::sync::{Arc, Mutex};
 

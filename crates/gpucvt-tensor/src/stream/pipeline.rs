@@ -2,7 +2,7 @@
 //! workers of the caller's thread pool, and a writer thread, connected by a bounded channel
 //! so that converting and writing overlap while at most a few chunks are in memory.
 
-use crate::engine::Plan;
+use crate::chunk::Plan;
 use crate::error::{Error, Result};
 use crate::Stats;
 use std::fs::File;
@@ -56,8 +56,8 @@ pub(crate) struct Tensor<'a, W> {
 #[derive(Default)]
 pub(crate) struct Buffers {
     outputs: Vec<Vec<u64>>,
-    /// A block-scaled tensor's buffers ([`crate::quant::Quantizer`]).
-    pub(crate) quant: crate::quant::StreamBuffers<u8>,
+    /// A block-scaled tensor's buffers ([`crate::chunk::Quantizer`]).
+    pub(crate) quant: crate::chunk::StreamBuffers<u8>,
 }
 
 /// Streams `n` elements of a tensor from `input` (from its position on, which is left just

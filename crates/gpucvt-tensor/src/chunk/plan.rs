@@ -1,13 +1,13 @@
 //! [`Plan`]: everything needed to convert one tensor's elements, and the loop over a chunk:
 //! sub-chunks in parallel, each unpacked, block-scaled, converted, packed and counted.
 
+use crate::chunk::decode::{Decoder, FastDst};
+use crate::chunk::io::{read_exact_at, with_scratch, Scratch, Source};
+use crate::chunk::mx::{floor_log2, FusedScaleJob, ScaleJob};
+use crate::chunk::pack::{le_words, le_words_mut, pack, unpack, Le};
+use crate::chunk::stats::{key_above, key_below};
+use crate::chunk::{exp2i, lcm, SUB_ELEMENTS};
 use crate::dtype::Packing;
-use crate::engine::decode::{Decoder, FastDst};
-use crate::engine::io::{read_exact_at, with_scratch, Scratch, Source};
-use crate::engine::pack::{le_words, le_words_mut, pack, unpack, Le};
-use crate::engine::scale::{floor_log2, FusedScaleJob, ScaleJob};
-use crate::engine::stats::{key_above, key_below};
-use crate::engine::{exp2i, lcm, SUB_ELEMENTS};
 use crate::{ScaleRule, Stats};
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::F32;
@@ -44,7 +44,7 @@ pub(crate) struct Blocks {
     /// The element format's largest finite value, as `f32`.
     pub(super) max_f32: f32,
     /// The element format's numbers for the rules `ceil` and `even`.
-    pub(super) elem: crate::quant::Element,
+    pub(super) elem: crate::scaling::Element,
 }
 
 /// Everything needed to convert the elements of one tensor.
@@ -89,7 +89,7 @@ impl Plan {
             method,
             emax: floor_log2(max),
             max_f32: max as f32,
-            elem: crate::quant::Element {
+            elem: crate::scaling::Element {
                 max: max as f32,
                 emax: floor_log2(max),
                 mbits: match dst.layout {
