@@ -1,51 +1,18 @@
-//! MX block scales: the scale of a block from its largest magnitude (by [`ScaleRule`]), and
-//! `f32` words scaled by 2^k block by block (vectorized, fused with finding the scales).
+//! MX's fast path: the block maxima, each block's scale (by the rules of
+//! [`crate::scaling::rule`]), and `f32` words scaled by 2^k block by block (vectorized,
+//! fused with finding the scales).
 
 use crate::chunk::decode::Decoder;
 use crate::chunk::pack::Le;
 use crate::chunk::plan::{Blocks, Plan};
-use crate::ScaleRule;
-use gpucvt_core::convert::Conversion;
-use gpucvt_core::format::{F32, UE8M0};
-use gpucvt_core::round::Rounding;
-use gpucvt_kernels::{ue8m0_rp_satfinite, vectorized_up_to, Vectorizable};
+use crate::scaling::rule::{ue8m0_shared, ue8m0_shared_f64};
+use gpucvt_kernels::{vectorized_up_to, Vectorizable};
 
-/// The conversion of `amax / max` to the `rp` block scale: `cvt.rp.satfinite.ue8m0x2.f32`.
-pub(super) fn rp_scale_conversion() -> Conversion {
-    Conversion::new(
-        F32,
-        UE8M0,
-        Rounding::RP,
-        gpucvt_core::Policy {
-            satfinite: true,
-            ..Default::default()
-        },
-    )
-}
-
-/// The `ocp` scale of a block of finite elements whose largest magnitude is `amax`, for
-/// an element format whose largest power of two is 2^`emax`: the scale byte and the exponent
-/// the elements are multiplied by ([`Plan::amax_scale`]).
+/// The scale byte of a finite block whose shared exponent is `shared`, and the exponent its
+/// elements are multiplied by.
 #[inline(always)]
-pub(super) fn ocp_scale(amax: f64, emax: i32) -> (u8, i32) {
-    let shared = if amax == 0.0 {
-        -127
-    } else {
-        (floor_log2(amax) - emax).clamp(-127, 127)
-    };
+fn scale_pair(shared: i32) -> (u8, i32) {
     ((shared + 127) as u8, -shared)
-}
-
-#[inline(always)]
-pub(super) fn floor_log2(x: f64) -> i32 {
-    let b = x.to_bits();
-    let e = ((b >> 52) & 0x7ff) as i32;
-    if e == 0 {
-        let m = b & ((1 << 52) - 1);
-        63 - m.leading_zeros() as i32 - 1074
-    } else {
-        e - 1023
-    }
 }
 
 impl Plan {
@@ -78,32 +45,14 @@ impl Plan {
     }
 
     /// The scale byte and exponent of a block of finite elements whose largest magnitude is
-    /// `amax`.
+    /// `amax` (any source format: those of at most 32 bits are `f32` values exactly).
     pub(super) fn amax_scale(&self, b: &Blocks, amax: f64) -> (u8, i32) {
-        let shared = match b.method {
-            ScaleRule::Floor => return ocp_scale(amax, b.emax),
-            ScaleRule::Rceil => {
-                let q = (amax as f32) / b.max_f32;
-                rp_scale_conversion().apply(q.to_bits() as u64).bits as i32 - 127
-            }
-            ScaleRule::Ceil | ScaleRule::Even if amax == 0.0 => -127,
-            ScaleRule::Ceil => {
-                let bits = amax.to_bits();
-                let pow2 = bits & ((1 << 52) - 1) == 0 && bits >> 52 != 0;
-                (floor_log2(amax) + (!pow2) as i32 - b.emax).clamp(-127, 127)
-            }
-            ScaleRule::Even => {
-                // amax rounded to the element's mantissa bits, ties away (torchao's `EVEN`).
-                let add = 1u64 << (51 - b.elem.mbits.min(51));
-                let r = (amax.to_bits() + add) & 0x7ff0_0000_0000_0000;
-                if r == 0 {
-                    -127
-                } else {
-                    ((r >> 52) as i32 - 1023 - b.emax).clamp(-127, 127)
-                }
-            }
-        };
-        ((shared + 127) as u8, -shared)
+        let narrow = amax as f32;
+        scale_pair(if narrow as f64 == amax && narrow.is_finite() {
+            ue8m0_shared(b.method, &b.elem, narrow.to_bits())
+        } else {
+            ue8m0_shared_f64(b.method, &b.elem, amax)
+        })
     }
 
     /// The scale byte of a block and the exponent its elements are multiplied by.
@@ -170,44 +119,16 @@ pub(crate) fn max_magnitude(blk: &[u32]) -> u32 {
 
 /// The scale byte of a block of `f32` words whose largest magnitude is the encoding `m`
 /// ([`max_magnitude`]) and the exponent its elements are multiplied by: the NaN scale and 0
-/// for a block with NaN or infinity; for `ocp`, [`ocp_scale`]; for `rp`, `amax / max` (as
-/// `f32`) through `cvt.rp.satfinite.ue8m0.f32` (the `ue8m0` kernel's element function).
-/// Without branches on `m`, so that a loop over the maxima of several blocks is vectorized.
+/// for a block with NaN or infinity, else [`ue8m0_shared`]'s. Without branches on `m` for
+/// `floor`, so that a loop over the maxima of several blocks is vectorized.
 #[inline(always)]
 pub(super) fn scale_of_max(b: &Blocks, m: u32) -> (u8, i32) {
-    let (byte, k) = match b.method {
-        ScaleRule::Floor => ocp_scale_bits(m, b.emax),
-        ScaleRule::Rceil => {
-            let s = ue8m0_rp_satfinite((f32::from_bits(m) / b.max_f32).to_bits());
-            (s, 127 - s as i32)
-        }
-        rule => {
-            let shared = crate::scaling::ue8m0_shared(rule, &b.elem, m.min(0x7f7f_ffff));
-            ((shared + 127) as u8, -shared)
-        }
-    };
+    let (byte, k) = scale_pair(ue8m0_shared(b.method, &b.elem, m.min(0x7f7f_ffff)));
     if m >= 0x7f80_0000 {
         (0xff, 0)
     } else {
         (byte, k)
     }
-}
-
-/// [`ocp_scale`] of the finite `f32` magnitude whose encoding is `m`, in 32-bit integer
-/// operations without branches: `floor(log2(amax))` is the exponent field less the bias
-/// for a normal `m`, and for a subnormal one (`m` < 2^23, converted to `f32` exactly) the
-/// exponent of `m` itself less 127 + 149.
-#[inline(always)]
-pub(super) fn ocp_scale_bits(m: u32, emax: i32) -> (u8, i32) {
-    let e = (m >> 23) as i32;
-    let sub = ((m as f32).to_bits() >> 23) as i32 - (127 + 149);
-    let fl = if e > 0 { e - 127 } else { sub };
-    let shared = if m == 0 {
-        -127
-    } else {
-        (fl - emax).clamp(-127, 127)
-    };
-    ((shared + 127) as u8, -shared)
 }
 
 /// Scales `f32` words by 2^k per block (`ks`) into `out` as [`Engine::ViaF32`] does, as work

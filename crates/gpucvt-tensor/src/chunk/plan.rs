@@ -3,7 +3,7 @@
 
 use crate::chunk::decode::{Decoder, FastDst};
 use crate::chunk::io::{read_exact_at, with_scratch, Scratch, Source};
-use crate::chunk::mx::{floor_log2, FusedScaleJob, ScaleJob};
+use crate::chunk::mx::{FusedScaleJob, ScaleJob};
 use crate::chunk::pack::{le_words, le_words_mut, pack, unpack, Le};
 use crate::chunk::stats::{key_above, key_below};
 use crate::chunk::{exp2i, lcm, SUB_ELEMENTS};
@@ -39,11 +39,7 @@ pub(super) enum Engine {
 pub(crate) struct Blocks {
     pub size: u64,
     pub method: ScaleRule,
-    /// `floor(log2(largest finite value))` of the element format.
-    pub(super) emax: i32,
-    /// The element format's largest finite value, as `f32`.
-    pub(super) max_f32: f32,
-    /// The element format's numbers for the rules `ceil` and `even`.
+    /// The element format's numbers the rules need.
     pub(super) elem: crate::scaling::Element,
 }
 
@@ -87,16 +83,7 @@ impl Plan {
         let blocks = block.map(|(size, method)| Blocks {
             size,
             method,
-            emax: floor_log2(max),
-            max_f32: max as f32,
-            elem: crate::scaling::Element {
-                max: max as f32,
-                emax: floor_log2(max),
-                mbits: match dst.layout {
-                    gpucvt_core::format::Layout::Float(l) => l.man_bits,
-                    _ => 0,
-                },
-            },
+            elem: crate::scaling::Element::of_max(&dst),
         });
         Plan {
             isa: InstructionSet::Avx512,

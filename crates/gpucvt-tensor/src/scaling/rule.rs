@@ -31,15 +31,21 @@ pub struct Element {
 impl Element {
     /// The numbers of a float format (`None` for the others).
     pub fn of(f: &Format) -> Option<Element> {
-        let Layout::Float(l) = f.layout else {
-            return None;
-        };
+        matches!(f.layout, Layout::Float(_)).then(|| Element::of_max(f))
+    }
+
+    /// The numbers of any format, by its largest finite value (no mantissa bits for the
+    /// integer ones).
+    pub fn of_max(f: &Format) -> Element {
         let max = f.decode(f.max_finite_bits()).to_f64_lossy();
-        Some(Element {
+        Element {
             max: max as f32,
             emax: max.log2().floor() as i32,
-            mbits: l.man_bits,
-        })
+            mbits: match f.layout {
+                Layout::Float(l) => l.man_bits,
+                _ => 0,
+            },
+        }
     }
 }
 
@@ -162,47 +168,114 @@ pub fn second_level_scale(amax: f32, elem_max: f32) -> f32 {
 ///   `f32` bits, then the mantissa dropped);
 /// - `rceil`: the smallest power of two not below `amax / max` (computed in `f32`, round to
 ///   nearest), i.e. `cvt.rp.satfinite.ue8m0x2.f32` of the quotient.
+///
+/// Every block scaling takes its `ue8m0` scales from here (the MX fast path of
+/// `chunk::mx` calls it once per block, in a loop over blocks that the compiler
+/// vectorizes: the `floor` arm is free of branches on `m`).
+#[inline(always)]
 pub fn ue8m0_shared(rule: ScaleRule, e: &Element, m: u32) -> i32 {
     let shared = match rule {
-        ScaleRule::Floor => {
-            if m == 0 {
-                -127
-            } else {
-                floor_log2(m) - e.emax
-            }
-        }
-        ScaleRule::Ceil => {
-            if m == 0 {
-                -127
-            } else {
-                let pow2 = if m >> 23 > 0 {
-                    m & 0x7f_ffff == 0
-                } else {
-                    m & (m - 1) == 0
-                };
-                floor_log2(m) + (!pow2) as i32 - e.emax
-            }
-        }
-        ScaleRule::Even => {
-            let add = 1u32 << (22 - e.mbits.min(22));
-            let r = (m + add) & 0x7f80_0000;
-            (r >> 23) as i32 - 127 - e.emax
-        }
-        ScaleRule::Rceil => {
-            let q = f32::from_bits(m) / e.max;
-            gpucvt_kernels::ue8m0_rp_satfinite(q.to_bits()) as i32 - 127
-        }
+        ScaleRule::Floor if m == 0 => -127,
+        ScaleRule::Floor => floor_log2(m) - e.emax,
+        ScaleRule::Rceil => rceil(f32::from_bits(m), e),
+        _ => Magnitude::of_f32(m).shared(rule, e),
     };
     shared.clamp(-127, 127)
 }
 
-/// floor(log2) of the positive finite `f32` whose encoding is `m`, subnormals included.
+/// [`ue8m0_shared`] of a block of a source wider than `f32` (`f64`), whose largest magnitude
+/// `amax` may lie between `f32` values or beyond them: the same rules on `amax` itself
+/// (`rceil`'s quotient is still computed in `f32`, from `amax` rounded to nearest).
+pub fn ue8m0_shared_f64(rule: ScaleRule, e: &Element, amax: f64) -> i32 {
+    let shared = match rule {
+        ScaleRule::Rceil => rceil(amax as f32, e),
+        _ => Magnitude::of_f64(amax).shared(rule, e),
+    };
+    shared.clamp(-127, 127)
+}
+
+/// `rceil`: `cvt.rp.satfinite.ue8m0.f32` of `amax / max` (in `f32`), as a shared exponent.
+#[inline(always)]
+fn rceil(amax: f32, e: &Element) -> i32 {
+    gpucvt_kernels::ue8m0_rp_satfinite((amax / e.max).to_bits()) as i32 - 127
+}
+
+/// A finite non-negative magnitude as the `ceil` and `even` rules read it, whatever its
+/// width: its binade and the bits below its leading one.
+#[derive(Clone, Copy)]
+struct Magnitude {
+    zero: bool,
+    /// floor(log2).
+    log2: i32,
+    /// The bits below the leading one, the first at bit 63.
+    frac: u64,
+}
+
+impl Magnitude {
+    /// Of the `f32` encoding `m` (sign clear, finite), subnormals included.
+    fn of_f32(m: u32) -> Magnitude {
+        let log2 = floor_log2(m);
+        // The significand with its leading one, which is at bit `lead`.
+        let (sig, lead) = if m >> 23 > 0 {
+            ((m & 0x7f_ffff) | 0x80_0000, 23)
+        } else {
+            (m, (log2 + 149).max(0) as u32)
+        };
+        Magnitude {
+            zero: m == 0,
+            log2,
+            frac: ((sig as u64) << (63 - lead)) << 1,
+        }
+    }
+
+    /// Of `x` (finite, not negative), subnormals included.
+    fn of_f64(x: f64) -> Magnitude {
+        let b = x.to_bits();
+        let (e, man) = ((b >> 52) as i32, b & ((1 << 52) - 1));
+        let (sig, lead, log2) = if e > 0 {
+            (man | 1 << 52, 52, e - 1023)
+        } else {
+            let lead = 63 - man.leading_zeros().min(63);
+            (man, lead, lead as i32 - 1074)
+        };
+        Magnitude {
+            zero: x == 0.0,
+            log2,
+            frac: (sig << (63 - lead)) << 1,
+        }
+    }
+
+    /// The unclamped shared exponent of `rule` (`floor`, `ceil` or `even`).
+    fn shared(self, rule: ScaleRule, e: &Element) -> i32 {
+        if self.zero {
+            return -127;
+        }
+        let up = match rule {
+            ScaleRule::Floor | ScaleRule::Rceil => false,
+            ScaleRule::Ceil => self.frac != 0,
+            // Rounding to `mbits` bits (ties away) reaches the next binade when the top
+            // `mbits` + 1 bits below the leading one are all ones.
+            ScaleRule::Even => {
+                let k = e.mbits + 1;
+                k <= 64 && (!self.frac) >> (64 - k) == 0
+            }
+        };
+        self.log2 + up as i32 - e.emax
+    }
+}
+
+/// floor(log2) of the positive finite `f32` whose encoding is `m`, subnormals included,
+/// without branches on `m`: the exponent field less the bias for a normal `m`, and for a
+/// subnormal one (`m` < 2^23, converted to `f32` exactly) the exponent of `m` itself less
+/// 127 + 149.
+#[inline(always)]
 pub fn floor_log2(m: u32) -> i32 {
     let e = (m >> 23) as i32;
+    let sub = ((m as f32).to_bits() >> 23) as i32 - (127 + 149);
     if e > 0 {
         e - 127
     } else {
-        31 - m.leading_zeros() as i32 - 149
+        sub
     }
 }
 
@@ -261,7 +334,113 @@ pub fn scale_value(format: ScaleFormat, bits: u32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpucvt_core::format::{E4M3, F32};
+    use gpucvt_core::format::{E2M1, E2M3, E3M2, E4M3, E5M2, F32, UE8M0};
+    /// The shared exponent of every rule by exact arithmetic on powers of two (no bit
+    /// tricks): the least/greatest k with 2^k on the right side of the value, the
+    /// value rounded by integer arithmetic on its significand for `even`, clamped.
+    fn reference(rule: ScaleRule, e: &Element, amax: f64) -> i32 {
+        let p = |k: i32| 2f64.powi(k);
+        let floor = |x: f64| (-1200..1100).rev().find(|&k| p(k) <= x).unwrap();
+        let ceil = |x: f64| (-1200..1100).find(|&k| p(k) >= x).unwrap();
+        let shared = match rule {
+            _ if amax == 0.0 && rule != ScaleRule::Rceil => -127,
+            ScaleRule::Floor => floor(amax) - e.emax,
+            ScaleRule::Ceil => ceil(amax) - e.emax,
+            ScaleRule::Even => {
+                // amax = sig × 2^(f − 52) with sig < 2^53 an integer; round sig to
+                // mbits + 1 significant bits, ties away.
+                let f = floor(amax);
+                if f < -300 {
+                    // At most 2^(f + 1) after rounding: far below every scale.
+                    return -127;
+                }
+                let drop = 52 - e.mbits as i32;
+                let sig = (amax / p(f - 52)) as u128;
+                let unit = 1u128 << drop;
+                let r = (sig + unit / 2) / unit * unit;
+                floor(r as f64 * p(f - 52)) - e.emax
+            }
+            ScaleRule::Rceil => {
+                let q = (amax as f32 / e.max) as f64;
+                if q == 0.0 {
+                    -127
+                } else {
+                    ceil(q)
+                }
+            }
+        };
+        shared.clamp(-127, 127)
+    }
+
+    #[test]
+    fn ue8m0_rules_equal_the_reference() {
+        let mut rng = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut ms: Vec<u32> = vec![0, 1, 2, 3, 0x7f_ffff, 0x80_0000, 0x7f7f_ffff];
+        for e in 0..255u32 {
+            for d in [
+                0u32, 1, 0x3f_ffff, 0x40_0000, 0x40_0001, 0x5f_ffff, 0x60_0000, 0x6f_ffff,
+                0x70_0000, 0x77_ffff, 0x78_0000, 0x7f_fffe, 0x7f_ffff,
+            ] {
+                ms.push((e << 23) | d);
+            }
+            for _ in 0..8 {
+                ms.push((e << 23) | (next() as u32 & 0x7f_ffff));
+            }
+        }
+        let elems: Vec<Element> = [E4M3, E5M2, E2M3, E3M2, E2M1, UE8M0]
+            .iter()
+            .map(Element::of_max)
+            .collect();
+        let mut n = 0;
+        for e in &elems {
+            for rule in ScaleRule::ALL {
+                for &m in &ms {
+                    let x = f32::from_bits(m) as f64;
+                    let want = reference(rule, e, x);
+                    assert_eq!(ue8m0_shared(rule, e, m), want, "{rule:?} {e:?} {m:#x}");
+                    assert_eq!(
+                        ue8m0_shared_f64(rule, e, x),
+                        want,
+                        "f64 {rule:?} {e:?} {m:#x}"
+                    );
+                    n += 1;
+                }
+                // f64 magnitudes between and beyond the f32 values.
+                for _ in 0..2000 {
+                    let b = next() % 0x7fe0_0000_0000_0000;
+                    let x = f64::from_bits(b);
+                    assert_eq!(
+                        ue8m0_shared_f64(rule, e, x),
+                        reference(rule, e, x),
+                        "{rule:?} {e:?} {x:e}"
+                    );
+                }
+                for x in [
+                    1e-320,
+                    2f64.powi(-1074),
+                    2f64.powi(128),
+                    3e38 * 2.0,
+                    1e300,
+                    f64::MAX,
+                    448.0 * (1.0 + 2f64.powi(-40)),
+                ] {
+                    assert_eq!(
+                        ue8m0_shared_f64(rule, e, x),
+                        reference(rule, e, x),
+                        "{rule:?} {e:?} {x:e}"
+                    );
+                }
+            }
+        }
+        assert!(n > 100_000);
+    }
+
     use gpucvt_core::{Conversion, Policy, Rounding};
 
     /// The bit tricks against the exact core: every e4m3 value, and rounding at every
