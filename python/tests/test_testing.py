@@ -143,7 +143,9 @@ def test_the_manifest_says_what_made_the_cases():
 def test_the_hashes_are_stable_across_runs_and_thread_counts(form):
     for level, seed in [(1, 0), (2, 11)]:
         count = 3000 if level == 2 else None
-        runs = [vectors(form, level=level, seed=seed, count=count, threads=t) for t in (1, 2, None, 1)]
+        runs = [
+            vectors(form, level=level, seed=seed, count=count, threads=t) for t in (1, 2, None, 1)
+        ]
         assert len({(r.sha256, r.cases_sha256) for r in runs}) == 1
         for r in runs[1:]:
             np.testing.assert_array_equal(r.expected, runs[0].expected)
@@ -191,7 +193,9 @@ def test_numpy_overflows_where_satfinite_saturates():
     details = {d.detail for d in r.disagreements if d.class_ == "saturation"}
     assert details == {"the model saturates, the answer overflows"}
     assert assert_matches(
-        "cvt.rn.satfinite.f16.f32", lambda a: a.astype(np.float16), allow=("nan-encoding", "saturation")
+        "cvt.rn.satfinite.f16.f32",
+        lambda a: a.astype(np.float16),
+        allow=("nan-encoding", "saturation"),
     ).ok
 
 
@@ -285,8 +289,12 @@ def test_the_low_rbits_half_for_lane_a_is_an_rbits_disagreement():
     form = "cvt.rs.satfinite.bf16x2.f32"
     v = vectors(form)
     assert assert_matches(v, bf16x2_stochastic).disagree == 0
+
+    def swapped(a, b, rbits):
+        return bf16x2_stochastic(a, b, rbits, swap=True)
+
     with pytest.raises(Mismatch) as e:
-        assert_matches(v, lambda a, b, r: bf16x2_stochastic(a, b, r, swap=True))
+        assert_matches(v, swapped)
     r = e.value.report
     assert nonzero_classes(r) == {"rbits"}
     # The inferred rule is the model's with the two lanes' fields exchanged, and it
@@ -297,7 +305,7 @@ def test_the_low_rbits_half_for_lane_a_is_an_rbits_disagreement():
     assert "rbits: the answers follow" in r.text
     # At level 2 too, with random rbits.
     with pytest.raises(Mismatch) as e:
-        assert_matches(form, lambda a, b, r: bf16x2_stochastic(a, b, r, swap=True), level=2, count=2000, seed=9)
+        assert_matches(form, swapped, level=2, count=2000, seed=9)
     assert nonzero_classes(e.value.report) == {"rbits"}
 
 
@@ -332,12 +340,15 @@ def test_a_lost_sign_of_zero_is_a_sign_of_zero_disagreement():
 
 
 def test_allow_tolerates_a_class_and_returns_the_report():
-    r = assert_matches("cvt.rn.bf16.f32", lambda a: bf16_by_integers(a, ties="away"), allow=("rounding",))
+    def ties_away(a):
+        return bf16_by_integers(a, ties="away")
+
+    r = assert_matches("cvt.rn.bf16.f32", ties_away, allow=("rounding",))
     assert r.ok and r.disagree == r.classes["rounding"] > 0 and r.allowed == ("rounding",)
     assert r.to_dict()["ok"] is True and r.to_dict()["classes"]["rounding"] == r.disagree
     # max_report bounds the disagreements kept, not the counts.
     r = assert_matches(
-        "cvt.rn.bf16.f32", lambda a: bf16_by_integers(a, ties="away"), allow="rounding", max_report=2
+        "cvt.rn.bf16.f32", ties_away, allow="rounding", max_report=2
     )
     assert len(r.disagreements) == 2 and r.classes["rounding"] > 2
 
@@ -401,7 +412,8 @@ def test_bad_requests():
         vectors("cvt.rn.f16.f32", threads=0)
     with pytest.raises(TypeError):
         vectors(b"cvt.rn.f16.f32")
-    with pytest.raises(ValueError, match='unknown class "nan" in allow; the classes are nan-encoding'):
+    unknown = 'unknown class "nan" in allow; the classes are nan-encoding'
+    with pytest.raises(ValueError, match=unknown):
         assert_matches("cvt.f32.f16", lambda a: a.astype(np.float32), allow=("nan",))
     with pytest.raises(ValueError, match="max_report"):
         assert_matches("cvt.f32.f16", lambda a: a.astype(np.float32), max_report=-1)
