@@ -20,7 +20,10 @@ Functions:
 - :func:`mx_quantize`, :func:`mx_dequantize` -- block-scaled quantization (MX, NVFP4, FP8
   blocks, rows, tensors) of an array and its exact dequantization, as
   ``gpucvt convert --block/--recipe``; :func:`convert_file` and :func:`dequantize_file` do
-  the same to tensor files.
+  the same to tensor files;
+- :mod:`gpucvt.testing` -- the conformance kit: an instruction's test cases with the model's
+  answers (``gpucvt vectors``), and :func:`gpucvt.testing.assert_matches`, which checks a
+  NumPy function against them and classifies its disagreements (``gpucvt conform``).
 
 Results carry ml_dtypes dtypes (``bfloat16``, ``float8_e4m3fn``, ...) when ``ml_dtypes`` is
 importable; otherwise, and for formats neither NumPy nor ml_dtypes has (``tf32``, ``ue4m3``,
@@ -510,3 +513,4 @@ def _native(a: np.ndarray, fmt: str) -> np.ndarray:
 from ._file import Summary, convert_file, dequantize_file  # noqa: E402
 from ._quant import mx_dequantize, mx_quantize  # noqa: E402
 from ._round import Rounded, round  # noqa: E402
+from . import testing  # noqa: E402  (gpucvt.testing: the conformance kit)

@@ -19,6 +19,7 @@ from ._file import (
 )
 from ._quant import mx_dequantize as mx_dequantize, mx_quantize as mx_quantize
 from ._round import Rounded as Rounded, round as round
+from . import testing as testing
 
 import numpy as np
 import numpy.typing as npt

@@ -62,7 +62,8 @@ fn illegal(py: Python<'_>, message: String, diags: Vec<DiagTuple>) -> PyErr {
 /// The Python exception of a library error: `IllegalInstruction` for forms the dialect's
 /// rules reject (with the checker's diagnostics), `ValueError` otherwise; the message is the
 /// one the CLI prints.
-fn py_error(py: Python<'_>, e: Error, text: &str, version: PtxVersion) -> PyErr {
+pub(crate) fn py_error(py: Python<'_>, e: Error, text: &str, opts: &Options) -> PyErr {
+    let version = opts.version.unwrap_or(PtxVersion::LATEST);
     let message = e.to_string();
     match e {
         Error::Invalid { diagnostics, .. } => {
@@ -277,6 +278,34 @@ fn tile_chain(t: &gpucvt::instr::TileInstr) -> Option<Vec<(gpucvt_kernels::Kerne
 /// of its tile).
 type OperandTuple = (&'static str, u32, Option<&'static str>, u32);
 
+/// The evaluation options the dialect functions (and `gpucvt.testing`) take, read as
+/// `gpucvt eval` reads its flags.
+pub(crate) fn options(
+    target: Option<&str>,
+    ptx_version: Option<&str>,
+    cr0: Option<&str>,
+    semantics: Option<&str>,
+    tile_version: Option<&str>,
+) -> PyResult<Options> {
+    let mut opts = Options {
+        target: parse_target(target)?,
+        version: parse_ptx_version(ptx_version)?,
+        tile_version: parse_tile_version(tile_version)?,
+        ..Options::default()
+    };
+    if let Some(c) = cr0 {
+        opts.cr0 = Cr0::parse(c).map_err(|e| value_error(format!("cr0: {e}")))?;
+    }
+    if let Some(s) = semantics {
+        opts.semantics = Semantics::from_name(&s.to_ascii_lowercase()).ok_or_else(|| {
+            value_error(format!(
+                "invalid semantics {s:?}; expected one of: tileiras, spec"
+            ))
+        })?;
+    }
+    Ok(opts)
+}
+
 /// Reads `text` as an instruction of `dialect` and checks it against the options, as
 /// `gpucvt eval` does.
 #[pyfunction]
@@ -298,24 +327,8 @@ pub fn instruction(
         "tile" => Dialect::Tile,
         other => return Err(value_error(format!("unknown dialect {other:?}"))),
     };
-    let mut opts = Options {
-        target: parse_target(target)?,
-        version: parse_ptx_version(ptx_version)?,
-        tile_version: parse_tile_version(tile_version)?,
-        ..Options::default()
-    };
-    if let Some(c) = cr0 {
-        opts.cr0 = Cr0::parse(c).map_err(|e| value_error(format!("cr0: {e}")))?;
-    }
-    if let Some(s) = semantics {
-        opts.semantics = Semantics::from_name(&s.to_ascii_lowercase()).ok_or_else(|| {
-            value_error(format!(
-                "invalid semantics {s:?}; expected one of: tileiras, spec"
-            ))
-        })?;
-    }
-    let version = opts.version.unwrap_or(PtxVersion::LATEST);
-    let instr = Instr::parse(text, &opts).map_err(|e| py_error(py, e, text, version))?;
+    let opts = options(target, ptx_version, cr0, semantics, tile_version)?;
+    let instr = Instr::parse(text, &opts).map_err(|e| py_error(py, e, text, &opts))?;
     let (want, expected) = match dialect {
         Dialect::Ptx => (
             matches!(instr, Instr::Ptx(_)),

@@ -4,7 +4,8 @@
 //! names and builds a `Converter` (`converter.rs`) per conversion: the conversion exactly as
 //! `gpucvt convert --to` does, whose call takes a C-contiguous array as it is, allocates the
 //! result and runs the slice kernels of `gpucvt-kernels` with the GIL released, split over
-//! threads. `round.rs` is `gpucvt round`, `file.rs` `gpucvt convert` on files. Keeping NumPy
+//! threads. `round.rs` is `gpucvt round`, `file.rs` `gpucvt convert` on files, `testing.rs`
+//! `gpucvt vectors` and `gpucvt conform` for `gpucvt.testing`. Keeping NumPy
 //! dtype logic in Python keeps this layer small, so later functions (`cvt`, `mov`, `tile`, …)
 //! add one Rust entry point each.
 
@@ -26,6 +27,7 @@ mod dialects;
 mod file;
 mod quant;
 mod round;
+mod testing;
 
 /// Every catalogue format name, in catalogue order (floats first, widest first).
 #[pyfunction]
@@ -442,6 +444,7 @@ fn _gpucvt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(values, m)?)?;
     dialects::register(m)?;
     check::register(m)?;
+    testing::register(m)?;
     m.add_function(wrap_pyfunction!(round::round, m)?)?;
     m.add_function(wrap_pyfunction!(file::convert_file, m)?)?;
     m.add_function(wrap_pyfunction!(file::dequantize_file, m)?)?;
