@@ -281,6 +281,7 @@ def astype(
     sat: bool = False,
     relu: bool = False,
     ftz: bool = False,
+    pzo: bool = False,
     seed: int = 0,
     rbits: Any = None,
     rbits_width: Optional[int] = None,
@@ -310,7 +311,8 @@ def astype(
     - ``satfinite``: infinities and overflows give the largest finite value (NaN stays NaN,
       or the largest finite value where the format has no NaN).
     - ``sat``: float results clamp to [0, 1] (NaN -> 0); ``relu``: negative results become
-      +0; ``ftz``: ``float32`` subnormal inputs and results become zeros.
+      +0; ``ftz``: ``float32`` subnormal inputs and results become zeros; ``pzo``: -0
+      results become +0.
     - ``rbits`` (``mode="rs"``): one unsigned integer word per element (same number of
       elements as ``x``, in C order), of which the low ``rbits_width`` bits are used; without
       it, words come from gpucvt's SplitMix64 stream seeded by ``seed``: element ``i`` takes
@@ -344,7 +346,7 @@ def astype(
     otherwise the bit patterns in an unsigned container (``uint8`` for formats of up to 8
     bits, one element per byte) -- ``.view(ml_dtypes.float8_e4m3fn)`` reads those.
 
-    Raises ``ValueError`` for unknown names and bad values (with the CLI's message),
+    Raises ``ValueError`` for unknown names and bad values (naming the keywords),
     ``TypeError`` for arrays gpucvt cannot read (complex, bool, strings, objects).
 
     >>> import numpy as np, gpucvt
@@ -374,7 +376,7 @@ def astype(
     if type(x) is np.ndarray and rbits is None:
         try:
             conv = _FAST.get(
-                (x.dtype, dtype, mode, satfinite, sat, relu, ftz, rbits_width, nan, compat)
+                (x.dtype, dtype, mode, satfinite, sat, relu, ftz, pzo, rbits_width, nan, compat)
             )
         except TypeError:  # an unhashable dtype argument
             conv = None
@@ -405,8 +407,6 @@ def astype(
             raise ValueError(f"threads must be at least 1 (None: every core), not {threads}")
     if rbits_width is not None:
         rbits_width = operator.index(rbits_width)
-        if not 1 <= rbits_width <= 32:
-            raise ValueError(f"rbits_width must be 1 to 32, not {rbits_width}")
     if not isinstance(nan, str):
         raise TypeError(f"nan must be a str, not {type(nan).__name__}")
     if compat is not None and not isinstance(compat, str):
@@ -422,6 +422,7 @@ def astype(
         rbits_width,
         nan,
         compat,
+        bool(pzo),
     )
     r = None
     if rbits is not None:
@@ -433,7 +434,7 @@ def astype(
             if len(_FAST) >= _FAST_MAX:
                 _FAST.clear()
             _FAST[
-                (x.dtype, dtype, mode, satfinite, sat, relu, ftz, rbits_width, nan, compat)
+                (x.dtype, dtype, mode, satfinite, sat, relu, ftz, pzo, rbits_width, nan, compat)
             ] = conv
         except TypeError:
             pass
@@ -472,6 +473,7 @@ def _converter(
     rbits_width: Optional[int],
     nan: str = "canonical",
     compat: Optional[str] = None,
+    pzo: bool = False,
 ) -> Any:
     """The native converter of `src` encodings to `fmt` with these options (its kernel and
     tables built once)."""
@@ -489,6 +491,7 @@ def _converter(
         rbits_width=rbits_width,
         nan=nan,
         compat=compat,
+        pzo=pzo,
     )
 
 

@@ -93,6 +93,7 @@ def astype(
     sat: bool = False,
     relu: bool = False,
     ftz: bool = False,
+    pzo: bool = False,
     seed: int = 0,
     rbits: Optional[npt.ArrayLike] = None,
     rbits_width: Optional[int] = None,

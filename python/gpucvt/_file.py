@@ -217,8 +217,8 @@ def convert_file(
     >>> import gpucvt  # doctest: +SKIP
     >>> gpucvt.convert_file("model.safetensors", "model-nvfp4.safetensors", recipe="nvfp4")  # doctest: +SKIP
 
-    Returns a :class:`Summary`. Raises ``ValueError`` for bad options and data (with the
-    CLI's message), ``PermissionError`` for a read-only output without ``force``, and
+    Returns a :class:`Summary`. Raises ``ValueError`` for bad options and data (the message
+    names the keywords), ``PermissionError`` for a read-only output without ``force``, and
     ``OSError`` for files that cannot be read or written.
     """
     from . import _format_of
@@ -241,8 +241,6 @@ def convert_file(
     scale_rule = _renamed(scale_rule, scale_method, "scale_rule", "scale_method")
     if rbits_width is not None:
         rbits_width = operator.index(rbits_width)
-        if not 1 <= rbits_width <= 32:
-            raise ValueError(f"rbits_width must be 1 to 32, not {rbits_width}")
     with _terminating_signals():
         text = _gpucvt.convert_file(
             os.fspath(src),
@@ -320,8 +318,8 @@ def dequantize_file(
     >>> gpucvt.convert_file("x.npy", "q.npy", recipe="nvfp4")  # doctest: +SKIP
     >>> gpucvt.dequantize_file("q.npy", "back.npy", recipe="nvfp4")  # doctest: +SKIP
 
-    Returns a :class:`Summary`. Raises ``ValueError`` for bad options and data (with the
-    CLI's message), ``PermissionError`` for a read-only output without ``force``, and
+    Returns a :class:`Summary`. Raises ``ValueError`` for bad options and data (the message
+    names the keywords), ``PermissionError`` for a read-only output without ``force``, and
     ``OSError`` for files that cannot be read or written.
     """
     from . import _format_of

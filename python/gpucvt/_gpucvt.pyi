@@ -25,6 +25,7 @@ class Converter:
         rbits_width: Optional[int] = None,
         nan: str = "canonical",
         compat: Optional[str] = None,
+        pzo: bool = False,
     ) -> "Converter": ...
     def check_out(self, a: npt.NDArray[Any], out: Any) -> npt.NDArray[Any]: ...
     def __call__(

@@ -220,7 +220,7 @@ def mx_quantize(
     tensor, whose scales are then 0 and its elements ±0. A block holding a NaN or an infinity
     gets the scale format's NaN and its elements are converted unscaled (they all read back
     as NaN). The GIL is released while
-    quantizing. Raises ``ValueError`` with the CLI's messages for bad options and shapes.
+    quantizing. Raises ``ValueError`` for bad options and shapes (naming the keywords).
 
     >>> import numpy as np, gpucvt
     >>> x = np.float32([[0.5, -1.0, 3.0, 8.0], [0.0, 0.0, 0.0, 0.25]])
@@ -250,8 +250,6 @@ def mx_quantize(
     fmt = None if elem is None else _format_of(elem)
     if rbits_width is not None:
         rbits_width = operator.index(rbits_width)
-        if not 1 <= rbits_width <= 32:
-            raise ValueError(f"rbits_width must be 1 to 32, not {rbits_width}")
     r = None
     if rbits is not None:
         from . import _rbits_words

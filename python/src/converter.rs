@@ -124,7 +124,7 @@ impl Converter {
 impl Converter {
     /// The conversion of `src_fmt` encodings to `dst_fmt`, results of dtype `out`.
     #[new]
-    #[pyo3(signature = (src_fmt, dst_fmt, out, mode="rn", satfinite=false, sat=false, relu=false, ftz=false, rbits_width=None, nan="canonical", compat=None))]
+    #[pyo3(signature = (src_fmt, dst_fmt, out, mode="rn", satfinite=false, sat=false, relu=false, ftz=false, rbits_width=None, nan="canonical", compat=None, pzo=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         src_fmt: &str,
@@ -135,15 +135,16 @@ impl Converter {
         sat: bool,
         relu: bool,
         ftz: bool,
-        rbits_width: Option<u32>,
+        rbits_width: Option<i64>,
         nan: &str,
         compat: Option<&str>,
+        pzo: bool,
     ) -> PyResult<Converter> {
         let (s, d) = (lookup(src_fmt)?, lookup(dst_fmt)?);
         let nan = nan_rule(nan)?;
         let runner = match compat {
             None => {
-                let mut conv = conversion(s, d, mode, satfinite, sat, relu, ftz, rbits_width)?;
+                let mut conv = conversion(s, d, mode, satfinite, sat, relu, ftz, pzo, rbits_width)?;
                 conv.policy.nan = nan;
                 Runner::new(conv)
             }
@@ -157,6 +158,7 @@ impl Converter {
                     (sat, "sat"),
                     (relu, "relu"),
                     (ftz, "ftz"),
+                    (pzo, "pzo"),
                     (rbits_width.is_some(), "rbits_width"),
                     (nan != NanResult::Canonical, "nan"),
                 ];
@@ -337,7 +339,7 @@ pub fn _bench_kernel(
     reps: usize,
 ) -> PyResult<f64> {
     let (s, d) = (lookup(src_fmt)?, lookup(dst_fmt)?);
-    let conv = conversion(s, d, "rn", false, false, false, false, None)?;
+    let conv = conversion(s, d, "rn", false, false, false, false, false, None)?;
     let kernel = Kernel::new(conv);
     let (sb, db) = (container_bits(s) as usize, container_bits(d) as usize);
     if !contiguous(x)

@@ -1,9 +1,11 @@
 //! `gpucvt.convert_file` and `gpucvt.dequantize_file`: whole tensor files, as `gpucvt convert` (and `--dequantize`).
 //!
 //! The options are the CLI's, checked and built by the same library function
-//! (`gpucvt_tensor::ConvertRequest::build`), so the messages are the CLI's; the summary is
+//! (`gpucvt_tensor::ConvertRequest::build`), with messages that name the options as the
+//! keywords do (`scale_rule`, `recipe=nvfp4`); the summary is
 //! returned as the JSON text `gpucvt convert --json` prints.
 
+use gpucvt_tensor::options::Opt;
 use gpucvt_tensor::{Built, ConvertRequest, Error, ScalingRequest};
 use pyo3::exceptions::{PyOSError, PyPermissionError, PyValueError};
 use pyo3::prelude::*;
@@ -104,7 +106,7 @@ pub fn convert_file(
     relu: bool,
     ftz: bool,
     pzo: bool,
-    rbits_width: Option<u32>,
+    rbits_width: Option<i64>,
     cvt: Option<String>,
     from_: Option<String>,
     tensors: Vec<String>,
@@ -122,64 +124,9 @@ pub fn convert_file(
     scale_2: bool,
     force: bool,
 ) -> PyResult<String> {
-    let bad = |m: String| PyValueError::new_err(m);
-    // What clap checks for the CLI.
-    let mode = crate::round_mod(mode)?;
-    // The block-scaling options, read as the CLI reads them.
-    let sreq = ScalingRequest {
-        recipe,
-        block,
-        axis,
-        scale,
-        rule: scale_rule,
-        layout: scale_layout,
-        second_level: scale_2,
-    };
-    let recipe = sreq.recipe().map_err(|e| bad(e.to_string()))?;
-    let block = sreq.build().map_err(|e| bad(e.to_string()))?;
-    let to = match (recipe, to) {
-        (Some(r), None) => Some(r.to.to_string()),
-        (Some(r), Some(t)) => {
-            let f = gpucvt_tensor::lookup_format(&t, "--to").map_err(|e| bad(e.to_string()))?;
-            if f.name != r.to {
-                return Err(bad(format!(
-                    "recipe {} converts to {}, not {}: leave to= out with recipe=",
-                    r.name, r.to, f.name
-                )));
-            }
-            Some(t)
-        }
-        (None, t) => t,
-    };
-    match (&to, &cvt) {
-        (None, None) => return Err(bad(
-            "say what to convert to: to=FMT [mode=..., satfinite=...], cvt='cvt.…' or recipe=NAME"
-                .to_string(),
-        )),
-        (Some(_), Some(_)) => {
-            return Err(bad(
-                "give one of to=, cvt= and recipe=, not several".to_string()
-            ))
-        }
-        _ => {}
-    }
-    let moded = mode != gpucvt::ptx::RoundMod::Rn;
-    if cvt.is_some() && (moded || satfinite || sat || relu || ftz || pzo || rbits_width.is_some()) {
-        return Err(bad(
-            "cvt= is a whole PTX form: its rounding and modifiers are in it (mode, satfinite, \
-             sat, relu, ftz, pzo and rbits_width go with to=)"
-                .to_string(),
-        ));
-    }
-    if let Some(w) = rbits_width {
-        if !(1..=32).contains(&w) {
-            return Err(bad(format!("rbits_width must be 1 to 32, not {w}")));
-        }
-    }
-    let satfinite = satfinite || recipe.is_some_and(|r| r.satfinite);
     let request = ConvertRequest {
         to,
-        mode,
+        mode: crate::round_mod(mode)?,
         satfinite,
         sat,
         relu,
@@ -193,21 +140,21 @@ pub fn convert_file(
         strict,
         threads,
         seed,
-        block,
+        scaling: ScalingRequest {
+            recipe,
+            block,
+            axis,
+            scale,
+            rule: scale_rule,
+            layout: scale_layout,
+            second_level: scale_2,
+        },
         force,
     };
-    let Built {
-        mut options,
-        mut label,
-    } = request.build().map_err(|e| bad(e.to_string()))?;
+    let Built { mut options, label } = request.build().map_err(to_py)?;
+    let label = label.to_string();
     let cancel = Arc::new(AtomicBool::new(false));
     options.cancel = Some(cancel.clone());
-    if let (Some(r), Some(x)) = (
-        recipe,
-        sreq.expansion(mode).map_err(|e| bad(e.to_string()))?,
-    ) {
-        label = format!("recipe {}: {x}", r.name);
-    }
     let input = src.display().to_string();
     let output = dst.display().to_string();
     let json = |r: Result<String, serde_json::Error>| {
@@ -260,7 +207,7 @@ pub fn dequantize_file(
     force: bool,
 ) -> PyResult<String> {
     let bad = |m: String| PyValueError::new_err(m);
-    let to = *gpucvt_tensor::lookup_format(to, "--to").map_err(|e| bad(e.to_string()))?;
+    let to = *gpucvt_tensor::lookup_format(to, Opt::To).map_err(|e| bad(e.to_string()))?;
     let sreq = ScalingRequest {
         recipe,
         block,

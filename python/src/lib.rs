@@ -12,7 +12,7 @@
 use gpucvt::ptx;
 use gpucvt_core::format::{Layout, CATALOGUE, F32};
 use gpucvt_core::round::Direction;
-use gpucvt_core::{Chain, Conversion, Format, NanResult, Rounding};
+use gpucvt_core::{Chain, Conversion, Format, NanResult};
 use gpucvt_kernels::random::random_values;
 use gpucvt_kernels::{Kernel, Strategy, Widening, Word};
 use numpy::PyArray1;
@@ -121,23 +121,14 @@ fn values<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyArray1<f64>
 /// A PTX rounding modifier by name, any case (`mode=` of `astype`, `convert_file` and the
 /// quantizers).
 fn round_mod(mode: &str) -> PyResult<ptx::RoundMod> {
-    ptx::RoundMod::ALL
-        .into_iter()
-        .find(|r| r.name().eq_ignore_ascii_case(mode))
-        .ok_or_else(|| {
-            let names: Vec<&str> = ptx::RoundMod::ALL.iter().map(|r| r.name()).collect();
-            PyValueError::new_err(format!(
-                "invalid mode {mode:?}; expected one of: {}",
-                names.join(", ")
-            ))
-        })
+    gpucvt_tensor::options::ElementRequest::mode_named(mode)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// The conversion `gpucvt convert --to DST --mode MODE [--satfinite …]` applies to a tensor of
-/// `src`: `gpucvt::ptx::eval::element_conversion`, the lane conversion of the PTX form
-/// `cvt.MODE.MODS.dst.src`, with the rounding as chosen (for `rs`, `rbits_width` random bits
-/// per element). The same function as the CLI's, so that `astype(mode="rs", seed=s)` equals
-/// `gpucvt convert --seed s`.
+/// `src`, by the library's builder ([`gpucvt_tensor::options::ElementRequest`]), so that
+/// `astype(mode="rs", seed=s)` equals `gpucvt convert --seed s` and both take the same
+/// modifiers and checks.
 #[allow(clippy::too_many_arguments)]
 fn conversion(
     src: &Format,
@@ -147,36 +138,22 @@ fn conversion(
     sat: bool,
     relu: bool,
     ftz: bool,
-    rbits_width: Option<u32>,
+    pzo: bool,
+    rbits_width: Option<i64>,
 ) -> PyResult<Conversion> {
-    let round_mod = round_mod(mode)?;
-    let mut rounding = Rounding::from_name(round_mod.name()).ok_or_else(|| {
-        PyValueError::new_err(format!("mode {}: not a core rounding", round_mod.name()))
-    })?;
-    if let Direction::Stochastic { .. } = rounding.direction {
-        let width = match rbits_width {
-            Some(w) if !(1..=32).contains(&w) => {
-                return Err(PyValueError::new_err(format!(
-                    "rbits_width must be 1 to 32, not {w}"
-                )))
-            }
-            Some(w) => w,
-            None => ptx::eval::default_rbits_width(dst),
-        };
-        rounding = Rounding::stochastic(0, width);
-    } else if rbits_width.is_some() {
-        return Err(PyValueError::new_err(
-            "rbits_width is only valid with mode=\"rs\"",
-        ));
+    gpucvt_tensor::options::ElementRequest {
+        to: *dst,
+        mode: round_mod(mode)?,
+        satfinite,
+        sat,
+        relu,
+        ftz,
+        pzo,
+        rbits_width,
     }
-    let mut form = ptx::CvtForm::new(ptx::PtxType::F32, ptx::PtxType::F32);
-    form.rounding = Some(round_mod);
-    form.ftz = ftz;
-    form.sat = sat;
-    form.relu = relu;
-    form.satfinite = satfinite;
-    ptx::eval::element_conversion(&form, rounding, src, dst)
-        .map_err(|e| PyValueError::new_err(e.to_string()))
+    .build()
+    .and_then(|rule| rule.conversion(src))
+    .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// `astype`'s `nan=`: `canonical` (PTX's) or `payload` (the source's sign and payload).

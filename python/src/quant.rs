@@ -2,8 +2,8 @@
 //! scales by the library's `Quantizer` (the code `gpucvt convert --block/--recipe` runs), and
 //! multiplied back out exactly.
 //!
-//! The block-scaling keywords are read by `gpucvt_tensor::ScalingRequest`, so their messages
-//! are the CLI's. The Python half widens the input to `f32` words, picks the dtypes of the
+//! The block-scaling keywords are read by `gpucvt_tensor::ScalingRequest`, whose messages
+//! name the options as the keywords do (`scale_rule`, `recipe=nvfp4`). The Python half widens the input to `f32` words, picks the dtypes of the
 //! results and packs FP4/FP6; this half takes and gives plain words.
 
 use crate::{conversion, lookup, thread_count};
@@ -97,7 +97,7 @@ pub fn mx_quantize<'py>(
     seed: u64,
     threads: Option<usize>,
     rbits: Option<PyReadonlyArray1<'py, u32>>,
-    rbits_width: Option<u32>,
+    rbits_width: Option<i64>,
 ) -> PyResult<(
     Bound<'py, PyAny>,
     Bound<'py, PyArray1<u32>>,
@@ -121,6 +121,7 @@ pub fn mx_quantize<'py>(
         dst,
         mode,
         satfinite || recipe_sat,
+        false,
         false,
         false,
         false,

@@ -41,7 +41,7 @@ pub fn round(
     rbits: Option<String>,
     rbits_width: Option<i64>,
 ) -> PyResult<(String, u64, f64, Option<String>)> {
-    // The CLI's messages, which name its options.
+    // The CLI's messages (gpucvt::round's name its options), so the CLI's words here too.
     let find = |name: &str, option: &str| {
         lookup_format(name, option).map_err(|e| PyValueError::new_err(e.to_string()))
     };

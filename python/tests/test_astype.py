@@ -769,3 +769,24 @@ def test_out_overlapping_x_is_refused():
     gpucvt.astype(buf[:4], "bf16", out=out)
     np.testing.assert_array_equal(buf[:4], keep[:4])
     np.testing.assert_array_equal(out, gpucvt.astype(keep[:4], "bf16").view(np.uint16))
+
+
+@pytest.mark.parametrize("dst,mode", [("bf16", "rz"), ("f16", "rn"), ("e4m3", "rn"), ("e2m1", "rz")])
+def test_pzo_is_the_library_modifier(dst, mode):
+    # astype's pzo= is the same builder's .pzo as gpucvt convert --pzo and gpucvt.round:
+    # negative results that round to zero come out +0, every other result unchanged.
+    xs = np.float32([-0.0, 0.0, -1e-45, -1e-30, -1e-8, -0.01, -1.5, -np.inf, np.nan, 3.0])
+    sat = dst in ("e4m3", "e2m1")
+    got = gpucvt.astype(xs, dst, mode=mode, pzo=True, satfinite=sat).view(f"u{_bytes(dst)}")
+    plain = gpucvt.astype(xs, dst, mode=mode, satfinite=sat).view(f"u{_bytes(dst)}")
+    for x, g, p in zip(xs, got, plain):
+        want = gpucvt.round(repr(float(x)), dst, mode=mode, pzo=True, satfinite=sat).bits
+        assert int(g) == want, (x, g, want)
+    sign = 1 << (8 * _bytes(dst) - 1) if dst != "e2m1" else 0x8
+    changed = got != plain
+    assert changed.any()
+    assert (plain[changed] == sign).all() and (got[changed] == 0).all()
+
+
+def _bytes(dst):
+    return {"bf16": 2, "f16": 2, "e4m3": 1, "e2m1": 1}[dst]

@@ -130,33 +130,43 @@ def test_rs_with_seed_equals_astype_for_npy(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "kw,cli_args",
+    "kw,cli_args,spelled",
     [
-        ({"to": "e9m9"}, ["--to", "e9m9"]),
-        ({"to": "e4m3", "from_": "f33"}, ["--to", "e4m3", "--from", "f33"]),
-        ({"cvt": "cvt.rn.e4m3.f32"}, ["--cvt", "cvt.rn.e4m3.f32"]),
-        ({"cvt": "cvt.rn.f32.f64"}, ["--cvt", "cvt.rn.f32.f64"]),
-        ({"to": "e4m3", "rbits_width": 5}, ["--to", "e4m3", "--rbits-width", "5"]),
-        ({"to": "e4m3", "block": 5}, ["--to", "e4m3", "--block", "5"]),
-        ({"to": "e4m3", "tensor": "nothing*"}, None),
-        ({"to": "e4m3", "mode": "rq"}, None),
-        ({"to": "e4m3", "cvt": "cvt.rn.f16.f32"}, None),
-        ({}, None),
-        ({"to": "e4m3", "threads": 0}, None),
-        ({"to": "e4m3", "scale_rule": "rp"}, None),
-        ({"to": "e4m3", "block": 32, "scale_rule": "max"}, None),
+        ({"to": "e9m9"}, ["--to", "e9m9"], [("for to;", "for --to;")]),
+        ({"to": "e4m3", "from_": "f33"}, ["--to", "e4m3", "--from", "f33"],
+         [("for from_ ", "for --from ")]),
+        ({"cvt": "cvt.rn.e4m3.f32"}, ["--cvt", "cvt.rn.e4m3.f32"],
+         [('cvt="cvt.rn.e4m3.f32"', '--cvt "cvt.rn.e4m3.f32"')]),
+        ({"cvt": "cvt.rn.f32.f64"}, ["--cvt", "cvt.rn.f32.f64"], []),
+        ({"to": "e4m3", "rbits_width": 5}, ["--to", "e4m3", "--rbits-width", "5"],
+         [("rbits_width", "--rbits-width"), ('mode="rs"', "--mode rs")]),
+        ({"to": "e4m3", "block": 5}, ["--to", "e4m3", "--block", "5"], []),
+        ({"to": "e4m3", "tensor": "nothing*"}, None, None),
+        ({"to": "e4m3", "mode": "rq"}, None, None),
+        ({"to": "e4m3", "cvt": "cvt.rn.f16.f32"}, None, None),
+        ({}, None, None),
+        ({"to": "e4m3", "threads": 0}, None, None),
+        ({"to": "e4m3", "scale_rule": "rp"}, None, None),
+        ({"to": "e4m3", "block": 32, "scale_rule": "max"}, None, None),
     ],
 )
-def test_bad_options_raise_value_error_with_the_cli_message(tmp_path, kw, cli_args):
+def test_bad_options_raise_value_error_with_the_cli_message(tmp_path, kw, cli_args, spelled):
+    # One check in the library for both front ends: the message is the CLI's with each
+    # option spelled as the keyword (`rbits_width`, `mode="rs"`) instead of the flag.
     np.save(tmp_path / "x.npy", data(96))
     with pytest.raises(ValueError) as e:
         gpucvt.convert_file(tmp_path / "x.npy", tmp_path / "y.npy", **kw)
     assert not (tmp_path / "y.npy").exists()
+    assert "--" not in str(e.value)
     if cli_args is not None:
         r = subprocess.run([exe(), "convert", str(tmp_path / "x.npy"), "-o", str(tmp_path / "y.npy"),
                             *cli_args], capture_output=True, text=True)
         assert r.returncode == 2
-        assert r.stderr == f"error: {e.value}\n"
+        want = str(e.value)
+        for py, flag in spelled:
+            assert py in want, (py, want)
+            want = want.replace(py, flag)
+        assert r.stderr == f"error: {want}\n"
 
 
 def test_file_errors_raise_os_error(tmp_path):

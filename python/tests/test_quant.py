@@ -596,7 +596,7 @@ def test_convert_file_recipes_and_dequantize_file(tmp_path):
                    "fp8-tensor"):
         dst = tmp_path / f"m-{recipe}.safetensors"
         summary = gpucvt.convert_file(src, dst, recipe=recipe, tensor="*.weight")
-        assert summary.conversion.startswith(f"recipe {recipe}: --to ")
+        assert summary.conversion.startswith(f"recipe {recipe}: to=\"")
         out = raw_tensors(dst)
         for name in ("norm", "ids"):
             assert out[name][2] == tensors[name].tobytes()
@@ -716,7 +716,7 @@ def test_convert_file_block_options(tmp_path):
         ((np.ones((2, 32), np.float32),), {"elem": "e4m3", "scale_rule": "max"}, ValueError,
          "unknown scale rule"),
         ((np.ones((2, 32), np.float32),), {"elem": "e4m3", "scale": "f32", "scale_rule": "ceil"},
-         ValueError, "--scale-rule chooses ue8m0"),
+         ValueError, "scale_rule chooses ue8m0"),
         ((np.ones((2, 32), np.float32),), {"elem": "e4m3", "layout": "cols"}, ValueError,
          "unknown scale layout"),
         ((np.ones((2, 32), np.float32),), {"elem": "e4m3", "block": "row",
@@ -777,7 +777,7 @@ def test_bad_file_options(tmp_path):
     safetensors_numpy.save_file({"w": np.ones((2, 32), np.float32)}, str(src))
     with pytest.raises(ValueError, match="unknown recipe"):
         gpucvt.convert_file(src, tmp_path / "y.safetensors", recipe="mxfp9")
-    with pytest.raises(ValueError, match="--axis needs --block or --recipe"):
+    with pytest.raises(ValueError, match="axis needs block or recipe"):
         gpucvt.convert_file(src, tmp_path / "y.safetensors", to="e4m3", axis=0)
     with pytest.raises(ValueError, match="converts to e2m1, not e4m3"):
         gpucvt.convert_file(src, tmp_path / "y.safetensors", to="e4m3", recipe="nvfp4")
@@ -865,7 +865,7 @@ def test_raw_dequantize_file_and_errors(tmp_path):
     (tmp_path / "q.bin.gpucvt.json").unlink()
     with pytest.raises(ValueError, match="records neither its shape nor how it was blocked"):
         gpucvt.dequantize_file(q, tmp_path / "e.bin", from_="e2m1")
-    with pytest.raises(ValueError, match="give the format of its elements with --from"):
+    with pytest.raises(ValueError, match="give the format of its elements with from_"):
         gpucvt.dequantize_file(q, tmp_path / "e.bin", block=16, scale="ue4m3", scale_2=True)
     (tmp_path / "q_scale.bin").unlink()
     with pytest.raises(ValueError, match="its block scales .*q_scale.bin are missing"):

@@ -6,6 +6,7 @@ use crate::common::{CliError, Done};
 use crate::output::{group, progress_bar, table, to_json, write_json, Counting};
 use clap::Args as ClapArgs;
 use gpucvt::ptx;
+use gpucvt_tensor::options::Opt;
 use gpucvt_tensor::{Built, ConvertRequest, FilePlan, ScaleRule, ScalingRequest, Stats, Summary};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -376,17 +377,15 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
             "--recipe {r} sets --to; give the options one by one instead of the recipe to change it (--to is the output format only with --dequantize)"
         )));
     }
-    let recipe = sreq.recipe().map_err(|e| CliError(e.to_string()))?;
-    let block = sreq.build().map_err(|e| CliError(e.to_string()))?;
     let request = ConvertRequest {
-        to: recipe.map(|r| r.to.to_string()).or_else(|| a.to.clone()),
+        to: a.to.clone(),
         mode: a.mode,
-        satfinite: a.policy.satfinite || recipe.is_some_and(|r| r.satfinite),
+        satfinite: a.policy.satfinite,
         sat: a.policy.sat,
         relu: a.policy.relu,
         ftz: a.policy.ftz,
         pzo: a.policy.pzo,
-        rbits_width: a.rbits_width,
+        rbits_width: a.rbits_width.map(i64::from),
         cvt: a.cvt.clone(),
         from: a.from.clone(),
         tensors: a.tensors.clone(),
@@ -394,20 +393,14 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
         strict: a.strict,
         threads: a.threads,
         seed: a.seed,
-        block,
+        scaling: sreq,
         force: a.force,
     };
     let Built {
         options: opts,
-        mut label,
-    } = request.build().map_err(|e| CliError(e.to_string()))?;
-    if let (Some(r), Some(x)) = (
-        recipe,
-        sreq.expansion(a.mode)
-            .map_err(|e| CliError(e.to_string()))?,
-    ) {
-        label = format!("recipe {}: {x}", r.name);
-    }
+        label,
+    } = request.build().map_err(message)?;
+    let label = label.command_line();
     if a.dry_run {
         let plan = gpucvt_tensor::plan_file(&a.input, &a.output, &opts).map_err(message)?;
         let out = if a.json {
@@ -459,12 +452,12 @@ fn scaling_request(a: &Args) -> ScalingRequest {
 /// block options (and `--from`) describe the input.
 fn dequantize(a: &Args, sreq: &ScalingRequest) -> Result<Done, CliError> {
     let to = match &a.to {
-        Some(t) => *gpucvt_tensor::lookup_format(t, "--to").map_err(|e| CliError(e.to_string()))?,
+        Some(t) => *gpucvt_tensor::lookup_format(t, Opt::To).map_err(message)?,
         None => gpucvt_core::format::F32,
     };
     let mut opts = sreq
         .dequantize(to, a.from.as_deref(), a.threads)
-        .map_err(|e| CliError(e.to_string()))?;
+        .map_err(message)?;
     opts.force = a.force;
     let label = format!("dequantize to {}", to.name);
     let summary = with_progress("dequantizing", |p| {
@@ -491,10 +484,12 @@ fn with_progress(
     result.map_err(message)
 }
 
-/// The library's error as the CLI says it, with the option that lifts a refusal.
-fn message(e: gpucvt_tensor::Error) -> CliError {
+/// The library's error as the CLI says it: options in its spelling (`--scale-rule`), and
+/// the option that lifts a refusal.
+pub fn message(e: gpucvt_tensor::Error) -> CliError {
     match e {
         gpucvt_tensor::Error::ReadOnly { .. } => CliError(format!("{e} (--force)")),
+        gpucvt_tensor::Error::Option(m) => CliError(m.command_line()),
         _ => CliError(e.to_string()),
     }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 /// Looks up a format given to `option` (`--to`, `--from`, `<format>`): a catalogue name or
 /// another tool's name for it ([`gpucvt_tensor::lookup_format`]).
 pub fn lookup_format(name: &str, option: &str) -> Result<&'static Format, CliError> {
-    gpucvt_tensor::lookup_format(name, option).map_err(|e| CliError(e.to_string()))
+    gpucvt_tensor::lookup_format(name, option).map_err(crate::convert::message)
 }
 
 /// Every format of at most `bits` bits, comma separated.

@@ -25,6 +25,11 @@ pub enum Error {
     /// last dimension, an unknown tensor name, …).
     #[error("{0}")]
     Invalid(String),
+    /// Options that cannot be honoured, in a message that names options: each front end
+    /// renders it in its own spelling ([`crate::options::Message::render`]); `Display`
+    /// names them plainly (`scale_rule`, `mode=rs`).
+    #[error("{0}")]
+    Option(crate::options::Message),
     /// A [`crate::Recipe`] does not take tensors of this element format: why (for example
     /// "cvt.rn.f16.f32 converts f32 elements, but the data is bf16"). The tensor is kept
     /// unchanged and listed with this reason (with `strict`, or for `.npy` and raw input, the
@@ -49,6 +54,15 @@ pub enum Error {
 }
 
 impl Error {
+    /// The error with `what` (a file or tensor) and a colon before its message; a message
+    /// naming options stays one.
+    pub(crate) fn about(self, what: &str) -> Error {
+        match self {
+            Error::Option(m) => Error::Option(m.after(format!("{what}: "))),
+            e => Error::Invalid(format!("{what}: {e}")),
+        }
+    }
+
     pub(crate) fn io(what: &str, path: &Path, source: std::io::Error) -> Error {
         Error::Io {
             context: format!("cannot {what} {}", path.display()),

@@ -9,7 +9,7 @@
 //!
 //! A tower, each folder using only those below it:
 //!
-//! - `options/`: what the user asked ([`Options`], with its [`Recipe`]), and
+//! - [`options`]: what the user asked ([`Options`], with its [`Recipe`]), and
 //!   [`ConvertRequest`]/[`ScalingRequest`]: the options as text, checked and built into
 //!   them, for every front end.
 //! - `convert.rs`: the entry points [`convert_file`], [`plan_file`], [`dequantize_file`] and
@@ -93,7 +93,7 @@ mod dequantize;
 pub mod dtype;
 mod error;
 mod files;
-mod options;
+pub mod options;
 pub mod scaling;
 mod stream;
 mod summary;

@@ -1246,7 +1246,7 @@ fn tensors_a_recipe_cannot_take_are_kept() {
         &input,
         &dir.path().join("s.safetensors"),
         &strict,
-        "\"scalar\": a scalar cannot be block-scaled (--strict",
+        "\"scalar\": a scalar cannot be block-scaled (strict",
     );
     // An integer tensor named exactly is converted.
     let mut named = to(format::F32, Rounding::RN, Policy::default());
@@ -1478,7 +1478,7 @@ fn a_recipe_refusal_is_the_kept_reason_or_the_error() {
         &input,
         &dir.path().join("s.safetensors"),
         &strict,
-        "\"b\": only f32 is taken, not f16 (--strict",
+        "\"b\": only f32 is taken, not f16 (strict",
     );
     // One tensor (.npy): the refusal, after the file's name, is the error.
     let npy = dir.path().join("h.npy");

@@ -17,15 +17,11 @@ use std::sync::Arc;
 
 /// The options of `gpucvt convert --recipe NAME` (`more` changes the request).
 fn recipe(name: &str, more: impl FnOnce(&mut ConvertRequest)) -> Options {
-    let s = ScalingRequest {
-        recipe: Some(name.into()),
-        ..Default::default()
-    };
-    let r = s.recipe().unwrap().unwrap();
     let mut req = ConvertRequest {
-        to: Some(r.to.into()),
-        satfinite: r.satfinite,
-        block: s.build().unwrap(),
+        scaling: ScalingRequest {
+            recipe: Some(name.into()),
+            ..Default::default()
+        },
         threads: 2,
         ..Default::default()
     };
@@ -35,15 +31,14 @@ fn recipe(name: &str, more: impl FnOnce(&mut ConvertRequest)) -> Options {
 
 /// The options of `gpucvt convert --to FMT --block BLOCK [--scale SCALE]`.
 fn blocked(to: &str, block: &str, scale: Option<&str>) -> Options {
-    let s = ScalingRequest {
-        block: Some(block.into()),
-        scale: scale.map(String::from),
-        ..Default::default()
-    };
     ConvertRequest {
         to: Some(to.into()),
         satfinite: true,
-        block: s.build().unwrap(),
+        scaling: ScalingRequest {
+            block: Some(block.into()),
+            scale: scale.map(String::from),
+            ..Default::default()
+        },
         threads: 2,
         ..Default::default()
     }

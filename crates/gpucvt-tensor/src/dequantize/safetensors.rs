@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::files::output::Temp;
 use crate::files::safetensors::header as st;
 use crate::files::selfcheck::{self, Hashing, Region};
+use crate::options::{msg, Opt};
 use crate::scaling::{metadata_key, BlockScaling, ScaleFormat, ScaleLayout, ScaleRule};
 use crate::{Stats, Summary, TensorSummary};
 use ::safetensors::tensor::TensorInfo;
@@ -85,15 +86,20 @@ pub(crate) fn dequantize_safetensors(
             None => match opts.block {
                 Some(b) => b,
                 None => {
-                    let (block, axis) = infer(&shape, &sshape).map_err(|e| {
-                        Error::Invalid(match e {
-                            NotInferred::NoFit => format!(
-                                "{what}: cannot tell how its scales {sname:?} (shape {sshape:?}) block it (shape {shape:?}); give --block (and --axis)"
-                            ),
-                            NotInferred::Ambiguous(sides) => {
-                                ambiguous(&what, &format!("{sname:?}"), &sshape, sides)
-                            }
-                        })
+                    let (block, axis) = infer(&shape, &sshape).map_err(|e| match e {
+                        NotInferred::NoFit => Error::Option(msg![
+                            format!("{what}: cannot tell how its scales {sname:?} (shape {sshape:?}) block it (shape {shape:?}); give "),
+                            Opt::Block,
+                            " (and ",
+                            Opt::Axis,
+                            ")"
+                        ]),
+                        NotInferred::Ambiguous(sides) => Error::Invalid(ambiguous(
+                            &what,
+                            &format!("{sname:?}"),
+                            &sshape,
+                            sides,
+                        )),
                     })?;
                     BlockScaling {
                         block,
@@ -139,8 +145,7 @@ pub(crate) fn dequantize_safetensors(
             }
         }
         let conv = Conversion::new(F32, elem, Rounding::RN, Policy::default());
-        Quantizer::check(&conv, &scaling, &shape)
-            .map_err(|e| Error::Invalid(format!("{what}: {e}")))?;
+        Quantizer::check(&conv, &scaling, &shape).map_err(|e| e.about(&what))?;
         dropped.insert(scale);
         dropped.extend(scale_2);
         jobs.insert(

@@ -16,6 +16,7 @@ use crate::files::output::{refuse_same, Temp};
 use crate::files::selfcheck::{self, Hashing, Region};
 use crate::files::unit::{self, read_metadata, Unit, UnitLock};
 use crate::files::{npy, shape_text};
+use crate::options::{msg, Opt};
 use crate::scaling::{BlockScaling, ScaleFormat, ScaleLayout, ScaleRule};
 use crate::{check_cancel, metadata_path, scale_2_path, scale_path, Stats, Summary, TensorSummary};
 use gpucvt_core::convert::Conversion;
@@ -104,10 +105,12 @@ fn elements(
             }
             (None, Some(fmt)) if fmt.is_float() => fmt,
             (None, Some(_)) => {
-                return Err(Error::Invalid(format!(
-                    "{file}: dtype {} holds the codes of some element format: say which with --from (e4m3, e5m2, e2m1, e2m3, e3m2, bf16, …) or --recipe",
-                    h.descr
-                )))
+                return Err(Error::Option(msg![
+                    format!("{file}: dtype {} holds the codes of some element format: say which with ", h.descr),
+                    Opt::From,
+                    " (e4m3, e5m2, e2m1, e2m3, e3m2, bf16, …) or ",
+                    Opt::Recipe
+                ]))
             }
         };
         if h.fortran_order {
@@ -125,9 +128,12 @@ fn elements(
         }
     } else {
         let elem = given.ok_or_else(|| {
-            Error::Invalid(format!(
-                "{file} is raw data (not .npy or .safetensors): give the format of its elements with --from (e4m3, e2m1, …) or --recipe"
-            ))
+            Error::Option(msg![
+                format!("{file} is raw data (not .npy or .safetensors): give the format of its elements with "),
+                Opt::From,
+                " (e4m3, e2m1, …) or ",
+                Opt::Recipe
+            ])
         })?;
         let pack = dense_packing(&elem);
         let bits = len * 8;
@@ -284,8 +290,12 @@ pub(crate) fn dequantize_single(
     let scaling = match (&recorded, opts.block) {
         (Some(r), given) => {
             // The rule chose the scales; reading them back does not depend on it.
-            let differs = given.is_some_and(|b| BlockScaling { rule: r.scaling.rule, ..b } != r.scaling)
-                || opts.scale.is_some_and(|s| s != r.scaling.format);
+            let differs = given.is_some_and(|b| {
+                BlockScaling {
+                    rule: r.scaling.rule,
+                    ..b
+                } != r.scaling
+            }) || opts.scale.is_some_and(|s| s != r.scaling.format);
             if differs {
                 return Err(Error::Invalid(format!(
                     "{file}: its metadata {} records the blocking {}, which the blocking given contradicts; leave it out to use the recorded one",
@@ -296,11 +306,22 @@ pub(crate) fn dequantize_single(
             r.scaling
         }
         (None, Some(b)) => b,
-        (None, None) if !npy => {
-            return Err(Error::Invalid(format!(
-                "{file} is raw data, which records neither its shape nor how it was blocked: give --block (with --axis, --scale, --scale-layout, --scale-2 as when it was quantized) or --recipe"
-            )))
-        }
+        (None, None) if !npy => return Err(Error::Option(msg![
+            format!(
+                "{file} is raw data, which records neither its shape nor how it was blocked: give "
+            ),
+            Opt::Block,
+            " (with ",
+            Opt::Axis,
+            ", ",
+            Opt::Scale,
+            ", ",
+            Opt::ScaleLayout,
+            ", ",
+            Opt::Scale2,
+            " as when it was quantized) or ",
+            Opt::Recipe
+        ])),
         (None, None) => {
             let d = sdescr.as_deref().unwrap_or_default();
             let format = match opts.scale {
@@ -319,18 +340,23 @@ pub(crate) fn dequantize_single(
                     }
                 },
             };
-            let (block, axis) = infer(&el.shape, &sshape).map_err(|e| {
-                Error::Invalid(match e {
-                    NotInferred::NoFit => format!(
-                        "{file}: cannot tell how its scales {} (shape {}) block it (shape {}); give --block (and --axis) or --recipe",
+            let (block, axis) = infer(&el.shape, &sshape).map_err(|e| match e {
+                NotInferred::NoFit => Error::Option(msg![
+                    format!(
+                        "{file}: cannot tell how its scales {} (shape {}) block it (shape {}); give ",
                         sp.display(),
                         shape_text(&sshape),
                         shape_text(&el.shape)
                     ),
-                    NotInferred::Ambiguous(sides) => {
-                        ambiguous(&file, &sp.display().to_string(), &sshape, sides)
-                    }
-                })
+                    Opt::Block,
+                    " (and ",
+                    Opt::Axis,
+                    ") or ",
+                    Opt::Recipe
+                ]),
+                NotInferred::Ambiguous(sides) => {
+                    Error::Invalid(ambiguous(&file, &sp.display().to_string(), &sshape, sides))
+                }
             })?;
             BlockScaling {
                 block,
@@ -342,21 +368,25 @@ pub(crate) fn dequantize_single(
             }
         }
     };
-    scaling
-        .check()
-        .map_err(|e| Error::Invalid(format!("{file}: {e}")))?;
+    scaling.check().map_err(|e| e.about(&file))?;
     if scaling.second_level != second {
-        return Err(Error::Invalid(format!(
-            "{file}: {}",
-            if scaling.second_level {
-                format!("its second-level scale {} is missing", sp2.display())
-            } else {
+        return Err(if scaling.second_level {
+            Error::Invalid(format!(
+                "{file}: its second-level scale {} is missing",
+                sp2.display()
+            ))
+        } else {
+            Error::Option(msg![
                 format!(
-                    "{} is there, but the block scaling has no second level (--scale-2, or --recipe nvfp4)",
+                    "{file}: {} is there, but the block scaling has no second level (",
                     sp2.display()
-                )
-            }
-        )));
+                ),
+                Opt::Scale2,
+                ", or ",
+                (Opt::Recipe, "nvfp4"),
+                ")"
+            ])
+        });
     }
     let sbytes = scaling.format.bytes() as u64;
     let want = scaling.written_shape(&el.shape);
@@ -399,8 +429,7 @@ pub(crate) fn dequantize_single(
         )));
     }
     let conv = Conversion::new(F32, el.elem, Rounding::RN, Policy::default());
-    Quantizer::check(&conv, &scaling, &el.shape)
-        .map_err(|e| Error::Invalid(format!("{file}: {e}")))?;
+    Quantizer::check(&conv, &scaling, &el.shape).map_err(|e| e.about(&file))?;
     let qz = Quantizer::new(conv, &scaling, &el.shape)?;
 
     // The elements, one code per element.

@@ -2,9 +2,14 @@
 //! [`ConvertRequest`] / [`ScalingRequest`], the options as text checked and built into them
 //! (one reader for every front end).
 
+mod message;
 mod request;
 
-pub use request::{lookup_format, Built, ConvertRequest, ScalingRequest};
+pub(crate) use message::msg;
+pub use message::{Message, Opt, Piece};
+pub use request::{
+    lookup_format, Built, ConvertRequest, ElementRequest, ElementRule, ScalingRequest,
+};
 
 use crate::error::{Error, Result};
 use crate::scaling::BlockScaling;

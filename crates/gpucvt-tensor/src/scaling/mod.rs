@@ -194,9 +194,10 @@ impl Block {
         let side = |t: &str| -> Result<u64> {
             match t.parse::<u64>() {
                 Ok(n) if (1..=65536).contains(&n) => Ok(n),
-                _ => Err(Error::Invalid(format!(
-                    "--block {s:?}: expected N, RxC (sides 1 to 65536), row or tensor"
-                ))),
+                _ => Err(Error::Option(crate::options::msg![
+                    (crate::options::Opt::Block, format!("{s:?}")),
+                    ": expected N, RxC (sides 1 to 65536), row or tensor"
+                ])),
             }
         };
         Ok(match s {
@@ -284,11 +285,15 @@ impl BlockScaling {
         if self.layout == ScaleLayout::Swizzled
             && !(matches!(self.block, Block::Len(_)) && self.axis == -1)
         {
-            return Err(Error::Invalid(format!(
-                "the swizzled scale layout is for blocks of N along the last axis (MX, NVFP4), not --block {}{}",
-                self.block.text(),
-                if self.axis == -1 { String::new() } else { format!(" --axis {}", self.axis) }
-            )));
+            use crate::options::{msg, Opt};
+            let mut m = msg![
+                "the swizzled scale layout is for blocks of N along the last axis (MX, NVFP4), not ",
+                (Opt::Block, self.block.text())
+            ];
+            if self.axis != -1 {
+                m.0.extend(msg![" ", (Opt::Axis, self.axis)].0);
+            }
+            return Err(Error::Option(m));
         }
         Ok(())
     }

@@ -1,6 +1,7 @@
 //! Named quantization recipes: presets of the element format and the block scaling, each
 //! following one stack's definition.
 
+use crate::options::{Message, Opt, Piece};
 use crate::scaling::{Block, BlockScaling, ScaleFormat, ScaleLayout, ScaleRule};
 
 /// A named recipe: what `--recipe NAME` expands to.
@@ -88,7 +89,9 @@ impl Recipe {
     ///
     /// ```
     /// let r = gpucvt_tensor::scaling::Recipe::named("nvfp4").unwrap();
-    /// assert_eq!(r.expansion(), "--to e2m1 --satfinite --block 16 --scale ue4m3 --scale-2");
+    /// assert_eq!(r.expansion().command_line(), "--to e2m1 --satfinite --block 16 --scale ue4m3 --scale-2");
+    /// assert_eq!(r.expansion().to_string(),
+    ///            "to=\"e2m1\" satfinite=True block=16 scale=\"ue4m3\" scale_2=True");
     /// ```
     pub fn named(name: &str) -> Option<&'static Recipe> {
         RECIPES.iter().find(|r| r.name == name)
@@ -99,34 +102,44 @@ impl Recipe {
         RECIPES.iter().map(|r| r.name)
     }
 
-    /// The options it stands for, as `gpucvt convert` spells them.
-    pub fn expansion(&self) -> String {
+    /// The options it stands for, separated by spaces (each front end spells them:
+    /// [`Message::render`]).
+    pub fn expansion(&self) -> Message {
         spell(self.to, self.satfinite, &self.scaling)
     }
 }
 
-/// `gpucvt convert`'s options for elements `to` (with `--satfinite`) scaled by `b`.
-pub(crate) fn spell(to: &str, satfinite: bool, b: &BlockScaling) -> String {
-    let mut s = format!("--to {to}");
+/// The options for elements `to` (with `satfinite`) scaled by `b`, separated by spaces.
+pub(crate) fn spell(to: &str, satfinite: bool, b: &BlockScaling) -> Message {
+    let mut p = vec![Piece::Set(Opt::To, to.to_string())];
     if satfinite {
-        s.push_str(" --satfinite");
+        p.push(Piece::On(Opt::Satfinite));
     }
-    s.push_str(&format!(
-        " --block {} --scale {}",
-        b.block.text(),
-        b.format.name()
-    ));
+    p.push(Piece::Set(Opt::Block, b.block.text()));
+    p.push(Piece::Set(Opt::Scale, b.format.name().to_string()));
     if b.format == ScaleFormat::Ue8m0 {
-        s.push_str(&format!(" --scale-rule {}", b.rule.name()));
+        p.push(Piece::Set(Opt::ScaleRule, b.rule.name().to_string()));
     }
     if b.second_level {
-        s.push_str(" --scale-2");
+        p.push(Piece::On(Opt::Scale2));
     }
     if b.axis != -1 {
-        s.push_str(&format!(" --axis {}", b.axis));
+        p.push(Piece::Set(Opt::Axis, b.axis.to_string()));
     }
     if b.layout == ScaleLayout::Swizzled {
-        s.push_str(" --scale-layout swizzled");
+        p.push(Piece::Set(Opt::ScaleLayout, "swizzled".to_string()));
     }
-    s
+    Message::new(spaced(p))
+}
+
+/// The pieces with a space between each two.
+pub(crate) fn spaced(p: Vec<Piece>) -> Vec<Piece> {
+    let mut out = Vec::with_capacity(2 * p.len());
+    for (i, x) in p.into_iter().enumerate() {
+        if i > 0 {
+            out.push(Piece::Text(" ".into()));
+        }
+        out.push(x);
+    }
+    out
 }

@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::files::finite::{self, Scan};
 use crate::files::safetensors::header as st;
 use crate::files::{decide, scale_outputs, PlanKey, Scaled};
+use crate::options::{msg, Opt};
 use crate::{FilePlan, Options, PlannedTensor};
 use safetensors::tensor::TensorInfo;
 use safetensors::Dtype;
@@ -19,11 +20,14 @@ use std::path::Path;
 pub(crate) struct Patterns(Vec<(String, glob::Pattern)>);
 
 impl Patterns {
-    pub(crate) fn new(texts: &[String], option: &str) -> Result<Patterns> {
+    pub(crate) fn new(texts: &[String], option: Opt) -> Result<Patterns> {
         let mut out = Vec::with_capacity(texts.len());
         for t in texts {
             let p = glob::Pattern::new(t).map_err(|e| {
-                Error::Invalid(format!("{option} {t:?} is not a valid pattern: {e}"))
+                Error::Option(msg![
+                    (option, format!("{t:?}")),
+                    format!(" is not a valid pattern: {e}")
+                ])
             })?;
             out.push((t.clone(), p));
         }
@@ -173,8 +177,8 @@ pub(crate) fn st_layout(
     let file = input.display().to_string();
     let hdr = st::read_header(f, len, input)?;
     let in_data_start = 8 + (len - 8 - hdr_data_len(&hdr));
-    let wanted = Patterns::new(&opts.tensors, "--tensor")?;
-    let excluded = Patterns::new(&opts.exclude, "--exclude")?;
+    let wanted = Patterns::new(&opts.tensors, Opt::Tensor)?;
+    let excluded = Patterns::new(&opts.exclude, Opt::Exclude)?;
     for (i, (text, _)) in wanted.0.iter().enumerate() {
         if !hdr.tensors.iter().any(|(n, _)| wanted.matches(i, n)) {
             let mut all: Vec<&str> = hdr.tensors.iter().map(|(n, _)| n.as_str()).collect();
@@ -231,9 +235,11 @@ pub(crate) fn st_layout(
             };
             action = match decision {
                 Err(reason) if opts.strict => {
-                    return Err(Error::Invalid(format!(
-                        "{what}: {reason} (--strict: every selected tensor must be converted)"
-                    )))
+                    return Err(Error::Option(msg![
+                        format!("{what}: {reason} ("),
+                        Opt::Strict,
+                        ": every selected tensor must be converted)"
+                    ]))
                 }
                 Err(reason) => StAction::Keep(reason),
                 Ok((src, (conv, dst_pack, scaled))) => {
