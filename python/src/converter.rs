@@ -3,10 +3,11 @@
 //! than Python's own call machinery. `gpucvt.astype` keeps one per (source dtype, format,
 //! options) in a cache.
 
-use crate::{container_bits, conversion, lookup, nan_rule, thread_count, Random, Runner};
+use crate::{container_bits, conversion, lookup, nan_rule, thread_count};
 use gpucvt::compat::Peer;
 use gpucvt_core::round::Direction;
 use gpucvt_core::NanResult;
+use gpucvt_kernels::bulk::{Bulk as Runner, Random};
 use gpucvt_kernels::{Kernel, Word};
 use numpy::npyffi::{
     self, npy_intp, NPY_ARRAY_ALIGNED, NPY_ARRAY_C_CONTIGUOUS, NPY_ARRAY_WRITEABLE, PY_ARRAY_API,
@@ -116,7 +117,7 @@ impl Converter {
         } else {
             py.detach(go)
         }
-        .map_err(PyValueError::new_err)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
     }
 }
 
@@ -175,7 +176,7 @@ impl Converter {
                 Runner::chained(chain)
             }
         };
-        let conv = *runner.kernel.conversion();
+        let conv = *runner.conversion();
         let dst_bits = container_bits(d);
         if out.itemsize() * 8 != dst_bits as usize {
             return Err(PyTypeError::new_err(format!(

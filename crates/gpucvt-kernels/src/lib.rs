@@ -73,6 +73,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod bulk;
 mod isa;
 mod plan;
 mod portable;
@@ -139,6 +140,8 @@ pub enum BulkError {
         /// Random values given.
         random: usize,
     },
+    /// A worker thread panicked (a bug in gpucvt).
+    Panicked,
 }
 
 impl fmt::Display for BulkError {
@@ -156,6 +159,7 @@ impl fmt::Display for BulkError {
                 f,
                 "stochastic rounding needs one random value per element: {elements} elements, {random} random values"
             ),
+            BulkError::Panicked => f.write_str("a conversion thread panicked (please report this)"),
         }
     }
 }

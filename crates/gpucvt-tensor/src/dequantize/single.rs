@@ -306,22 +306,24 @@ pub(crate) fn dequantize_single(
             r.scaling
         }
         (None, Some(b)) => b,
-        (None, None) if !npy => return Err(Error::Option(msg![
-            format!(
+        (None, None) if !npy => {
+            return Err(Error::Option(msg![
+                format!(
                 "{file} is raw data, which records neither its shape nor how it was blocked: give "
             ),
-            Opt::Block,
-            " (with ",
-            Opt::Axis,
-            ", ",
-            Opt::Scale,
-            ", ",
-            Opt::ScaleLayout,
-            ", ",
-            Opt::Scale2,
-            " as when it was quantized) or ",
-            Opt::Recipe
-        ])),
+                Opt::Block,
+                " (with ",
+                Opt::Axis,
+                ", ",
+                Opt::Scale,
+                ", ",
+                Opt::ScaleLayout,
+                ", ",
+                Opt::Scale2,
+                " as when it was quantized) or ",
+                Opt::Recipe
+            ]))
+        }
         (None, None) => {
             let d = sdescr.as_deref().unwrap_or_default();
             let format = match opts.scale {
