@@ -4,9 +4,9 @@
 
 use crate::chunk::decode::Decoder;
 use crate::chunk::pack::Le;
-use crate::chunk::plan::{Blocks, Plan};
 use crate::scaling::rule::{ue8m0_shared, ue8m0_shared_f64};
-use gpucvt_kernels::{vectorized_up_to, Vectorizable};
+use crate::ScaleRule;
+use gpucvt_kernels::{vectorized_up_to, InstructionSet, Vectorizable};
 
 /// The scale byte of a finite block whose shared exponent is `shared`, and the exponent its
 /// elements are multiplied by.
@@ -15,13 +15,22 @@ fn scale_pair(shared: i32) -> (u8, i32) {
     ((shared + 127) as u8, -shared)
 }
 
-impl Plan {
-    /// The scale bytes and exponents ([`Plan::block_scale`]) of the blocks of the words of an
+/// Block scaling of one tensor.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Blocks {
+    pub size: u64,
+    pub method: ScaleRule,
+    /// The element format's numbers the rules need.
+    pub(super) elem: crate::scaling::Element,
+}
+
+impl Blocks {
+    /// The scale bytes and exponents ([`Blocks::scale_of`]) of the blocks of the words of an
     /// `f32` source, appended to `scales` and `ks` (`tmp`: scratch): the largest magnitudes
     /// vectorized, then [`scale_of_max`] of each.
-    pub(super) fn block_scales_f32(
+    pub(super) fn scales_f32(
         &self,
-        b: &Blocks,
+        isa: InstructionSet,
         src: &[u32],
         bsize: usize,
         scales: &mut Vec<u8>,
@@ -30,7 +39,7 @@ impl Plan {
     ) {
         tmp.clear();
         vectorized_up_to(
-            self.isa,
+            isa,
             BlockMax {
                 src,
                 bsize,
@@ -38,7 +47,7 @@ impl Plan {
             },
         );
         for &m in tmp.iter() {
-            let (byte, k) = scale_of_max(b, m);
+            let (byte, k) = scale_of_max(self, m);
             scales.push(byte);
             ks.push(k);
         }
@@ -46,19 +55,20 @@ impl Plan {
 
     /// The scale byte and exponent of a block of finite elements whose largest magnitude is
     /// `amax` (any source format: those of at most 32 bits are `f32` values exactly).
-    pub(super) fn amax_scale(&self, b: &Blocks, amax: f64) -> (u8, i32) {
+    pub(super) fn amax_scale(&self, amax: f64) -> (u8, i32) {
         let narrow = amax as f32;
         scale_pair(if narrow as f64 == amax && narrow.is_finite() {
-            ue8m0_shared(b.method, &b.elem, narrow.to_bits())
+            ue8m0_shared(self.method, &self.elem, narrow.to_bits())
         } else {
-            ue8m0_shared_f64(b.method, &b.elem, amax)
+            ue8m0_shared_f64(self.method, &self.elem, amax)
         })
     }
 
-    /// The scale byte of a block and the exponent its elements are multiplied by.
-    pub(super) fn block_scale<S: Le>(&self, b: &Blocks, blk: &[S]) -> (u8, i32) {
+    /// The scale byte of a block (its elements decoded by `dec`) and the exponent its
+    /// elements are multiplied by.
+    pub(super) fn scale_of<S: Le>(&self, dec: &Decoder, blk: &[S]) -> (u8, i32) {
         let mut amax = 0.0f64;
-        if matches!(self.src_dec, Decoder::F32) {
+        if matches!(dec, Decoder::F32) {
             // The largest magnitude is the largest encoding without the sign bit.
             let m = blk
                 .iter()
@@ -70,7 +80,7 @@ impl Plan {
             amax = f32::from_bits(m) as f64;
         } else {
             for x in blk {
-                let v = self.src_dec.get(x.to_u64()).abs();
+                let v = dec.get(x.to_u64()).abs();
                 if !v.is_finite() {
                     // NaN or infinity in the block: the NaN scale, elements unscaled.
                     return (0xff, 0);
@@ -78,7 +88,7 @@ impl Plan {
                 amax = amax.max(v);
             }
         }
-        self.amax_scale(b, amax)
+        self.amax_scale(amax)
     }
 }
 

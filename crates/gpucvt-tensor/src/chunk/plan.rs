@@ -3,9 +3,9 @@
 
 use crate::chunk::decode::{Decoder, FastDst};
 use crate::chunk::io::{read_exact_at, with_scratch, Scratch, Source};
-use crate::chunk::mx::{FusedScaleJob, ScaleJob};
+use crate::chunk::mx::{Blocks, FusedScaleJob, ScaleJob};
 use crate::chunk::pack::{le_words, le_words_mut, pack, unpack, Le};
-use crate::chunk::stats::{key_above, key_below};
+use crate::chunk::stats::{key_above, key_below, Counter};
 use crate::chunk::{exp2i, lcm, SUB_ELEMENTS};
 use crate::dtype::Packing;
 use crate::{ScaleRule, Stats};
@@ -34,15 +34,6 @@ pub(super) enum Engine {
     Exact,
 }
 
-/// Block scaling of one tensor.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Blocks {
-    pub size: u64,
-    pub method: ScaleRule,
-    /// The element format's numbers the rules need.
-    pub(super) elem: crate::scaling::Element,
-}
-
 /// Everything needed to convert the elements of one tensor.
 pub(crate) struct Plan {
     pub conv: Conversion,
@@ -53,16 +44,8 @@ pub(crate) struct Plan {
     pub stream: u64,
     pub(super) stochastic: bool,
     pub(super) engine: Engine,
-    pub(super) src_dec: Decoder,
-    pub(super) dst_dec: Decoder,
-    /// The fast statistics of `f32`/`tf32` sources.
-    pub(super) fast: Option<FastDst>,
-    /// The range thresholds ([`Plan::block_thresholds`]) of the block exponents −127..=127
-    /// (empty without blocks).
-    pub(super) thresholds: Box<[(i32, i32)]>,
-    /// The destination range for the `saturated` count.
-    pub(super) lo: f64,
-    pub(super) hi: f64,
+    /// The error statistics of its chunks.
+    pub(super) counter: Counter,
     /// The widest instruction set of the engine's own vectorized loops (block maxima and
     /// scaling, statistics): [`InstructionSet::Avx512`], which tests lower to run each version.
     pub(super) isa: InstructionSet,
@@ -94,16 +77,29 @@ impl Plan {
             stream,
             stochastic,
             engine: Engine::of(conv, block.is_some(), stochastic),
-            src_dec: Decoder::new(&src),
-            dst_dec: Decoder::new(&dst),
-            fast: FastDst::of(&src, &dst),
-            thresholds: match block {
-                Some(_) => block_thresholds(lo, hi),
-                None => Box::new([]),
+            counter: Counter {
+                isa: InstructionSet::Avx512,
+                conv,
+                blocks,
+                src_dec: Decoder::new(&src),
+                dst_dec: Decoder::new(&dst),
+                fast: FastDst::of(&src, &dst),
+                thresholds: match block {
+                    Some(_) => block_thresholds(lo, hi),
+                    None => Box::new([]),
+                },
+                lo,
+                hi,
             },
-            lo,
-            hi,
         }
+    }
+
+    /// The plan with its vectorized loops limited to `isa` (tests run each version).
+    #[cfg(test)]
+    pub(super) fn with_isa(mut self, isa: InstructionSet) -> Plan {
+        self.isa = isa;
+        self.counter.isa = isa;
+        self
     }
 
     /// Elements per parallel work unit: a multiple of 8 (packing) and of the block size.
@@ -306,7 +302,7 @@ impl Plan {
         }
         let bsize = self.blocks.map_or(n.max(1), |b| b.size as usize);
         // The words of an `f32` source (always 4-byte words), for the vectorized passes.
-        let words = match self.src_dec {
+        let words = match self.counter.src_dec {
             Decoder::F32 => <[u32] as zerocopy::FromBytes>::ref_from_bytes(src.as_bytes()).ok(),
             _ => None,
         };
@@ -391,7 +387,7 @@ impl Plan {
                 }
             }
         }
-        let stats = self.stats(src, dst, &sc.ks, &scales, bsize);
+        let stats = self.counter.stats(src, dst, &sc.ks, &scales, bsize);
         (stats, scales)
     }
 
@@ -440,10 +436,10 @@ impl Plan {
             // Done above.
         } else if let Some(b) = self.blocks {
             match words {
-                Some(w) => self.block_scales_f32(&b, w, bsize, scales, &mut sc.ks, &mut sc.amax),
+                Some(w) => b.scales_f32(self.isa, w, bsize, scales, &mut sc.ks, &mut sc.amax),
                 None => {
                     for blk in src.chunks(bsize) {
-                        let (byte, k) = self.block_scale(&b, blk);
+                        let (byte, k) = b.scale_of(&self.counter.src_dec, blk);
                         scales.push(byte);
                         sc.ks.push(k);
                     }

@@ -95,7 +95,7 @@ fn reference(plan: &Plan, src: &[u32], dst: &[u64], scales: &[u8], bsize: usize)
                 st.overflow_to_inf += 1;
             }
         } else {
-            if scaled > plan.hi || scaled < plan.lo {
+            if scaled > plan.counter.hi || scaled < plan.counter.lo {
                 st.saturated += 1;
             }
             if a.is_finite() {
@@ -137,7 +137,10 @@ fn check_on(conv: Conversion, block: Option<(u64, ScaleRule)>, src: Vec<u32>) {
     let n = src.len();
     let dst_pack = Packing::Bytes(crate::dtype::container_bytes(&conv.dst));
     let plan = Plan::new(conv, Packing::Bytes(4), dst_pack, block, 7);
-    assert!(plan.fast.is_some(), "{conv:?}: the fast statistics apply");
+    assert!(
+        plan.counter.fast.is_some(),
+        "{conv:?}: the fast statistics apply"
+    );
     let bytes: Vec<u8> = src.iter().flat_map(|x| x.to_le_bytes()).collect();
     let mut out = vec![0u8; plan.dst_pack.bytes_for(n as u64) as usize];
     let (mut stats, scales) = plan.convert_chunk(&bytes, n as u64, 0, &mut out);
@@ -183,7 +186,7 @@ fn check_on(conv: Conversion, block: Option<(u64, ScaleRule)>, src: Vec<u32>) {
         ..Stats::default()
     };
     let (sd, dd) = (Decoder::new(&conv.src), Decoder::new(&conv.dst));
-    plan.generic_stats(
+    plan.counter.generic_stats(
         &mut g,
         &sd,
         &dd,
@@ -210,8 +213,8 @@ fn same_on_every_isa(
 ) {
     let n = bytes.len() as u64 / 4;
     for isa in [InstructionSet::Baseline, InstructionSet::Avx2] {
-        let mut p = Plan::new(plan.conv, plan.src_pack, plan.dst_pack, block, plan.stream);
-        p.isa = isa;
+        let p =
+            Plan::new(plan.conv, plan.src_pack, plan.dst_pack, block, plan.stream).with_isa(isa);
         let mut out = vec![0u8; want.0.len()];
         let (stats, scales) = p.convert_chunk(bytes, n, first, &mut out);
         // (Through `Debug`: a NaN mean compares equal to itself there.)
@@ -412,7 +415,7 @@ fn check_blocks(
     let stochastic = plan.stochastic;
     let (mut exact_scales, mut exact_out) = (Vec::new(), Vec::new());
     for (j, blk) in src.chunks(bsize).enumerate() {
-        let (byte, k) = plan.block_scale(&b, blk);
+        let (byte, k) = b.scale_of(&plan.counter.src_dec, blk);
         exact_scales.push(byte);
         for (i, &x) in blk.iter().enumerate() {
             let at = (j * bsize + i) as u64;

@@ -4,17 +4,18 @@
 use crate::chunk::decode::Codes;
 use crate::chunk::exp2i;
 use crate::chunk::pack::Le;
-use crate::chunk::plan::Plan;
-use crate::chunk::stats::{add_counts, count_pass, error_pass, flush_counts, outside, LANES};
+use crate::chunk::stats::{
+    add_counts, count_pass, error_pass, flush_counts, outside, Counter, LANES,
+};
 use crate::Stats;
 use gpucvt_kernels::{vectorized_up_to, Vectorizable, Word};
 use zerocopy::IntoBytes;
 
 /// The statistics of `f32` sources into formats whose values are `f32` numbers computed
-/// from the bits (`fv`), as work for [`vectorized`]: [`Plan::fast_stats`] with the blocks of
+/// from the bits (`fv`), as work for [`vectorized`]: [`Counter::fast_stats`] with the blocks of
 /// finite elements in one pass ([`finite_groups`]).
 pub(crate) struct FastJob<'a, S, D, FV, FC, FS> {
-    pub(crate) plan: &'a Plan,
+    pub(crate) plan: &'a Counter,
     pub(crate) st: &'a mut Stats,
     pub(crate) src: &'a [S],
     pub(crate) dst: &'a [D],
@@ -48,7 +49,7 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32 + Copy, FC: Fn(u32) -> u32, FS: Fn(u32) ->
 impl<S: Le, D: Le, FV: Fn(u32) -> f32 + Copy, FC: Fn(u32) -> u32, FS: Fn(u32) -> f64>
     FastJob<'_, S, D, FV, FC, FS>
 {
-    /// As [`Plan::fast_stats_k`].
+    /// As [`Counter::fast_stats_k`].
     #[inline(always)]
     fn go<const SCALED: bool>(self) {
         let FastJob {
@@ -226,7 +227,7 @@ impl<'a, D> GroupSlices<'a, D> {
 /// `PIECE / LANES` of them); returns them.
 #[inline(always)]
 pub(crate) fn block_ranges<'p>(
-    plan: &Plan,
+    plan: &Counter,
     kg: &[i32],
     last: &mut Option<(i32, i32, i32)>,
     par: &'p mut [BlockRange; PIECE / LANES],
@@ -257,7 +258,7 @@ pub(crate) fn tolerant_groups<D: Le, FV: Fn(u32) -> f32>(
 /// or there is none left) or block by block (`false`: it has an input that is not finite or
 /// is not whole lane vectors).
 pub(crate) struct TolerantRun<'a, D, FV> {
-    pub(crate) plan: &'a Plan,
+    pub(crate) plan: &'a Counter,
     pub(crate) at: GroupSlices<'a, D>,
     pub(crate) acc: &'a mut Groups,
     pub(crate) counts: &'a mut [u64; 6],
@@ -423,7 +424,7 @@ pub(crate) fn finite_groups<const SCALED: bool, const TOLERANT: bool, D: Word>(
 }
 
 /// A block's factor 2^−k (`down`, 1 without blocks) and the keys `t_lo ..= t_hi` of the
-/// inputs whose conversion does not saturate ([`Plan::block_thresholds`]).
+/// inputs whose conversion does not saturate ([`Counter::block_thresholds`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct BlockRange {
     pub(crate) down: f64,

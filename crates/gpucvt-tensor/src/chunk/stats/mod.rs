@@ -8,7 +8,6 @@ pub(in crate::chunk) mod sse2;
 
 use crate::chunk::decode::{Codes, Decoder, FastDst, INF, NAN, ZERO};
 use crate::chunk::pack::Le;
-use crate::chunk::plan::Plan;
 use crate::chunk::stats::lanes::{FastJob, Tests};
 use crate::chunk::{exp2i, pow2};
 use crate::Stats;
@@ -81,6 +80,26 @@ pub(in crate::chunk) fn key_below(l: f64) -> i32 {
     k
 }
 
+/// What the error statistics of a tensor's chunks need: its conversion and blocks, the
+/// decoders of both sides, the range for the `saturated` count and its thresholds per block
+/// exponent. A [`crate::chunk::Plan`] holds one, built with it.
+pub(crate) struct Counter {
+    pub(crate) conv: gpucvt_core::convert::Conversion,
+    pub(crate) blocks: Option<crate::chunk::mx::Blocks>,
+    pub(crate) src_dec: Decoder,
+    pub(crate) dst_dec: Decoder,
+    /// The fast statistics of `f32`/`tf32` sources.
+    pub(crate) fast: Option<FastDst>,
+    /// The range thresholds ([`Counter::block_thresholds`]) of the block exponents
+    /// −127..=127 (empty without blocks).
+    pub(crate) thresholds: Box<[(i32, i32)]>,
+    /// The destination range for the `saturated` count.
+    pub(crate) lo: f64,
+    pub(crate) hi: f64,
+    /// The widest instruction set of the vectorized loops.
+    pub(crate) isa: gpucvt_kernels::InstructionSet,
+}
+
 /// The words of a sub-chunk and the exponents of their blocks: what every statistics pass
 /// reads.
 #[derive(Clone, Copy)]
@@ -93,7 +112,7 @@ pub(in crate::chunk) struct Chunk<'a, S, D> {
     pub(in crate::chunk) bsize: usize,
 }
 
-impl Plan {
+impl Counter {
     pub(in crate::chunk) fn stats<S: Le, D: Le>(
         &self,
         src: &[S],
@@ -247,7 +266,7 @@ impl Plan {
         st
     }
 
-    /// [`Plan::stats`] of a chunk with NaN-scale blocks (they hold a NaN or an infinity):
+    /// [`Counter::stats`] of a chunk with NaN-scale blocks (they hold a NaN or an infinity):
     /// every element of such a block reads back as NaN, whatever its code (OCP MX); the other
     /// blocks are gathered, in order, and counted as usual (each element keeps its lane, its
     /// index in its block mod 8, so the sums are those of the blocks counted in place).
@@ -287,7 +306,7 @@ impl Plan {
     /// comparisons of the input's bits and the output's class bits (`fc`), the range check as
     /// a comparison of order-preserving keys with thresholds computed once per block; the
     /// errors from the input widened to `f64` and the output's value (`fv`). Exactly the
-    /// numbers of [`Plan::stats_loop`] (the same per-element errors, summed in the same
+    /// numbers of [`Counter::stats_loop`] (the same per-element errors, summed in the same
     /// eight lanes in the same order), without decoding anything element by element.
     #[inline(always)]
     pub(in crate::chunk) fn fast_stats<S: Le, D: Le>(
@@ -328,7 +347,7 @@ impl Plan {
         }
     }
 
-    /// [`Plan::fast_stats`], with or without block scales: per block, one branch-free pass
+    /// [`Counter::fast_stats`], with or without block scales: per block, one branch-free pass
     /// for the errors, one for the counts.
     #[inline(always)]
     pub(in crate::chunk) fn fast_stats_k<const SCALED: bool, S: Le, D: Le>(
@@ -378,7 +397,7 @@ impl Plan {
     }
 }
 
-impl Plan {
+impl Counter {
     /// The statistics through general decoders (any formats).
     pub(in crate::chunk) fn generic_stats<S: Le, D: Le>(
         &self,

@@ -1,16 +1,17 @@
-//! The statistics of `f32` sources into formats of at most 8 bits ([`Plan::sse2_stats`]),
+//! The statistics of `f32` sources into formats of at most 8 bits ([`Counter::sse2_stats`]),
 //! with SSE2 (part of every `x86_64` target) through the safe intrinsics of `safe_arch`.
 
 use crate::chunk::decode::{Codes, DstTable};
 use crate::chunk::exp2i;
-use crate::chunk::plan::Plan;
 use crate::chunk::stats::lanes::{symmetric, BlockRange};
-use crate::chunk::stats::{add_counts, count_finite, count_pass, error_pass, Chunk, LANES};
+use crate::chunk::stats::{
+    add_counts, count_finite, count_pass, error_pass, Chunk, Counter, LANES,
+};
 use crate::Stats;
 use safe_arch::*;
 
-impl Plan {
-    /// [`Plan::fast_stats`] of `f32` sources and destinations of at most 8 bits whose zeros
+impl Counter {
+    /// [`Counter::fast_stats`] of `f32` sources and destinations of at most 8 bits whose zeros
     /// are a range of codes, with SSE2 vectors: the same per-element errors added to the same
     /// eight lanes in the same order (lane pairs in vectors), and the same counts.
     #[cfg(target_arch = "x86_64")]
