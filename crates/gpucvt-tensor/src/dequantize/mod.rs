@@ -198,3 +198,31 @@ pub(crate) fn encode(values: &[f64], to: &Format) -> Vec<u8> {
     }
     out
 }
+
+/// The codes of `n` elements packed as `p` in `bytes`, one per element.
+pub(crate) fn codes(p: crate::dtype::Packing, bytes: &[u8], n: usize) -> Vec<u16> {
+    let mut q: Vec<u16> = Vec::new();
+    if p.bits() <= 8 {
+        let mut q8: Vec<u8> = Vec::new();
+        crate::chunk::pack::unpack(p, bytes, n, &mut q8);
+        q.extend(q8.into_iter().map(u16::from));
+    } else {
+        crate::chunk::pack::unpack(p, bytes, n, &mut q);
+    }
+    q
+}
+
+/// The scales as written (little-endian bytes of `format`), one word each.
+pub(crate) fn scale_words(format: ScaleFormat, bytes: &[u8]) -> Vec<u32> {
+    match format {
+        ScaleFormat::Ue8m0 | ScaleFormat::Ue4m3 => bytes.iter().map(|&b| b as u32).collect(),
+        ScaleFormat::Bf16 => bytes
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]) as u32)
+            .collect(),
+        ScaleFormat::F32 => bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    }
+}

@@ -7,8 +7,7 @@
 //! it too where it is unambiguous, as a safetensors scale tensor's can. The output is one
 //! file of the input's kind.
 
-use super::{ambiguous, encode, infer, DequantizeOptions, NotInferred};
-use crate::chunk::pack::unpack;
+use super::{ambiguous, codes, encode, infer, scale_words, DequantizeOptions, NotInferred};
 use crate::chunk::Quantizer;
 use crate::dtype::{self, container_bytes, dense_packing, format_of_npy, Packing};
 use crate::error::{Error, Result};
@@ -543,19 +542,9 @@ impl Parts {
             el.elem, el.elem
         ))
         };
-        let mut q: Vec<u16> = Vec::new();
-        if el.pack.bits() <= 8 {
-            let mut q8: Vec<u8> = Vec::new();
-            unpack(el.pack, &bytes, n, &mut q8);
-            if let Some(i) = q8.iter().position(|&c| (c as u32) >> width != 0) {
-                return Err(stray(i, q8[i] as u64));
-            }
-            q.extend(q8.into_iter().map(u16::from));
-        } else {
-            unpack(el.pack, &bytes, n, &mut q);
-            if let Some(i) = q.iter().position(|&c| (c as u32) >> width != 0) {
-                return Err(stray(i, q[i] as u64));
-            }
+        let q = codes(el.pack, &bytes, n);
+        if let Some(i) = q.iter().position(|&c| (c as u32) >> width != 0) {
+            return Err(stray(i, q[i] as u64));
         }
         Ok(q)
     }
@@ -589,17 +578,7 @@ impl Parts {
                 }
             }
         }
-        Ok(match scaling.format {
-            ScaleFormat::Ue8m0 | ScaleFormat::Ue4m3 => sb.iter().map(|&b| b as u32).collect(),
-            ScaleFormat::Bf16 => sb
-                .chunks_exact(2)
-                .map(|c| u16::from_le_bytes([c[0], c[1]]) as u32)
-                .collect(),
-            ScaleFormat::F32 => sb
-                .chunks_exact(4)
-                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-        })
+        Ok(scale_words(scaling.format, &sb))
     }
 
     /// What the run did.
