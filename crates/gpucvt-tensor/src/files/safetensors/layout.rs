@@ -2,13 +2,15 @@
 //! anything is written: converted (with its plan key and random stream), copied, or kept.
 
 use crate::chunk::splitmix64;
-use crate::dtype::{self, dense_packing};
+use crate::dtype::{self, dense_packing, Packing};
 use crate::error::{Error, Result};
 use crate::files::finite::{self, Scan};
 use crate::files::safetensors::header as st;
 use crate::files::{decide, scale_outputs, PlanKey, Scaled};
 use crate::options::{msg, Opt};
 use crate::{FilePlan, Options, PlannedTensor};
+use gpucvt_core::convert::Conversion;
+use gpucvt_core::format::Format;
 use safetensors::tensor::TensorInfo;
 use safetensors::Dtype;
 use std::collections::{HashMap, HashSet};
@@ -179,61 +181,23 @@ pub(crate) fn st_layout(
     let in_data_start = 8 + (len - 8 - hdr_data_len(&hdr));
     let wanted = Patterns::new(&opts.tensors, Opt::Tensor)?;
     let excluded = Patterns::new(&opts.exclude, Opt::Exclude)?;
-    for (i, (text, _)) in wanted.0.iter().enumerate() {
-        if !hdr.tensors.iter().any(|(n, _)| wanted.matches(i, n)) {
-            let mut all: Vec<&str> = hdr.tensors.iter().map(|(n, _)| n.as_str()).collect();
-            all.sort_unstable();
-            let shown = all.iter().take(12).copied().collect::<Vec<_>>().join(", ");
-            return Err(Error::Invalid(format!(
-                "{file} has no tensor named {text:?}; it has {} tensor(s): {shown}{}",
-                all.len(),
-                if all.len() > 12 { ", …" } else { "" }
-            )));
-        }
-    }
-    let mut taken: HashSet<&str> = hdr.tensors.iter().map(|(n, _)| n.as_str()).collect();
-    let mut scale_names: HashSet<String> = HashSet::new();
-    let mut keys: Vec<PlanKey> = Vec::new();
-    // The block scaling of each scaled tensor, recorded in the header's metadata for
-    // `--dequantize`.
-    let mut metadata_notes: Vec<(String, crate::scaling::BlockScaling)> = Vec::new();
-    let mut key_index: HashMap<PlanKey, u32> = HashMap::new();
-    let mut out: Vec<(String, TensorInfo)> = Vec::with_capacity(hdr.tensors.len());
-    let mut entries = Vec::with_capacity(hdr.tensors.len());
-    let mut offset = 0u64;
+    every_pattern_matches(&file, &hdr, &wanted)?;
+    let mut b = Builder {
+        taken: hdr.tensors.iter().map(|(n, _)| n.as_str()).collect(),
+        ..Builder::default()
+    };
+    let mut scan = Scanner {
+        input,
+        f,
+        pool,
+        in_data_start,
+    };
     for (t, (name, info)) in hdr.tensors.iter().enumerate() {
-        let in_bytes = (info.data_offsets.1 - info.data_offsets.0) as u64;
         let shape: Vec<u64> = info.shape.iter().map(|&d| d as u64).collect();
         let what = format!("{file}: tensor {name:?}");
         let selected = (opts.tensors.is_empty() || wanted.any(name)) && !excluded.any(name);
-        let mut action = StAction::Copy;
-        if selected {
-            let decision = match dtype::format_of_safetensors(info.dtype) {
-                None => Err(format!("dtype {:?} has no gpucvt format", info.dtype)),
-                Some(src) if src.is_integer() && !opts.integers && !wanted.names(name) => {
-                    Err(format!(
-                        "integer dtype {:?} (integer tensors are kept unless named exactly)",
-                        info.dtype
-                    ))
-                }
-                Some(src) => decide(opts, &what, &src, &shape, true)?.map(|d| (src, d)),
-            };
-            let mut amax = None;
-            let decision = match decision {
-                Ok((src, (conv, pack, Scaled::General(b)))) if finite::needs_scan(&b) => {
-                    let at = in_data_start + info.data_offsets.0 as u64;
-                    let n: u64 = shape.iter().product();
-                    match finite::scan(f, input, &src, at, n, pool)? {
-                        Scan::Finite(m) => {
-                            amax = Some(m);
-                            Ok((src, (conv, pack, Scaled::General(b))))
-                        }
-                        Scan::NonFinite(i, v) => Err(finite::reason(&b, &shape, i, v)),
-                    }
-                }
-                d => d,
-            };
-            action = match decision {
+        let action = if selected {
+            match decision(opts, &wanted, &mut scan, &what, name, info, &shape)? {
                 Err(reason) if opts.strict => {
                     return Err(Error::Option(msg![
                         format!("{what}: {reason} ("),
@@ -242,99 +206,22 @@ pub(crate) fn st_layout(
                     ]))
                 }
                 Err(reason) => StAction::Keep(reason),
-                Ok((src, (conv, dst_pack, scaled))) => {
-                    let dst = conv.dst;
-                    dtype::safetensors_of(&dst).ok_or_else(|| {
-                        Error::Unsupported(format!(
-                            "{what}: safetensors has no dtype for {dst}; write .npy or raw output instead"
-                        ))
-                    })?;
-                    let n: u64 = shape.iter().product();
-                    let mut named = Vec::new();
-                    for o in scale_outputs(&shape, scaled) {
-                        let sname = format!("{name}{}", o.suffix);
-                        if taken.contains(sname.as_str()) || scale_names.contains(&sname) {
-                            return Err(Error::Invalid(format!(
-                                "{what}: its scale tensor would be named {sname:?}, which the file already has"
-                            )));
-                        }
-                        scale_names.insert(sname.clone());
-                        named.push((sname, o.bytes));
-                    }
-                    let mut named = named.into_iter();
-                    let (scale, scale_2) = (named.next(), named.next());
-                    if let Some(b) = scaled.scaling() {
-                        metadata_notes.push((name.clone(), b));
-                    }
-                    let key = PlanKey {
-                        conv,
-                        src_pack: dense_packing(&src),
-                        dst_pack,
-                        scaled,
-                    };
-                    let key = *key_index.entry(key).or_insert_with(|| {
-                        keys.push(key);
-                        keys.len() as u32 - 1
-                    });
-                    StAction::Convert(StConvert {
-                        key,
-                        stream: splitmix64(opts.seed.wrapping_add(t as u64)),
-                        n,
-                        scale,
-                        scale_2,
-                        amax,
-                    })
-                }
-            };
-        }
-        let (out_dtype, out_bytes) = match &action {
-            StAction::Convert(c) => {
-                let key = &keys[c.key as usize];
-                let d = dtype::safetensors_of(&key.conv.dst).expect("checked above");
-                (d, key.dst_pack.bytes_for(c.n))
+                Ok(chosen) => b.convert(opts, &what, t, name, &shape, chosen)?,
             }
-            _ => (info.dtype, in_bytes),
+        } else {
+            StAction::Copy
         };
-        out.push((
-            name.clone(),
-            TensorInfo {
-                dtype: out_dtype,
-                shape: info.shape.clone(),
-                data_offsets: (offset as usize, (offset + out_bytes) as usize),
-            },
-        ));
-        offset += out_bytes;
-        if let StAction::Convert(c) = &action {
-            let outs = scale_outputs(&shape, keys[c.key as usize].scaled);
-            for (o, (sname, sbytes)) in outs.into_iter().zip(c.scale.iter().chain(&c.scale_2)) {
-                let dtype = match o.format {
-                    Some(f) => {
-                        dtype::safetensors_of(f.storage()).expect("every scale format has a dtype")
-                    }
-                    None => Dtype::F32,
-                };
-                out.push((
-                    sname.clone(),
-                    TensorInfo {
-                        dtype,
-                        shape: o.shape.iter().map(|&d| d as usize).collect(),
-                        data_offsets: (offset as usize, (offset + sbytes) as usize),
-                    },
-                ));
-                offset += sbytes;
-            }
-        }
-        entries.push(StEntry {
-            name: name.clone(),
-            in_dtype: info.dtype,
-            shape,
-            in_bytes,
-            out_dtype,
-            out_bytes,
-            action,
-        });
-        taken.insert(name.as_str());
+        b.push(name, info, shape, action);
     }
+    let Builder {
+        taken,
+        keys,
+        metadata_notes,
+        out,
+        entries,
+        offset,
+        ..
+    } = b;
     // (The input's tensor list is not needed again: freed before the output header is built.)
     drop(taken);
     let mut metadata = hdr.metadata;
@@ -353,6 +240,189 @@ pub(crate) fn st_layout(
         in_data_start,
         data_len: offset,
     })
+}
+
+/// Every `tensors` pattern matches some tensor of the file.
+fn every_pattern_matches(file: &str, hdr: &st::StHeader, wanted: &Patterns) -> Result<()> {
+    for (i, (text, _)) in wanted.0.iter().enumerate() {
+        if !hdr.tensors.iter().any(|(n, _)| wanted.matches(i, n)) {
+            let mut all: Vec<&str> = hdr.tensors.iter().map(|(n, _)| n.as_str()).collect();
+            all.sort_unstable();
+            let shown = all.iter().take(12).copied().collect::<Vec<_>>().join(", ");
+            return Err(Error::Invalid(format!(
+                "{file} has no tensor named {text:?}; it has {} tensor(s): {shown}{}",
+                all.len(),
+                if all.len() > 12 { ", …" } else { "" }
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Reads a selected tensor's data where its block scales need its largest magnitude first.
+struct Scanner<'a> {
+    input: &'a Path,
+    f: &'a mut File,
+    pool: &'a rayon::ThreadPool,
+    in_data_start: u64,
+}
+
+/// A selected tensor's conversion: its source format, the decision, and the largest
+/// magnitude where the data was scanned for it.
+type Chosen = (Format, (Conversion, Packing, Scaled), Option<u32>);
+
+/// What happens to a selected tensor: its conversion, or why it is kept.
+fn decision(
+    opts: &Options,
+    wanted: &Patterns,
+    scan: &mut Scanner<'_>,
+    what: &str,
+    name: &str,
+    info: &TensorInfo,
+    shape: &[u64],
+) -> Result<std::result::Result<Chosen, String>> {
+    let decision = match dtype::format_of_safetensors(info.dtype) {
+        None => Err(format!("dtype {:?} has no gpucvt format", info.dtype)),
+        Some(src) if src.is_integer() && !opts.integers && !wanted.names(name) => Err(format!(
+            "integer dtype {:?} (integer tensors are kept unless named exactly)",
+            info.dtype
+        )),
+        Some(src) => decide(opts, what, &src, shape, true)?.map(|d| (src, d)),
+    };
+    Ok(match decision {
+        Ok((src, (conv, pack, Scaled::General(b)))) if finite::needs_scan(&b) => {
+            let at = scan.in_data_start + info.data_offsets.0 as u64;
+            let n: u64 = shape.iter().product();
+            match finite::scan(scan.f, scan.input, &src, at, n, scan.pool)? {
+                Scan::Finite(m) => Ok((src, (conv, pack, Scaled::General(b)), Some(m))),
+                Scan::NonFinite(i, v) => Err(finite::reason(&b, shape, i, v)),
+            }
+        }
+        Ok((src, d)) => Ok((src, d, None)),
+        Err(e) => Err(e),
+    })
+}
+
+/// The output layout as it is built, tensor by tensor.
+#[derive(Default)]
+struct Builder<'h> {
+    /// The names in use (the input's, then the scale tensors added).
+    taken: HashSet<&'h str>,
+    scale_names: HashSet<String>,
+    keys: Vec<PlanKey>,
+    key_index: HashMap<PlanKey, u32>,
+    /// The block scaling of each scaled tensor, recorded in the header's metadata for
+    /// dequantization.
+    metadata_notes: Vec<(String, crate::scaling::BlockScaling)>,
+    out: Vec<(String, TensorInfo)>,
+    entries: Vec<StEntry>,
+    offset: u64,
+}
+
+impl<'h> Builder<'h> {
+    /// The conversion of tensor `t` (`name`): its plan key, random stream and scale
+    /// tensors' names.
+    fn convert(
+        &mut self,
+        opts: &Options,
+        what: &str,
+        t: usize,
+        name: &str,
+        shape: &[u64],
+        (src, (conv, dst_pack, scaled), amax): Chosen,
+    ) -> Result<StAction> {
+        let dst = conv.dst;
+        dtype::safetensors_of(&dst).ok_or_else(|| {
+            Error::Unsupported(format!(
+                "{what}: safetensors has no dtype for {dst}; write .npy or raw output instead"
+            ))
+        })?;
+        let n: u64 = shape.iter().product();
+        let mut named = Vec::new();
+        for o in scale_outputs(shape, scaled) {
+            let sname = format!("{name}{}", o.suffix);
+            if self.taken.contains(sname.as_str()) || self.scale_names.contains(&sname) {
+                return Err(Error::Invalid(format!(
+                    "{what}: its scale tensor would be named {sname:?}, which the file already has"
+                )));
+            }
+            self.scale_names.insert(sname.clone());
+            named.push((sname, o.bytes));
+        }
+        let mut named = named.into_iter();
+        let (scale, scale_2) = (named.next(), named.next());
+        if let Some(b) = scaled.scaling() {
+            self.metadata_notes.push((name.to_string(), b));
+        }
+        let key = PlanKey {
+            conv,
+            src_pack: dense_packing(&src),
+            dst_pack,
+            scaled,
+        };
+        let keys = &mut self.keys;
+        let key = *self.key_index.entry(key).or_insert_with(|| {
+            keys.push(key);
+            keys.len() as u32 - 1
+        });
+        Ok(StAction::Convert(StConvert {
+            key,
+            stream: splitmix64(opts.seed.wrapping_add(t as u64)),
+            n,
+            scale,
+            scale_2,
+            amax,
+        }))
+    }
+
+    /// The tensor's entry and its output header entries (with its scale tensors').
+    fn push(&mut self, name: &'h str, info: &TensorInfo, shape: Vec<u64>, action: StAction) {
+        let in_bytes = (info.data_offsets.1 - info.data_offsets.0) as u64;
+        let (out_dtype, out_bytes) = match &action {
+            StAction::Convert(c) => {
+                let key = &self.keys[c.key as usize];
+                // (`convert` checked that the destination has a dtype.)
+                let d = dtype::safetensors_of(&key.conv.dst).unwrap_or(info.dtype);
+                (d, key.dst_pack.bytes_for(c.n))
+            }
+            _ => (info.dtype, in_bytes),
+        };
+        self.header_entry(name.to_string(), out_dtype, info.shape.clone(), out_bytes);
+        if let StAction::Convert(c) = &action {
+            let outs = scale_outputs(&shape, self.keys[c.key as usize].scaled);
+            for (o, (sname, sbytes)) in outs.into_iter().zip(c.scale.iter().chain(&c.scale_2)) {
+                let dtype = o
+                    .format
+                    .and_then(|f| dtype::safetensors_of(f.storage()))
+                    .unwrap_or(Dtype::F32);
+                let sshape = o.shape.iter().map(|&d| d as usize).collect();
+                self.header_entry(sname.clone(), dtype, sshape, *sbytes);
+            }
+        }
+        self.entries.push(StEntry {
+            name: name.to_string(),
+            in_dtype: info.dtype,
+            shape,
+            in_bytes,
+            out_dtype,
+            out_bytes,
+            action,
+        });
+        self.taken.insert(name);
+    }
+
+    fn header_entry(&mut self, name: String, dtype: Dtype, shape: Vec<usize>, bytes: u64) {
+        let at = self.offset as usize;
+        self.out.push((
+            name,
+            TensorInfo {
+                dtype,
+                shape,
+                data_offsets: (at, at + bytes as usize),
+            },
+        ));
+        self.offset += bytes;
+    }
 }
 
 fn hdr_data_len(h: &st::StHeader) -> u64 {
