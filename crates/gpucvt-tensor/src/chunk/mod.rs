@@ -30,6 +30,7 @@ pub(crate) mod stats;
 #[cfg(test)]
 mod tests;
 
+use crate::scaling::{BlockScaling, ScaleRule};
 pub(crate) use io::read_exact_at;
 pub(crate) use plan::Plan;
 pub use quantizer::Quantizer;
@@ -66,4 +67,64 @@ fn gcd(a: u64, b: u64) -> u64 {
 
 pub(crate) fn lcm(a: u64, b: u64) -> u64 {
     a / gcd(a, b) * b
+}
+
+/// How a tensor's elements are block-scaled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Scaled {
+    No,
+    /// MX: `ue8m0` scales of blocks of this size along the last axis, streamed by the
+    /// engine.
+    Mx(u64, ScaleRule),
+    /// Any other block scaling: the tensor streamed through [`crate::chunk::Quantizer`].
+    General(BlockScaling),
+}
+
+impl Scaled {
+    /// The engine's path for a tensor of `src` elements and `shape` converted by `conv`
+    /// under the block scaling `b`: MX's fused fast path for `ue8m0` scales of blocks along
+    /// the last axis, row-major (any float source); else the [`Quantizer`], which computes
+    /// the scales on `f32` values. A tensor neither takes is `Err` with the reason.
+    pub(crate) fn choose(
+        src: &gpucvt_core::format::Format,
+        conv: &gpucvt_core::convert::Conversion,
+        b: BlockScaling,
+        shape: &[u64],
+    ) -> std::result::Result<Scaled, String> {
+        match b.block {
+            crate::scaling::Block::Len(size)
+                if b.is_mx() && b.layout == crate::scaling::ScaleLayout::Rows =>
+            {
+                Ok(Scaled::Mx(size, b.rule))
+            }
+            _ => {
+                use gpucvt_core::format::{BF16, F16, F32};
+                if ![F32, BF16, F16].contains(src) {
+                    return Err(format!(
+                        "these block scales are computed on f32 values: f32, bf16 and f16 data only, not {src}"
+                    ));
+                }
+                let c32 = gpucvt_core::convert::Conversion { src: F32, ..*conv };
+                Quantizer::check(&c32, &b, shape).map_err(|e| e.to_string())?;
+                Ok(Scaled::General(b))
+            }
+        }
+    }
+
+    /// The engine's block scaling.
+    pub(crate) fn mx(self) -> Option<(u64, ScaleRule)> {
+        match self {
+            Scaled::Mx(size, rule) => Some((size, rule)),
+            _ => None,
+        }
+    }
+
+    /// The block scaling, whichever path does it.
+    pub(crate) fn scaling(self) -> Option<BlockScaling> {
+        match self {
+            Scaled::No => None,
+            Scaled::Mx(size, rule) => Some(BlockScaling::mx(size, rule)),
+            Scaled::General(b) => Some(b),
+        }
+    }
 }

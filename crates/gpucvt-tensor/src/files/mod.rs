@@ -15,11 +15,12 @@ pub(crate) mod single;
 pub(crate) mod unit;
 
 use crate::chunk::Plan;
+pub(crate) use crate::chunk::Scaled;
 use crate::dtype::{container_bytes, dense_packing, Packing};
 use crate::error::{Error, Result};
-use crate::scaling::{BlockScaling, Geometry, ScaleFormat};
+use crate::scaling::{Geometry, ScaleFormat};
 use crate::stream::pipeline;
-use crate::{Options, ScaleRule, Stats};
+use crate::{Options, Stats};
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::Format;
 use std::collections::HashMap;
@@ -59,36 +60,6 @@ pub(crate) struct PlanKey {
     pub(crate) src_pack: Packing,
     pub(crate) dst_pack: Packing,
     pub(crate) scaled: Scaled,
-}
-
-/// How a tensor's elements are block-scaled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Scaled {
-    No,
-    /// MX: `ue8m0` scales of blocks of this size along the last axis, streamed by the
-    /// engine.
-    Mx(u64, ScaleRule),
-    /// Any other block scaling: the tensor streamed through [`crate::chunk::Quantizer`].
-    General(BlockScaling),
-}
-
-impl Scaled {
-    /// The engine's block scaling.
-    pub(crate) fn mx(self) -> Option<(u64, ScaleRule)> {
-        match self {
-            Scaled::Mx(size, rule) => Some((size, rule)),
-            _ => None,
-        }
-    }
-
-    /// The block scaling, whichever path does it.
-    pub(crate) fn scaling(self) -> Option<BlockScaling> {
-        match self {
-            Scaled::No => None,
-            Scaled::Mx(size, rule) => Some(BlockScaling::mx(size, rule)),
-            Scaled::General(b) => Some(b),
-        }
-    }
 }
 
 /// One scale tensor of a converted tensor: its name suffix, format, shape and bytes.
@@ -196,32 +167,9 @@ pub(crate) fn decide(
             if let Err(e) = Geometry::new(shape, b.block, b.axis) {
                 return Ok(Err(e.to_string()));
             }
-            match b.block {
-                crate::scaling::Block::Len(size)
-                    if b.is_mx() && b.layout == crate::scaling::ScaleLayout::Rows =>
-                {
-                    Scaled::Mx(size, b.rule)
-                }
-                _ => {
-                    let widens = [
-                        gpucvt_core::format::F32,
-                        gpucvt_core::format::BF16,
-                        gpucvt_core::format::F16,
-                    ];
-                    if !widens.contains(src) {
-                        return Ok(Err(format!(
-                            "these block scales are computed on f32 values: f32, bf16 and f16 data only, not {src}"
-                        )));
-                    }
-                    let c32 = Conversion {
-                        src: gpucvt_core::format::F32,
-                        ..conv
-                    };
-                    if let Err(e) = crate::chunk::Quantizer::check(&c32, &b, shape) {
-                        return Ok(Err(e.to_string()));
-                    }
-                    Scaled::General(b)
-                }
+            match Scaled::choose(src, &conv, b, shape) {
+                Ok(s) => s,
+                Err(reason) => return Ok(Err(reason)),
             }
         }
     };
