@@ -61,7 +61,9 @@ class Summary:
     ``input``, ``output``, ``conversion`` (its label, e.g. ``"e4m3 rn .satfinite"``),
     ``kind`` (``npy``, ``safetensors`` or ``raw``), ``tensors`` (a list of
     :class:`TensorSummary`), ``copied`` (names of tensors copied unchanged, not selected),
-    ``kept`` (a list of ``(name, reason)`` for selected tensors the conversion cannot take),
+    ``kept`` (a list of ``(name, reason)`` for tensors copied unchanged with a reason: not a
+    linear layer's weight where the tensors were chosen by default, or selected but not
+    something the conversion can take),
     ``notes``, ``total`` (:class:`Stats` of all converted tensors). :meth:`to_dict` is the
     object ``gpucvt convert --json`` prints. With ``dry_run=True`` the summary is the plan:
     ``tensors`` are dicts (``name``, ``action``, ``bytes``, ...), ``output_bytes`` is set and
@@ -184,6 +186,7 @@ def convert_file(
     scale_2: bool = False,
     recipe: Optional[str] = None,
     force: bool = False,
+    all: bool = False,
 ) -> Summary:
     """Convert a whole tensor file, exactly as ``gpucvt convert SRC -o DST [options]``.
 
@@ -192,7 +195,10 @@ def convert_file(
     complete). Keywords are the CLI's options: ``to`` (a format name or dtype) with ``mode``,
     ``satfinite``, ``sat``, ``relu``, ``ftz``, ``pzo``, ``rbits_width``; or ``cvt`` (a PTX
     form, ``"cvt.rn.satfinite.e4m3x2.f32"``); ``from_`` (``--from``); ``tensor`` and
-    ``exclude`` (a name/glob pattern or a list of them; ``--tensor``, ``--exclude``);
+    ``exclude`` (a name/glob pattern or a list of them; ``--tensor``, ``--exclude``;
+    without ``tensor``, a ``.safetensors`` file's linear-layer weights are converted and
+    every other tensor is kept with its reason, as the serving stacks do; ``all=True``
+    converts every tensor);
     ``strict``; ``threads`` (None: one per core); ``seed`` (stochastic rounding);
     ``dry_run`` (plan only, write nothing). Block scaling: ``recipe`` (``"mxfp8"``,
     ``"nvfp4"``, ...: sets ``to``, ``satfinite`` and the block options), ``block`` (``N``,
@@ -269,6 +275,7 @@ def convert_file(
             scale_layout=_opt_str(scale_layout, "scale_layout"),
             scale_2=bool(scale_2),
             force=bool(force),
+            all=bool(all),
         )
     return Summary(json.loads(text))
 

@@ -87,6 +87,7 @@ def convert_file(
     scale_layout: Optional[str] = None,
     scale_2: bool = False,
     force: bool = False,
+    all: bool = False,
 ) -> str: ...
 def dequantize_file(
     src: str,

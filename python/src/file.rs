@@ -93,7 +93,7 @@ struct PlanJson<'a> {
 /// every 50 ms to run signal handlers: one that raises stops the conversion
 /// ([`interruptible`]).
 #[pyfunction]
-#[pyo3(signature = (src, dst, to=None, mode="rn", satfinite=false, sat=false, relu=false, ftz=false, pzo=false, rbits_width=None, cvt=None, from_=None, tensors=Vec::new(), exclude=Vec::new(), strict=false, threads=0, seed=0, block=None, scale=None, scale_rule=None, dry_run=false, recipe=None, axis=None, scale_layout=None, scale_2=false, force=false))]
+#[pyo3(signature = (src, dst, to=None, mode="rn", satfinite=false, sat=false, relu=false, ftz=false, pzo=false, rbits_width=None, cvt=None, from_=None, tensors=Vec::new(), exclude=Vec::new(), strict=false, threads=0, seed=0, block=None, scale=None, scale_rule=None, dry_run=false, recipe=None, axis=None, scale_layout=None, scale_2=false, force=false, all=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn convert_file(
     py: Python<'_>,
@@ -123,6 +123,7 @@ pub fn convert_file(
     scale_layout: Option<String>,
     scale_2: bool,
     force: bool,
+    all: bool,
 ) -> PyResult<String> {
     let request = ConvertRequest {
         to,
@@ -136,6 +137,7 @@ pub fn convert_file(
         cvt,
         from: from_,
         tensors,
+        all,
         exclude,
         strict,
         threads,

@@ -113,7 +113,23 @@ def test_outputs_read_back(tmp_path):
     want = gpucvt.astype(tensors["a.weight"], "bf16")
     assert (words(out["a.weight"]) == words(want)).all()
     assert s.copied == ["norm"]
-    assert ("step", ) == tuple(k for k, _ in s.kept)
+    # Not linear layers' weights: kept by the default choice, with their reasons.
+    assert dict(s.kept) == {
+        "step": "a 1-d tensor (a bias or a scale), not a linear layer's weight",
+        "c.bias": "a 1-d tensor (a bias or a scale), not a linear layer's weight",
+    }
+    assert all(k["by_default"] for k in s.to_dict()["kept"])
+    assert (words(out["c.bias"]) == words(tensors["c.bias"])).all()
+
+    s = gpucvt.convert_file(tmp_path / "m.safetensors", tmp_path / "o.safetensors", to="bf16",
+                            exclude="norm", all=True)
+    out = safetensors_numpy.load_file(str(tmp_path / "o.safetensors"))
+    assert (words(out["c.bias"]) == words(gpucvt.astype(tensors["c.bias"], "bf16"))).all()
+    assert [k for k, _ in s.kept] == ["step"]
+    assert not s.to_dict()["kept"][0]["by_default"]
+    with pytest.raises(ValueError, match="all converts every tensor: give it or tensor, not both"):
+        gpucvt.convert_file(tmp_path / "m.safetensors", tmp_path / "o.safetensors", to="bf16",
+                            tensor="a.weight", all=True)
     assert "Summary(" in repr(s)
 
     s = gpucvt.convert_file(tmp_path / "m.safetensors", tmp_path / "p.safetensors", to="e4m3",

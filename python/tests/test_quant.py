@@ -673,17 +673,17 @@ def test_convert_file_block_options(tmp_path):
     src = tmp_path / "x.safetensors"
     safetensors_numpy.save_file({"w": x}, str(src))
     dst = tmp_path / "y.safetensors"
-    gpucvt.convert_file(src, dst, to="e4m3", satfinite=True, block=(16, 32), scale="bf16")
+    gpucvt.convert_file(src, dst, to="e4m3", satfinite=True, block=(16, 32), scale="bf16", all=True)
     q, s = gpucvt.mx_quantize(x, "e4m3", block="16x32", scale="bf16")
     out = raw_tensors(dst)
     assert out["w"][2] == q.tobytes() and out["w_scale"][2] == s.tobytes()
     gpucvt.convert_file(src, dst, to="e2m1", satfinite=True, block=16, scale_rule="rp",
-                        scale_layout="swizzled")
+                        scale_layout="swizzled", all=True)
     q, s = gpucvt.mx_quantize(x, "e2m1", block=16, scale_rule="rceil", layout="swizzled",
                               packed=True)
     out = raw_tensors(dst)
     assert out["w"][2] == q.tobytes() and out["w_scale"][2] == s.tobytes()
-    gpucvt.convert_file(src, dst, to="e4m3", satfinite=True, block=8, axis=0, scale_rule="even")
+    gpucvt.convert_file(src, dst, to="e4m3", satfinite=True, block=8, axis=0, scale_rule="even", all=True)
     q, s = gpucvt.mx_quantize(x, "e4m3", block=8, axis=0, scale_rule="even")
     out = raw_tensors(dst)
     assert out["w_scale"][2] == s.tobytes() and out["w"][2] == q.tobytes()
@@ -957,7 +957,7 @@ def test_tensors_of_many_chunks_read_back_with_safetensors(tmp_path, recipe):
     x[5, 7], x[1100, 3] = 0.0, -0.0
     src, dst = tmp_path / "big.safetensors", tmp_path / "big-q.safetensors"
     safetensors_numpy.save_file({"w": x}, str(src))
-    gpucvt.convert_file(src, dst, recipe=recipe, threads=2)
+    gpucvt.convert_file(src, dst, recipe=recipe, threads=2, all=True)
     out = raw_tensors(dst)
     data, sbytes, s2 = ref_file_bytes(x, recipe)
     assert out["w"][2] == data, recipe
@@ -978,7 +978,7 @@ def test_sixteen_bit_elements_with_block_scales_read_back(tmp_path, shape):
     x[0, :32] = 0.0
     src, dst = tmp_path / "x.safetensors", tmp_path / "q.safetensors"
     safetensors_numpy.save_file({"w": x}, str(src))
-    gpucvt.convert_file(src, dst, to="f16", satfinite=True, block=32, scale="f32", threads=2)
+    gpucvt.convert_file(src, dst, to="f16", satfinite=True, block=32, scale="f32", threads=2, all=True)
     out = raw_tensors(dst)
     blocks = x.reshape(-1, 32)
     amax = np.abs(blocks).max(axis=1)
@@ -1006,7 +1006,7 @@ def test_non_finite_tensors_are_kept(tmp_path):
         ("fp8-block128", "the f32 scale of its 128x128 tile would be NaN"),
     ]:
         dst = tmp_path / f"k-{recipe}.safetensors"
-        summary = gpucvt.convert_file(src, dst, recipe=recipe)
+        summary = gpucvt.convert_file(src, dst, recipe=recipe, all=True)
         ((name, reason),) = summary.kept
         assert name == "mask" and reason.startswith(f"element [1, 3] is -inf: {scope}")
         assert [t.name for t in summary.tensors] == ["w"] and summary.total.nan == 0
@@ -1014,12 +1014,12 @@ def test_non_finite_tensors_are_kept(tmp_path):
         assert out["mask"] == ("F32", [4, 32], mask.tobytes())
         assert "mask_scale" not in out and "w_scale" in out
         with pytest.raises(ValueError, match=r"element \[1, 3\] is -inf"):
-            gpucvt.convert_file(src, tmp_path / "e.safetensors", recipe=recipe, strict=True)
+            gpucvt.convert_file(src, tmp_path / "e.safetensors", recipe=recipe, strict=True, all=True)
     np.save(tmp_path / "mask.npy", mask)
     with pytest.raises(ValueError, match=r"mask.npy: element \[1, 3\] is -inf: the f32"):
         gpucvt.convert_file(tmp_path / "mask.npy", tmp_path / "e.npy", recipe="fp8-row")
     assert not (tmp_path / "e.npy").exists()
-    summary = gpucvt.convert_file(src, tmp_path / "x.safetensors", recipe="mxfp8")
+    summary = gpucvt.convert_file(src, tmp_path / "x.safetensors", recipe="mxfp8", all=True)
     assert summary.kept == [] and summary.tensors[0].stats.nan == 32
     assert summary.notes == [
         "mask: 1 of its 4 blocks hold a NaN or an infinity and got the NaN scale, so they "
@@ -1033,7 +1033,7 @@ def test_zero_size_tensors_are_kept(tmp_path):
     safetensors_numpy.save_file({"e": np.zeros((16, 0), np.float32),
                                  "w": finite_for(edge_data((4, 64), rng), "f32")}, str(src))
     for recipe in RECIPES:
-        summary = gpucvt.convert_file(src, tmp_path / "k.safetensors", recipe=recipe)
+        summary = gpucvt.convert_file(src, tmp_path / "k.safetensors", recipe=recipe, all=True)
         assert summary.kept == [
             ("e", "it has no elements (shape [16, 0]): there is nothing to block-scale")]
         assert raw_tensors(tmp_path / "k.safetensors")["e"] == ("F32", [16, 0], b"")

@@ -57,9 +57,14 @@ pub struct Args {
     #[arg(long, value_name = "FMT")]
     pub from: Option<String>,
     /// .safetensors: convert only the tensors of this name or glob pattern ('*.weight';
-    /// repeatable); the others are copied unchanged.
+    /// repeatable); the others are copied unchanged. Without it, the weights of linear
+    /// layers are converted (2-d '*.weight' tensors that are not embeddings, lm_head, norms,
+    /// routers or rotary tables), and every other tensor is kept with its reason.
     #[arg(long = "tensor", value_name = "PATTERN")]
     pub tensors: Vec<String>,
+    /// .safetensors: convert every tensor, not only the weights of linear layers.
+    #[arg(long, conflicts_with = "tensors")]
+    pub all: bool,
     /// .safetensors: do not convert the tensors of this name or glob pattern ('*norm*';
     /// repeatable): they are copied unchanged.
     #[arg(long, value_name = "PATTERN")]
@@ -290,14 +295,28 @@ fn text(a: &Args, label: &str, s: &Summary) -> String {
         out.push_str(&format!("copied unchanged: {}\n", names.join(", ")));
         out.push_str(&more(s.copied.len(), "copied tensors"));
     }
-    if !s.kept.is_empty() {
-        out.push_str(
+    for (by_default, head) in [
+        (
+            true,
+            "kept unchanged (not linear layers' weights; --tensor or --all converts them):\n",
+        ),
+        (
+            false,
             "kept unchanged (the conversion cannot take them; --strict makes this an error):\n",
-        );
-        for k in s.kept.iter().take(MAX_LISTED) {
-            out.push_str(&format!("  {}: {}\n", k.name, k.reason));
+        ),
+    ] {
+        let kept: Vec<_> = s
+            .kept
+            .iter()
+            .filter(|k| k.by_default == by_default)
+            .collect();
+        if !kept.is_empty() {
+            out.push_str(head);
+            for k in kept.iter().take(MAX_LISTED) {
+                out.push_str(&format!("  {}: {}\n", k.name, k.reason));
+            }
+            out.push_str(&more(kept.len(), "kept tensors"));
         }
-        out.push_str(&more(s.kept.len(), "kept tensors"));
     }
     out.push('\n');
     for r in stats_rows(&s.total, s.total.blocks > 0) {
@@ -389,6 +408,7 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
         cvt: a.cvt.clone(),
         from: a.from.clone(),
         tensors: a.tensors.clone(),
+        all: a.all,
         exclude: a.exclude.clone(),
         strict: a.strict,
         threads: a.threads,

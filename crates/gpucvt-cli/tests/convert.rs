@@ -173,6 +173,7 @@ fn safetensors_every_tensor_to_fp8() {
             "--to",
             "e4m3",
             "--satfinite",
+            "--all",
         ],
     );
     assert_eq!(code, 0, "{err}");
@@ -196,6 +197,7 @@ fn safetensors_every_tensor_to_fp8() {
             "c.safetensors",
             "--cvt",
             "cvt.rn.satfinite.e4m3x2.f32",
+            "--all",
         ],
     );
     assert_eq!(code, 0, "{err}");
@@ -506,7 +508,7 @@ fn bad_inputs_exit_2_and_leave_nothing() {
                 "-o",
                 "o.safetensors",
                 "--to",
-                "f16",
+                "f16", "--all",
             ],
             "truncated header",
         ),
@@ -517,7 +519,7 @@ fn bad_inputs_exit_2_and_leave_nothing() {
                 "-o",
                 "o.safetensors",
                 "--to",
-                "f16",
+                "f16", "--all",
             ],
             "JSON header is invalid",
         ),
@@ -528,7 +530,7 @@ fn bad_inputs_exit_2_and_leave_nothing() {
                 "-o",
                 "o.safetensors",
                 "--to",
-                "f16",
+                "f16", "--all",
             ],
             "truncated file",
         ),
@@ -666,7 +668,7 @@ fn bad_inputs_exit_2_and_leave_nothing() {
                 "-o",
                 "o.safetensors",
                 "--to",
-                "ue4m3",
+                "ue4m3", "--all",
             ],
             "no dtype for ue4m3",
         ),
@@ -726,6 +728,7 @@ fn dry_run_and_kept_tensors_in_the_text_summary() {
         "--satfinite",
         "--block",
         "32",
+        "--all",
     ];
     let mut dry = args.to_vec();
     dry.push("--dry-run");
@@ -754,6 +757,172 @@ fn dry_run_and_kept_tensors_in_the_text_summary() {
         d,
         &strict,
         "tensor \"s\": a scalar cannot be block-scaled (--strict",
+    );
+}
+
+/// A Llama-shaped file with everything a checkpoint holds beside its linear layers.
+fn checkpoint(d: &Path) -> Vec<(&'static str, Vec<usize>)> {
+    let tensors: Vec<(&str, Vec<usize>)> = vec![
+        ("model.embed_tokens.weight", vec![16, 32]),
+        ("model.layers.0.input_layernorm.weight", vec![32]),
+        ("model.layers.0.self_attn.q_proj.weight", vec![32, 32]),
+        ("model.layers.0.self_attn.q_proj.bias", vec![32]),
+        ("model.layers.0.self_attn.rotary_emb.inv_freq", vec![16]),
+        ("model.layers.0.mlp.gate.weight", vec![4, 32]),
+        ("model.layers.0.mlp.experts.0.up_proj.weight", vec![64, 32]),
+        ("model.layers.0.mlp.experts.gate_up_proj", vec![4, 64, 32]),
+        ("model.norm.weight", vec![32]),
+        ("lm_head.weight", vec![16, 32]),
+        ("logit_scale", vec![]),
+    ];
+    let data: Vec<(&str, &str, Vec<usize>, Vec<u8>)> = tensors
+        .iter()
+        .map(|(n, shape)| {
+            let count = shape.iter().product::<usize>();
+            (*n, "F32", shape.clone(), f32_bytes(&values(count)))
+        })
+        .collect();
+    write_safetensors(&d.join("m.safetensors"), &data, None);
+    tensors
+}
+
+#[test]
+fn by_default_only_linear_weights_are_converted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tensors = checkpoint(d);
+    let base = [
+        "convert",
+        "m.safetensors",
+        "-o",
+        "o.safetensors",
+        "--recipe",
+        "mxfp8",
+    ];
+    let with = |more: &[&'static str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(more);
+        a
+    };
+    let (code, out, err) = gpucvt(d, &with(&["--json", "--strict"]));
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let converted: Vec<&str> = v["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        converted,
+        [
+            "model.layers.0.self_attn.q_proj.weight",
+            "model.layers.0.mlp.experts.0.up_proj.weight"
+        ]
+    );
+    let kept = v["kept"].as_array().unwrap();
+    assert_eq!(kept.len(), tensors.len() - 2);
+    let reason = |name: &str| {
+        let k = kept.iter().find(|k| k["name"] == name).unwrap();
+        assert_eq!(k["by_default"], true, "{k}");
+        k["reason"].as_str().unwrap().to_string()
+    };
+    for (name, why) in [
+        ("model.embed_tokens.weight", "an embedding"),
+        ("model.layers.0.input_layernorm.weight", "part of a norm"),
+        ("model.layers.0.self_attn.q_proj.bias", "a 1-d tensor"),
+        (
+            "model.layers.0.self_attn.rotary_emb.inv_freq",
+            "a rotary table",
+        ),
+        ("model.layers.0.mlp.gate.weight", "router"),
+        (
+            "model.layers.0.mlp.experts.gate_up_proj",
+            "more than two dimensions",
+        ),
+        ("model.norm.weight", "part of a norm"),
+        ("lm_head.weight", "the output head"),
+        ("logit_scale", "a 0-d tensor"),
+    ] {
+        assert!(reason(name).contains(why), "{name}: {}", reason(name));
+    }
+    assert!(v["copied"].as_array().unwrap().is_empty());
+    // The kept tensors are the input's bytes, and no scale tensor is added for them.
+    let (_, input) = read_safetensors(&d.join("m.safetensors"));
+    let (_, output) = read_safetensors(&d.join("o.safetensors"));
+    for (name, dtype, shape, bytes) in &input {
+        let o = output.iter().find(|o| &o.0 == name).unwrap();
+        if converted.contains(&name.as_str()) {
+            assert_eq!(o.1, "F8_E4M3", "{name}");
+        } else {
+            assert_eq!((&o.1, &o.2, &o.3), (dtype, shape, bytes), "{name}");
+            assert!(
+                !output.iter().any(|o| o.0 == format!("{name}_scale")),
+                "{name}"
+            );
+        }
+    }
+    assert_eq!(output.len(), input.len() + 2, "two scale tensors");
+    // The text lists the default's kept tensors apart from the refused ones.
+    let (code, out, err) = gpucvt(d, &base);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("kept unchanged (not linear layers' weights; --tensor or --all converts them):\n  model.embed_tokens.weight: an embedding"),
+        "{out}"
+    );
+    assert!(!out.contains("the conversion cannot take them"), "{out}");
+    // The plan says the same.
+    let (code, out, err) = gpucvt(d, &with(&["--dry-run", "--json"]));
+    assert_eq!(code, 0, "{err}");
+    let plan: Value = serde_json::from_str(&out).unwrap();
+    let actions: Vec<&str> = plan["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions.iter().filter(|a| **a == "convert").count(), 2);
+    assert_eq!(
+        actions.iter().filter(|a| **a == "keep").count(),
+        tensors.len() - 2
+    );
+    // --all: every tensor is a candidate again, and the refusals are the conversion's.
+    let (code, out, err) = gpucvt(d, &with(&["--all", "--json"]));
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    // (Only the scalar and the 16 elements of inv_freq do not fill a block of 32.)
+    assert_eq!(v["tensors"].as_array().unwrap().len(), tensors.len() - 2);
+    assert!(v["kept"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|k| k["by_default"] == false));
+    // --tensor chooses by name alone.
+    let (code, out, err) = gpucvt(d, &with(&["--tensor", "lm_head.weight", "--json"]));
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["tensors"][0]["name"], "lm_head.weight");
+    assert_eq!(v["copied"].as_array().unwrap().len(), tensors.len() - 1);
+    // --exclude still applies to the default choice.
+    let (code, out, err) = gpucvt(d, &with(&["--exclude", "*experts*", "--json"]));
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["tensors"].as_array().unwrap().len(), 1);
+    fails(
+        d,
+        &with(&["--all", "--tensor", "lm_head.weight"]),
+        "cannot be used with",
+    );
+    // A file without a linear layer's weight names its tensors' reasons and the options.
+    write_safetensors(
+        &d.join("x.safetensors"),
+        &[("x", "F32", vec![2, 32], f32_bytes(&values(64)))],
+        None,
+    );
+    fails(
+        d,
+        &["convert", "x.safetensors", "-o", "y.safetensors", "--to", "bf16"],
+        "no tensor of x.safetensors is chosen: by default only linear layers' weights are converted, and none of its tensors can be converted as one (\"x\": not a weight: its name does not end in \"weight\"); name the tensors to convert (--tensor) or convert them all (--all)",
     );
 }
 
@@ -876,6 +1045,7 @@ fn many_tensors_text_lists_the_first_ten_thousand() {
         "--satfinite",
         "--block",
         "32",
+        "--all",
     ];
     let (code, out, err) = gpucvt(d, &args);
     assert_eq!(code, 0, "{err}");

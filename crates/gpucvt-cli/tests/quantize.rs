@@ -172,7 +172,15 @@ fn every_recipe_and_its_dequantized_round_trip() {
         let out = format!("{name}.safetensors");
         let (code, text, err) = gpucvt(
             d,
-            &["convert", "m.safetensors", "-o", &out, "--recipe", name],
+            &[
+                "convert",
+                "m.safetensors",
+                "-o",
+                &out,
+                "--recipe",
+                name,
+                "--all",
+            ],
         );
         assert_eq!(code, 0, "{name}: {err}");
         let first = text.lines().next().unwrap();
@@ -193,6 +201,7 @@ fn every_recipe_and_its_dequantized_round_trip() {
                 "--recipe",
                 name,
                 "--json",
+                "--all",
             ],
         );
         assert_eq!(code, 0, "{name}: {err}");
@@ -369,6 +378,9 @@ fn max_abs_error(js: &str) -> f64 {
 /// `max_abs_error`.
 fn quantize(d: &Path, input: &str, output: &str, recipe: &str, more: &[&str]) -> f64 {
     let mut args = vec!["convert", input, "-o", output, "--recipe", recipe, "--json"];
+    if input.ends_with(".safetensors") {
+        args.push("--all");
+    }
     args.extend_from_slice(more);
     let (code, js, err) = gpucvt(d, &args);
     assert_eq!(code, 0, "{args:?}: {err}");
@@ -800,7 +812,7 @@ fn combinations_that_do_not_fit_are_clear_errors() {
     let f64s: Vec<u8> = (0..64).flat_map(|i| (i as f64).to_le_bytes()).collect();
     write_safetensors(&d.join("d.safetensors"), &[("w", "F64", vec![2, 32], f64s)]);
     npy(&d.join("x.npy"), &[4, 64], &f32_bytes(&values(256, 4)));
-    let m = ["convert", "m.safetensors", "-o", "e.safetensors"];
+    let m = ["convert", "m.safetensors", "-o", "e.safetensors", "--all"];
     let with =
         |more: &[&'static str]| -> Vec<&'static str> { m.iter().chain(more).copied().collect() };
     fails(
@@ -853,6 +865,7 @@ fn combinations_that_do_not_fit_are_clear_errors() {
             "32",
             "--scale",
             "f32",
+            "--all",
         ],
         "block scales are computed on f32 values: f32, bf16 and f16 data only, not f64",
     );
@@ -910,6 +923,7 @@ fn ragged_tiles_of_a_3d_tensor_round_trip() {
         "--scale",
         "f32",
         "--json",
+        "--all",
     ];
     let (code, js, err) = gpucvt(d, &args);
     assert_eq!(code, 0, "{err}");
@@ -1013,6 +1027,7 @@ fn nvfp4_zero_and_tiny_tensors() {
             "--recipe",
             "nvfp4",
             "--json",
+            "--all",
         ],
     );
     assert_eq!(code, 0, "{err}");
@@ -1133,6 +1148,7 @@ fn non_finite_tensors_are_kept_under_amax_scales() {
                 "k.safetensors",
                 "--recipe",
                 recipe,
+                "--all",
             ]
         } else {
             vec![
@@ -1143,6 +1159,7 @@ fn non_finite_tensors_are_kept_under_amax_scales() {
                 "--to",
                 "e4m3",
                 "--satfinite",
+                "--all",
             ]
         };
         args.extend(more.iter().copied());
@@ -1172,7 +1189,7 @@ fn non_finite_tensors_are_kept_under_amax_scales() {
         let v: Value = serde_json::from_str(&js).unwrap();
         assert_eq!(
             v["kept"],
-            json!([{"name": "mask", "reason": v["kept"][0]["reason"]}])
+            json!([{"name": "mask", "reason": v["kept"][0]["reason"], "by_default": false}])
         );
         assert!(
             v["kept"][0]["reason"]
@@ -1219,6 +1236,7 @@ fn non_finite_tensors_are_kept_under_amax_scales() {
             "--recipe",
             "mxfp8",
             "--json",
+            "--all",
         ],
     );
     assert_eq!(code, 0, "{err}");
@@ -1244,6 +1262,7 @@ fn non_finite_tensors_are_kept_under_amax_scales() {
             "y.safetensors",
             "--recipe",
             "mxfp8",
+            "--all",
         ],
     );
     assert_eq!(code, 0);
@@ -1276,6 +1295,7 @@ fn zero_size_tensors_are_kept_by_every_recipe() {
                 "--recipe",
                 recipe,
                 "--json",
+                "--all",
             ],
         );
         assert_eq!(code, 0, "{recipe}: {err}");
@@ -1283,8 +1303,8 @@ fn zero_size_tensors_are_kept_by_every_recipe() {
         assert_eq!(
             v["kept"],
             json!([
-                {"name": "e0", "reason": "it has no elements (shape [0, 16]): there is nothing to block-scale"},
-                {"name": "e1", "reason": "it has no elements (shape [128, 0]): there is nothing to block-scale"},
+                {"name": "e0", "reason": "it has no elements (shape [0, 16]): there is nothing to block-scale", "by_default": false},
+                {"name": "e1", "reason": "it has no elements (shape [128, 0]): there is nothing to block-scale", "by_default": false},
             ]),
             "{recipe}"
         );

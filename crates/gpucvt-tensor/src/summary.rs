@@ -5,9 +5,11 @@ use serde::Serialize;
 /// Counts and error statistics of converted elements.
 ///
 /// Classified from each (input, output) pair, both decoded exactly to `f64` (inputs scaled by
-/// their block scale first): `saturated` — the input is beyond the destination's range
-/// (largest finite magnitude; [0, 1] with `.sat`; an integer type's range), or infinite, and
-/// the output is finite; `overflow_to_inf` — a finite input became ±∞; `flushed_to_zero` — a
+/// their block scale first): `saturated` — saturation really changed the element: the
+/// input, rounded with the destination's exponent range unbounded, is beyond its range
+/// (largest finite magnitude; [0, 1] with `.sat`; an integer type's range), or it is
+/// infinite, and the output is finite (449 into e4m3 rounds to 448 anyway and is not
+/// counted; under `.rs` every input beyond the range is, the random bits not being known); `overflow_to_inf` — a finite input became ±∞; `flushed_to_zero` — a
 /// non-zero finite input became zero (flushed or underflowed; `.relu` zeroing negatives is not
 /// counted); `nan` — the value read back is NaN: the output is NaN, or its block's scale is
 /// (every element of a block that holds a NaN or an infinity is NaN, whatever its code);
@@ -18,7 +20,8 @@ use serde::Serialize;
 pub struct Stats {
     /// Elements converted.
     pub elements: u64,
-    /// Elements clamped to the destination's range.
+    /// Elements that saturation changed (see above: not those that round to the largest
+    /// finite value anyway).
     pub saturated: u64,
     /// Finite inputs that became infinities.
     pub overflow_to_inf: u64,
@@ -98,7 +101,8 @@ pub struct Summary {
     pub tensors: Vec<TensorSummary>,
     /// Tensors copied unchanged (not selected).
     pub copied: Vec<String>,
-    /// Selected tensors copied unchanged because the conversion cannot take them.
+    /// Tensors copied unchanged with a reason: left out by the default choice of tensors, or
+    /// selected but not something the conversion can take.
     pub kept: Vec<Kept>,
     /// Things the caller should know (a thread count lowered, a tensor whose blocks got the
     /// NaN scale, …).
@@ -107,8 +111,10 @@ pub struct Summary {
     pub total: Stats,
 }
 
-/// A selected tensor that was copied unchanged because the conversion cannot take it: a
-/// dtype with no gpucvt format, an integer tensor (see [`Options::integers`](crate::Options::integers)), a scalar or a
+/// A tensor copied unchanged with a reason: not a linear layer's weight where the tensors
+/// were chosen by default ([`Kept::by_default`], see
+/// [`not_a_linear_weight`](crate::options::not_a_linear_weight)), or selected but not
+/// something the conversion can take: a dtype with no gpucvt format, an integer tensor (see [`Options::integers`](crate::Options::integers)), a scalar or a
 /// last dimension that does not divide into blocks, a tensor without elements (with block
 /// scales), a NaN or an infinity under `f32`, `bf16` or `ue4m3` block scales (its block's
 /// scale would be NaN), an element count that does not fill the packed bytes of FP4/FP6, or
@@ -119,6 +125,9 @@ pub struct Kept {
     pub name: String,
     /// Why it was not converted.
     pub reason: String,
+    /// Whether the default choice of tensors left it out (it is not a linear layer's
+    /// weight), rather than the conversion refusing it.
+    pub by_default: bool,
 }
 
 /// What [`plan_file`](crate::plan_file) finds that a conversion would do to one tensor.
@@ -126,8 +135,8 @@ pub struct Kept {
 pub struct PlannedTensor {
     /// The tensor's name (`.npy` and raw: the input file name).
     pub name: String,
-    /// `convert`, `keep` (selected, but the conversion cannot take it: see `reason`) or
-    /// `copy` (not selected).
+    /// `convert`, `keep` (left out by the default choice of tensors, or selected but not
+    /// something the conversion can take: see `reason`) or `copy` (not selected).
     pub action: &'static str,
     /// Why a kept tensor is kept.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -17,10 +17,14 @@ fn satfinite() -> Policy {
     }
 }
 
+/// Options converting every tensor (the default choice of linear layers' weights has its
+/// own tests).
 fn to(dst: Format, rounding: Rounding, policy: Policy) -> Options {
-    Options::new(Box::new(move |src| {
+    let mut o = Options::new(Box::new(move |src| {
         Ok(Conversion::new(*src, dst, rounding, policy))
-    }))
+    }));
+    o.all = true;
+    o
 }
 
 fn run(input: &Path, output: &Path, opts: &Options) -> Result<Summary, Error> {
@@ -1438,7 +1442,7 @@ fn deeply_nested_npy_descr_is_an_error_not_a_crash() {
 
 /// A recipe that takes only `f32` tensors, refusing the others with [`Error::Refused`].
 fn f32_only() -> Options {
-    Options::new(Box::new(|src| {
+    let mut o = Options::new(Box::new(|src| {
         if *src == format::F32 {
             Ok(Conversion::new(
                 *src,
@@ -1449,7 +1453,9 @@ fn f32_only() -> Options {
         } else {
             Err(Error::Refused(format!("only f32 is taken, not {src}")))
         }
-    }))
+    }));
+    o.all = true;
+    o
 }
 
 #[test]

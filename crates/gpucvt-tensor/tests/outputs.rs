@@ -23,6 +23,7 @@ fn recipe(name: &str, more: impl FnOnce(&mut ConvertRequest)) -> Options {
             ..Default::default()
         },
         threads: 2,
+        all: true,
         ..Default::default()
     };
     more(&mut req);
@@ -40,6 +41,7 @@ fn blocked(to: &str, block: &str, scale: Option<&str>) -> Options {
             ..Default::default()
         },
         threads: 2,
+        all: true,
         ..Default::default()
     }
     .build()
@@ -52,6 +54,7 @@ fn plain(dst: Format) -> Options {
         Ok(Conversion::new(*src, dst, Rounding::RN, Policy::default()))
     }));
     o.threads = 2;
+    o.all = true;
     o
 }
 

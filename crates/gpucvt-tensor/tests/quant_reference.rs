@@ -25,6 +25,15 @@ fn code(elem: &Format, w: u32, scale: i32) -> u8 {
     reference(&F32, w as u64, elem, Rounding::RN, &sat(scale)).bits as u8
 }
 
+/// Whether the big-rational model's conversion of `f32` pattern `w` (times 2^scale) into
+/// `elem` saturated: its rounded value was beyond the largest finite one, or it was an
+/// infinity, and `.satfinite` clamped it.
+fn saturates(elem: &Format, w: u32, scale: i32) -> bool {
+    reference(&F32, w as u64, elem, Rounding::RN, &sat(scale))
+        .flags
+        .saturated
+}
+
 /// The value of a code of `f` by the big-rational model's decoder (not the crate's tables).
 fn value(f: &Format, bits: u64) -> f64 {
     match gpucvt_reference::decode(f, bits).val {
@@ -321,12 +330,12 @@ fn expected(x: &[u32], shape: &[usize], b: &BlockScaling, elem: &Format) -> Expe
         } else {
             // The element as it was converted: scaled by a power of two exactly, or the
             // f32 quotient or product.
-            let scaled = match how[s] {
-                How::Pow2(k) => v * 2f64.powi(k),
-                How::Div(t) => f32_of(v / t as f64) as f64,
-                How::Mul(r) => f32_of(v * r as f64) as f64,
+            let saturated = match how[s] {
+                How::Pow2(k) => saturates(elem, w, k),
+                How::Div(t) => saturates(elem, f32_of(v / t as f64).to_bits(), 0),
+                How::Mul(r) => saturates(elem, f32_of(v * r as f64).to_bits(), 0),
             };
-            if scaled.abs() > e.max {
+            if saturated {
                 st.saturated += 1;
             } else if out == 0.0 && v != 0.0 {
                 st.flushed_to_zero += 1;

@@ -19,7 +19,7 @@ pub(crate) struct TileWork {
     pub(crate) div: Divisor,
     /// What its element codes' values are multiplied by to give the quantized values
     /// (`range.down`), and the keys of the inputs whose scaled value is within the element
-    /// format's range (`range.t_lo ..= range.t_hi`, symmetric).
+    /// format's range (`range.t_lo ..= range.t_hi`; symmetric where `fast`).
     pub(crate) range: BlockRange,
     /// Whether the lane passes count it: a tile without NaN or infinity whose factor is
     /// finite (the others, and the runs where an output is not finite, are counted by the
@@ -77,23 +77,24 @@ impl Runs<'_> {
 }
 
 /// The key (`f32` magnitude bits) of the largest non-negative `f32` whose scaled value is at
-/// most `max`: scaling is non-decreasing in the input, so the inputs whose conversion
-/// saturates are exactly those whose magnitude's bits are above it. `None` if not even 0
-/// scales within the range (a multiplier that overflowed to infinity gives NaN).
-pub(crate) fn saturation_key(d: Divisor, max: f32) -> Option<i32> {
+/// most `bound` (a [`saturation_bounds`](crate::chunk::stats::bounds::saturation_bounds)
+/// threshold): scaling is non-decreasing in the input, so the inputs whose conversion
+/// saturation changes are exactly those whose magnitude's bits are above it. `None` if not
+/// even 0 scales within the range (a multiplier that overflowed to infinity gives NaN).
+pub(crate) fn saturation_key(d: Divisor, bound: f64) -> Option<i32> {
     const TOP: u32 = 0x7f7f_ffff;
     let within = |h: u32| -> bool {
         let x = f32::from_bits(h);
         match d {
-            Divisor::Pow2(p) => x as f64 * exp2i(p) <= max as f64,
-            Divisor::Div(v) => x / v <= max,
-            Divisor::Mul(r) => x * r <= max,
+            Divisor::Pow2(p) => x as f64 * exp2i(p) <= bound,
+            Divisor::Div(v) => (x / v) as f64 <= bound,
+            Divisor::Mul(r) => (x * r) as f64 <= bound,
         }
     };
     let guess = match d {
-        Divisor::Pow2(p) => (max as f64 * exp2i(-p)) as f32,
-        Divisor::Div(v) => max * v,
-        Divisor::Mul(r) => max / r,
+        Divisor::Pow2(p) => (bound * exp2i(-p)) as f32,
+        Divisor::Div(v) => (bound * v as f64) as f32,
+        Divisor::Mul(r) => (bound / r as f64) as f32,
     };
     let g = if guess.is_nan() {
         TOP
@@ -483,9 +484,12 @@ mod tests {
             Divisor::Mul(1.0e-40),
             Divisor::Mul(1.0e38),
         ];
-        assert_eq!(saturation_key(Divisor::Mul(f32::INFINITY), max), None);
+        assert_eq!(
+            saturation_key(Divisor::Mul(f32::INFINITY), max as f64),
+            None
+        );
         for d in divisors {
-            let k = saturation_key(d, max).unwrap() as u32;
+            let k = saturation_key(d, max as f64).unwrap() as u32;
             let scaled = |h: u32| match d {
                 Divisor::Pow2(p) => f32::from_bits(h) as f64 * 2f64.powi(p),
                 Divisor::Div(v) => (f32::from_bits(h) / v) as f64,

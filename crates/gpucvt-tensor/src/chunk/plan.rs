@@ -61,8 +61,7 @@ impl Plan {
     ) -> Plan {
         let stochastic = matches!(conv.rounding.direction, Direction::Stochastic { .. });
         let (src, dst) = (conv.src, conv.dst);
-        let max = dst.decode(dst.max_finite_bits()).to_f64_lossy();
-        let (lo, hi) = saturation_range(&conv, max);
+        let (lo, hi) = crate::chunk::stats::bounds::saturation_bounds(&conv);
         let blocks = block.map(|(size, method)| Blocks {
             size,
             method,
@@ -484,23 +483,6 @@ impl Engine {
         } else {
             Engine::Direct(Kernel::new(conv))
         }
-    }
-}
-
-/// The destination range of the `saturated` count: [0, 1] with `.sat`, ±`max` for floats,
-/// an integer type's range.
-fn saturation_range(conv: &Conversion, max: f64) -> (f64, f64) {
-    let dst = conv.dst;
-    if conv.policy.sat {
-        (0.0, 1.0)
-    } else if dst.is_float() {
-        (-max, max)
-    } else {
-        let min = dst
-            .min_finite_bits()
-            .map(|b| dst.decode(b).to_f64_lossy())
-            .unwrap_or(0.0);
-        (min, max)
     }
 }
 

@@ -6,6 +6,7 @@ use crate::chunk::fast::{
     saturation_key, FastCodes, Runs, ScaleJob, Segment, StatsJob, TileWork, Tiles,
 };
 use crate::chunk::mx::max_magnitude;
+use crate::chunk::stats::bounds::saturation_bounds;
 use crate::chunk::stats::lanes::{BlockRange, Groups};
 use crate::error::{Error, Result};
 use crate::scaling::rule::{
@@ -56,6 +57,8 @@ pub struct Quantizer {
     scaling: BlockScaling,
     geo: Geometry,
     elem: Element,
+    /// The thresholds of the `saturated` count, in the element's units.
+    bounds: (f64, f64),
     shape: Vec<u64>,
 }
 
@@ -72,6 +75,7 @@ impl Quantizer {
             scaling: *scaling,
             geo,
             elem,
+            bounds: saturation_bounds(&conv),
             shape: shape.to_vec(),
         })
     }
@@ -618,7 +622,7 @@ impl Quantizer {
         scales: &mut [u32],
     ) -> (Vec<TileWork>, Option<Vec<u32>>) {
         let s2 = second.map_or(1.0, |s| s as f64);
-        let max = self.elem.max;
+        let (lo, hi) = self.bounds;
         let fast = self.codes.is_some();
         let format = self.scaling.format;
         let work = |bits: u32| -> TileWork {
@@ -630,17 +634,27 @@ impl Quantizer {
                 _ if !finite => 1.0,
                 _ => value * s2,
             };
-            let key = saturation_key(d, max);
-            let t = key.unwrap_or(0);
+            let key = saturation_key(d, hi);
+            // (The negative side by symmetry: scaling −x gives −(x scaled).)
+            let t_lo = match lo {
+                f64::NEG_INFINITY => Some(i32::MIN),
+                _ => saturation_key(d, -lo).map(|t| -1 - t),
+            };
             let range = BlockRange {
                 down: factor,
-                t_lo: -1 - t,
-                t_hi: t,
+                t_lo: t_lo.unwrap_or(-1),
+                t_hi: key.unwrap_or(0),
             };
             TileWork {
                 div: d,
                 range,
-                fast: fast && finite && factor.is_finite() && key.is_some(),
+                // (The lane passes compare magnitudes: a symmetric range only, so not
+                // under `.relu` or a directed rounding.)
+                fast: fast
+                    && finite
+                    && factor.is_finite()
+                    && key.is_some()
+                    && crate::chunk::stats::lanes::symmetric(range.t_lo, range.t_hi),
                 nan_scale: !finite,
             }
         };
@@ -872,7 +886,7 @@ impl Quantizer {
             return;
         }
         let (factor, d) = (t.range.down, t.div);
-        let max = self.elem.max as f64;
+        let (lo, hi) = self.bounds;
         for ((&w, qv), &yw) in xb.iter().zip(qb).zip(yb) {
             let x = f32::from_bits(w) as f64;
             let out = table[qv.to_u64() as usize];
@@ -895,7 +909,7 @@ impl Quantizer {
                 }
                 continue;
             }
-            if scaled.abs() > max {
+            if scaled > hi || scaled < lo {
                 st.saturated += 1;
             } else if out == 0.0 && x != 0.0 && !(self.conv.policy.relu && x < 0.0) {
                 st.flushed_to_zero += 1;

@@ -19,6 +19,7 @@ pub enum Opt {
     Cvt,
     From,
     Tensor,
+    All,
     Exclude,
     Strict,
     Threads,
@@ -50,6 +51,7 @@ impl Opt {
             Opt::Cvt => "cvt",
             Opt::From => "from_",
             Opt::Tensor => "tensor",
+            Opt::All => "all",
             Opt::Exclude => "exclude",
             Opt::Strict => "strict",
             Opt::Threads => "threads",
@@ -76,6 +78,7 @@ impl Opt {
                 | Opt::Ftz
                 | Opt::Pzo
                 | Opt::Strict
+                | Opt::All
                 | Opt::Scale2
                 | Opt::Force
                 | Opt::Dequantize

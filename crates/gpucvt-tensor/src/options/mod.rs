@@ -4,12 +4,14 @@
 
 mod message;
 mod request;
+mod select;
 
 pub(crate) use message::msg;
 pub use message::{Message, Opt, Piece};
 pub use request::{
     lookup_format, Built, ConvertRequest, ElementRequest, ElementRule, ScalingRequest,
 };
+pub use select::not_a_linear_weight;
 
 use crate::error::{Error, Result};
 use crate::scaling::BlockScaling;
@@ -31,9 +33,13 @@ pub struct Options {
     /// integer container (`<u2` as `bf16`, `|u1` as `e4m3`, …).
     pub from: Option<Format>,
     /// `.safetensors`: the tensors to convert, as names or glob patterns (`*.weight`,
-    /// `layers.[0-3].*`; empty: all); the others are copied unchanged. Each must match some
-    /// tensor.
+    /// `layers.[0-3].*`); the others are copied unchanged. Each must match some tensor.
+    /// Empty: the weights of linear layers ([`not_a_linear_weight`]), or every tensor with
+    /// [`Options::all`].
     pub tensors: Vec<String>,
+    /// `.safetensors` without [`Options::tensors`]: convert every tensor, not only the
+    /// weights of linear layers.
+    pub all: bool,
     /// `.safetensors`: names or glob patterns of tensors not to convert (copied unchanged),
     /// applied after [`Options::tensors`].
     pub exclude: Vec<String>,
@@ -65,6 +71,7 @@ impl Options {
             recipe,
             from: None,
             tensors: Vec::new(),
+            all: false,
             exclude: Vec::new(),
             strict: false,
             integers: false,

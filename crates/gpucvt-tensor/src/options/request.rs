@@ -73,6 +73,8 @@ pub struct ConvertRequest {
     pub from: Option<String>,
     /// `--tensor` patterns.
     pub tensors: Vec<String>,
+    /// `--all`: every tensor, not only linear layers' weights.
+    pub all: bool,
     /// `--exclude` patterns.
     pub exclude: Vec<String>,
     /// `--strict`.
@@ -101,6 +103,7 @@ impl Default for ConvertRequest {
             cvt: None,
             from: None,
             tensors: Vec::new(),
+            all: false,
             exclude: Vec::new(),
             strict: false,
             threads: 0,
@@ -140,6 +143,14 @@ impl ConvertRequest {
     pub fn build(&self) -> Result<Built> {
         let recipe = self.scaling.recipe()?;
         let block = self.scaling.build()?;
+        if self.all && !self.tensors.is_empty() {
+            return Err(Error::Option(msg![
+                Opt::All,
+                " converts every tensor: give it or ",
+                Opt::Tensor,
+                ", not both"
+            ]));
+        }
         self.check_exclusive(recipe)?;
         let (rule, mut label, integers) = self.recipe(recipe)?;
         if let (Some(r), Some(x)) = (recipe, self.scaling.expansion(self.mode)?) {
@@ -156,6 +167,7 @@ impl ConvertRequest {
             None => None,
         };
         options.tensors = self.tensors.clone();
+        options.all = self.all;
         options.threads = self.threads;
         options.seed = self.seed;
         options.block = block;

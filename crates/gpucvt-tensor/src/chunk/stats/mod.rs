@@ -2,6 +2,7 @@
 //! the general loop over decoded values, and the passes the fast paths share (errors,
 //! counts, order-preserving keys of `f32` encodings).
 
+pub(crate) mod bounds;
 pub(crate) mod lanes;
 #[cfg(target_arch = "x86_64")]
 pub(in crate::chunk) mod sse2;

@@ -72,6 +72,9 @@ pub(crate) enum StAction {
     Copy,
     /// Selected but not convertible: copied unchanged.
     Keep(String),
+    /// Not a linear layer's weight, where the tensors are chosen by default: copied
+    /// unchanged.
+    Default(&'static str),
     Convert(StConvert),
 }
 
@@ -117,6 +120,7 @@ impl StLayout {
                     let (action, reason, scale) = match &e.action {
                         StAction::Copy => ("copy", None, None),
                         StAction::Keep(r) => ("keep", Some(r.clone()), None),
+                        StAction::Default(r) => ("keep", Some(r.to_string()), None),
                         StAction::Convert(c) => ("convert", None, c.scale.clone()),
                     };
                     PlannedTensor {
@@ -139,31 +143,40 @@ impl StLayout {
 }
 
 pub(crate) fn nothing_to_convert(input: &Path, layout: &StLayout) -> Error {
-    let reasons: Vec<String> = layout
-        .entries
-        .iter()
-        .filter_map(|e| match &e.action {
-            StAction::Keep(r) => Some(format!("{:?}: {r}", e.name)),
-            _ => None,
-        })
-        .take(3)
-        .collect();
-    Error::Invalid(format!(
-        "no selected tensor of {} can be converted ({}{})",
-        input.display(),
+    // The conversion's refusals first: they say what to change; then the default choice's.
+    let refused = layout.entries.iter().filter_map(|e| match &e.action {
+        StAction::Keep(r) => Some(format!("{:?}: {r}", e.name)),
+        _ => None,
+    });
+    let left_out = layout.entries.iter().filter_map(|e| match &e.action {
+        StAction::Default(r) => Some(format!("{:?}: {r}", e.name)),
+        _ => None,
+    });
+    let all = refused.clone().count() + left_out.clone().count();
+    let reasons: Vec<String> = refused.chain(left_out.clone()).take(3).collect();
+    let list = format!(
+        "{}{}",
         reasons.join("; "),
-        if reasons.len()
-            < layout
-                .entries
-                .iter()
-                .filter(|e| matches!(e.action, StAction::Keep(_)))
-                .count()
-        {
-            "; …"
-        } else {
-            ""
-        }
-    ))
+        if reasons.len() < all { "; …" } else { "" }
+    );
+    if left_out.count() == 0 {
+        return Error::Invalid(format!(
+            "no selected tensor of {} can be converted ({list})",
+            input.display()
+        ));
+    }
+    Error::Option(msg![
+        format!(
+            "no tensor of {} is chosen: by default only linear layers' weights are \
+             converted, and none of its tensors can be converted as one ({list}); name the \
+             tensors to convert (",
+            input.display()
+        ),
+        Opt::Tensor,
+        ") or convert them all (",
+        Opt::All,
+        ")"
+    ])
 }
 
 /// Reads the header of a `.safetensors` input (leaving `f` at the start of its data) and
@@ -196,7 +209,14 @@ pub(crate) fn st_layout(
         let shape: Vec<u64> = info.shape.iter().map(|&d| d as u64).collect();
         let what = format!("{file}: tensor {name:?}");
         let selected = (opts.tensors.is_empty() || wanted.any(name)) && !excluded.any(name);
-        let action = if selected {
+        let by_default = opts.tensors.is_empty() && !opts.all;
+        let left_out = match by_default {
+            true => crate::options::not_a_linear_weight(name, &shape),
+            false => None,
+        };
+        let action = if let (true, Some(reason)) = (selected, left_out) {
+            StAction::Default(reason)
+        } else if selected {
             match decision(opts, &wanted, &mut scan, &what, name, info, &shape)? {
                 Err(reason) if opts.strict => {
                     return Err(Error::Option(msg![

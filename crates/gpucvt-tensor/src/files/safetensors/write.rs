@@ -61,14 +61,22 @@ impl Ctx<'_> {
         for mut e in layout.entries {
             crate::check_cancel(self.opts.cancel.as_deref())?;
             let scale_region = match e.action {
-                StAction::Copy | StAction::Keep(_) => {
+                StAction::Copy | StAction::Keep(_) | StAction::Default(_) => {
                     self.copy_tensor(f, &mut w, e.in_bytes, &mut buf)?;
-                    match e.action {
-                        StAction::Keep(reason) => done.kept.push(Kept {
+                    let (reason, by_default) = match e.action {
+                        StAction::Keep(reason) => (reason, false),
+                        StAction::Default(reason) => (reason.to_string(), true),
+                        _ => {
+                            done.copied.push(e.name.clone());
+                            (String::new(), false)
+                        }
+                    };
+                    if !reason.is_empty() {
+                        done.kept.push(Kept {
                             name: e.name.clone(),
                             reason,
-                        }),
-                        _ => done.copied.push(e.name.clone()),
+                            by_default,
+                        });
                     }
                     Vec::new()
                 }
