@@ -20,7 +20,8 @@ class Stats:
     """Counts and error statistics of converted elements (``gpucvt convert``'s columns):
     ``elements``, ``saturated``, ``overflow_to_inf``, ``flushed_to_zero``, ``nan``,
     ``nan_to_number``, ``blocks``, ``nan_blocks``, ``error_elements``, ``max_abs_error``,
-    ``mean_abs_error``."""
+    ``mean_abs_error``, ``max_rel_error`` (over the non-zero inputs) and ``sqnr_db`` (the
+    signal-to-quantization-noise ratio in dB, ``None`` where there is no error)."""
 
     def __init__(self, d: Dict[str, Any]) -> None:
         self._d = d

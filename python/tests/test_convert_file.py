@@ -217,3 +217,56 @@ def test_the_gil_is_released_while_converting(tmp_path):
         done.set()
         t.join()
     assert len(ticks) - n0 > 3
+
+
+def _figures(x, back):
+    """SQNR (dB) and the largest relative error of `back` against `x`, by NumPy in float64,
+    over the elements finite on both sides, as the summary defines them."""
+    x = x.astype(np.float64)
+    back = back.astype(np.float64)
+    ok = np.isfinite(x) & np.isfinite(back)
+    err = np.abs(back[ok] - x[ok])
+    nz = x[ok] != 0
+    rel = float((err[nz] / np.abs(x[ok][nz])).max()) if nz.any() else 0.0
+    sq = float((err * err).sum())
+    sqnr = None if sq == 0 else 10 * np.log10(float((x[ok] ** 2).sum()) / sq)
+    return sqnr, rel
+
+
+def test_sqnr_and_relative_error_equal_numpy_on_the_read_back_data(tmp_path):
+    # Specials and subnormals included: the figures leave the non-finite ones out.
+    x = data(4096, 7).reshape(64, 64)
+    x[1, :4] = [1e-42, -1e-40, 3e-39, 0.0]
+    np.save(tmp_path / "x.npy", x)
+    s = gpucvt.convert_file(tmp_path / "x.npy", tmp_path / "y.npy", to="e4m3", satfinite=True)
+    back = np.load(tmp_path / "y.npy").view(ml_dtypes.float8_e4m3fn)
+    sqnr, rel = _figures(x, back)
+    t = s.tensors[0].stats
+    assert t.sqnr_db == pytest.approx(sqnr, rel=1e-12) and t.max_rel_error == rel
+    assert s.total.sqnr_db == pytest.approx(sqnr, rel=1e-12)
+
+    # MXFP8 in a checkpoint: the codes times their blocks' power-of-two scales.
+    w = data(64 * 128, 8).reshape(64, 128)
+    w[~np.isfinite(w)] = 0.5
+    safetensors_numpy.save_file({"model.layers.0.mlp.up_proj.weight": w}, str(tmp_path / "m.safetensors"))
+    s = gpucvt.convert_file(tmp_path / "m.safetensors", tmp_path / "q.safetensors", recipe="mxfp8")
+    # (The safetensors package's own parser: its NumPy loader has no FP8 dtypes.)
+    import safetensors
+    out = {k: v for k, v in safetensors.deserialize((tmp_path / "q.safetensors").read_bytes())}
+    wq, sq = out["model.layers.0.mlp.up_proj.weight"], out["model.layers.0.mlp.up_proj.weight_scale"]
+    assert (wq["dtype"], sq["dtype"]) == ("F8_E4M3", "F8_E8M0")
+    codes = np.frombuffer(bytes(wq["data"]), ml_dtypes.float8_e4m3fn).reshape(64, 128)
+    codes = codes.astype(np.float64)
+    scale = np.frombuffer(bytes(sq["data"]), np.uint8).reshape(64, 4).astype(np.int64)
+    back = codes * np.repeat(2.0 ** (scale - 127), 32, axis=1)
+    sqnr, rel = _figures(w, back)
+    t = s.tensors[0].stats
+    assert t.sqnr_db == pytest.approx(sqnr, rel=1e-12) and t.max_rel_error == rel
+    assert 25 < t.sqnr_db < 40  # e4m3 keeps about 31 dB of a Gaussian
+
+    # An exact conversion has no SQNR: None, JSON null.
+    ints = np.arange(-64, 64, dtype=np.float32)
+    np.save(tmp_path / "i.npy", ints)
+    s = gpucvt.convert_file(tmp_path / "i.npy", tmp_path / "j.npy", to="bf16")
+    assert s.total.sqnr_db is None and s.total.max_rel_error == 0.0
+    assert s.to_dict()["total"]["sqnr_db"] is None

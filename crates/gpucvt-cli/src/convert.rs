@@ -166,7 +166,26 @@ fn stats_rows(s: &Stats, blocks: bool) -> Vec<Vec<String>> {
     }
     rows.push(vec!["max abs error".into(), num(s.max_abs_error)]);
     rows.push(vec!["mean abs error".into(), num(s.mean_abs_error)]);
+    rows.push(vec!["max rel error".into(), num(s.max_rel_error)]);
+    rows.push(vec!["SQNR".into(), sqnr(s.sqnr_db)]);
     rows
+}
+
+/// An SQNR in dB, to two decimals; `exact` where there is no error.
+fn sqnr(db: Option<f64>) -> String {
+    match db {
+        Some(db) => format!("{db:.2} dB"),
+        None => "exact".into(),
+    }
+}
+
+/// The order of the text table: the worst tensors first (lowest SQNR; exact ones last, in
+/// data order among equals).
+fn worst_first(tensors: &[gpucvt_tensor::TensorSummary]) -> Vec<&gpucvt_tensor::TensorSummary> {
+    let mut v: Vec<_> = tensors.iter().collect();
+    let key = |t: &gpucvt_tensor::TensorSummary| t.stats.sqnr_db.unwrap_or(f64::INFINITY);
+    v.sort_by(|a, b| key(a).total_cmp(&key(b)));
+    v
 }
 
 /// How many tensors the text output lists in each of its lists; `--json` lists all. A file
@@ -251,9 +270,8 @@ fn text(a: &Args, label: &str, s: &Summary) -> String {
                 .join(", ")
         )
     };
-    let rows: Vec<Vec<String>> = s
-        .tensors
-        .iter()
+    let rows: Vec<Vec<String>> = worst_first(&s.tensors)
+        .into_iter()
         .take(MAX_LISTED)
         .map(|t| {
             vec![
@@ -261,6 +279,8 @@ fn text(a: &Args, label: &str, s: &Summary) -> String {
                 shape(&t.shape),
                 format!("{} -> {}", t.from, t.to),
                 t.dtype.clone(),
+                sqnr(t.stats.sqnr_db),
+                num(t.stats.max_rel_error),
                 group(t.stats.saturated + t.stats.overflow_to_inf),
                 group(t.stats.flushed_to_zero),
                 group(t.stats.nan),
@@ -276,6 +296,8 @@ fn text(a: &Args, label: &str, s: &Summary) -> String {
             "shape",
             "conversion",
             "dtype",
+            "SQNR",
+            "max rel",
             "clamped",
             "to zero",
             "NaN",
@@ -284,7 +306,13 @@ fn text(a: &Args, label: &str, s: &Summary) -> String {
         ],
         &rows,
     ));
-    out.push_str(&more(s.tensors.len(), "converted tensors"));
+    if s.tensors.len() > MAX_LISTED {
+        out.push_str(&format!(
+            "({} more converted tensors not listed: the {} worst are; --json lists all)\n",
+            group((s.tensors.len() - MAX_LISTED) as u64),
+            group(MAX_LISTED as u64)
+        ));
+    }
     if !s.copied.is_empty() {
         let names: Vec<&str> = s
             .copied

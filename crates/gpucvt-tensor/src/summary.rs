@@ -46,6 +46,19 @@ pub struct Stats {
     /// Sum of the absolute errors.
     #[serde(skip)]
     pub sum_abs_error: f64,
+    /// Signal-to-quantization-noise ratio in dB, `10 log10(Σ input² / Σ error²)` over the
+    /// elements in the error statistics; `None` where there is no error (every element
+    /// exact, or none counted).
+    pub sqnr_db: Option<f64>,
+    /// Largest relative error `|output × scale − input| / |input|` over the non-zero inputs
+    /// in the error statistics.
+    pub max_rel_error: f64,
+    /// Sum of the squared errors.
+    #[serde(skip)]
+    pub sum_sq_error: f64,
+    /// Sum of the squared inputs.
+    #[serde(skip)]
+    pub sum_sq_input: f64,
 }
 
 impl Stats {
@@ -62,11 +75,21 @@ impl Stats {
         self.error_elements += o.error_elements;
         self.sum_abs_error += o.sum_abs_error;
         self.max_abs_error = self.max_abs_error.max(o.max_abs_error);
+        self.sum_sq_error += o.sum_sq_error;
+        self.sum_sq_input += o.sum_sq_input;
+        self.max_rel_error = self.max_rel_error.max(o.max_rel_error);
+        self.derive();
+    }
+
+    /// Sets the figures derived from the sums: the mean error and the SQNR.
+    pub fn derive(&mut self) {
         self.mean_abs_error = if self.error_elements == 0 {
             0.0
         } else {
             self.sum_abs_error / self.error_elements as f64
         };
+        self.sqnr_db = (self.sum_sq_error > 0.0)
+            .then(|| 10.0 * (self.sum_sq_input / self.sum_sq_error).log10());
     }
 }
 

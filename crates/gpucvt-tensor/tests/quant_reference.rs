@@ -130,6 +130,8 @@ struct Expected {
     s2: Option<f32>,
     stats: Counts,
     sum_abs_error: f64,
+    sum_sq_error: f64,
+    sum_sq_input: f64,
 }
 
 /// The summary's statistics, from the reference's codes and scales and the definitions in
@@ -147,6 +149,7 @@ struct Counts {
     nan_blocks: u64,
     error_elements: u64,
     max_abs_error: f64,
+    max_rel_error: f64,
 }
 
 /// The scale index of every element, and the scale shape, from the multi-index.
@@ -314,7 +317,7 @@ fn expected(x: &[u32], shape: &[usize], b: &BlockScaling, elem: &Format) -> Expe
         nan_blocks: special.iter().filter(|&&sp| sp).count() as u64,
         ..Counts::default()
     };
-    let mut sum = 0.0;
+    let (mut sum, mut sq, mut signal) = (0.0, 0.0, 0.0);
     for ((&w, &s), &c) in x.iter().zip(&which).zip(&q) {
         let v = f32::from_bits(w) as f64;
         let out = value(elem, c as u64);
@@ -345,6 +348,11 @@ fn expected(x: &[u32], shape: &[usize], b: &BlockScaling, elem: &Format) -> Expe
                 st.error_elements += 1;
                 sum += err;
                 st.max_abs_error = st.max_abs_error.max(err);
+                sq += err * err;
+                signal += v * v;
+                if v != 0.0 {
+                    st.max_rel_error = st.max_rel_error.max(err / v.abs());
+                }
             }
         }
     }
@@ -354,6 +362,8 @@ fn expected(x: &[u32], shape: &[usize], b: &BlockScaling, elem: &Format) -> Expe
         s2,
         stats: st,
         sum_abs_error: sum,
+        sum_sq_error: sq,
+        sum_sq_input: signal,
     }
 }
 
@@ -446,6 +456,7 @@ fn check(seed: u64, shape: &[usize], b: BlockScaling, elem: &Format) {
         nan_blocks: stats.nan_blocks,
         error_elements: stats.error_elements,
         max_abs_error: stats.max_abs_error,
+        max_rel_error: stats.max_rel_error,
     };
     assert_eq!(got, want.stats, "{what}: statistics");
     // The sum is added in another order (lanes, pieces): equal up to rounding.
@@ -456,6 +467,25 @@ fn check(seed: u64, shape: &[usize], b: BlockScaling, elem: &Format) {
         stats.sum_abs_error,
         want.sum_abs_error
     );
+    for (g, w, name) in [
+        (stats.sum_sq_error, want.sum_sq_error, "squared errors"),
+        (stats.sum_sq_input, want.sum_sq_input, "squared inputs"),
+    ] {
+        assert!(
+            (g - w).abs() <= 1e-12 * w.max(f64::MIN_POSITIVE),
+            "{what}: {name} {g} against {w}"
+        );
+    }
+    // The SQNR from the reference's sums.
+    let sqnr =
+        (want.sum_sq_error > 0.0).then(|| 10.0 * (want.sum_sq_input / want.sum_sq_error).log10());
+    match (stats.sqnr_db, sqnr) {
+        (Some(g), Some(w)) => assert!(
+            (g - w).abs() <= 1e-9 * w.abs().max(1.0),
+            "{what}: SQNR {g} against {w}"
+        ),
+        (g, w) => assert_eq!(g, w, "{what}: SQNR"),
+    }
     if b.layout == ScaleLayout::Swizzled {
         // A 2-D scale matrix: rows × columns.
         let rows: usize = shape[..shape.len() - 1].iter().product();
@@ -697,6 +727,7 @@ fn exactly(
         nan_blocks: st.nan_blocks,
         error_elements: st.error_elements,
         max_abs_error: st.max_abs_error,
+        max_rel_error: st.max_rel_error,
     };
     assert_eq!(got, want.stats, "{what}: statistics");
     let (which, _) = block_of(shape, b.block, b.axis);

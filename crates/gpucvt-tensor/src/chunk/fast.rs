@@ -429,8 +429,7 @@ fn uniform_pass<const C: usize, D: Word>(
     let Tests { relu, zero, .. } = codes.tests;
     let relu = relu as u32;
     let Groups {
-        mut sum,
-        mut max,
+        mut err,
         mut sat,
         mut flushed,
     } = *g;
@@ -445,19 +444,13 @@ fn uniform_pass<const C: usize, D: Word>(
             }
             for (bh, xh) in b.chunks_exact(L).zip(xc.chunks_exact(L)) {
                 for l in 0..L {
-                    let e = (bh[l] as f64 * r.down - f32::from_bits(xh[l]) as f64).abs();
-                    sum[l] += e;
-                    max[l] = if e > max[l] { e } else { max[l] };
+                    let a = f32::from_bits(xh[l]) as f64;
+                    err.add(l, (bh[l] as f64 * r.down - a).abs(), a);
                 }
             }
         }
     }
-    *g = Groups {
-        sum,
-        max,
-        sat,
-        flushed,
-    };
+    *g = Groups { err, sat, flushed };
 }
 
 #[cfg(test)]

@@ -777,7 +777,7 @@ impl Quantizer {
             qs[i] = D::from_u64(cv.apply(xs[i] as u64).bits);
         }
         let mut st = Stats::default();
-        let mut acc = Groups::new(0.0);
+        let mut acc = Groups::new(&Stats::default());
         let mut counts = [0u64; 6];
         slow.clear();
         match self.codes {
@@ -815,13 +815,8 @@ impl Quantizer {
         st.saturated += counts[3];
         st.flushed_to_zero += counts[4];
         st.error_elements += counts[5];
-        st.sum_abs_error += acc.sum.iter().sum::<f64>();
-        st.max_abs_error = acc.max.iter().fold(st.max_abs_error, |m, &x| m.max(x));
-        st.mean_abs_error = if st.error_elements == 0 {
-            0.0
-        } else {
-            st.sum_abs_error / st.error_elements as f64
-        };
+        acc.err.add_to(&mut st);
+        st.derive();
         st
     }
 
@@ -919,6 +914,11 @@ impl Quantizer {
                 st.error_elements += 1;
                 st.sum_abs_error += err;
                 st.max_abs_error = st.max_abs_error.max(err);
+                st.sum_sq_error += err * err;
+                st.sum_sq_input += x * x;
+                if x != 0.0 {
+                    st.max_rel_error = st.max_rel_error.max(err / x.abs());
+                }
             }
         }
     }
@@ -1298,11 +1298,17 @@ fn assert_same_stats(got: &Stats, want: &Stats, what: &str) {
             t.nan_blocks,
             t.error_elements,
             t.max_abs_error,
+            t.max_rel_error,
         )
     };
     assert_eq!(counts(got), counts(want), "{what}");
-    let d = (got.sum_abs_error - want.sum_abs_error).abs();
-    assert!(d <= 1e-12 * want.sum_abs_error.max(1e-300), "{what}");
+    for (g, w) in [
+        (got.sum_abs_error, want.sum_abs_error),
+        (got.sum_sq_error, want.sum_sq_error),
+        (got.sum_sq_input, want.sum_sq_input),
+    ] {
+        assert!((g - w).abs() <= 1e-12 * w.max(1e-300), "{what}: {g} {w}");
+    }
 }
 
 #[cfg(test)]

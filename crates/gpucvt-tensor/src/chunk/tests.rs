@@ -73,6 +73,7 @@ fn reference(plan: &Plan, src: &[u32], dst: &[u64], scales: &[u8], bsize: usize)
     }
     let mut sum = [0.0f64; 8];
     let mut max = [0.0f64; 8];
+    let (mut sq, mut signal, mut rel) = ([0.0f64; 8], [0.0f64; 8], 0.0f64);
     for (i, (&x, &y)) in src.iter().zip(dst).enumerate() {
         let k = match scales.get(i / bsize) {
             // A NaN scale: the element's value is NaN, whatever its code.
@@ -106,11 +107,20 @@ fn reference(plan: &Plan, src: &[u32], dst: &[u64], scales: &[u8], bsize: usize)
                 let l = (i % bsize) % 8;
                 sum[l] += e;
                 max[l] = max[l].max(e);
+                sq[l] += e * e;
+                signal[l] += a * a;
+                if a != 0.0 {
+                    rel = rel.max(e / a.abs());
+                }
             }
         }
     }
     st.sum_abs_error = sum.iter().sum();
     st.max_abs_error = max.iter().fold(0.0, |m: f64, &x| m.max(x));
+    st.sum_sq_error = sq.iter().sum();
+    st.sum_sq_input = signal.iter().sum();
+    st.max_rel_error = rel;
+    st.derive();
     st
 }
 
@@ -229,6 +239,7 @@ fn check_on(conv: Conversion, block: Option<(u64, ScaleRule)>, src: Vec<u32>) {
         },
     );
     stats.mean_abs_error = 0.0;
+    stats.sqnr_db = None;
     g.mean_abs_error = 0.0;
     assert_eq!(stats, g, "{conv:?} {block:?}: general decoders");
 }

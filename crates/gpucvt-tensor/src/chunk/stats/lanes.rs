@@ -5,7 +5,7 @@ use crate::chunk::decode::Codes;
 use crate::chunk::exp2i;
 use crate::chunk::pack::Le;
 use crate::chunk::stats::{
-    add_counts, count_pass, error_pass, flush_counts, outside, Counter, LANES,
+    add_counts, count_pass, error_pass, flush_counts, outside, Counter, Errors, LANES,
 };
 use crate::Stats;
 use gpucvt_kernels::{vectorized_up_to, Vectorizable, Word};
@@ -65,7 +65,7 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32 + Copy, FC: Fn(u32) -> u32, FS: Fn(u32) ->
             slow,
         } = self;
         let relu = tests.relu;
-        let mut acc = Groups::new(st.max_abs_error);
+        let mut acc = Groups::new(st);
         let mut counts = [0u64; 6];
         let mut last: Option<(i32, i32, i32)> = None;
         // One block, on its own. (A macro, not a closure: a closure that is not inlined
@@ -88,14 +88,7 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32 + Copy, FC: Fn(u32) -> u32, FS: Fn(u32) ->
                 );
                 if !acc.take(&g, sb.len(), &mut counts) {
                     // Again, leaving the non-finite elements out, with the general counts.
-                    error_pass::<SCALED, true, u32, D>(
-                        sb,
-                        db,
-                        down,
-                        &slow,
-                        &mut acc.sum,
-                        &mut acc.max,
-                    );
+                    error_pass::<SCALED, true, u32, D>(sb, db, down, &slow, &mut acc.err);
                     let c = count_pass(sb, db, t_lo, t_hi, relu, &fc);
                     for (t, c) in counts.iter_mut().zip(c) {
                         *t += c as u64;
@@ -188,7 +181,7 @@ impl<S: Le, D: Le, FV: Fn(u32) -> f32 + Copy, FC: Fn(u32) -> u32, FS: Fn(u32) ->
                 block!(k, sb, db);
             }
         }
-        add_counts(st, &counts, &acc.sum, &acc.max);
+        add_counts(st, &counts, &acc.err);
     }
 }
 
@@ -319,8 +312,7 @@ pub(crate) struct Tests {
 /// vector: counts are sums, which lane counts an element does not matter).
 #[derive(Clone, Copy)]
 pub(crate) struct Groups {
-    pub(crate) sum: [f64; LANES],
-    pub(crate) max: [f64; LANES],
+    pub(crate) err: Errors,
     pub(crate) sat: [u32; 2 * LANES],
     pub(crate) flushed: [u32; 2 * LANES],
 }
@@ -338,11 +330,10 @@ pub(crate) struct Odd {
 }
 
 impl Groups {
-    /// Empty sums, the maxima at `max`.
-    pub(crate) fn new(max: f64) -> Groups {
+    /// Empty sums, the maxima at those of `st`.
+    pub(crate) fn new(st: &Stats) -> Groups {
         Groups {
-            sum: [0.0; LANES],
-            max: [max; LANES],
+            err: Errors::new(st),
             sat: [0; 2 * LANES],
             flushed: [0; 2 * LANES],
         }
@@ -352,9 +343,9 @@ impl Groups {
     #[inline(always)]
     pub(crate) fn restart(&self) -> Groups {
         Groups {
-            sum: self.sum,
-            max: self.max,
-            ..Groups::new(0.0)
+            err: self.err,
+            sat: [0; 2 * LANES],
+            flushed: [0; 2 * LANES],
         }
     }
 
@@ -381,12 +372,11 @@ impl Groups {
         n: usize,
         counts: &mut [u64; 6],
     ) -> Option<u64> {
-        if total(&odd.bad_input) > 0 || !g.sum.iter().all(|x| x.is_finite()) {
+        if total(&odd.bad_input) > 0 || !g.err.finite() {
             return None;
         }
         let (nonfinite, inf) = (total(&odd.nonfinite), total(&odd.inf));
-        self.sum = g.sum;
-        self.max = g.max;
+        self.err = g.err;
         counts[0] += nonfinite - inf;
         counts[2] += inf;
         counts[3] += total(&g.sat);
@@ -505,11 +495,9 @@ pub(crate) fn lane_pass<const SCALED: bool, const SYM: bool, const TOLERANT: boo
     let inf = inf.unwrap_or(Codes::NONE);
     // Local copies, so that the accumulators live in registers.
     let Groups {
-        mut sum,
-        mut max,
+        mut err,
         mut sat,
         mut flushed,
-        ..
     } = *g;
     let mut o = *odd;
     let mut count = |l: usize, xv: u32, yv: u32, b: f32| {
@@ -530,12 +518,16 @@ pub(crate) fn lane_pass<const SCALED: bool, const SYM: bool, const TOLERANT: boo
     // One error into lane `l`. NaN errors are left out of the maxima here, but make the sums
     // NaN (and the caller does the elements again); with `TOLERANT`, errors that are not
     // finite are left out.
-    let add = |sum: &mut [f64; LANES], max: &mut [f64; LANES], l: usize, b: f32, xv: u32| {
+    let add = |err: &mut Errors, l: usize, b: f32, xv: u32| {
         let b = if SCALED { b as f64 * down } else { b as f64 };
-        let e = (b - f32::from_bits(xv) as f64).abs();
-        let e = if TOLERANT && !e.is_finite() { 0.0 } else { e };
-        sum[l] += e;
-        max[l] = if e > max[l] { e } else { max[l] };
+        let a = f32::from_bits(xv) as f64;
+        let e = (b - a).abs();
+        let (e, a) = if TOLERANT && !e.is_finite() {
+            (0.0, 0.0)
+        } else {
+            (e, a)
+        };
+        err.add(l, e, a);
     };
     let mut xs = x.chunks_exact(2 * LANES);
     let mut ys = y.chunks_exact(2 * LANES);
@@ -548,7 +540,7 @@ pub(crate) fn lane_pass<const SCALED: bool, const SYM: bool, const TOLERANT: boo
         }
         for (bh, xh) in b.chunks_exact(LANES).zip(xc.chunks_exact(LANES)) {
             for l in 0..LANES {
-                add(&mut sum, &mut max, l, bh[l], xh[l]);
+                add(&mut err, l, bh[l], xh[l]);
             }
         }
     }
@@ -558,10 +550,9 @@ pub(crate) fn lane_pass<const SCALED: bool, const SYM: bool, const TOLERANT: boo
         let yv = yv.to_u64() as u32;
         let b = fv(yv);
         count(i, xv, yv, b);
-        add(&mut sum, &mut max, i % LANES, b, xv);
+        add(&mut err, i % LANES, b, xv);
     }
-    g.sum = sum;
-    g.max = max;
+    g.err = err;
     g.sat = sat;
     g.flushed = flushed;
     if TOLERANT {

@@ -366,8 +366,7 @@ impl Counter {
             bsize,
         } = c;
         let relu = self.conv.policy.relu;
-        let mut sum = [0.0f64; LANES];
-        let mut max = [st.max_abs_error; LANES];
+        let mut errs = Errors::new(st);
         let mut counts = [0u64; 6];
         // The range thresholds of the last block's exponent (blocks mostly share a few).
         let mut last: Option<(i32, i32, i32)> = None;
@@ -378,13 +377,13 @@ impl Counter {
             // The errors, assuming every element finite on both sides; the lane sums are
             // finite exactly when that holds (an error is at most ~2^256, a block at most
             // 2^16 elements). Otherwise again, leaving the non-finite ones out.
-            let (mut s, mut m) = (sum, max);
-            error_pass::<SCALED, false, S, D>(sb, db, down, &fv, &mut s, &mut m);
-            let finite = s.iter().all(|x| x.is_finite());
+            let mut e = errs;
+            error_pass::<SCALED, false, S, D>(sb, db, down, &fv, &mut e);
+            let finite = e.finite();
             if finite {
-                (sum, max) = (s, m);
+                errs = e;
             } else {
-                error_pass::<SCALED, true, S, D>(sb, db, down, &fv, &mut sum, &mut max);
+                error_pass::<SCALED, true, S, D>(sb, db, down, &fv, &mut errs);
             }
             let c = match zero {
                 Some(z) if finite => count_finite(sb, db, t_lo, t_hi, relu, z),
@@ -394,7 +393,7 @@ impl Counter {
                 *t += c as u64;
             }
         }
-        add_counts(st, &counts, &sum, &max);
+        add_counts(st, &counts, &errs);
     }
 }
 
@@ -450,8 +449,7 @@ impl Counter {
         // Eight independent lanes, so that the element-wise work vectorizes.
         const L: usize = 8;
         let mut acc = [[0u64; L]; 6];
-        let mut sum = [0.0f64; L];
-        let mut max = [st.max_abs_error; L];
+        let mut errs = Errors::new(st);
         let mut a = [0.0f64; L];
         let mut b = [0.0f64; L];
         for (j, (sb, db)) in src.chunks(bsize).zip(dst.chunks(bsize)).enumerate() {
@@ -486,9 +484,8 @@ impl Counter {
                     let err = (b * down - a).abs();
                     let ok = fin & err.is_finite();
                     acc[5][l] += ok as u64;
-                    let e = if ok { err } else { 0.0 };
-                    sum[l] += e;
-                    max[l] = if e > max[l] { e } else { max[l] };
+                    let (e, a) = if ok { (err, a) } else { (0.0, 0.0) };
+                    errs.add(l, e, a);
                 }
             }
         }
@@ -499,55 +496,105 @@ impl Counter {
         st.saturated += total(&acc[3]);
         st.flushed_to_zero += total(&acc[4]);
         st.error_elements += total(&acc[5]);
-        st.sum_abs_error += sum.iter().sum::<f64>();
-        st.max_abs_error = max.iter().fold(0.0f64, |m, &x| m.max(x));
+        errs.add_to(st);
     }
 }
 
 /// Lanes of the error sums (element `i` of a block goes to lane `i mod LANES`).
 pub(in crate::chunk) const LANES: usize = 8;
 
-/// Adds the errors `|fv(output) · down − input|` of `f32` inputs to the lane sums and maxima;
-/// with `SKIP`, leaving out the elements where it is not finite (exactly those where the
-/// input or the output is NaN or infinite: `f32` inputs and scales of at most 2^±127 cannot
-/// overflow an `f64`).
+/// The error statistics of eight lanes (element `i` of a block in lane `i mod LANES`): the
+/// sums of the absolute errors, of their squares and of the inputs' squares, and the largest
+/// absolute and relative errors. Every path adds the same elements into the same lanes in
+/// the same order ([`Errors::add`]), so that their sums are equal, not only close.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Errors {
+    pub(crate) sum: [f64; LANES],
+    pub(crate) max: [f64; LANES],
+    pub(crate) sq: [f64; LANES],
+    pub(crate) signal: [f64; LANES],
+    pub(crate) rel: [f64; LANES],
+}
+
+impl Errors {
+    /// Empty sums, the maxima at those of `st`.
+    pub(crate) fn new(st: &Stats) -> Errors {
+        Errors {
+            sum: [0.0; LANES],
+            max: [st.max_abs_error; LANES],
+            sq: [0.0; LANES],
+            signal: [0.0; LANES],
+            rel: [st.max_rel_error; LANES],
+        }
+    }
+
+    /// Adds the error `e` of the input `a` to lane `l`.
+    #[inline(always)]
+    pub(crate) fn add(&mut self, l: usize, e: f64, a: f64) {
+        self.sum[l] += e;
+        self.max[l] = if e > self.max[l] { e } else { self.max[l] };
+        self.sq[l] += e * e;
+        self.signal[l] += a * a;
+        let r = if a != 0.0 { e / a.abs() } else { 0.0 };
+        self.rel[l] = if r > self.rel[l] { r } else { self.rel[l] };
+    }
+
+    /// Whether every error added was finite (an error is at most ~2^256 and a pass at most
+    /// 2^16 elements, so a lane sum overflows only through an element that is not finite).
+    #[inline(always)]
+    pub(crate) fn finite(&self) -> bool {
+        self.sum.iter().all(|x| x.is_finite())
+    }
+
+    /// Adds the sums to `st` and takes the maxima.
+    pub(crate) fn add_to(&self, st: &mut Stats) {
+        let top = |v: &[f64; LANES], from: f64| v.iter().fold(from, |m, &x| m.max(x));
+        st.sum_abs_error += self.sum.iter().sum::<f64>();
+        st.max_abs_error = top(&self.max, st.max_abs_error);
+        st.sum_sq_error += self.sq.iter().sum::<f64>();
+        st.sum_sq_input += self.signal.iter().sum::<f64>();
+        st.max_rel_error = top(&self.rel, st.max_rel_error);
+    }
+}
+
+/// Adds the errors `|fv(output) · down − input|` of `f32` inputs to the lanes
+/// ([`Errors::add`]); with `SKIP`, leaving out the elements where it is not finite (exactly
+/// those where the input or the output is NaN or infinite: `f32` inputs and scales of at
+/// most 2^±127 cannot overflow an `f64`).
 #[inline(always)]
 pub(in crate::chunk) fn error_pass<const SCALED: bool, const SKIP: bool, S: Le, D: Le>(
     src: &[S],
     dst: &[D],
     down: f64,
     fv: &impl Fn(u32) -> f64,
-    sum: &mut [f64; LANES],
-    max: &mut [f64; LANES],
+    errs: &mut Errors,
 ) {
-    // Local copies, so that the accumulators live in registers.
-    let (mut s, mut m) = (*sum, *max);
+    // A local copy, so that the accumulators live in registers.
+    let mut acc = *errs;
     let err = |x: &S, y: &D| {
         let a = f32::from_bits(x.to_u64() as u32) as f64;
         let b = fv(y.to_u64() as u32);
         let b = if SCALED { b * down } else { b };
         let e = (b - a).abs();
         if !SKIP || e < f64::INFINITY {
-            e
+            (e, a)
         } else {
-            0.0
+            (0.0, 0.0)
         }
     };
     let mut xs = src.chunks_exact(LANES);
     let mut ys = dst.chunks_exact(LANES);
     for (xc, yc) in xs.by_ref().zip(ys.by_ref()) {
         for l in 0..LANES {
-            let e = err(&xc[l], &yc[l]);
-            s[l] += e;
-            m[l] = if e > m[l] { e } else { m[l] };
+            let (e, a) = err(&xc[l], &yc[l]);
+            acc.add(l, e, a);
         }
     }
     for (l, (x, y)) in xs.remainder().iter().zip(ys.remainder()).enumerate() {
-        let e = err(x, y);
-        s[l] += e;
-        m[l] = if e > m[l] { e } else { m[l] };
+        let (e, a) = err(x, y);
+        acc.add(l, e, a);
     }
-    (*sum, *max) = (s, m);
+    *errs = acc;
 }
 
 /// The counts of [`Stats`] for `f32` inputs — NaN outputs, NaN to number, overflow to
@@ -612,13 +659,12 @@ pub(in crate::chunk) fn count_finite<S: Le, D: Le>(
 
 /// Adds a statistics pass's counts (NaN, NaN to number, overflow to ∞, saturated, flushed,
 /// error elements) and error lanes to `st`.
-pub(in crate::chunk) fn add_counts(st: &mut Stats, counts: &[u64; 6], sum: &[f64], max: &[f64]) {
+pub(in crate::chunk) fn add_counts(st: &mut Stats, counts: &[u64; 6], errs: &Errors) {
     st.nan += counts[0];
     st.nan_to_number += counts[1];
     st.overflow_to_inf += counts[2];
     st.saturated += counts[3];
     st.flushed_to_zero += counts[4];
     st.error_elements += counts[5];
-    st.sum_abs_error += sum.iter().sum::<f64>();
-    st.max_abs_error = max.iter().fold(0.0f64, |m, &x| m.max(x));
+    errs.add_to(st);
 }

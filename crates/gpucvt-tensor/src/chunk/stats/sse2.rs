@@ -5,7 +5,7 @@ use crate::chunk::decode::{Codes, DstTable};
 use crate::chunk::exp2i;
 use crate::chunk::stats::lanes::{symmetric, BlockRange};
 use crate::chunk::stats::{
-    add_counts, count_finite, count_pass, error_pass, Chunk, Counter, LANES,
+    add_counts, count_finite, count_pass, error_pass, Chunk, Counter, Errors, LANES,
 };
 use crate::Stats;
 use safe_arch::*;
@@ -32,7 +32,7 @@ impl Counter {
         let fv = |y: u32| t.val[y as u16 as usize];
         let fc = |y: u32| t.cls[y as u16 as usize] as u32;
         let mut counts = [0u64; 6];
-        let mut acc = Acc::new(&[0.0; LANES], &[st.max_abs_error; LANES]);
+        let mut acc = Acc::new(&Errors::new(st));
         let mut last: Option<(i32, i32, i32)> = None;
         for (j, (sb, db)) in src.chunks(bsize).zip(dst.chunks(bsize)).enumerate() {
             let k = if SCALED { ks[j] } else { 0 };
@@ -48,20 +48,20 @@ impl Counter {
             } else {
                 groups::<SCALED, false>(&mut acc, x, y, &t.val, blk, relu, zero);
             }
-            let (mut sum, mut max) = acc.lanes();
+            let mut errs = acc.lanes();
             let mut tail = [0u32; 2];
             if whole < sb.len() {
                 // The last elements, in lanes 0, 1, …: as [`error_pass`] and [`count_finite`].
                 let (xs, ys) = (&sb[whole..], &db[whole..]);
-                error_pass::<SCALED, false, u32, u8>(xs, ys, down, &fv, &mut sum, &mut max);
+                error_pass::<SCALED, false, u32, u8>(xs, ys, down, &fv, &mut errs);
                 let c = count_finite(xs, ys, t_lo, t_hi, relu, zero);
                 tail = [c[3], c[4]];
             }
             // The lane sums are finite exactly when every element is finite on both sides
             // (an error is at most ~2^256, a block at most 2^16 elements).
-            if sum.iter().all(|x| x.is_finite()) {
+            if errs.finite() {
                 if whole < sb.len() {
-                    acc.set_lanes(&sum, &max);
+                    acc.set_lanes(&errs);
                 }
                 counts[3] += tail[0] as u64;
                 counts[4] += tail[1] as u64;
@@ -69,65 +69,89 @@ impl Counter {
             } else {
                 // Again, leaving the non-finite elements out, with the general counts.
                 acc = before;
-                let (mut sum, mut max) = acc.lanes();
-                error_pass::<SCALED, true, u32, u8>(sb, db, down, &fv, &mut sum, &mut max);
-                acc.set_lanes(&sum, &max);
+                let mut errs = acc.lanes();
+                error_pass::<SCALED, true, u32, u8>(sb, db, down, &fv, &mut errs);
+                acc.set_lanes(&errs);
                 let c = count_pass(sb, db, t_lo, t_hi, relu, &fc);
                 for (t, c) in counts.iter_mut().zip(c) {
                     *t += c as u64;
                 }
             }
         }
-        let (sum, max) = acc.lanes();
+        let errs = acc.lanes();
         let [sat, flushed] = acc.counts();
         counts[3] += sat;
         counts[4] += flushed;
-        add_counts(st, &counts, &sum, &max);
+        add_counts(st, &counts, &errs);
     }
 }
 
-/// The lane sums of the errors (lanes `2i` and `2i + 1` in `s[i]`), their maximum (in two
-/// lanes: only the largest of all is reported, and every error is finite here, so that
-/// it does not matter which lane holds which), the saturated and flushed counts (four
-/// lanes each).
+/// The lane sums of the errors, of their squares and of the inputs' squares (lanes `2i` and
+/// `2i + 1` in element `i` of `s`, `q` and `g`), the largest absolute and relative errors (in
+/// two lanes: only the largest of all is reported, and every error is finite here, so that
+/// it does not matter which lane holds which), the saturated and flushed counts (four lanes
+/// each).
 #[derive(Clone, Copy)]
 pub(in crate::chunk) struct Acc {
     pub(in crate::chunk) s: [m128d; 4],
+    pub(in crate::chunk) q: [m128d; 4],
+    pub(in crate::chunk) g: [m128d; 4],
     pub(in crate::chunk) m: m128d,
+    pub(in crate::chunk) r: m128d,
     pub(in crate::chunk) sat: m128i,
     pub(in crate::chunk) flushed: m128i,
 }
 
 impl Acc {
-    pub(in crate::chunk) fn new(sum: &[f64; LANES], max: &[f64; LANES]) -> Acc {
+    pub(in crate::chunk) fn new(errs: &Errors) -> Acc {
         let zero = m128d::from_array([0.0; 2]);
         let mut a = Acc {
             s: [zero; 4],
+            q: [zero; 4],
+            g: [zero; 4],
             m: zero,
+            r: zero,
             sat: m128i::from([0i32; 4]),
             flushed: m128i::from([0i32; 4]),
         };
-        a.set_lanes(sum, max);
+        a.set_lanes(errs);
         a
     }
 
-    /// Sets the lane sums and maxima (the maximum of the lanes' maxima for all).
-    pub(in crate::chunk) fn set_lanes(&mut self, sum: &[f64; LANES], max: &[f64; LANES]) {
+    /// Sets the lanes (the maxima to the largest of the lanes' for all).
+    pub(in crate::chunk) fn set_lanes(&mut self, errs: &Errors) {
+        let pair = |v: &[f64; LANES], i: usize| m128d::from_array([v[2 * i], v[2 * i + 1]]);
         for i in 0..4 {
-            self.s[i] = m128d::from_array([sum[2 * i], sum[2 * i + 1]]);
+            self.s[i] = pair(&errs.sum, i);
+            self.q[i] = pair(&errs.sq, i);
+            self.g[i] = pair(&errs.signal, i);
         }
-        let m = max.iter().fold(0.0f64, |m, &x| m.max(x));
+        let top = |v: &[f64; LANES]| v.iter().fold(0.0f64, |m, &x| m.max(x));
+        let (m, r) = (top(&errs.max), top(&errs.rel));
         self.m = m128d::from_array([m, m]);
+        self.r = m128d::from_array([r, r]);
     }
 
-    /// The lane sums and maxima (as [`Acc::set_lanes`]: each lane with the largest).
-    pub(in crate::chunk) fn lanes(&self) -> ([f64; LANES], [f64; LANES]) {
-        let mut sum = [0.0; LANES];
-        for i in 0..4 {
-            [sum[2 * i], sum[2 * i + 1]] = self.s[i].to_array();
+    /// The lanes (as [`Acc::set_lanes`]: each maximum the largest).
+    pub(in crate::chunk) fn lanes(&self) -> Errors {
+        let unpair = |v: &[m128d; 4]| {
+            let mut out = [0.0; LANES];
+            for i in 0..4 {
+                [out[2 * i], out[2 * i + 1]] = v[i].to_array();
+            }
+            out
+        };
+        let top = |v: m128d| {
+            let [a, b] = v.to_array();
+            [a.max(b); LANES]
+        };
+        Errors {
+            sum: unpair(&self.s),
+            max: top(self.m),
+            sq: unpair(&self.q),
+            signal: unpair(&self.g),
+            rel: top(self.r),
         }
-        let [a, b] = self.m.to_array();
-        (sum, [a.max(b); LANES])
     }
 
     /// The saturated and flushed counts.
@@ -156,10 +180,14 @@ pub(in crate::chunk) fn groups<const SCALED: bool, const SIMPLE: bool>(
     let BlockRange { down, t_lo, t_hi } = blk;
     let Acc {
         mut s,
+        mut q,
+        mut g,
         mut m,
+        mut r,
         mut sat,
         mut flushed,
     } = *acc;
+    let zero_d = m128d::from_array([0.0; 2]);
     let abs = cast_to_m128d_from_m128i(set_splat_i64_m128i(i64::MAX));
     let downv = set_splat_m128d(down);
     let thi = set_splat_i32_m128i(t_hi);
@@ -179,7 +207,8 @@ pub(in crate::chunk) fn groups<const SCALED: bool, const SIMPLE: bool>(
             m128i::from([xc[4] as i32, xc[5] as i32, xc[6] as i32, xc[7] as i32]),
         ];
         // The errors.
-        let mut e = [m128d::from_array([0.0; 2]); 4];
+        let mut e = [zero_d; 4];
+        let mut rel = [zero_d; 4];
         for (h, &xv) in xw.iter().enumerate() {
             let f = cast_to_m128_from_m128i(xv);
             let a = [
@@ -192,11 +221,22 @@ pub(in crate::chunk) fn groups<const SCALED: bool, const SIMPLE: bool>(
                 if SCALED {
                     b = mul_m128d(b, downv);
                 }
-                e[2 * h + p] = bitand_m128d(sub_m128d(b, a), abs);
-                s[2 * h + p] = add_m128d(s[2 * h + p], e[2 * h + p]);
+                let j = 2 * h + p;
+                e[j] = bitand_m128d(sub_m128d(b, a), abs);
+                s[j] = add_m128d(s[j], e[j]);
+                q[j] = add_m128d(q[j], mul_m128d(e[j], e[j]));
+                g[j] = add_m128d(g[j], mul_m128d(a, a));
+                // e / |a| where a is not zero, else 0 (as [`Errors::add`]).
+                let mag = bitand_m128d(a, abs);
+                let nonzero = cmp_neq_mask_m128d(mag, zero_d);
+                rel[j] = bitand_m128d(div_m128d(e[j], mag), nonzero);
             }
         }
         m = max_m128d(max_m128d(max_m128d(e[0], e[1]), max_m128d(e[2], e[3])), m);
+        r = max_m128d(
+            max_m128d(max_m128d(rel[0], rel[1]), max_m128d(rel[2], rel[3])),
+            r,
+        );
         // The counts.
         let yb = unpack_low_i8_m128i(set_i64_m128i_s(yq as i64), nothing);
         let yw = [
@@ -231,5 +271,13 @@ pub(in crate::chunk) fn groups<const SCALED: bool, const SIMPLE: bool>(
             }
         }
     }
-    *acc = Acc { s, m, sat, flushed };
+    *acc = Acc {
+        s,
+        q,
+        g,
+        m,
+        r,
+        sat,
+        flushed,
+    };
 }
