@@ -118,7 +118,11 @@ fn visa_long_alias_chains_are_linear() {
         assert!(d.is_empty(), "{:?}", &d[..d.len().min(3)]);
         t.elapsed().as_secs_f64()
     };
-    let (small, large) = (time(2_000), time(20_000));
+    // The best of a few runs of each: a shared machine's pauses land in single runs (one
+    // run each measured 0.003 s against 0.152 s under load, a ratio of 50 where linear
+    // is 10 and the quadratic walk was over 100).
+    let best = |n: usize, runs: usize| (0..runs).map(|_| time(n)).fold(f64::INFINITY, f64::min);
+    let (small, large) = (best(2_000, 5), best(20_000, 3));
     assert!(
         large < 40.0 * small.max(1e-3),
         "2,000 aliases: {small:.3} s, 20,000: {large:.3} s"
