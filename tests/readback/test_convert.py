@@ -92,13 +92,16 @@ def single(tmp, name, array, args, seed_offset):
         i = args.index("--seed")
         seed = int(args[i + 1])
         del args[i : i + 2]
-    gpucvt("convert", src, "-o", dst, *args, "--seed", seed + seed_offset)
+    # (--all: a tensor alone is converted whatever it is; the default choice of linear
+    # layers' weights has its own tests.)
+    gpucvt("convert", src, "-o", dst, *args, "--all", "--seed", seed + seed_offset)
     return read_safetensors(dst)
 
 
 def convert(tmp, src, args, tag):
     dst = tmp / f"out-{tag}.safetensors"
-    out, _ = gpucvt("convert", src, "-o", dst, *args, "--json")
+    every = [] if "--tensor" in args else ["--all"]
+    out, _ = gpucvt("convert", src, "-o", dst, *args, *every, "--json")
     return dst, json.loads(out)
 
 
@@ -275,16 +278,16 @@ def test_selection_by_patterns(tmp_path, checkpoint):
 def test_strict_and_dry_run(tmp_path, checkpoint):
     src, tensors = checkpoint
     dst = tmp_path / "strict.safetensors"
-    _, err = gpucvt("convert", src, "-o", dst, "--to", "e2m1", "--satfinite", "--block", "32", "--strict", expect=2)
+    _, err = gpucvt("convert", src, "-o", dst, "--to", "e2m1", "--satfinite", "--block", "32", "--all", "--strict", expect=2)
     assert "--strict" in err and '"odd"' in err
     assert not dst.exists()
-    out, _ = gpucvt("convert", src, "-o", dst, "--to", "e2m1", "--satfinite", "--block", "32", "--dry-run", "--json")
+    out, _ = gpucvt("convert", src, "-o", dst, "--to", "e2m1", "--satfinite", "--block", "32", "--all", "--dry-run", "--json")
     plan = json.loads(out)
     assert not dst.exists()
     actions = {t["name"]: t["action"] for t in plan["tensors"]}
     assert actions["scalar"] == "keep" and actions["embed.weight"] == "convert"
     # The planned size is the size of the file a real run writes.
-    gpucvt("convert", src, "-o", dst, "--to", "e2m1", "--satfinite", "--block", "32")
+    gpucvt("convert", src, "-o", dst, "--to", "e2m1", "--satfinite", "--block", "32", "--all")
     assert plan["output_bytes"] == dst.stat().st_size
 
 
