@@ -2,6 +2,7 @@
 //! exponent range unbounded, would leave its range. An input a little above the largest
 //! finite value that rounds to it anyway (449 into e4m3 under `.rn`) is not counted.
 
+use crate::chunk::exp2i;
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::Layout;
 use gpucvt_core::round::Direction;
@@ -24,14 +25,14 @@ pub(crate) fn saturation_bounds(conv: &Conversion) -> (f64, f64) {
                 (true, Some(b)) => value(b),
                 _ => value(dst.min_positive_bits()),
             };
-            (0.0, coarse(tiny), 1.0, coarse(exp2(-(l.man_bits as i32))))
+            (0.0, coarse(tiny), 1.0, coarse(exp2i(-(l.man_bits as i32))))
         }
         Layout::Float(l) => {
-            let ulp = coarse(exp2(exponent(max) - l.man_bits as i32));
+            let ulp = coarse(exp2i(exponent(max) - l.man_bits as i32));
             (-max, ulp, max, ulp)
         }
         Layout::Fixed(l) => {
-            let step = exp2(-(l.frac_bits as i32));
+            let step = exp2i(-(l.frac_bits as i32));
             let min = dst.min_finite_bits().map_or(0.0, value);
             (min, coarse(step), max, coarse(step))
         }
@@ -85,10 +86,6 @@ fn exponent(v: f64) -> i32 {
     ((v.to_bits() >> 52) & 0x7ff) as i32 - 1023
 }
 
-fn exp2(e: i32) -> f64 {
-    crate::chunk::exp2i(e)
-}
-
 /// The largest `f64` below `v` (`v` positive and finite).
 fn next_down(v: f64) -> f64 {
     f64::from_bits(v.to_bits() - 1)
@@ -96,7 +93,7 @@ fn next_down(v: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::saturation_bounds;
+    use super::{next_down, saturation_bounds};
     use gpucvt_core::convert::{Conversion, Overflow, Policy};
     use gpucvt_core::format::{self, Format};
     use gpucvt_core::round::Rounding;
@@ -220,9 +217,5 @@ mod tests {
             bounds(f, format::E4M3, Rounding::RN, relu),
             (f64::NEG_INFINITY, 464.0)
         );
-    }
-
-    fn next_down(v: f64) -> f64 {
-        f64::from_bits(v.to_bits() - 1)
     }
 }
