@@ -60,7 +60,7 @@ class Summary:
     """What :func:`convert_file` did.
 
     ``input``, ``output``, ``conversion`` (its label, e.g. ``"e4m3 rn .satfinite"``),
-    ``kind`` (``npy``, ``safetensors`` or ``raw``), ``tensors`` (a list of
+    ``kind`` (``npy``, ``safetensors``, ``raw``, or ``checkpoint`` for a folder), ``tensors`` (a list of
     :class:`TensorSummary`), ``copied`` (names of tensors copied unchanged, not selected),
     ``kept`` (a list of ``(name, reason)`` for tensors copied unchanged with a reason: not a
     linear layer's weight where the tensors were chosen by default, or selected but not
@@ -188,12 +188,16 @@ def convert_file(
     recipe: Optional[str] = None,
     force: bool = False,
     all: bool = False,
+    layout: Optional[str] = None,
 ) -> Summary:
     """Convert a whole tensor file, exactly as ``gpucvt convert SRC -o DST [options]``.
 
-    ``src``: a ``.npy``, ``.safetensors`` or raw little-endian file (raw: give ``from_``);
-    ``dst``: the output, of the same kind (written to a temporary file and renamed when
-    complete). Keywords are the CLI's options: ``to`` (a format name or dtype) with ``mode``,
+    ``src``: a ``.npy``, ``.safetensors`` or raw little-endian file (raw: give ``from_``),
+    or a checkpoint folder (``config.json``, ``.safetensors`` shards and their index);
+    ``dst``: the output, of the same kind (written to a temporary file or folder and renamed
+    when complete). ``layout`` (``--layout``): the checkpoint layout a serving stack loads,
+    ``"modelopt"``, ``"compressed-tensors"`` or ``"deepseek"`` (default ``"gpucvt"``,
+    gpucvt's own); a folder then gets the stack's quantization config too. Keywords are the CLI's options: ``to`` (a format name or dtype) with ``mode``,
     ``satfinite``, ``sat``, ``relu``, ``ftz``, ``pzo``, ``rbits_width``; or ``cvt`` (a PTX
     form, ``"cvt.rn.satfinite.e4m3x2.f32"``); ``from_`` (``--from``); ``tensor`` and
     ``exclude`` (a name/glob pattern or a list of them; ``--tensor``, ``--exclude``;
@@ -277,6 +281,7 @@ def convert_file(
             scale_2=bool(scale_2),
             force=bool(force),
             all=bool(all),
+            layout=_opt_str(layout, "layout"),
         )
     return Summary(json.loads(text))
 

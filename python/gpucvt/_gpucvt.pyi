@@ -88,6 +88,7 @@ def convert_file(
     scale_2: bool = False,
     force: bool = False,
     all: bool = False,
+    layout: Optional[str] = None,
 ) -> str: ...
 def dequantize_file(
     src: str,

@@ -93,7 +93,7 @@ struct PlanJson<'a> {
 /// every 50 ms to run signal handlers: one that raises stops the conversion
 /// ([`interruptible`]).
 #[pyfunction]
-#[pyo3(signature = (src, dst, to=None, mode="rn", satfinite=false, sat=false, relu=false, ftz=false, pzo=false, rbits_width=None, cvt=None, from_=None, tensors=Vec::new(), exclude=Vec::new(), strict=false, threads=0, seed=0, block=None, scale=None, scale_rule=None, dry_run=false, recipe=None, axis=None, scale_layout=None, scale_2=false, force=false, all=false))]
+#[pyo3(signature = (src, dst, to=None, mode="rn", satfinite=false, sat=false, relu=false, ftz=false, pzo=false, rbits_width=None, cvt=None, from_=None, tensors=Vec::new(), exclude=Vec::new(), strict=false, threads=0, seed=0, block=None, scale=None, scale_rule=None, dry_run=false, recipe=None, axis=None, scale_layout=None, scale_2=false, force=false, all=false, layout=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn convert_file(
     py: Python<'_>,
@@ -124,6 +124,7 @@ pub fn convert_file(
     scale_2: bool,
     force: bool,
     all: bool,
+    layout: Option<String>,
 ) -> PyResult<String> {
     let request = ConvertRequest {
         to,
@@ -152,6 +153,7 @@ pub fn convert_file(
             second_level: scale_2,
         },
         force,
+        layout,
     };
     let Built { mut options, label } = request.build().map_err(to_py)?;
     let label = label.to_string();

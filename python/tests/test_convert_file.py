@@ -270,3 +270,33 @@ def test_sqnr_and_relative_error_equal_numpy_on_the_read_back_data(tmp_path):
     s = gpucvt.convert_file(tmp_path / "i.npy", tmp_path / "j.npy", to="bf16")
     assert s.total.sqnr_db is None and s.total.max_rel_error == 0.0
     assert s.to_dict()["total"]["sqnr_db"] is None
+
+
+def test_checkpoint_folder_in_a_stack_layout(tmp_path):
+    # A folder of one shard and its config: converted into a folder in the compressed-tensors
+    # layout, with the same numbers as the CLI's.
+    src = tmp_path / "model"
+    src.mkdir()
+    rng = np.random.default_rng(3)
+    w = rng.normal(0, 0.05, (32, 64)).astype(np.float32)
+    w[0, :4] = [0.0, -0.0, 1e-40, 1e30]
+    safetensors_numpy.save_file({"layer.proj.weight": w, "lm_head.weight": w[:8]},
+                                str(src / "model.safetensors"))
+    (src / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    with pytest.raises(ValueError, match="unknown layout \"gguf\" for layout"):
+        gpucvt.convert_file(src, tmp_path / "x", recipe="fp8-row", layout="gguf")
+    s = gpucvt.convert_file(src, tmp_path / "out", recipe="fp8-row", layout="compressed-tensors")
+    assert s.kind == "checkpoint" and [t.name for t in s.tensors] == ["layer.proj.weight"]
+    raw = (tmp_path / "out" / "model.safetensors").read_bytes()
+    header = json.loads(raw[8 : 8 + int.from_bytes(raw[:8], "little")])
+    assert header["layer.proj.weight"]["dtype"] == "F8_E4M3"
+    assert header["layer.proj.weight_scale"]["shape"] == [32, 1]
+    config = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert config["quantization_config"]["ignore"] == ["lm_head"]
+    cli = tmp_path / "cli"
+    r = subprocess.run([gpucvt_bin(), "convert", str(src), "-o", str(cli), "--recipe", "fp8-row",
+                        "--layout", "compressed-tensors", "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["tensors"] == s.to_dict()["tensors"]
+    for f in ("model.safetensors", "config.json"):
+        assert (cli / f).read_bytes() == (tmp_path / "out" / f).read_bytes()

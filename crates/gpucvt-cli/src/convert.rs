@@ -27,10 +27,12 @@ use std::path::PathBuf;
     mut_arg("pzo", |a| a.help("With --to: PTX .pzo (−0 results become +0)")),
 )]
 pub struct Args {
-    /// The input: FILE.npy, FILE.safetensors, or raw little-endian data (with --from).
+    /// The input: FILE.npy, FILE.safetensors, a checkpoint folder (config.json and
+    /// .safetensors shards, with model.safetensors.index.json), or raw little-endian data
+    /// (with --from).
     pub input: PathBuf,
-    /// The output, of the same kind as the input (written to a temporary file in the same
-    /// folder and renamed when complete; never the input).
+    /// The output, of the same kind as the input (written to a temporary file, or for a
+    /// checkpoint a temporary folder, beside it and renamed when complete; never the input).
     #[arg(short = 'o', long, value_name = "OUTPUT")]
     pub output: PathBuf,
     /// Destination format (f16, bf16, e4m3, e5m2, e2m3, e3m2, e2m1, ue8m0, …); the source is
@@ -127,6 +129,13 @@ pub struct Args {
     /// or raw output); without it they are an error.
     #[arg(long)]
     pub force: bool,
+    /// .safetensors: the checkpoint layout a serving stack loads: modelopt (NVFP4, FP8 per
+    /// row or in 128x128 blocks, as ModelOpt exports them), compressed-tensors (NVFP4,
+    /// MXFP4, MXFP8, FP8: llm-compressor / vLLM), deepseek (FP8 128x128 blocks with
+    /// weight_scale_inv), or gpucvt (default: gpucvt's own). With a checkpoint folder as
+    /// input, the output folder gets the stack's quantization config too.
+    #[arg(long, value_name = "LAYOUT")]
+    pub layout: Option<String>,
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
@@ -443,6 +452,7 @@ pub fn run(a: &Args) -> Result<Done, CliError> {
         seed: a.seed,
         scaling: sreq,
         force: a.force,
+        layout: a.layout.clone(),
     };
     let Built {
         options: opts,

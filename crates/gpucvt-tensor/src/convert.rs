@@ -168,14 +168,21 @@ pub fn convert_file(
     opts: &Options,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Summary> {
+    if input.is_dir() {
+        let mut notes = Vec::new();
+        let pool = start_pool(clamp_threads(opts.threads, &mut notes))?;
+        check_options(opts, Kind::Safetensors)?;
+        let mut s =
+            crate::files::checkpoint::dir::convert_dir(input, output, opts, &pool, progress)?;
+        notes.append(&mut s.notes);
+        s.notes = notes;
+        return Ok(s);
+    }
     let output = &resolve_output(output)?;
     let (mut f, len, kind) = open_input(input, output, opts)?;
     let mut notes = Vec::new();
     let threads = clamp_threads(opts.threads, &mut notes);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| Error::Invalid(format!("cannot start the worker threads: {e}")))?;
+    let pool = start_pool(threads)?;
     let mut ctx = Ctx {
         input,
         output,
@@ -189,9 +196,17 @@ pub fn convert_file(
     };
     let mut summary = match kind {
         Kind::Safetensors => {
-            let layout = st_layout(input, opts, &mut f, len, &pool)?;
+            let layout = st_layout(input, opts, &mut f, len, &pool, true)?;
             if !layout.converts_any() {
                 return Err(nothing_to_convert(input, &layout));
+            }
+            if opts.layout != crate::options::Layout::Gpucvt {
+                notes.push(format!(
+                    "the {} layout's configuration (config.json's quantization_config) is \
+                     written when a checkpoint folder is converted; a single file gets the \
+                     layout's tensors only",
+                    opts.layout.name()
+                ));
             }
             ctx.safetensors(&mut f, layout)?
         }
@@ -209,6 +224,11 @@ pub fn convert_file(
 /// conversion or the reason it is kept, and the output's size. The same checks run, so an
 /// input that [`convert_file`] would refuse is refused here too.
 pub fn plan_file(input: &Path, output: &Path, opts: &Options) -> Result<FilePlan> {
+    if input.is_dir() {
+        let pool = start_pool(clamp_threads(opts.threads, &mut Vec::new()))?;
+        check_options(opts, Kind::Safetensors)?;
+        return crate::files::checkpoint::dir::plan_dir(input, output, opts, &pool);
+    }
     let output = &resolve_output(output)?;
     let (mut f, len, kind) = open_input(input, output, opts)?;
     // (The tensors that f32, bf16 and ue4m3 scales would quantize are read, as a conversion
@@ -218,11 +238,18 @@ pub fn plan_file(input: &Path, output: &Path, opts: &Options) -> Result<FilePlan
         .build()
         .map_err(|e| Error::Invalid(format!("cannot start the worker threads: {e}")))?;
     match kind {
-        Kind::Safetensors => Ok(st_layout(input, opts, &mut f, len, &pool)?.plan()),
+        Kind::Safetensors => Ok(st_layout(input, opts, &mut f, len, &pool, true)?.plan()),
         Kind::Npy | Kind::Raw => {
             Ok(single_layout(input, output, opts, &mut f, len, kind == Kind::Npy, &pool)?.plan())
         }
     }
+}
+
+fn start_pool(threads: usize) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Invalid(format!("cannot start the worker threads: {e}")))
 }
 
 /// The worker threads for `asked` (0: one per core), by the rule every front end shares
@@ -258,6 +285,30 @@ fn input_kind(input: &Path, output: &Path, why: &str) -> Result<(Kind, std::fs::
     Ok((kind, meta))
 }
 
+/// The checks of the options alone, for an input of `kind`.
+fn check_options(opts: &Options, kind: Kind) -> Result<()> {
+    if let Some(b) = opts.block {
+        b.check()?;
+    }
+    if (!opts.tensors.is_empty() || !opts.exclude.is_empty()) && kind != Kind::Safetensors {
+        return Err(Error::Invalid(
+            "tensor names select tensors of .safetensors files only".into(),
+        ));
+    }
+    if opts.from.is_some() && kind == Kind::Safetensors {
+        return Err(Error::Invalid(
+            "a .safetensors file names its dtypes; an input format applies to raw and .npy files only".into(),
+        ));
+    }
+    if opts.layout != crate::options::Layout::Gpucvt && kind != Kind::Safetensors {
+        return Err(Error::Option(crate::options::msg![
+            crate::options::Opt::Layout,
+            " lays out .safetensors checkpoints; a .npy or raw output has gpucvt's own layout"
+        ]));
+    }
+    Ok(())
+}
+
 /// The checks every conversion makes before reading the input; the input opened, its length
 /// and kind.
 fn open_input(input: &Path, output: &Path, opts: &Options) -> Result<(File, u64, Kind)> {
@@ -267,9 +318,7 @@ fn open_input(input: &Path, output: &Path, opts: &Options) -> Result<(File, u64,
         " (it reads parts of the file by position, which a pipe cannot give: save the data to a file first)",
     )?;
     refuse_same(input, output)?;
-    if let Some(b) = opts.block {
-        b.check()?;
-    }
+    check_options(opts, kind)?;
     if kind == Kind::Safetensors {
         refuse_read_only(output, opts.force)?;
     } else {
@@ -282,16 +331,6 @@ fn open_input(input: &Path, output: &Path, opts: &Options) -> Result<(File, u64,
             }
             files::unit::check_names(&unit, &written)?;
         }
-    }
-    if (!opts.tensors.is_empty() || !opts.exclude.is_empty()) && kind != Kind::Safetensors {
-        return Err(Error::Invalid(
-            "tensor names select tensors of .safetensors files only".into(),
-        ));
-    }
-    if opts.from.is_some() && kind == Kind::Safetensors {
-        return Err(Error::Invalid(
-            "a .safetensors file names its dtypes; an input format applies to raw and .npy files only".into(),
-        ));
     }
     let f = File::open(input).map_err(|e| Error::io("open", input, e))?;
     Ok((f, meta.len(), kind))

@@ -19,7 +19,8 @@
 //!   it: `safetensors/{header,layout,write}.rs`, `single.rs` (`.npy` and raw: one tensor,
 //!   scales in sidecars, with [`npy`] and `raw.rs`), `unit.rs` (an output and its sidecars
 //!   as one unit), `selfcheck.rs` (every output read back before it is kept), `output.rs`
-//!   (temporaries, [`OutputFile`]).
+//!   (temporaries, [`OutputFile`]), `checkpoint/` (the serving stacks' layouts as data,
+//!   their quantization configs, checkpoint folders of shards: [`options::Layout`]).
 //! - `dequantize/`: the exact products of block-scaled tensors, for both kinds.
 //! - `stream/`: one tensor streamed chunk by chunk: workers convert, a writer thread writes.
 //! - [`chunk`]: one chunk converted: `Plan` (element-wise, and MX's fused fast path),

@@ -5,6 +5,7 @@
 //! own). [`npy`] and [`raw`] read those inputs' headers, [`selfcheck`] reads every output
 //! back before it is kept.
 
+pub(crate) mod checkpoint;
 pub(crate) mod finite;
 pub mod npy;
 pub(crate) mod output;

@@ -174,7 +174,12 @@ pub fn unregister_temporary(path: &Path) {
 pub fn remove_temporaries() {
     let _committing = committing();
     for p in live_temporaries().drain(..) {
-        let _ = std::fs::remove_file(p);
+        // (A checkpoint folder's temporary is a folder.)
+        if p.is_dir() {
+            let _ = std::fs::remove_dir_all(p);
+        } else {
+            let _ = std::fs::remove_file(p);
+        }
     }
 }
 

@@ -33,6 +33,7 @@ pub enum Opt {
     Scale2,
     Force,
     Dequantize,
+    Layout,
 }
 
 impl Opt {
@@ -65,6 +66,7 @@ impl Opt {
             Opt::Scale2 => "scale_2",
             Opt::Force => "force",
             Opt::Dequantize => "dequantize",
+            Opt::Layout => "layout",
         }
     }
 

@@ -2,10 +2,12 @@
 //! [`ConvertRequest`] / [`ScalingRequest`], the options as text checked and built into them
 //! (one reader for every front end).
 
+mod layout;
 mod message;
 mod request;
 mod select;
 
+pub use layout::Layout;
 pub(crate) use message::msg;
 pub use message::{Message, Opt, Piece};
 pub use request::{
@@ -62,6 +64,8 @@ pub struct Options {
     /// (a few MiB), and a set flag stops it with [`Error::Cancelled`], its temporaries
     /// removed and nothing written.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// `.safetensors`: the layout the output follows (gpucvt's own, or a serving stack's).
+    pub layout: Layout,
 }
 
 impl Options {
@@ -80,6 +84,7 @@ impl Options {
             block: None,
             force: false,
             cancel: None,
+            layout: Layout::Gpucvt,
         }
     }
 }

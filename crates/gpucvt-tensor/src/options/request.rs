@@ -87,6 +87,8 @@ pub struct ConvertRequest {
     pub scaling: ScalingRequest,
     /// `--force`: replace a read-only output.
     pub force: bool,
+    /// `--layout`: the serving stack whose checkpoint layout the output follows.
+    pub layout: Option<String>,
 }
 
 impl Default for ConvertRequest {
@@ -110,6 +112,7 @@ impl Default for ConvertRequest {
             seed: 0,
             scaling: ScalingRequest::default(),
             force: false,
+            layout: None,
         }
     }
 }
@@ -172,6 +175,9 @@ impl ConvertRequest {
         options.seed = self.seed;
         options.block = block;
         options.force = self.force;
+        if let Some(l) = &self.layout {
+            options.layout = crate::options::Layout::named(l)?;
+        }
         Ok(Built { options, label })
     }
 

@@ -4,10 +4,11 @@
 use crate::chunk::splitmix64;
 use crate::dtype::{self, dense_packing, Packing};
 use crate::error::{Error, Result};
+use crate::files::checkpoint::stacks::{self, Scheme, Storage};
 use crate::files::finite::{self, Scan};
 use crate::files::safetensors::header as st;
 use crate::files::{decide, scale_outputs, PlanKey, Scaled};
-use crate::options::{msg, Opt};
+use crate::options::{msg, Layout, Opt};
 use crate::{FilePlan, Options, PlannedTensor};
 use gpucvt_core::convert::Conversion;
 use gpucvt_core::format::Format;
@@ -80,6 +81,8 @@ pub(crate) enum StAction {
 
 pub(crate) struct StEntry {
     pub(crate) name: String,
+    /// The name it is stored under (a stack's layout may rename a converted weight).
+    pub(crate) out_name: String,
     pub(crate) in_dtype: Dtype,
     pub(crate) shape: Vec<u64>,
     pub(crate) in_bytes: u64,
@@ -97,6 +100,8 @@ pub(crate) struct StLayout {
     /// Where the input's data starts.
     pub(crate) in_data_start: u64,
     pub(crate) data_len: u64,
+    /// How a stack's layout stores the converted tensors (`None`: gpucvt's own).
+    pub(crate) storage: Option<Storage>,
 }
 
 impl StLayout {
@@ -188,13 +193,17 @@ pub(crate) fn st_layout(
     f: &mut File,
     len: u64,
     pool: &rayon::ThreadPool,
+    whole: bool,
 ) -> Result<StLayout> {
     let file = input.display().to_string();
     let hdr = st::read_header(f, len, input)?;
     let in_data_start = 8 + (len - 8 - hdr_data_len(&hdr));
     let wanted = Patterns::new(&opts.tensors, Opt::Tensor)?;
     let excluded = Patterns::new(&opts.exclude, Opt::Exclude)?;
-    every_pattern_matches(&file, &hdr, &wanted)?;
+    if whole {
+        // (In a checkpoint folder, a pattern must match in some shard: checked over all.)
+        every_pattern_matches(&file, &hdr, &wanted)?;
+    }
     let mut b = Builder {
         taken: hdr.tensors.iter().map(|(n, _)| n.as_str()).collect(),
         ..Builder::default()
@@ -240,6 +249,7 @@ pub(crate) fn st_layout(
         out,
         entries,
         offset,
+        storage,
         ..
     } = b;
     // (The input's tensor list is not needed again: freed before the output header is built.)
@@ -259,6 +269,7 @@ pub(crate) fn st_layout(
         keys,
         in_data_start,
         data_len: offset,
+        storage,
     })
 }
 
@@ -337,6 +348,8 @@ struct Builder<'h> {
     out: Vec<(String, TensorInfo)>,
     entries: Vec<StEntry>,
     offset: u64,
+    /// The stack storage of the converted tensors (one recipe: one storage per file).
+    storage: Option<Storage>,
 }
 
 impl<'h> Builder<'h> {
@@ -358,16 +371,35 @@ impl<'h> Builder<'h> {
             ))
         })?;
         let n: u64 = shape.iter().product();
+        let storage = self.storage(opts, what, name, shape, &dst, scaled)?;
         let mut named = Vec::new();
-        for o in scale_outputs(shape, scaled) {
-            let sname = format!("{name}{}", o.suffix);
-            if self.taken.contains(sname.as_str()) || self.scale_names.contains(&sname) {
+        let outs = scale_outputs(shape, scaled);
+        let mut renamed = Vec::new();
+        if let Some(s) = &storage {
+            // (`storage` checked that the name is `P.weight`.)
+            let module = stacks::module_of(name).unwrap_or(name);
+            if s.weight != "weight" {
+                renamed.push(format!("{module}.{}", s.weight));
+            }
+            let suffixes = std::iter::once(s.scale).chain(s.second.map(|x| x.0));
+            named.extend(
+                outs.iter()
+                    .zip(suffixes)
+                    .map(|(o, x)| (format!("{module}.{x}"), o.bytes)),
+            );
+        } else {
+            named.extend(
+                outs.iter()
+                    .map(|o| (format!("{name}{}", o.suffix), o.bytes)),
+            );
+        }
+        for sname in renamed.iter().chain(named.iter().map(|x| &x.0)) {
+            if self.taken.contains(sname.as_str()) || self.scale_names.contains(sname) {
                 return Err(Error::Invalid(format!(
-                    "{what}: its scale tensor would be named {sname:?}, which the file already has"
+                    "{what}: it would write a tensor named {sname:?}, which the file already has"
                 )));
             }
             self.scale_names.insert(sname.clone());
-            named.push((sname, o.bytes));
         }
         let mut named = named.into_iter();
         let (scale, scale_2) = (named.next(), named.next());
@@ -395,6 +427,55 @@ impl<'h> Builder<'h> {
         }))
     }
 
+    /// How the layout asked for stores the tensor `name` (`None`: gpucvt's own layout),
+    /// which a stack's layout must be able to: a linear layer's weight (`P.weight`, 2-d)
+    /// quantized by a scheme that stack has.
+    fn storage(
+        &mut self,
+        opts: &Options,
+        what: &str,
+        name: &str,
+        shape: &[u64],
+        dst: &Format,
+        scaled: Scaled,
+    ) -> Result<Option<Storage>> {
+        let layout = opts.layout;
+        if layout == Layout::Gpucvt {
+            return Ok(None);
+        }
+        if stacks::module_of(name).is_none() || shape.len() != 2 {
+            return Err(Error::Option(msg![
+                format!(
+                    "{what}: the {} layout stores linear layers' weights (2-d tensors named \
+                     P.weight), and this tensor is not one; leave it out (",
+                    layout.name()
+                ),
+                Opt::Exclude,
+                ") or write gpucvt's own layout"
+            ]));
+        }
+        let Some(scheme) = Scheme::of(dst, scaled.scaling().as_ref()) else {
+            return Err(Error::Option(msg![
+                format!(
+                    "{what}: the {} layout holds the stacks' named schemes; this conversion \
+                     (to {dst}{}) is none of them: give one of the recipes nvfp4, mxfp4, \
+                     mxfp8, fp8-tensor, fp8-row, fp8-block128 (",
+                    layout.name(),
+                    match scaled.scaling() {
+                        Some(b) => format!(", {}", b.describe()),
+                        None => ", without block scales".to_string(),
+                    }
+                ),
+                Opt::Recipe,
+                ")"
+            ]));
+        };
+        let s = stacks::storage(layout, scheme)
+            .map_err(|m| Error::Option(m.after(format!("{what}: {}: ", layout.name()))))?;
+        self.storage = Some(s);
+        Ok(Some(s))
+    }
+
     /// The tensor's entry and its output header entries (with its scale tensors').
     fn push(&mut self, name: &'h str, info: &TensorInfo, shape: Vec<u64>, action: StAction) {
         let in_bytes = (info.data_offsets.1 - info.data_offsets.0) as u64;
@@ -407,20 +488,43 @@ impl<'h> Builder<'h> {
             }
             _ => (info.dtype, in_bytes),
         };
-        self.header_entry(name.to_string(), out_dtype, info.shape.clone(), out_bytes);
+        let converted = matches!(action, StAction::Convert(_));
+        let (out_name, out_dtype, stored_shape) = match &self.storage {
+            Some(s) if converted => {
+                let (d, sh) = stacks::weight_stored(s, out_dtype, &info.shape);
+                let module = stacks::module_of(name).unwrap_or(name);
+                (format!("{module}.{}", s.weight), d, sh)
+            }
+            _ => (name.to_string(), out_dtype, info.shape.clone()),
+        };
+        self.header_entry(out_name.clone(), out_dtype, stored_shape, out_bytes);
         if let StAction::Convert(c) = &action {
             let outs = scale_outputs(&shape, self.keys[c.key as usize].scaled);
-            for (o, (sname, sbytes)) in outs.into_iter().zip(c.scale.iter().chain(&c.scale_2)) {
-                let dtype = o
+            for (i, (o, (sname, sbytes))) in outs
+                .into_iter()
+                .zip(c.scale.iter().chain(&c.scale_2))
+                .enumerate()
+            {
+                let mut dtype = o
                     .format
                     .and_then(|f| dtype::safetensors_of(f.storage()))
                     .unwrap_or(Dtype::F32);
-                let sshape = o.shape.iter().map(|&d| d as usize).collect();
+                let mut sshape = o.shape.clone();
+                if let Some(s) = &self.storage {
+                    if i == 0 {
+                        dtype = stacks::scale_dtype(s, dtype);
+                        sshape = s.scale_shape.apply(&sshape);
+                    } else if let Some((_, stacks::Second::Reciprocal)) = s.second {
+                        sshape = vec![1];
+                    }
+                }
+                let sshape = sshape.iter().map(|&d| d as usize).collect();
                 self.header_entry(sname.clone(), dtype, sshape, *sbytes);
             }
         }
         self.entries.push(StEntry {
             name: name.to_string(),
+            out_name,
             in_dtype: info.dtype,
             shape,
             in_bytes,

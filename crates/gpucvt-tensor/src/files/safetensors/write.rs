@@ -3,6 +3,7 @@
 
 use crate::chunk::Plan;
 use crate::error::{Error, Result};
+use crate::files::checkpoint::stacks::{self, Storage};
 use crate::files::output::Temp;
 use crate::files::safetensors::layout::{StAction, StConvert, StLayout};
 use crate::files::selfcheck::{self, Hashing, Region};
@@ -97,7 +98,8 @@ impl Ctx<'_> {
                             sf.seek(SeekFrom::Start(scales_at))
                                 .map_err(|err| Error::io("write", &out_path, err))?;
                             let mut sw = Hashing::new(BufWriter::with_capacity(1 << 20, sf));
-                            let parts = [Some(&qd.scales[..]), qd.scale_2.as_ref().map(|b| &b[..])];
+                            let second = stored_second(layout.storage.as_ref(), qd.scale_2);
+                            let parts = [Some(&qd.scales[..]), second.as_ref().map(|b| &b[..])];
                             let mut regions = Vec::new();
                             let names = c.scale.iter().chain(&c.scale_2);
                             for (part, (name, bytes)) in parts.into_iter().flatten().zip(names) {
@@ -154,7 +156,7 @@ impl Ctx<'_> {
                     regions
                 }
             };
-            done.end_tensor(&mut w, e.name, e.out_bytes, scale_region, &out_path)?;
+            done.end_tensor(&mut w, e.out_name, e.out_bytes, scale_region, &out_path)?;
         }
         w.flush().map_err(|e| Error::io("write", &out_path, e))?;
         drop(w.into_inner());
@@ -252,6 +254,16 @@ impl Ctx<'_> {
         };
         Ok((stats, Some(region)))
     }
+}
+
+/// The bytes of the second-level scale as the layout stores it (gpucvt's `f32` `s2`, or a
+/// stack's form of it).
+fn stored_second(storage: Option<&Storage>, s2: Option<[u8; 4]>) -> Option<[u8; 4]> {
+    let s2 = s2?;
+    Some(match storage.and_then(|s| s.second) {
+        Some((_, how)) => stacks::second_bytes(how, s2),
+        None => s2,
+    })
 }
 
 /// A second handle on the output, which writes the scales of a tensor in place after it
