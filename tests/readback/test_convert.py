@@ -291,6 +291,26 @@ def test_strict_and_dry_run(tmp_path, checkpoint):
     assert plan["output_bytes"] == dst.stat().st_size
 
 
+def test_an_attention_mask_under_mx_scales(tmp_path):
+    # A -inf mask: its blocks get OCP MX's NaN scale, named in a note; with --strict the
+    # tensor is refused and nothing is written.
+    mask = np.zeros((4, 64), np.float32)
+    mask[:, 40:] = -np.inf
+    src = tmp_path / "m.safetensors"
+    write_safetensors(src, {"attn.mask": mask, "w.weight": np.ones((4, 64), np.float32)})
+    out, err = gpucvt("convert", src, "-o", tmp_path / "o.safetensors", "--recipe", "mxfp8",
+                      "--all", "--json")
+    assert "attn.mask: 4 of its 8 blocks hold a NaN or an infinity" in json.loads(out)["notes"][-1]
+    got = read_safetensors(tmp_path / "o.safetensors")
+    scales = np.frombuffer(got["attn.mask_scale"][2], np.uint8).reshape(4, 2)
+    assert (scales[:, 0] != 0xFF).all() and (scales[:, 1] == 0xFF).all()
+    _, err = gpucvt("convert", src, "-o", tmp_path / "s.safetensors", "--recipe", "mxfp8",
+                    "--all", "--strict", expect=2)
+    assert "attn.mask: 4 of its 8 blocks hold a NaN or an infinity" in err and "--strict" in err
+    assert not (tmp_path / "s.safetensors").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.safetensors", "o.safetensors"]
+
+
 def test_npy_outputs_read_back_with_numpy(tmp_path):
     rng = np.random.default_rng(3)
     x = specials(rng, 64 * 32, 1.0).reshape(64, 32)

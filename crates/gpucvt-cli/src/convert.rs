@@ -74,7 +74,8 @@ pub struct Args {
     /// Make a selected tensor that the conversion cannot take (a scalar or a last dimension
     /// that does not divide into blocks, an element count that does not fill FP4/FP6 bytes, an
     /// integer or unsupported dtype) an error; by default it is copied unchanged and listed
-    /// as kept.
+    /// as kept. With MX scales, a tensor whose blocks get the NaN scale (a NaN or an
+    /// infinity: an attention mask's -inf) is an error too, instead of a note.
     #[arg(long)]
     pub strict: bool,
     /// Print what would be done to every tensor and the output's size; write nothing.

@@ -188,6 +188,24 @@ pub(crate) fn nan_scale_note(name: &str, st: &Stats) -> Option<String> {
     })
 }
 
+/// With [`Options::strict`], a converted tensor some of whose blocks got the NaN scale (an
+/// attention mask's `-inf` under MX scales) is an error instead of a note: the output is
+/// not kept.
+pub(crate) fn refuse_nan_scales(opts: &Options, name: &str, st: &Stats) -> Result<()> {
+    if !opts.strict || st.nan_blocks == 0 {
+        return Ok(());
+    }
+    Err(Error::Option(crate::options::msg![
+        format!(
+            "{name}: {} of its {} blocks hold a NaN or an infinity, whose scale would be NaN \
+             and which would read back as NaN (",
+            st.nan_blocks, st.blocks
+        ),
+        crate::options::Opt::Strict,
+        "); leave the tensor out, or convert without it to keep OCP MX's NaN scale"
+    ]))
+}
+
 /// An internal error: the writer wrote a different number of bytes than it planned.
 pub(crate) fn short_region(path: &Path, what: &str, planned: u64, written: u64) -> Error {
     Error::Internal(format!(

@@ -9,7 +9,8 @@ use crate::files::output::Temp;
 use crate::files::selfcheck::{self, Hashing, Region};
 use crate::files::unit::{self, Metadata, Part, Unit};
 use crate::files::{
-    decide, nan_scale_note, npy, raw, scale_outputs, short_region, Ctx, PlanKey, Scaled,
+    decide, nan_scale_note, npy, raw, refuse_nan_scales, scale_outputs, short_region, Ctx, PlanKey,
+    Scaled,
 };
 use crate::scaling::ScaleFormat;
 use crate::stream::quantized::QuantJob;
@@ -236,6 +237,7 @@ impl Ctx<'_> {
         let stats = hashes.stats;
         let mut total = Stats::default();
         total.merge(&stats);
+        refuse_nan_scales(self.opts, &l.name, &stats)?;
         let notes = nan_scale_note(&l.name, &stats).into_iter().collect();
         Ok(Summary {
             kind: if l.npy { "npy" } else { "raw" },

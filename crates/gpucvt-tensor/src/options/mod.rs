@@ -46,7 +46,8 @@ pub struct Options {
     /// applied after [`Options::tensors`].
     pub exclude: Vec<String>,
     /// Make a selected tensor that the conversion cannot take an error, instead of keeping it
-    /// unchanged (see [`Kept`](crate::Kept)).
+    /// unchanged (see [`Kept`](crate::Kept)); and a tensor some of whose blocks get the NaN
+    /// scale (MX scales: a NaN or an infinity in the block) an error, instead of a note.
     pub strict: bool,
     /// Convert integer and boolean tensors too. By default they (indices, step counters,
     /// masks) are kept unchanged unless named exactly in [`Options::tensors`].

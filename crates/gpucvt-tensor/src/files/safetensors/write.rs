@@ -7,7 +7,7 @@ use crate::files::checkpoint::stacks::{self, Storage};
 use crate::files::output::Temp;
 use crate::files::safetensors::layout::{StAction, StConvert, StLayout};
 use crate::files::selfcheck::{self, Hashing, Region};
-use crate::files::{nan_scale_note, short_region, Ctx, Plans, Scaled};
+use crate::files::{nan_scale_note, refuse_nan_scales, short_region, Ctx, Plans, Scaled};
 use crate::stream::quantized::QuantJob;
 use crate::{Kept, Stats, Summary, TensorSummary};
 use std::fs::File;
@@ -142,6 +142,7 @@ impl Ctx<'_> {
                         })
                         .collect();
                     done.total.merge(&stats);
+                    refuse_nan_scales(self.opts, &e.name, &stats)?;
                     done.notes.extend(nan_scale_note(&e.name, &stats));
                     done.tensors.push(TensorSummary {
                         name: e.name.clone(),
