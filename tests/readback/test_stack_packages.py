@@ -2,8 +2,10 @@
 
 compressed-tensors (the library vLLM and llm-compressor use) parses the folder's
 `quantization_config`, and transformers' `from_pretrained` loads the folder through it and
-decompresses every layer. The decompressed weights must equal, bit for bit, the numpy reader
-of test_layouts.py (written from the library's source), and every other tensor the input.
+decompresses every layer; transformers' fine-grained FP8 loader (`quant_method` "fp8")
+loads the DeepSeek layout and dequantizes it. The weights must equal, bit for bit, the numpy
+readers of test_layouts.py (written from the stacks' source), and every other tensor the
+input.
 
 These packages need PyTorch (about 3 GB of CUDA wheels even for a CPU), so they are not in
 tests/requirements.lock: `scripts/test --stacks` installs tests/stacks/requirements.lock into
@@ -22,7 +24,13 @@ ct = pytest.importorskip("compressed_tensors")
 transformers = pytest.importorskip("transformers")
 
 from conftest import gpucvt  # noqa: E402
-from test_layouts import LINEARS, dequant_compressed_tensors, folder, read_folder  # noqa: E402,F401
+from test_layouts import (  # noqa: E402,F401
+    LINEARS,
+    dequant_compressed_tensors,
+    dequant_deepseek,
+    folder,
+    read_folder,
+)
 
 CT_RECIPES = ["nvfp4", "mxfp4", "mxfp8", "fp8-tensor", "fp8-row", "fp8-block128"]
 
@@ -78,3 +86,28 @@ def test_compressed_tensors_loads_and_decompresses(tmp_path, folder, recipe):
         np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32), err_msg=name)
     assert linear == 2 * len(LINEARS)
     shutil.rmtree(out)
+
+
+def test_transformers_loads_the_deepseek_layout(tmp_path, folder):
+    src, t = folder
+    out = tmp_path / "out"
+    gpucvt("convert", src, "-o", out, "--recipe", "fp8-block128", "--layout", "deepseek")
+    # Without a GPU, transformers' FineGrainedFP8 quantizer dequantizes while loading
+    # (quantizer_finegrained_fp8.py validate_environment; Fp8Dequantize: q x s in f32).
+    model, info = transformers.AutoModelForCausalLM.from_pretrained(
+        str(out), dtype=torch.float32, output_loading_info=True
+    )
+    assert not any(info.values()), info
+    q = transformers.AutoConfig.from_pretrained(str(out)).quantization_config
+    parsed = transformers.FineGrainedFP8Config.from_dict(q)
+    assert parsed.weight_block_size == (128, 128) or parsed.weight_block_size == [128, 128]
+    assert parsed.activation_scheme == "dynamic"
+    state = model.state_dict()
+    stored, _ = read_folder(out)
+    for name, a in t.items():
+        got = state[name].detach().numpy()
+        if any(name.endswith(n + ".weight") for n, _ in LINEARS):
+            want = dequant_deepseek(stored, name[: -len(".weight")], "fp8-block128")
+        else:
+            want = a.astype(np.float32)
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32), err_msg=name)
