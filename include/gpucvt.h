@@ -48,6 +48,12 @@
 // were not kept).
 #define GPUCVT_FLAG_NAN_CANONICAL 64
 
+// A diagnostic that is an error (what `gpucvt_diag_severity` returns).
+#define GPUCVT_SEVERITY_ERROR 1
+
+// A diagnostic that is a warning.
+#define GPUCVT_SEVERITY_WARNING 2
+
 // Rounding: to nearest, ties to even (the default).
 #define GPUCVT_ROUND_RN 0
 
@@ -160,8 +166,33 @@ typedef enum gpucvt_status {
 // the caller: free it with `gpucvt_diag_free`.
 typedef struct gpucvt_diag gpucvt_diag;
 
+// The diagnostics of a checked text, in the order `gpucvt check` prints them. Owned by the
+// caller: free it with `gpucvt_diag_list_free` (which frees its diagnostics too).
+typedef struct gpucvt_diag_list gpucvt_diag_list;
+
 // A form: an instruction read and checked once, immutable, shareable across threads.
 typedef struct gpucvt_form gpucvt_form;
+
+// What a form is read and checked for. Zero-initialise it and set `size`; every zero or NULL
+// field means the default.
+typedef struct gpucvt_options {
+  // `sizeof(gpucvt_options)`.
+  size_t size;
+  // PTX (and Tile IR's `tileiras` lowering): the target whose rules apply, as PTX writes
+  // it (`"sm_90a"`, `"sm_100f"`); NULL accepts every PTX form that is legal on some target
+  // (and lowers Tile IR for sm_100a).
+  const char *target;
+  // PTX: the `.version` (`"9.5"`); NULL is the newest gpucvt knows.
+  const char *ptx_version;
+  // vISA: the control register cr0 (rounding mode, denormal and float-to-int bits); 0 is
+  // its value at kernel entry.
+  uint32_t cr0;
+  // Tile IR: `GPUCVT_TILE_TILEIRAS` (0) or `GPUCVT_TILE_SPEC`.
+  uint32_t tile_semantics;
+  // Tile IR: the specification version the op is verified at (`"13.4"`); NULL is the
+  // newest.
+  const char *tile_version;
+} gpucvt_options;
 
 // A number format of gpucvt's catalogue. A value: copy it freely; it needs no freeing.
 // Get one from `gpucvt_format_by_name`; `id` is an index into this library's catalogue
@@ -187,27 +218,6 @@ typedef struct gpucvt_policy {
   int32_t scale;
 } gpucvt_policy;
 
-// What a form is read and checked for. Zero-initialise it and set `size`; every zero or NULL
-// field means the default.
-typedef struct gpucvt_options {
-  // `sizeof(gpucvt_options)`.
-  size_t size;
-  // PTX (and Tile IR's `tileiras` lowering): the target whose rules apply, as PTX writes
-  // it (`"sm_90a"`, `"sm_100f"`); NULL accepts every PTX form that is legal on some target
-  // (and lowers Tile IR for sm_100a).
-  const char *target;
-  // PTX: the `.version` (`"9.5"`); NULL is the newest gpucvt knows.
-  const char *ptx_version;
-  // vISA: the control register cr0 (rounding mode, denormal and float-to-int bits); 0 is
-  // its value at kernel entry.
-  uint32_t cr0;
-  // Tile IR: `GPUCVT_TILE_TILEIRAS` (0) or `GPUCVT_TILE_SPEC`.
-  uint32_t tile_semantics;
-  // Tile IR: the specification version the op is verified at (`"13.4"`); NULL is the
-  // newest.
-  const char *tile_version;
-} gpucvt_options;
-
 // A 128-bit result, element 0 in the lowest bits.
 typedef struct gpucvt_u128 {
   // Bits 63..0.
@@ -230,6 +240,55 @@ const char *gpucvt_version(void);
 // A static NUL-terminated description of a status code (`"unknown status"` for a value that
 // is not one).
 const char *gpucvt_status_str(int32_t status);
+
+// Checks a whole source text of `dialect` (`GPUCVT_DIALECT_PTX`: a PTX module;
+// `GPUCVT_DIALECT_VISA`: vISA assembly; `GPUCVT_DIALECT_TILE`: a CUDA Tile IR `.mlir`
+// file) with the reader's and the checker's rules, as `gpucvt check` does. `opts` (NULL
+// for the defaults): PTX's `target` and `ptx_version` (NULL: the module's own `.target`
+// and `.version`), Tile IR's `tile_version` (NULL: the newest); the other fields are not
+// used. `text` is `len` bytes of UTF-8.
+//
+// On `GPUCVT_OK` (no error) and `GPUCVT_E_ILLEGAL` (at least one error diagnostic) `*out`
+// is the list of diagnostics (possibly empty, warnings included), to free with
+// `gpucvt_diag_list_free`, and `*diag`, when not NULL, is NULL. Any other status means the
+// text was not checked (a NULL, text that is not UTF-8, an unknown dialect or name): `*out`
+// is NULL and `*diag` says why.
+//
+// # Safety
+// `text` points to `len` readable bytes; `opts` is NULL or a valid `gpucvt_options` of
+// `opts->size` bytes whose strings are NULL or NUL-terminated; `out` is writable; `diag`
+// is NULL or writable.
+enum gpucvt_status gpucvt_check_text(const char *text,
+                                     size_t len,
+                                     uint32_t dialect,
+                                     const struct gpucvt_options *opts,
+                                     struct gpucvt_diag_list **out,
+                                     struct gpucvt_diag **diag);
+
+// How many diagnostics the list holds (0 for NULL).
+//
+// # Safety
+// `l` is NULL or a live list.
+size_t gpucvt_diag_list_len(const struct gpucvt_diag_list *l);
+
+// How many of them are errors (0 for NULL).
+//
+// # Safety
+// `l` is NULL or a live list.
+size_t gpucvt_diag_list_errors(const struct gpucvt_diag_list *l);
+
+// Diagnostic `i` of the list, owned by it (valid until the list is freed; do not free it
+// with `gpucvt_diag_free`); NULL when `l` is NULL or `i` is not below the length.
+//
+// # Safety
+// `l` is NULL or a live list.
+const struct gpucvt_diag *gpucvt_diag_list_get(const struct gpucvt_diag_list *l, size_t i);
+
+// Frees a list and its diagnostics (NULL is ignored).
+//
+// # Safety
+// `l` is NULL or a list this library returned, not freed before.
+void gpucvt_diag_list_free(struct gpucvt_diag_list *l);
 
 // Looks a format up by any name gpucvt accepts, case-insensitively: its own (`e4m3`,
 // `bf16`, `s32`), ml_dtypes' (`float8_e4m3fn`, `bfloat16`), safetensors' (`F8_E4M3`),
@@ -304,6 +363,13 @@ uint32_t gpucvt_diag_line(const struct gpucvt_diag *d);
 // # Safety
 // `d` is NULL or a live diagnostic.
 uint32_t gpucvt_diag_column(const struct gpucvt_diag *d);
+
+// `GPUCVT_SEVERITY_ERROR` or, for a warning of `gpucvt_check_text`, `GPUCVT_SEVERITY_WARNING`
+// (0 for NULL). Every diagnostic of a failed call is an error.
+//
+// # Safety
+// `d` is NULL or a live diagnostic.
+uint32_t gpucvt_diag_severity(const struct gpucvt_diag *d);
 
 // Frees a diagnostic (NULL is ignored).
 //

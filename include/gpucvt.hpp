@@ -9,7 +9,8 @@
  * that does not parse or is not legal, the diagnostic's rule, line, column and message.
  * Operands are passed as gpucvt::Operands, a read-only view of contiguous uint64_t (a
  * std::vector, a std::array, a C array, or a pointer and a count), or to eval as a braced
- * list.
+ * list. check() runs the whole-file checker over a PTX module, vISA assembly or Tile IR
+ * text and returns its diagnostics.
  */
 #ifndef GPUCVT_HPP
 #define GPUCVT_HPP
@@ -23,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace gpucvt {
 
@@ -103,16 +105,24 @@ struct Options {
 
 /* An instruction read and checked once: a PTX cvt / cvt.pack form, a vISA mov or a Tile IR
  * conversion op. */
+namespace detail {
+/* The C options of `opts` (its strings must outlive the result). */
+inline gpucvt_options c_options(const Options &opts) noexcept {
+    gpucvt_options o{};
+    o.size = sizeof o;
+    o.target = opts.target.empty() ? nullptr : opts.target.c_str();
+    o.ptx_version = opts.ptx_version.empty() ? nullptr : opts.ptx_version.c_str();
+    o.cr0 = opts.cr0;
+    o.tile_semantics = opts.tile_spec ? GPUCVT_TILE_SPEC : GPUCVT_TILE_TILEIRAS;
+    o.tile_version = opts.tile_version.empty() ? nullptr : opts.tile_version.c_str();
+    return o;
+}
+}  // namespace detail
+
 class Form {
 public:
     explicit Form(std::string_view text, const Options &opts = {}) {
-        gpucvt_options o{};
-        o.size = sizeof o;
-        o.target = opts.target.empty() ? nullptr : opts.target.c_str();
-        o.ptx_version = opts.ptx_version.empty() ? nullptr : opts.ptx_version.c_str();
-        o.cr0 = opts.cr0;
-        o.tile_semantics = opts.tile_spec ? GPUCVT_TILE_SPEC : GPUCVT_TILE_TILEIRAS;
-        o.tile_version = opts.tile_version.empty() ? nullptr : opts.tile_version.c_str();
+        gpucvt_options o = detail::c_options(opts);
         gpucvt_diag *diag = nullptr;
         gpucvt_status s = gpucvt_form_parse(text.data(), text.size(), &o, &form_, &diag);
         detail::check(s, diag);
@@ -184,6 +194,35 @@ public:
 private:
     gpucvt_form *form_ = nullptr;
 };
+
+/* One diagnostic of check(): 1-based position, error or warning, the rule and the message. */
+struct Diagnostic {
+    uint32_t line = 0, column = 0;
+    bool error = true;
+    std::string rule, message;
+};
+
+/* A whole source text checked as `gpucvt check` checks it (gpucvt_check_text): dialect
+ * GPUCVT_DIALECT_PTX (a module), _VISA (assembly) or _TILE (a .mlir file); for PTX, an empty
+ * target or version means the module's own. Returns every diagnostic, errors and warnings,
+ * in order; throws Error only when the text could not be checked (not UTF-8, an unknown
+ * dialect or name). */
+inline std::vector<Diagnostic> check(std::string_view text, uint32_t dialect, const Options &opts = {}) {
+    gpucvt_options o = detail::c_options(opts);
+    gpucvt_diag_list *list = nullptr;
+    gpucvt_diag *diag = nullptr;
+    gpucvt_status s = gpucvt_check_text(text.data(), text.size(), dialect, &o, &list, &diag);
+    if (list == nullptr) detail::check(s == GPUCVT_OK ? GPUCVT_E_PANIC : s, diag);
+    std::vector<Diagnostic> out;
+    out.reserve(gpucvt_diag_list_len(list));
+    for (size_t i = 0; i < gpucvt_diag_list_len(list); i++) {
+        const gpucvt_diag *d = gpucvt_diag_list_get(list, i);
+        out.push_back({gpucvt_diag_line(d), gpucvt_diag_column(d), gpucvt_diag_severity(d) == GPUCVT_SEVERITY_ERROR,
+                       gpucvt_diag_rule(d), gpucvt_diag_message(d)});
+    }
+    gpucvt_diag_list_free(list);
+    return out;
+}
 
 /* A number format, by any name gpucvt accepts (Float8E4M3FN, float8_e4m3fn, f8E4M3FN, .e4m3). */
 class Format {

@@ -15,6 +15,7 @@ pub struct gpucvt_diag {
     message: CString,
     line: u32,
     column: u32,
+    severity: u32,
 }
 
 /// A C string from text that may hold NUL bytes (an echoed input): each becomes `\0`.
@@ -36,7 +37,14 @@ impl gpucvt_diag {
             message: c_string(message),
             line,
             column,
+            severity: crate::GPUCVT_SEVERITY_ERROR,
         }
+    }
+
+    /// The diagnostic as a checker's warning or error (`GPUCVT_SEVERITY_ERROR`, `_WARNING`).
+    pub(crate) fn with_severity(mut self, severity: u32) -> Self {
+        self.severity = severity;
+        self
     }
 
     /// The diagnostic of an error of the Rust API: its message, and the first checker
@@ -120,6 +128,17 @@ pub unsafe extern "C" fn gpucvt_diag_line(d: *const gpucvt_diag) -> u32 {
 pub unsafe extern "C" fn gpucvt_diag_column(d: *const gpucvt_diag) -> u32 {
     // SAFETY: the caller guarantees `d` is NULL or live.
     unsafe { d.as_ref() }.map_or(0, |d| d.column)
+}
+
+/// `GPUCVT_SEVERITY_ERROR` or, for a warning of `gpucvt_check_text`, `GPUCVT_SEVERITY_WARNING`
+/// (0 for NULL). Every diagnostic of a failed call is an error.
+///
+/// # Safety
+/// `d` is NULL or a live diagnostic.
+#[no_mangle]
+pub unsafe extern "C" fn gpucvt_diag_severity(d: *const gpucvt_diag) -> u32 {
+    // SAFETY: the caller guarantees `d` is NULL or live.
+    unsafe { d.as_ref() }.map_or(0, |d| d.severity)
 }
 
 /// Frees a diagnostic (NULL is ignored).

@@ -126,7 +126,7 @@ fn status_of(e: &Error) -> gpucvt_status {
 }
 
 /// The Rust options from the C ones, or the diagnostic of a bad name.
-fn options(o: Option<gpucvt_options>) -> Result<Options, (gpucvt_status, String)> {
+pub(crate) fn options(o: Option<gpucvt_options>) -> Result<Options, (gpucvt_status, String)> {
     let Some(o) = o else {
         return Ok(Options::default());
     };

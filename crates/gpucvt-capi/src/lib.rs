@@ -24,11 +24,13 @@
 // The C names are the Rust names, so that the header and this crate read alike.
 #![allow(non_camel_case_types)]
 
+mod check;
 mod convert;
 mod diag;
 mod ffi;
 mod form;
 
+pub use check::*;
 pub use convert::*;
 pub use diag::*;
 pub use form::*;

@@ -389,6 +389,46 @@ static void formats_and_convert(void) {
     EQ(gpucvt_convert(none, e4m3, NULL, 0, 0, &out, NULL), GPUCVT_E_ARGUMENT);
 }
 
+static void check_text(void) {
+    gpucvt_diag_list *l = (gpucvt_diag_list *)1;
+    gpucvt_diag *d = (gpucvt_diag *)1;
+    const char *ptx = ".version 8.0\n.target sm_80\n.entry k() {\n  .reg .f32 %f;\n  .reg .b16 %h;\n  cvt.f16.f32 %h, %f;\n}\n";
+    EQ(gpucvt_check_text(ptx, strlen(ptx), GPUCVT_DIALECT_PTX, NULL, NULL, NULL), GPUCVT_E_NULL);
+    EQ(gpucvt_check_text(NULL, 0, GPUCVT_DIALECT_PTX, NULL, &l, &d), GPUCVT_E_NULL);
+    CHECK(l == NULL);
+    EQ(gpucvt_diag_status(d), GPUCVT_E_NULL);
+    gpucvt_diag_free(d);
+    EQ(gpucvt_check_text(ptx, strlen(ptx), 7, NULL, &l, &d), GPUCVT_E_ARGUMENT);
+    CHECK(l == NULL && strstr(gpucvt_diag_message(d), "dialect 7") != NULL);
+    gpucvt_diag_free(d);
+    EQ(gpucvt_check_text("\xff", 1, GPUCVT_DIALECT_VISA, NULL, &l, &d), GPUCVT_E_PARSE);
+    gpucvt_diag_free(d);
+    /* The missing rounding: one error, at line 6, column 3; the list is owned and freed. */
+    EQ(gpucvt_check_text(ptx, strlen(ptx), GPUCVT_DIALECT_PTX, NULL, &l, &d), GPUCVT_E_ILLEGAL);
+    CHECK(d == NULL);
+    EQ(gpucvt_diag_list_len(l), 1);
+    EQ(gpucvt_diag_list_errors(l), 1);
+    const gpucvt_diag *e = gpucvt_diag_list_get(l, 0);
+    EQ(gpucvt_diag_line(e), 6);
+    EQ(gpucvt_diag_column(e), 3);
+    EQ(gpucvt_diag_severity(e), GPUCVT_SEVERITY_ERROR);
+    EQ(gpucvt_diag_status(e), GPUCVT_E_ILLEGAL);
+    CHECK(strcmp(gpucvt_diag_rule(e), "ptx.rounding-required") == 0);
+    CHECK(gpucvt_diag_list_get(l, 1) == NULL);
+    gpucvt_diag_list_free(l);
+    /* A clean module: GPUCVT_OK and an empty list. */
+    const char *clean = ".version 8.0\n.target sm_80\n.entry k() {\n  .reg .f32 %f;\n  .reg .b16 %h;\n  cvt.rn.f16.f32 %h, %f;\n}\n";
+    EQ(gpucvt_check_text(clean, strlen(clean), GPUCVT_DIALECT_PTX, NULL, &l, NULL), GPUCVT_OK);
+    EQ(gpucvt_diag_list_len(l), 0);
+    gpucvt_diag_list_free(l);
+    /* NULL lists: zeros, NULL, ignored. */
+    EQ(gpucvt_diag_list_len(NULL), 0);
+    EQ(gpucvt_diag_list_errors(NULL), 0);
+    CHECK(gpucvt_diag_list_get(NULL, 0) == NULL);
+    EQ(gpucvt_diag_severity(NULL), 0);
+    gpucvt_diag_list_free(NULL);
+}
+
 int main(void) {
     versions();
     nulls();
@@ -396,6 +436,7 @@ int main(void) {
     options();
     operands_and_buffers();
     formats_and_convert();
+    check_text();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;

@@ -104,6 +104,22 @@ int main() {
     for (auto &th : threads) th.join();
     for (auto &g2 : got) CHECK(g2 == alone);
 
+    // A whole module checked: the missing rounding at line 6, and a warning-free clean one.
+    const char *bad = ".version 8.0\n.target sm_80\n.entry k() {\n  .reg .f32 %f;\n  .reg .b16 %h;\n"
+                      "  cvt.f16.f32 %h, %f;\n}\n";
+    std::vector<gpucvt::Diagnostic> ds = gpucvt::check(bad, GPUCVT_DIALECT_PTX);
+    CHECK(ds.size() == 1 && ds[0].line == 6 && ds[0].column == 3 && ds[0].error);
+    CHECK(ds.size() == 1 && ds[0].rule == "ptx.rounding-required" && !ds[0].message.empty());
+    std::string clean(bad);
+    clean.replace(clean.find("cvt.f16"), 7, "cvt.rn.f16");
+    CHECK(gpucvt::check(clean, GPUCVT_DIALECT_PTX).empty());
+    CHECK(throws(GPUCVT_E_ARGUMENT, [&] { gpucvt::check(clean, 9); }));
+    CHECK(throws(GPUCVT_E_UNKNOWN_NAME, [&] {
+        gpucvt::Options o;
+        o.target = "sm_xyz";
+        gpucvt::check(clean, GPUCVT_DIALECT_PTX, o);
+    }));
+
     if (failures) {
         std::fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
