@@ -131,6 +131,9 @@
 // The dialect of a form: a CUDA Tile IR conversion op.
 #define GPUCVT_DIALECT_TILE 3
 
+// An AMD instruction (gfx942, gfx950, gfx12: `v_cvt_*`), read with `gpucvt_options::amd_target`.
+#define GPUCVT_DIALECT_AMD 4
+
 // What a call did.
 typedef enum gpucvt_status {
   // Success.
@@ -192,6 +195,15 @@ typedef struct gpucvt_options {
   // Tile IR: the specification version the op is verified at (`"13.4"`); NULL is the
   // newest.
   const char *tile_version;
+  // AMD: the target (`"gfx942"`, `"gfx950"`, `"gfx1200"`, `"gfx1201"`), required to read
+  // an AMD instruction (the same opcode is FNUZ fp8 on gfx942 and OCP fp8 on the others).
+  // Added in the second version of this struct.
+  const char *amd_target;
+  // AMD: the MODE register (only its FP16_OVFL bit, 23, matters); 0 at kernel entry.
+  uint32_t amd_mode;
+  // AMD: the destination register's old value, which a partial write (`op_sel`,
+  // `byte_sel`, a word select) keeps.
+  uint64_t amd_old;
 } gpucvt_options;
 
 // A number format of gpucvt's catalogue. A value: copy it freely; it needs no freeing.
@@ -378,9 +390,10 @@ uint32_t gpucvt_diag_severity(const struct gpucvt_diag *d);
 void gpucvt_diag_free(struct gpucvt_diag *d);
 
 // Reads and checks one instruction: a PTX `cvt` / `cvt.pack` form (`cvt.rn.f16.f32`, or a
-// whole statement `cvt.rn.f16.f32 %h, %f;`), a vISA move (`mov.sat hf <- f`) or a Tile IR
-// conversion op (`ftof rounding<zero> : tile<f32> -> tile<f16>`), with the options (NULL
-// for the defaults). `text` is `len` bytes of UTF-8, not necessarily NUL-terminated.
+// whole statement `cvt.rn.f16.f32 %h, %f;`), a vISA move (`mov.sat hf <- f`), a Tile IR
+// conversion op (`ftof rounding<zero> : tile<f32> -> tile<f16>`) or, with
+// `opts->amd_target`, an AMD instruction (`v_cvt_pk_fp8_f32 v1, v2, v3`), with the options
+// (NULL for the defaults). `text` is `len` bytes of UTF-8, not necessarily NUL-terminated.
 //
 // On success `*out` is the form (free it with `gpucvt_form_free`) and `*diag`, when `diag`
 // is not NULL, is NULL. On failure `*out` is NULL and `*diag` a diagnostic to free with
@@ -403,7 +416,7 @@ enum gpucvt_status gpucvt_form_parse(const char *text,
 // using it.
 void gpucvt_form_free(struct gpucvt_form *f);
 
-// The dialect: `GPUCVT_DIALECT_PTX`, `_VISA` or `_TILE` (0 for NULL).
+// The dialect: `GPUCVT_DIALECT_PTX`, `_VISA`, `_TILE` or `_AMD` (0 for NULL).
 //
 // # Safety
 // `f` is NULL or a live form.

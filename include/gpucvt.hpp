@@ -101,6 +101,9 @@ struct Options {
     uint32_t cr0 = 0;         /* vISA's control register */
     bool tile_spec = false;   /* Tile IR: the specification's semantics instead of tileiras' */
     std::string tile_version; /* "13.4"; empty: the newest */
+    std::string amd_target;   /* "gfx950": needed for AMD instructions */
+    uint32_t amd_mode = 0;    /* AMD's MODE register (FP16_OVFL is bit 23) */
+    uint64_t amd_old = 0;     /* AMD: the destination's old value, kept by partial writes */
 };
 
 /* An instruction read and checked once: a PTX cvt / cvt.pack form, a vISA mov or a Tile IR
@@ -115,6 +118,9 @@ inline gpucvt_options c_options(const Options &opts) noexcept {
     o.cr0 = opts.cr0;
     o.tile_semantics = opts.tile_spec ? GPUCVT_TILE_SPEC : GPUCVT_TILE_TILEIRAS;
     o.tile_version = opts.tile_version.empty() ? nullptr : opts.tile_version.c_str();
+    o.amd_target = opts.amd_target.empty() ? nullptr : opts.amd_target.c_str();
+    o.amd_mode = opts.amd_mode;
+    o.amd_old = opts.amd_old;
     return o;
 }
 }  // namespace detail
@@ -139,7 +145,7 @@ public:
     Form &operator=(const Form &) = delete;
     ~Form() { gpucvt_form_free(form_); }
 
-    /* GPUCVT_DIALECT_PTX, _VISA or _TILE. */
+    /* GPUCVT_DIALECT_PTX, _VISA, _TILE or _AMD. */
     uint32_t dialect() const noexcept { return gpucvt_form_dialect(form_); }
     uint32_t operand_count() const noexcept { return gpucvt_form_operand_count(form_); }
     uint32_t operand_bits(uint32_t i) const noexcept { return gpucvt_form_operand_bits(form_, i); }

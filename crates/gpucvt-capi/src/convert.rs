@@ -167,6 +167,11 @@ pub struct gpucvt_policy {
     pub scale: i32,
 }
 
+// SAFETY: `repr(C)` integers only; this is the first version's layout.
+unsafe impl crate::ffi::Growing for gpucvt_policy {
+    const OLDER_SIZES: &'static [usize] = &[];
+}
+
 fn rounding(r: u32, width: u32, rbits: u64, dst: &Format) -> Result<Rounding, gpucvt_status> {
     Ok(match r {
         GPUCVT_ROUND_RN => Rounding::RN,

@@ -38,30 +38,54 @@ pub(crate) unsafe fn non_null<'a, T>(p: *const T) -> Result<&'a T, gpucvt_status
 /// sending the zero check far past the caller's struct.
 const MAX_STRUCT_SIZE: usize = 4096;
 
-/// A copy of a size-first struct (its first field a `size_t` holding its size in bytes).
-/// An older, smaller struct is refused ([`GPUCVT_E_ARGUMENT`]: there is only the first
-/// version so far); a newer, larger one is accepted when the fields this library does not
-/// know are all zero, so that a caller never has a setting silently ignored.
+/// A size-first struct (its first field a `size_t` holding its size in bytes) that may grow:
+/// new fields are added at the end, and every field's all-zero bytes mean its default.
+///
+/// # Safety
+/// The implementer is `#[repr(C)]`, made of integers and raw pointers only (so that all-zero
+/// bytes are a valid value), and `OLDER_SIZES` are the sizes of its earlier published
+/// versions, each ending on a field boundary.
+pub(crate) unsafe trait Growing: Copy {
+    /// `sizeof` each earlier version of the struct (the sizes an older caller gives).
+    const OLDER_SIZES: &'static [usize];
+}
+
+/// A copy of a size-first struct. An earlier version's struct (of one of its sizes) is read
+/// with the fields it lacks zero, their defaults; a newer, larger one is accepted when the
+/// fields this library does not know are all zero, so that a caller never has a setting
+/// silently ignored. Any other size is [`GPUCVT_E_ARGUMENT`].
 ///
 /// # Safety
 /// `p` is NULL or points to at least `size` readable bytes, `size` being its first field.
-pub(crate) unsafe fn read_sized<T: Copy>(p: *const T) -> Result<Option<T>, gpucvt_status> {
+pub(crate) unsafe fn read_sized<T: Growing>(p: *const T) -> Result<Option<T>, gpucvt_status> {
     if p.is_null() {
         return Ok(None);
     }
     // SAFETY: every such struct starts with a `size_t`; `p` is non-NULL and readable.
     let size = unsafe { p.cast::<usize>().read_unaligned() };
     let ours = std::mem::size_of::<T>();
-    if size < ours || size > MAX_STRUCT_SIZE {
+    if (size < ours && !T::OLDER_SIZES.contains(&size)) || size > MAX_STRUCT_SIZE {
         return Err(GPUCVT_E_ARGUMENT);
     }
-    // SAFETY: the caller's struct has `size` bytes, and `size >= ours`.
-    let extra = unsafe { std::slice::from_raw_parts(p.cast::<u8>().add(ours), size - ours) };
-    if extra.iter().any(|&b| b != 0) {
-        return Err(GPUCVT_E_ARGUMENT);
+    if size > ours {
+        // SAFETY: the caller's struct has `size` bytes, and `size > ours`.
+        let extra = unsafe { std::slice::from_raw_parts(p.cast::<u8>().add(ours), size - ours) };
+        if extra.iter().any(|&b| b != 0) {
+            return Err(GPUCVT_E_ARGUMENT);
+        }
     }
-    // SAFETY: `p` points to at least `size_of::<T>()` readable bytes of a `T`.
-    Ok(Some(unsafe { p.read_unaligned() }))
+    let mut out = std::mem::MaybeUninit::<T>::zeroed();
+    // SAFETY: `p` has at least `min(size, ours)` readable bytes and `out` `ours` writable
+    // ones; they do not overlap. All-zero bytes are a valid `T` (the `Growing` contract),
+    // and the copied prefix is the caller's valid fields.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            p.cast::<u8>(),
+            out.as_mut_ptr().cast::<u8>(),
+            size.min(ours),
+        );
+        Ok(Some(out.assume_init()))
+    }
 }
 
 /// A NUL-terminated string argument as UTF-8 (`None` for NULL).

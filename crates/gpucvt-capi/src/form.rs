@@ -26,6 +26,8 @@ pub const GPUCVT_DIALECT_PTX: u32 = 1;
 pub const GPUCVT_DIALECT_VISA: u32 = 2;
 /// The dialect of a form: a CUDA Tile IR conversion op.
 pub const GPUCVT_DIALECT_TILE: u32 = 3;
+/// An AMD instruction (gfx942, gfx950, gfx12: `v_cvt_*`), read with `gpucvt_options::amd_target`.
+pub const GPUCVT_DIALECT_AMD: u32 = 4;
 
 /// What a form is read and checked for. Zero-initialise it and set `size`; every zero or NULL
 /// field means the default.
@@ -48,6 +50,20 @@ pub struct gpucvt_options {
     /// Tile IR: the specification version the op is verified at (`"13.4"`); NULL is the
     /// newest.
     pub tile_version: *const c_char,
+    /// AMD: the target (`"gfx942"`, `"gfx950"`, `"gfx1200"`, `"gfx1201"`), required to read
+    /// an AMD instruction (the same opcode is FNUZ fp8 on gfx942 and OCP fp8 on the others).
+    /// Added in the second version of this struct.
+    pub amd_target: *const c_char,
+    /// AMD: the MODE register (only its FP16_OVFL bit, 23, matters); 0 at kernel entry.
+    pub amd_mode: u32,
+    /// AMD: the destination register's old value, which a partial write (`op_sel`,
+    /// `byte_sel`, a word select) keeps.
+    pub amd_old: u64,
+}
+
+// SAFETY: `repr(C)` integers and pointers only; the first version ended at `tile_version`.
+unsafe impl crate::ffi::Growing for gpucvt_options {
+    const OLDER_SIZES: &'static [usize] = &[std::mem::offset_of!(gpucvt_options, amd_target)];
 }
 
 /// A form: an instruction read and checked once, immutable, shareable across threads.
@@ -176,12 +192,22 @@ pub(crate) fn options(o: Option<gpucvt_options>) -> Result<Options, (gpucvt_stat
             ))
         }
     };
+    let amd_target = match name(o.amd_target, "AMD target")? {
+        None => None,
+        Some(t) => Some(
+            t.parse::<model::amd::Target>()
+                .map_err(|e| unknown("AMD target", t, e.to_string()))?,
+        ),
+    };
     Ok(Options {
         target,
         version,
         cr0: Cr0::from_raw(o.cr0),
         semantics,
         tile_version,
+        amd_target,
+        amd_mode: model::amd::types::Mode::from_raw(o.amd_mode),
+        amd_old: o.amd_old,
         ..Options::default()
     })
 }
@@ -189,10 +215,16 @@ pub(crate) fn options(o: Option<gpucvt_options>) -> Result<Options, (gpucvt_stat
 fn form_of(instr: Instr) -> gpucvt_form {
     let result_bits = instr.result_bits();
     let (operands, dialect, result_elements) = match &instr {
-        Instr::Ptx(_) | Instr::Amd(_) => (
+        Instr::Ptx(_) => (
             Operands::List(instr.operands().iter().map(|o| o.bits).collect()),
             GPUCVT_DIALECT_PTX,
             0,
+        ),
+        // (An AMD result is one register, its elements packed as the instruction writes them.)
+        Instr::Amd(_) => (
+            Operands::List(instr.operands().iter().map(|o| o.bits).collect()),
+            GPUCVT_DIALECT_AMD,
+            1,
         ),
         Instr::Visa(v) => (
             Operands::List(instr.operands().iter().map(|o| o.bits).collect()),
@@ -234,9 +266,10 @@ fn form_of(instr: Instr) -> gpucvt_form {
 }
 
 /// Reads and checks one instruction: a PTX `cvt` / `cvt.pack` form (`cvt.rn.f16.f32`, or a
-/// whole statement `cvt.rn.f16.f32 %h, %f;`), a vISA move (`mov.sat hf <- f`) or a Tile IR
-/// conversion op (`ftof rounding<zero> : tile<f32> -> tile<f16>`), with the options (NULL
-/// for the defaults). `text` is `len` bytes of UTF-8, not necessarily NUL-terminated.
+/// whole statement `cvt.rn.f16.f32 %h, %f;`), a vISA move (`mov.sat hf <- f`), a Tile IR
+/// conversion op (`ftof rounding<zero> : tile<f32> -> tile<f16>`) or, with
+/// `opts->amd_target`, an AMD instruction (`v_cvt_pk_fp8_f32 v1, v2, v3`), with the options
+/// (NULL for the defaults). `text` is `len` bytes of UTF-8, not necessarily NUL-terminated.
 ///
 /// On success `*out` is the form (free it with `gpucvt_form_free`) and `*diag`, when `diag`
 /// is not NULL, is NULL. On failure `*out` is NULL and `*diag` a diagnostic to free with
@@ -288,11 +321,6 @@ pub unsafe extern "C" fn gpucvt_form_parse(
             Err((s, message)) => return fail(s, &message),
         };
         match Instr::parse(text, &opts) {
-            // The options have no AMD target or MODE yet: the dialect is not offered in C.
-            Ok(Instr::Amd(_)) => fail(
-                GPUCVT_E_UNKNOWN_NAME,
-                "AMD instructions are not yet available through the C API",
-            ),
             Ok(instr) => {
                 let form = Box::new(form_of(instr));
                 // SAFETY: `out` is writable; the caller owns the box from now on.
@@ -340,7 +368,7 @@ unsafe fn with_form<T>(
     }
 }
 
-/// The dialect: `GPUCVT_DIALECT_PTX`, `_VISA` or `_TILE` (0 for NULL).
+/// The dialect: `GPUCVT_DIALECT_PTX`, `_VISA`, `_TILE` or `_AMD` (0 for NULL).
 ///
 /// # Safety
 /// `f` is NULL or a live form.

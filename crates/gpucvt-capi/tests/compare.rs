@@ -29,6 +29,14 @@ struct Row {
 
 impl Row {
     fn options(&self) -> Options {
+        // An AMD row names its gfx target in the target column and MODE in cr0's.
+        if let Some(t) = self.target.filter(|t| t.starts_with("gfx")) {
+            return Options {
+                amd_target: Some(t.parse::<model::amd::Target>().unwrap()),
+                amd_mode: model::amd::Mode::from_raw(self.cr0),
+                ..Options::default()
+            };
+        }
         Options {
             target: self.target.map(|t| t.parse::<Target>().unwrap()),
             version: self
@@ -273,6 +281,49 @@ fn tile_rows(rng: &mut Rng) -> Vec<Row> {
     rows
 }
 
+/// AMD rows: every instruction llvm-mc 22 assembled for gfx942, gfx950 and gfx1200
+/// (tests/data/amd/enum_*.txt), each under MODE 0 and with FP16_OVFL, on each of the three
+/// targets (so that the other targets' refusals are compared too), with random operands.
+fn amd_rows(rng: &mut Rng) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let targets: [&'static str; 3] = ["gfx942", "gfx950", "gfx1200"];
+    for file in targets {
+        let path = root().join(format!("crates/gpucvt/tests/data/amd/enum_{file}.txt"));
+        for line in std::fs::read_to_string(path).unwrap().lines() {
+            let text = line.split(';').next().unwrap_or("");
+            // llvm-mc's remarks inside the text (/* … */) are not the instruction's.
+            let mut text = text.to_string();
+            while let (Some(a), Some(b)) = (text.find("/*"), text.find("*/")) {
+                if b < a {
+                    break;
+                }
+                text = format!("{}{}", &text[..a], &text[b + 2..]);
+            }
+            let text = text.trim().to_string();
+            if text.is_empty() {
+                continue;
+            }
+            for target in targets {
+                for mode in [0, model::amd::Mode::FP16_OVFL.raw()] {
+                    let mut row = Row {
+                        target: Some(target),
+                        version: None,
+                        cr0: mode,
+                        spec: false,
+                        text: text.clone(),
+                        ops: vec![0],
+                    };
+                    if let Ok(parsed) = Instr::parse(&text, &row.options()) {
+                        row.ops = operands(&parsed, rng);
+                    }
+                    rows.push(row);
+                }
+            }
+        }
+    }
+    rows
+}
+
 /// The flags of an evaluation through the Rust API, in the C encoding the header documents.
 fn flags_of(instr: &Instr, ops: &[u64]) -> u32 {
     let Ok(out) = instr.eval(ops) else { return 0 };
@@ -380,4 +431,9 @@ fn visa_rows_equal_the_batch_evaluator() {
 #[test]
 fn tile_rows_equal_the_batch_evaluator() {
     compare("tile", &tile_rows(&mut Rng(3)));
+}
+
+#[test]
+fn amd_rows_equal_the_batch_evaluator() {
+    compare("amd", &amd_rows(&mut Rng(4)));
 }

@@ -85,6 +85,11 @@ int main(void) {
         o.ptx_version = field(&rest);
         const char *cr0 = field(&rest), *sem = field(&rest);
         o.cr0 = cr0 ? (uint32_t)strtoul(cr0, NULL, 16) : 0;
+        /* An AMD row: its gfx target in the target column, MODE in cr0's. */
+        if (o.target && strncmp(o.target, "gfx", 3) == 0) {
+            o.amd_target = o.target, o.target = NULL;
+            o.amd_mode = o.cr0, o.cr0 = 0;
+        }
         o.tile_semantics = sem ? (uint32_t)atoi(sem) : 0;
         const char *text = field(&rest);
         if (!text) DIE("no instruction in a row");

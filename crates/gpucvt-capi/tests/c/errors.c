@@ -2,6 +2,7 @@
  * `programs::errors`. Exits non-zero at the first check that fails. */
 #include "gpucvt.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,36 @@ static void options(void) {
     gpucvt_form_free(f);
     big.later = 1;
     EQ(parse("cvt.rn.f16.f32", &big.o, &f, NULL), GPUCVT_E_ARGUMENT);
+    /* The first version's struct (without the AMD fields) is read with them zero. */
+    o.size = offsetof(gpucvt_options, amd_target);
+    EQ(parse("cvt.rn.f16.f32", &o, &f, NULL), GPUCVT_OK);
+    gpucvt_form_free(f);
+    o.size = offsetof(gpucvt_options, amd_target) + 4;
+    EQ(parse("cvt.rn.f16.f32", &o, &f, NULL), GPUCVT_E_ARGUMENT);
+    /* AMD: an instruction needs its target; on it, it evaluates (2.0 into FNUZ and OCP
+     * fp8, byte 0 of the destination). */
+    o.size = sizeof o;
+    EQ(parse("v_cvt_pk_fp8_f32 v1, v2, v3", &o, &f, &d), GPUCVT_E_ILLEGAL);
+    CHECK(strstr(gpucvt_diag_message(d), "target") != NULL);
+    gpucvt_diag_free(d);
+    o.amd_target = "gfx9000";
+    EQ(parse("v_cvt_pk_fp8_f32 v1, v2, v3", &o, &f, &d), GPUCVT_E_UNKNOWN_NAME);
+    CHECK(strstr(gpucvt_diag_message(d), "gfx9000") != NULL);
+    gpucvt_diag_free(d);
+    uint64_t two[2] = {0x40000000, 0};
+    gpucvt_u128 r;
+    o.amd_target = "gfx942";
+    EQ(parse("v_cvt_pk_fp8_f32 v1, v2, v3", &o, &f, NULL), GPUCVT_OK);
+    EQ(gpucvt_form_dialect(f), GPUCVT_DIALECT_AMD);
+    EQ(gpucvt_form_eval(f, two, 2, &r, NULL), GPUCVT_OK);
+    EQ(r.lo & 0xff, 0x48); /* FNUZ: bias 8 */
+    gpucvt_form_free(f);
+    o.amd_target = "gfx950";
+    EQ(parse("v_cvt_pk_fp8_f32 v1, v2, v3", &o, &f, NULL), GPUCVT_OK);
+    EQ(gpucvt_form_eval(f, two, 2, &r, NULL), GPUCVT_OK);
+    EQ(r.lo & 0xff, 0x40); /* OCP e4m3: bias 7 */
+    gpucvt_form_free(f);
+    o.amd_target = NULL;
     /* Unknown names. */
     o.size = sizeof o;
     o.target = "sm_xyz";
