@@ -11,9 +11,10 @@ Functions:
 - :func:`formats` -- every format name gpucvt knows;
 - :func:`finfo` -- a format's properties (like ``ml_dtypes.finfo``);
 - :func:`values` -- the value of every encoding of a format of at most 16 bits;
-- :func:`cvt`, :func:`mov`, :func:`tile` -- a PTX ``cvt`` form, a vISA ``mov``, a Tile IR
-  conversion op applied elementwise, as ``gpucvt eval --batch`` (:func:`cvt_forms` and
-  :func:`tile_ops` list the legal PTX forms and Tile IR ops);
+- :func:`cvt`, :func:`mov`, :func:`tile`, :func:`amd` -- a PTX ``cvt`` form, a vISA ``mov``,
+  a Tile IR conversion op, an AMD ``v_cvt_*`` instruction applied elementwise, as
+  ``gpucvt eval --batch`` (:func:`cvt_forms` and :func:`tile_ops` list the legal PTX forms
+  and Tile IR ops);
 - :func:`check` -- the diagnostics of a PTX, vISA or Tile IR file or text, as
   ``gpucvt check --json`` (:class:`Diagnostic`; :class:`IllegalInstruction` is raised for
   illegal instructions);
@@ -57,12 +58,13 @@ from ._dialects import (  # noqa: E402
     cvt,
     cvt_forms,
     mov,
+    amd,
     tile_ops,
     tile,
 )
 
 __all__ = ["astype", "formats", "finfo", "values", "FInfo", "round", "Rounded", "convert_file", "Summary"]
-__all__ += ["cvt", "mov", "tile", "check", "cvt_forms", "tile_ops"]
+__all__ += ["cvt", "mov", "tile", "amd", "check", "cvt_forms", "tile_ops"]
 __all__ += ["Diagnostic", "IllegalInstruction"]
 __all__ += ["mx_quantize", "mx_dequantize", "dequantize_file"]
 __version__ = "0.1.0"

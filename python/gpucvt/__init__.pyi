@@ -5,6 +5,7 @@ from typing import Any, List, Optional
 from ._dialects import (
     Diagnostic as Diagnostic,
     IllegalInstruction as IllegalInstruction,
+    amd as amd,
     check as check,
     cvt as cvt,
     cvt_forms as cvt_forms,
@@ -37,6 +38,7 @@ __all__ = [
     "cvt",
     "mov",
     "tile",
+    "amd",
     "check",
     "cvt_forms",
     "tile_ops",

@@ -334,6 +334,56 @@ def mov(
     return _run(instr, (src,), threads)
 
 
+def amd(
+    instruction: str,
+    *operands: Any,
+    target: str,
+    mode: int = 0,
+    fp16_ovfl: bool = False,
+    old: int = 0,
+    threads: Optional[int] = None,
+) -> np.ndarray:
+    """Apply an AMD conversion instruction elementwise, bit for bit as ``gpucvt eval
+    --batch --target GFX``.
+
+    ``instruction``: the instruction as AMDGPU assembly writes it, registers and modifiers
+    included (``"v_cvt_pk_fp8_f32 v1, v2, v3"``, ``"v_cvt_f32_fp8 v1, v2 byte_sel:1"``),
+    read and checked once on ``target`` (``"gfx942"``: FNUZ fp8; ``"gfx950"``, ``"gfx1200"``,
+    ``"gfx1201"``: OCP fp8). ``mode``: the MODE register's value; ``fp16_ovfl=True`` sets its
+    FP16_OVFL bit (23), under which FP8 conversions saturate instead of giving NaN.
+    ``old``: the destination register's old value, which a partial write keeps.
+    ``operands``: the source operands in instruction order, each an array or scalar (bit
+    patterns as unsigned integers, or floats of the operand's type), broadcast together.
+
+    Returns the destination register of each element as unsigned words of its width.
+    Raises :class:`IllegalInstruction` for an instruction the target does not have and
+    ``ValueError`` for unknown names or bad operands.
+
+    >>> import numpy as np, gpucvt
+    >>> hex(gpucvt.amd("v_cvt_pk_fp8_f32 v1, v2, v3", np.float32(2.0), np.float32(0.0), target="gfx942"))
+    '0x48'
+    >>> hex(gpucvt.amd("v_cvt_pk_fp8_f32 v1, v2, v3", np.float32(2.0), np.float32(0.0), target="gfx950"))
+    '0x40'
+    >>> gpucvt.amd("v_cvt_pk_fp8_f32 v1, v2, v3", np.float32([1e6]), np.float32(0.0), target="gfx950", fp16_ovfl=True)
+    array([126], dtype=uint32)
+    """
+    if not isinstance(instruction, str):
+        raise TypeError(f"instruction must be a str, not {type(instruction).__name__}")
+    if not isinstance(target, str):
+        raise TypeError(f"target must be a str, not {type(target).__name__}")
+    mode = operator.index(mode)
+    old = operator.index(old)
+    if not 0 <= mode < 1 << 32:
+        raise ValueError(f"mode must be 0 to 2**32 - 1, not {mode}")
+    if not 0 <= old < 1 << 32:
+        # (A register pair is written whole: only a 32-bit destination keeps old bits.)
+        raise ValueError(f"old must be a 32-bit value, 0 to 2**32 - 1, not {old}")
+    if fp16_ovfl:
+        mode |= 1 << 23
+    instr = _gpucvt.instruction("amd", instruction, target=target, amd_mode=mode, amd_old=old)
+    return _run(instr, operands, threads)
+
+
 def tile(
     op: str,
     x: Any,

@@ -43,6 +43,17 @@ def cvt(
 ) -> npt.NDArray[np.unsignedinteger[Any]]:
     """A PTX ``cvt``/``cvt.pack`` form applied elementwise (``gpucvt eval --batch``)."""
 
+def amd(
+    instruction: str,
+    *operands: npt.ArrayLike,
+    target: str,
+    mode: int = 0,
+    fp16_ovfl: bool = False,
+    old: int = 0,
+    threads: Optional[int] = None,
+) -> npt.NDArray[np.unsignedinteger[Any]]:
+    """An AMD conversion instruction applied elementwise (``gpucvt eval --batch --target gfxN``)."""
+
 def mov(
     instruction: str,
     src: npt.ArrayLike,

@@ -163,6 +163,8 @@ def instruction(
     cr0: Optional[str] = None,
     semantics: Optional[str] = None,
     tile_version: Optional[str] = None,
+    amd_mode: int = 0,
+    amd_old: int = 0,
 ) -> Instruction: ...
 def cvt_forms(target: str = "sm_100a", ptx_version: Optional[str] = None) -> List[str]: ...
 

@@ -179,6 +179,7 @@ enum Dialect {
     Ptx,
     Visa,
     Tile,
+    Amd,
 }
 
 /// An instruction read and checked once, evaluated over columns of operand words.
@@ -309,7 +310,7 @@ pub(crate) fn options(
 /// Reads `text` as an instruction of `dialect` and checks it against the options, as
 /// `gpucvt eval` does.
 #[pyfunction]
-#[pyo3(signature = (dialect, text, target=None, ptx_version=None, cr0=None, semantics=None, tile_version=None))]
+#[pyo3(signature = (dialect, text, target=None, ptx_version=None, cr0=None, semantics=None, tile_version=None, amd_mode=0, amd_old=0))]
 #[allow(clippy::too_many_arguments)]
 pub fn instruction(
     py: Python<'_>,
@@ -320,14 +321,33 @@ pub fn instruction(
     cr0: Option<&str>,
     semantics: Option<&str>,
     tile_version: Option<&str>,
+    amd_mode: u32,
+    amd_old: u64,
 ) -> PyResult<Instruction> {
     let dialect = match dialect {
         "ptx" => Dialect::Ptx,
         "visa" => Dialect::Visa,
         "tile" => Dialect::Tile,
+        "amd" => Dialect::Amd,
         other => return Err(value_error(format!("unknown dialect {other:?}"))),
     };
-    let opts = options(target, ptx_version, cr0, semantics, tile_version)?;
+    let opts = if dialect == Dialect::Amd {
+        // An AMD target is a gfx name, MODE and the old destination its state.
+        let t = target.ok_or_else(|| {
+            value_error("an AMD instruction needs its target (target=\"gfx942\", ...)")
+        })?;
+        Options {
+            amd_target: Some(
+                t.parse::<gpucvt::amd::Target>()
+                    .map_err(|e| value_error(format!("unknown AMD target {t:?}: {e}")))?,
+            ),
+            amd_mode: gpucvt::amd::Mode::from_raw(amd_mode),
+            amd_old,
+            ..Options::default()
+        }
+    } else {
+        options(target, ptx_version, cr0, semantics, tile_version)?
+    };
     let instr = Instr::parse(text, &opts).map_err(|e| py_error(py, e, text, &opts))?;
     let (want, expected) = match dialect {
         Dialect::Ptx => (
@@ -341,6 +361,10 @@ pub fn instruction(
         Dialect::Tile => (
             matches!(instr, Instr::Tile(_)),
             "a Tile IR conversion op (ftof : tile<f32> -> tile<f16>); gpucvt.cvt takes PTX forms, gpucvt.mov vISA moves",
+        ),
+        Dialect::Amd => (
+            matches!(instr, Instr::Amd(_)),
+            "an AMD conversion instruction (v_cvt_pk_fp8_f32 v1, v2, v3); gpucvt.cvt takes PTX forms",
         ),
     };
     if !want {
@@ -459,7 +483,6 @@ impl Instruction {
             Instr::Ptx(_) => (self.instr.result_bits(), 1),
             Instr::Visa(v) => (v.dst.size() * 8, v.src.packed_elements().max(1) as usize),
             Instr::Tile(t) => (t.op.dst.value.elem.bits(), 1),
-            // Not reachable from Python yet: no dialect function accepts AMD text.
             Instr::Amd(_) => (self.instr.result_bits(), 1),
         }
     }
@@ -492,9 +515,8 @@ impl Instruction {
                 Ok(())
             }
             Instr::Amd(_) => {
-                // Not reachable from Python yet (no dialect function accepts AMD text); the
-                // library's evaluator, one row at a time, should it become so.
-                let mut ops = [0u64; 2];
+                // The library's evaluator, one row at a time.
+                let mut ops = [0u64; 8];
                 let n = cols.len().min(ops.len());
                 for (j, i) in rows.enumerate() {
                     for (o, c) in ops.iter_mut().zip(cols) {

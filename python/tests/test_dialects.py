@@ -129,6 +129,68 @@ def test_every_visa_mov_equals_eval_batch(cr0):
             assert not line.startswith("error") and int(line, 16) == v, (text, line, hex(v))
 
 
+def amd_instructions():
+    """Every instruction llvm-mc 22 assembled for gfx942, gfx950 and gfx1200 (the AMD
+    dialect's test data), without llvm-mc's remarks."""
+    import re
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[2] / "crates/gpucvt/tests/data/amd"
+    out = []
+    for target in ["gfx942", "gfx950", "gfx1200"]:
+        for line in (data / f"enum_{target}.txt").read_text().splitlines():
+            text = re.sub(r"/\*.*?\*/", "", line.split(";")[0]).strip()
+            if text and text not in out:
+                out.append(text)
+    return out
+
+
+@pytest.mark.parametrize("target", ["gfx942", "gfx950", "gfx1200"])
+@pytest.mark.parametrize("fp16_ovfl", [False, True])
+def test_every_amd_instruction_equals_eval_batch(target, fp16_ovfl):
+    rng = np.random.default_rng(11)
+    lines, expect = [], []
+    evaluated = 0
+    for text in amd_instructions():
+        try:
+            instr = _gpucvt.instruction("amd", text, target=target)
+        except ValueError as e:
+            lines.append(f"{text} 0x0")
+            expect.append(("error", str(e)))
+            continue
+        ops = operands_of(instr, rng, 16)
+        got = gpucvt.amd(text, *ops, target=target, fp16_ovfl=fp16_ovfl, old=0x12345678)
+        assert got.shape == (16,)
+        evaluated += 1
+        for i in range(16):
+            lines.append(f"{text} {hexes(ops, i)}")
+            expect.append(("bits", int(got[i])))
+    assert evaluated >= 6  # gfx942 has six of them, the others more
+    out = batch(lines, "--target", target, "--mode-fp16-ovfl", str(int(fp16_ovfl)),
+                "--old-dst", "0x12345678")
+    for line, text, (kind, v) in zip(out, lines, expect):
+        if kind == "error":
+            assert line.startswith("error: "), (text, line)
+        else:
+            assert not line.startswith("error") and int(line, 16) == v, (text, line, hex(v))
+
+
+def test_amd_needs_a_target_and_checks_its_state():
+    with pytest.raises(TypeError, match="target must be a str"):
+        gpucvt.amd("v_cvt_pk_fp8_f32 v1, v2, v3", 1.0, 0.0, target=None)
+    with pytest.raises(ValueError, match="unknown AMD target \"gfx9000\""):
+        gpucvt.amd("v_cvt_pk_fp8_f32 v1, v2, v3", 1.0, 0.0, target="gfx9000")
+    with pytest.raises(ValueError, match="old must be a 32-bit value"):
+        gpucvt.amd("v_cvt_pk_fp8_f32 v1, v2, v3", 1.0, 0.0, target="gfx950", old=1 << 32)
+    with pytest.raises(ValueError, match="is not an AMD conversion instruction"):
+        gpucvt.amd("cvt.rn.f16.f32", 1.0, target="gfx950")
+    # FP16_OVFL: an overflow saturates instead of giving NaN.
+    big = np.float32(1e6)
+    nan = gpucvt.amd("v_cvt_pk_fp8_f32 v1, v2, v3", big, np.float32(0), target="gfx950")
+    sat = gpucvt.amd("v_cvt_pk_fp8_f32 v1, v2, v3", big, np.float32(0), target="gfx950", fp16_ovfl=True)
+    assert int(nan) & 0xFF != int(sat) & 0xFF and int(sat) & 0xFF == 0x7E
+
+
 @pytest.mark.parametrize("semantics", ["tileiras", "spec"])
 def test_every_tile_op_equals_eval_batch(semantics):
     rng = np.random.default_rng(11)
